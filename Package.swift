@@ -1,0 +1,89 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Every Swift target builds in Swift 6 language mode with strict concurrency.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "farecheck",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "farecheck", targets: ["farecheck"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // C libraries from Debian, one system library each.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // zxing-cpp 1.4 is C++ only: a small extern "C" API that catches every exception.
+        .target(
+            name: "CZXing",
+            linkerSettings: [.linkedLibrary("ZXing")]
+        ),
+        // libpng and libjpeg report errors through setjmp/longjmp, which Swift cannot do: C wrappers.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
+        ),
+
+        // Pure model: tickets, verdicts, clocks. No I/O.
+        .target(name: "FareCore", swiftSettings: strict),
+        // Payload decoders (FC1 COSE/CWT, ...). Pure.
+        .target(name: "TicketFormats", dependencies: ["FareCore", "CZlib"], swiftSettings: strict),
+        // Signature primitives over OpenSSL's libcrypto.
+        .target(name: "Signatures", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // The verifier and its policies.
+        .target(
+            name: "Verification",
+            dependencies: ["FareCore", "TicketFormats", "Signatures"],
+            swiftSettings: strict
+        ),
+        // SQLite persistence: keys, revocations, inspection journal.
+        .target(
+            name: "TrustStore",
+            dependencies: ["FareCore", "Verification", "Signatures", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // Images in, symbols out; symbols written for issuing.
+        .target(
+            name: "Symbols",
+            dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "farecheck",
+            dependencies: [
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "TicketFormatsTests", dependencies: ["TicketFormats"], swiftSettings: strict),
+        .testTarget(name: "SignaturesTests", dependencies: ["Signatures"], swiftSettings: strict),
+        .testTarget(
+            name: "VerificationTests",
+            dependencies: ["Verification", "TicketFormats", "Signatures"],
+            resources: [.copy("Resources")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore"], swiftSettings: strict),
+        .testTarget(
+            name: "SymbolsTests",
+            dependencies: ["Symbols"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["farecheck", "Symbols", "TicketFormats"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)
