@@ -1,0 +1,36 @@
+/// Hex helpers for byte identifiers (key ids, ticket ids) shown to people and stored as text.
+extension Sequence where Element == UInt8 {
+    /// Lowercase hex, two digits a byte.
+    public var hexString: String {
+        let digits: [Character] = Array("0123456789abcdef")
+        var out = ""
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return out
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Parses hex (either case, optional `0x`, spaces and colons ignored); `nil` for anything else.
+    public init?(hex text: some StringProtocol) {
+        var body = Substring(text)
+        if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
+        let nibbles = body.compactMap { ch -> UInt8? in
+            if ch == " " || ch == ":" { return 0xFF }
+            return ch.hexDigitValue.map { UInt8($0) }
+        }
+        guard nibbles.count == body.count else { return nil }
+        let digits = nibbles.filter { $0 != 0xFF }
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            bytes.append(digits[index] << 4 | digits[index + 1])
+            index += 2
+        }
+        self = bytes
+    }
+}

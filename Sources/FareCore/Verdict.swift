@@ -1,0 +1,89 @@
+import Foundation
+
+/// What the inspector is told about a ticket: the outcome of one verification.
+///
+/// A rejected ticket is a value, not an error: every way a ticket can fail has a kind here,
+/// and each kind comes with a sentence (`reason`) saying why.
+public enum VerdictKind: String, Sendable, Codable, CaseIterable {
+    case valid = "valid"
+    case invalidSignature = "invalid-signature"
+    case unknownKey = "unknown-key"
+    case keyExpired = "key-expired"
+    case wrongIssuer = "wrong-issuer"
+    case expired = "expired"
+    case notYetValid = "not-yet-valid"
+    case revoked = "revoked"
+    case malformed = "malformed"
+    case unsupported = "unsupported"
+}
+
+/// The result of the signature check alone, reported beside the verdict.
+///
+/// An inspector must be able to tell a forged ticket (`invalid`) from a genuine one that fails a
+/// policy (`valid` signature, verdict `expired`), and both from one we have no key for.
+public enum SignatureStatus: String, Sendable, Codable {
+    case valid = "valid"
+    case invalid = "invalid"
+    case unknownKey = "unknown-key"
+    case unsupported = "unsupported"
+    case notChecked = "not-checked"
+}
+
+/// A remark that does not change the verdict but that the inspector should see.
+public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A stable, machine-readable code, e.g. `recently-activated`.
+    public var code: String
+    /// A sentence for the inspector.
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The ticket was activated by its holder only moments before it was scanned.
+    public static let recentlyActivatedCode = "recently-activated"
+}
+
+/// The complete answer for one scanned payload.
+public struct Verdict: Sendable {
+    /// The outcome.
+    public var kind: VerdictKind
+    /// One sentence saying why, written for the inspector (and the log).
+    public var reason: String
+    /// The signature check on its own.
+    public var signature: SignatureStatus
+    /// The payload format, when it was recognised (`fc1`, `uic-918-3`).
+    public var format: String?
+    /// The issuer named by the envelope or the claims, when known.
+    public var issuer: String?
+    /// The key identifier, as text (hex for FC1), when known.
+    public var keyID: String?
+    /// The ticket, when the payload could be read far enough to have one.
+    public var ticket: Ticket?
+    /// Remarks that do not change the verdict.
+    public var warnings: [VerdictWarning]
+    /// The moment the verdict was given for.
+    public var inspectedAt: Date
+
+    public init(
+        kind: VerdictKind, reason: String, signature: SignatureStatus, format: String? = nil,
+        issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
+        warnings: [VerdictWarning] = [], inspectedAt: Date
+    ) {
+        self.kind = kind
+        self.reason = reason
+        self.signature = signature
+        self.format = format
+        self.issuer = issuer
+        self.keyID = keyID
+        self.ticket = ticket
+        self.warnings = warnings
+        self.inspectedAt = inspectedAt
+    }
+
+    /// Whether the ticket may be used: the only verdict that opens a gate.
+    public var isValid: Bool { kind == .valid }
+}

@@ -1,0 +1,173 @@
+import FareCore
+import Foundation
+
+/// The project's own signed ticket format, FC1: COSE_Sign1 over CWT claims (see the README).
+public enum FC1 {
+    /// The format's name in verdicts, the store and JSON output.
+    public static let formatName = "fc1"
+    /// The text prefix of the base45 transport that farecheck accepts unless configured otherwise.
+    public static let defaultPrefix = "FC1:"
+
+    /// How an FC1 COSE message is carried in a barcode.
+    public enum Transport: Sendable, Equatable {
+        /// `prefix` + base45(zlib(COSE)): for QR codes in alphanumeric mode and keyboard wedges.
+        case text(prefix: String)
+        /// zlib(COSE) bytes: for Aztec codes.
+        case zlib
+        /// The COSE bytes as they are.
+        case plain
+    }
+
+    /// Wraps COSE bytes for a barcode.
+    public static func encode(cose: [UInt8], transport: Transport) -> [UInt8] {
+        switch transport {
+        case let .text(prefix): Array(prefix.utf8) + Base45.encode(Zlib.deflate(cose))
+        case .zlib: Zlib.deflate(cose)
+        case .plain: cose
+        }
+    }
+
+    /// The claims of a ticket to be issued.
+    public struct Claims: Sendable {
+        public var issuer: String
+        public var ticketID: [UInt8]
+        public var issuedAt: Date
+        public var validFrom: Date?
+        public var validUntil: Date
+        public var product: String
+        public var zones: [String]?
+        public var category: String?
+        public var passengers: Int?
+        public var holder: String?
+        public var activatedAt: Date?
+        public var activationDuration: Int?
+        public var reactivations: Int?
+
+        public init(
+            issuer: String, ticketID: [UInt8], issuedAt: Date, validFrom: Date?, validUntil: Date, product: String,
+            zones: [String]? = nil, category: String? = nil, passengers: Int? = nil, holder: String? = nil,
+            activatedAt: Date? = nil, activationDuration: Int? = nil, reactivations: Int? = nil
+        ) {
+            self.issuer = issuer
+            self.ticketID = ticketID
+            self.issuedAt = issuedAt
+            self.validFrom = validFrom
+            self.validUntil = validUntil
+            self.product = product
+            self.zones = zones
+            self.category = category
+            self.passengers = passengers
+            self.holder = holder
+            self.activatedAt = activatedAt
+            self.activationDuration = activationDuration
+            self.reactivations = reactivations
+        }
+
+        /// The CWT claims map as CBOR bytes: the COSE payload.
+        public func encoded() -> [UInt8] {
+            var ticket: [(key: CBOR, value: CBOR)] = [(.text("p"), .text(product))]
+            if let zones { ticket.append((.text("z"), .array(zones.map { .text($0) }))) }
+            if let category { ticket.append((.text("c"), .text(category))) }
+            if let passengers { ticket.append((.text("n"), .int(Int64(passengers)))) }
+            if let holder { ticket.append((.text("h"), .text(holder))) }
+            if let activatedAt { ticket.append((.text("a"), .int(numericDate(activatedAt)))) }
+            if let activationDuration { ticket.append((.text("d"), .int(Int64(activationDuration)))) }
+            if let reactivations { ticket.append((.text("r"), .int(Int64(reactivations)))) }
+            var claims: [(key: CBOR, value: CBOR)] = [
+                (.unsigned(1), .text(issuer)),
+                (.unsigned(4), .int(numericDate(validUntil))),
+            ]
+            if let validFrom { claims.append((.unsigned(5), .int(numericDate(validFrom)))) }
+            claims.append((.unsigned(6), .int(numericDate(issuedAt))))
+            claims.append((.unsigned(7), .bytes(ticketID)))
+            claims.append((.text("tkt"), .map(ticket)))
+            return CBOREncoder.encode(.map(claims))
+        }
+
+        private func numericDate(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+    }
+
+    /// Reads the claims of a verified payload into a ticket; `malformed` names the claim at fault.
+    public static func ticket(fromClaims payload: [UInt8]) throws(FormatError) -> Ticket {
+        let claims = try CBORDecoder.decode(payload)
+        guard claims.mapPairs != nil else { throw .malformed("CWT claims must be a map, found a \(claims.typeName)") }
+        let reader = ClaimReader(map: claims, context: "claim")
+
+        let issuer = try reader.text(.unsigned(1), name: "iss (1)", required: true)!
+        let expires = try reader.date(.unsigned(4), name: "exp (4)", required: true)!
+        let notBefore = try reader.date(.unsigned(5), name: "nbf (5)")
+        let issuedAt = try reader.date(.unsigned(6), name: "iat (6)")
+        guard case let .bytes(ticketID)? = claims[.unsigned(7)] else {
+            if let other = claims[.unsigned(7)] { throw .malformed("claim cti (7) must be a byte string, found a \(other.typeName)") }
+            throw .malformed("claim cti (7), the ticket id, is missing")
+        }
+        guard let body = claims[.text("tkt")] else { throw .malformed("claim tkt, the ticket itself, is missing") }
+        guard body.mapPairs != nil else { throw .malformed("claim tkt must be a map, found a \(body.typeName)") }
+        let fields = ClaimReader(map: body, context: "ticket field")
+
+        let product = try fields.text(.text("p"), name: "p", required: true)!
+        var zones: [String]?
+        if let zoneItem = body[.text("z")] {
+            guard case let .array(items) = zoneItem else { throw .malformed("ticket field z must be an array, found a \(zoneItem.typeName)") }
+            zones = try items.map { item throws(FormatError) -> String in
+                guard case let .text(zone) = item else { throw .malformed("ticket field z must hold text, found a \(item.typeName)") }
+                return zone
+            }
+        }
+        let category = try fields.text(.text("c"), name: "c")
+        let passengers = try fields.count(.text("n"), name: "n")
+        let holder = try fields.text(.text("h"), name: "h")
+        let activatedAt = try fields.date(.text("a"), name: "a")
+        let duration = try fields.count(.text("d"), name: "d")
+        let reactivations = try fields.count(.text("r"), name: "r")
+
+        var validFrom = notBefore ?? issuedAt
+        var validUntil = expires
+        var details: [(label: String, value: String)] = []
+        if let activatedAt, let duration {
+            validFrom = activatedAt
+            validUntil = min(activatedAt.addingTimeInterval(TimeInterval(duration)), expires)
+            details.append(("activation period", "\(duration) s"))
+        }
+        return Ticket(
+            format: formatName, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+            issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers ?? 1,
+            holder: holder, activatedAt: activatedAt, reactivations: reactivations, details: details
+        )
+    }
+}
+
+/// Typed access to a claims map, with errors that name the claim.
+private struct ClaimReader {
+    let map: CBOR
+    let context: String
+
+    func text(_ key: CBOR, name: String, required: Bool = false) throws(FormatError) -> String? {
+        guard let item = map[key] else {
+            if required { throw .malformed("\(context) \(name) is missing") }
+            return nil
+        }
+        guard case let .text(value) = item else { throw .malformed("\(context) \(name) must be text, found a \(item.typeName)") }
+        return value
+    }
+
+    func date(_ key: CBOR, name: String, required: Bool = false) throws(FormatError) -> Date? {
+        guard let item = map[key] else {
+            if required { throw .malformed("\(context) \(name) is missing") }
+            return nil
+        }
+        // NumericDate: whole seconds; bounded so that Date arithmetic never overflows.
+        guard let seconds = item.intValue, abs(seconds) < 1 << 40 else {
+            throw .malformed("\(context) \(name) must be a date in whole seconds, found a \(item.typeName)")
+        }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    func count(_ key: CBOR, name: String) throws(FormatError) -> Int? {
+        guard let item = map[key] else { return nil }
+        guard case let .unsigned(value) = item, value <= UInt64(Int32.max) else {
+            throw .malformed("\(context) \(name) must be a small unsigned integer, found \(item)")
+        }
+        return Int(value)
+    }
+}

@@ -1,0 +1,64 @@
+import FareCore
+
+/// A payload whose format has been recognised and whose envelope has been taken apart.
+public enum RecognisedPayload: Sendable {
+    /// An FC1 ticket: the COSE_Sign1 message (signature not yet checked) and how it was carried.
+    case fc1(COSESign1, transport: FC1.Transport)
+}
+
+/// Recognises the format of a scanned payload and unwraps its transport encoding.
+///
+/// The first step of verification: bytes in, an envelope out, or a `FormatError` saying why not.
+public struct PayloadDetector: Sendable {
+    /// Text prefixes accepted for the FC1 base45 transport, e.g. `["FC1:"]`.
+    public var acceptedPrefixes: [String]
+    /// The cap on inflated size.
+    public var inflateLimit: Int
+
+    public init(acceptedPrefixes: [String] = [FC1.defaultPrefix], inflateLimit: Int = Zlib.defaultInflateLimit) {
+        self.acceptedPrefixes = acceptedPrefixes
+        self.inflateLimit = inflateLimit
+    }
+
+    /// Recognises `payload` and unwraps it.
+    public func recognise(_ payload: [UInt8]) throws(FormatError) -> RecognisedPayload {
+        guard !payload.isEmpty else { throw .malformed("the payload is empty") }
+        for prefix in acceptedPrefixes {
+            let prefixBytes = Array(prefix.utf8)
+            if payload.starts(with: prefixBytes) {
+                let text = payload[prefixBytes.count...]
+                let compressed = try Base45.decode(text)
+                guard Zlib.looksLikeZlib(compressed) else {
+                    throw .malformed("the base45 text after \(prefix) does not hold a zlib stream")
+                }
+                let cose = try Zlib.inflate(compressed, limit: inflateLimit)
+                return .fc1(try COSESign1(decoding: cose), transport: .text(prefix: prefix))
+            }
+        }
+        if let prefix = textPrefix(of: payload) {
+            throw .unsupported("the prefix \"\(prefix)\" is not an accepted ticket prefix (accepted: \(acceptedPrefixes.joined(separator: ", ")))")
+        }
+        switch payload[0] {
+        case 0xD2, 0x84:
+            return .fc1(try COSESign1(decoding: payload), transport: .plain)
+        default:
+            break
+        }
+        if Zlib.looksLikeZlib(payload) {
+            let cose = try Zlib.inflate(payload, limit: inflateLimit)
+            guard let first = cose.first, first == 0xD2 || first == 0x84 else {
+                throw .unsupported("the payload inflates to \(cose.count) bytes that are not a COSE_Sign1 message")
+            }
+            return .fc1(try COSESign1(decoding: cose), transport: .zlib)
+        }
+        throw .unsupported("the payload (\(payload.count) bytes, starting \(payload.prefix(4).hexString)) is in no format farecheck knows")
+    }
+
+    /// `XYZ:`-style prefix of a text payload (2–8 uppercase letters or digits, then a colon), if any.
+    private func textPrefix(of payload: [UInt8]) -> String? {
+        guard let colon = payload.prefix(9).firstIndex(of: UInt8(ascii: ":")), colon >= 2 else { return nil }
+        let head = payload[..<colon]
+        guard head.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }) else { return nil }
+        return String(decoding: payload[...colon], as: UTF8.self)
+    }
+}
