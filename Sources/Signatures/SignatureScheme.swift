@@ -1,0 +1,42 @@
+/// How an ECDSA or DSA signature's two integers `r` and `s` are laid out in bytes.
+public enum SignatureEncoding: Hashable, Sendable {
+    /// `r ‖ s`, big-endian, each exactly half of the bytes (COSE ES256, UIC 918.3 version 2).
+    case raw
+    /// ASN.1 DER `SEQUENCE { r INTEGER, s INTEGER }` (X9.62, UIC 918.3 version 1). Zero bytes after the
+    /// sequence are ignored, because UIC 918.3 pads the signature field with them.
+    case der
+}
+
+/// An algorithm for making and checking signatures, with everything needed to check one.
+public enum SignatureScheme: Hashable, Sendable, CustomStringConvertible {
+    /// ECDSA over the key's curve with the given hash.
+    case ecdsa(DigestAlgorithm, SignatureEncoding)
+    /// EdDSA (Ed25519 or Ed448, by the key), over the message itself; no separate hash.
+    case eddsa
+    /// RSASSA-PSS with the given hash, MGF1 with the same hash, and a salt as long as the hash.
+    case rsaPSS(DigestAlgorithm)
+    /// DSA with the given hash; the digest is cut to the key's subgroup size as FIPS 186 says.
+    case dsa(DigestAlgorithm, SignatureEncoding)
+
+    /// COSE ES256: ECDSA P-256 with SHA-256, raw `r ‖ s`.
+    public static let es256 = SignatureScheme.ecdsa(.sha256, .raw)
+    /// COSE PS256: RSASSA-PSS with SHA-256.
+    public static let ps256 = SignatureScheme.rsaPSS(.sha256)
+
+    /// The hash applied to the message before signing, or nil for EdDSA, which hashes internally.
+    public var digestAlgorithm: DigestAlgorithm? {
+        switch self {
+        case .ecdsa(let digest, _), .rsaPSS(let digest), .dsa(let digest, _): digest
+        case .eddsa: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .ecdsa(let digest, let encoding): "ECDSA with \(digest) (\(encoding))"
+        case .eddsa: "EdDSA"
+        case .rsaPSS(let digest): "RSASSA-PSS with \(digest)"
+        case .dsa(let digest, let encoding): "DSA with \(digest) (\(encoding))"
+        }
+    }
+}
