@@ -40,7 +40,7 @@ public enum KeyMaterial: Sendable {
     ///   get its public half), `.unrecognisedKeyFile` for anything else, naming what was found.
     public init(parsingKeyFile bytes: [UInt8]) throws(SignatureError) {
         ERR_clear_error()
-        if bytes.starts(with: Self.pemBoundary) || bytes.containsSequence(Self.pemBoundary) {
+        if bytes.containsSequence(Self.pemBoundary) {
             self = try Self.parsePEM(bytes)
         } else if bytes.first == 0x30 {
             self = try Self.parseDER(bytes, describedAs: "DER data")
@@ -126,8 +126,11 @@ public enum KeyMaterial: Sendable {
     }
 
     private static func parseDER(_ bytes: [UInt8], describedAs form: String) throws(SignatureError) -> KeyMaterial {
-        if let certificate = try? X509Certificate(der: bytes) {
-            return .certificate(certificate)
+        let certificateError: SignatureError
+        do {
+            return .certificate(try X509Certificate(der: bytes))
+        } catch {
+            certificateError = error
         }
         if let key = try? PublicKey(spkiDER: bytes) {
             return .publicKey(key)
@@ -138,9 +141,13 @@ public enum KeyMaterial: Sendable {
                 throw privateKeyGiven("\(form) of a private key")
             }
         }
-        throw .fromOpenSSL(
-            .unrecognisedKeyFile,
-            "The key file's \(form) is neither an X.509 certificate nor a SubjectPublicKeyInfo public key."
+        // Each attempt failed in its own way; the certificate's reason is the one a person can act on,
+        // since certificates are what key lists hand out.
+        OpenSSLError.discardQueue()
+        throw SignatureError(
+            code: .unrecognisedKeyFile,
+            message: "The key file's \(form) is neither an X.509 certificate nor a SubjectPublicKeyInfo public key.",
+            cause: certificateError.cause
         )
     }
 

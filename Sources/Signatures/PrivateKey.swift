@@ -111,13 +111,13 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
             throw unsupported(kind, "this module generates ECDSA P-256, Ed25519, RSA and DSA keys, not \(name)")
         }
         guard let pkey else {
-            throw .fromOpenSSL(.keyGenerationFailed, "OpenSSL could not generate a \(kind) key.")
+            throw .fromOpenSSL(.keyGenerationFailed, "OpenSSL could not generate a key of kind \(kind).")
         }
         return try PrivateKey(adopting: pkey)
     }
 
     private static func unsupported(_ kind: KeyKind, _ reason: String) -> SignatureError {
-        SignatureError(code: .unsupportedKeyKind, message: "Cannot generate a \(kind) key: \(reason).")
+        SignatureError(code: .unsupportedKeyKind, message: "Cannot generate a key of kind \(kind): \(reason).")
     }
 
     private static func generateKey(algorithm: String, configure: (OpaquePointer) -> Bool) -> OpaquePointer? {
@@ -164,13 +164,9 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
     public var pkcs8DER: [UInt8] {
         get throws(SignatureError) {
             ERR_clear_error()
-            guard let info = EVP_PKEY2PKCS8(pkey) else {
-                throw .fromOpenSSL(.encodingFailed, "OpenSSL could not encode the private key.")
-            }
-            defer { PKCS8_PRIV_KEY_INFO_free(info) }
-            guard let der = derEncoded({ i2d_PKCS8_PRIV_KEY_INFO(info, $0) }) else {
-                throw .fromOpenSSL(.encodingFailed, "OpenSSL could not encode the private key.")
-            }
+            // The same encoder as `pemPKCS8`, so the two forms always hold the same bytes.
+            let der = bytesWritten { bio in i2d_PKCS8PrivateKey_bio(bio, pkey, nil, nil, 0, nil, nil) == 1 }
+            guard let der else { throw .fromOpenSSL(.encodingFailed, "OpenSSL could not encode the private key.") }
             return der
         }
     }
@@ -207,7 +203,7 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         default:
             throw SignatureError(
                 code: .schemeDoesNotFitKey,
-                message: "A \(kind) key cannot make \(scheme) signatures."
+                message: "This \(kind) key cannot make \(scheme) signatures; pick a scheme of its kind."
             )
         }
     }
