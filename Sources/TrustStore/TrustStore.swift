@@ -1,1 +1,252 @@
-// TrustStore
+import FareCore
+import Foundation
+import GRDB
+import Signatures
+import Verification
+
+/// The validator's local store: one SQLite file holding trusted keys and revocations.
+///
+/// Opened in WAL mode so that readers (verification) never wait on the writer (sync, CLI).
+/// The schema is a list of numbered migrations; a file from a newer farecheck, or a file that is
+/// not a farecheck store, is refused and left exactly as it was.
+public final class TrustStore: Sendable {
+    /// The database file.
+    public let path: String
+    private let pool: DatabasePool
+
+    /// The store path: `explicit` if given, else `$FARECHECK_DB`, else
+    /// `$XDG_DATA_HOME/farecheck/farecheck.sqlite` (default `~/.local/share/…`).
+    public static func resolvePath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let fromEnvironment = environment["FARECHECK_DB"], !fromEnvironment.isEmpty { return fromEnvironment }
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return dataHome + "/farecheck/farecheck.sqlite"
+    }
+
+    /// Opens the store at `path`, creating it (and its directory) when missing.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        let fileManager = FileManager.default
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !fileManager.fileExists(atPath: directory) {
+            do {
+                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.cannotOpen, "Cannot create the directory for the store", path: path, underlying: error)
+            }
+        }
+        let existed = fileManager.fileExists(atPath: path)
+        if existed, !fileManager.isReadableFile(atPath: path) {
+            throw StoreError(.cannotOpen, "The store is not readable by this user", path: path)
+        }
+        if existed, try Self.isForeignFile(path) {
+            throw StoreError(.notAStore, "The file is not a SQLite database; refusing to touch it", path: path)
+        }
+        if existed {
+            try Self.inspectExisting(path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.label = "farecheck.store"
+        configuration.prepareDatabase { db in
+            // A verdict that was shown must survive power loss: sync every commit to disk.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw Self.classify(error, path: path, opening: true)
+        }
+    }
+
+    /// Looks at an existing file read-only, before anything (even switching it to WAL) writes to it:
+    /// a damaged file, another program's database or a newer schema is refused untouched.
+    private static func inspectExisting(_ path: String) throws(StoreError) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let verdict: (foreign: Bool, superseded: Bool)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            verdict = try queue.read { db in
+                let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+                guard try db.tableExists("grdb_migrations") else { return (tableCount > 0, false) }
+                return (false, try migrator.hasBeenSuperseded(db))
+            }
+            try queue.close()
+        } catch {
+            throw classify(error, path: path, opening: true)
+        }
+        if verdict.foreign {
+            throw StoreError(.notAStore, "The database holds tables but is not a farecheck store; refusing to change it", path: path)
+        }
+        if verdict.superseded {
+            throw StoreError(.newerSchema, "The store was written by a newer farecheck (unknown schema migrations); upgrade farecheck or use another --db", path: path)
+        }
+    }
+
+    /// A SQLite file starts with this 16-byte header; anything else non-empty is not ours to open.
+    private static func isForeignFile(_ path: String) throws(StoreError) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StoreError(.cannotOpen, "Cannot open the store for reading", path: path)
+        }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty { return false }
+        return header != Data("SQLite format 3\0".utf8)
+    }
+
+    /// The schema, as numbered migrations. Never edit a shipped migration: add the next one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-keys-revocations") { db in
+            try db.create(table: "key") { t in
+                t.column("format", .text).notNull()
+                t.column("issuer", .text).notNull()
+                t.column("key_id", .text).notNull()
+                t.column("algorithm", .text)
+                t.column("spki", .blob).notNull()
+                t.column("certificate", .blob)
+                t.column("not_before", .integer)
+                t.column("not_after", .integer)
+                t.column("source", .text).notNull()
+                t.column("added_at", .integer).notNull()
+                t.primaryKey(["format", "issuer", "key_id"])
+            }
+            try db.create(table: "revoked_ticket") { t in
+                t.column("issuer", .text).notNull()
+                t.column("ticket_id", .blob).notNull()
+                t.column("reason", .text)
+                t.column("revoked_at", .integer).notNull()
+                t.primaryKey(["issuer", "ticket_id"])
+            }
+            try db.create(table: "revoked_key") { t in
+                t.column("format", .text).notNull()
+                t.column("issuer", .text).notNull()
+                t.column("key_id", .text).notNull()
+                t.column("reason", .text)
+                t.column("revoked_at", .integer).notNull()
+                t.primaryKey(["format", "issuer", "key_id"])
+            }
+        }
+        return migrator
+    }
+
+    private static func classify(_ error: any Error, path: String, opening: Bool) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let dbError = error as? DatabaseError {
+            switch dbError.resultCode {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return StoreError(.notAStore, "The store file is damaged or not a farecheck store; it was left untouched", path: path, underlying: dbError)
+            case .SQLITE_FULL:
+                return StoreError(.ioFailure, "The disk is full; nothing was written", path: path, underlying: dbError)
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+                return StoreError(.cannotOpen, opening ? "Cannot open the store" : "The store cannot be written", path: path, underlying: dbError)
+            default:
+                return StoreError(.ioFailure, "The store failed", path: path, underlying: dbError)
+            }
+        }
+        return StoreError(.ioFailure, "The store failed", path: path, underlying: StoreError.Cause(description: String(describing: error)))
+    }
+
+    private func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw Self.classify(error, path: path, opening: false)
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw Self.classify(error, path: path, opening: false)
+        }
+    }
+
+    // MARK: Keys
+
+    /// Adds a key, or replaces the key with the same format, issuer and id.
+    public func saveKey(_ record: KeyRecord) throws(StoreError) {
+        try write { db in try record.save(db) }
+    }
+
+    /// Every key, ordered by format, issuer and id.
+    public func keys() throws(StoreError) -> [KeyRecord] {
+        try read { db in try KeyRecord.order(Column("format"), Column("issuer"), Column("key_id")).fetchAll(db) }
+    }
+
+    /// The keys with id `keyID` (any issuer unless given).
+    public func keys(withID keyID: String, issuer: String? = nil) throws(StoreError) -> [KeyRecord] {
+        try read { db in
+            var request = KeyRecord.filter(Column("key_id") == keyID)
+            if let issuer { request = request.filter(Column("issuer") == issuer) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// Removes the keys with id `keyID` (of `issuer`, if given); returns how many were removed.
+    @discardableResult
+    public func removeKeys(withID keyID: String, issuer: String? = nil) throws(StoreError) -> Int {
+        try write { db in
+            var request = KeyRecord.filter(Column("key_id") == keyID)
+            if let issuer { request = request.filter(Column("issuer") == issuer) }
+            return try request.deleteAll(db)
+        }
+    }
+
+    // MARK: Revocations
+
+    /// Records a revoked ticket (again: a second revocation replaces the first).
+    public func revokeTicket(_ record: TicketRevocationRecord) throws(StoreError) {
+        try write { db in try record.save(db) }
+    }
+
+    /// Records a revoked key.
+    public func revokeKey(_ record: KeyRevocationRecord) throws(StoreError) {
+        try write { db in try record.save(db) }
+    }
+
+    /// Every revoked ticket.
+    public func ticketRevocations() throws(StoreError) -> [TicketRevocationRecord] {
+        try read { db in try TicketRevocationRecord.fetchAll(db) }
+    }
+
+    /// Every revoked key.
+    public func keyRevocations() throws(StoreError) -> [KeyRevocationRecord] {
+        try read { db in try KeyRevocationRecord.fetchAll(db) }
+    }
+
+    // MARK: Snapshot for the verifier
+
+    /// Loads keys and revocations into memory for the verifier.
+    ///
+    /// Keys whose stored public key no longer parses are skipped and reported in `skipped`.
+    public func snapshot() throws(StoreError) -> (trust: TrustSnapshot, skipped: [String]) {
+        let (keyRecords, tickets, revokedKeys) = try read { db in
+            (try KeyRecord.fetchAll(db), try TicketRevocationRecord.fetchAll(db), try KeyRevocationRecord.fetchAll(db))
+        }
+        var trust = TrustSnapshot()
+        var skipped: [String] = []
+        for record in keyRecords {
+            do {
+                let publicKey = try PublicKey(spkiDER: record.spki)
+                trust.add(TrustedKey(
+                    format: record.format, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
+                    publicKey: publicKey, notBefore: record.notBeforeDate, notAfter: record.notAfterDate
+                ))
+            } catch {
+                skipped.append("\(record.format) key \(record.keyID) of \(record.issuer): \(error)")
+            }
+        }
+        for ticket in tickets {
+            trust.revokeTicket(ticket.ticketID, issuer: ticket.issuer, Revocation(reason: ticket.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(ticket.revokedAt))))
+        }
+        for key in revokedKeys {
+            trust.revokeKey(key.keyID, issuer: key.issuer, format: key.format, Revocation(reason: key.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(key.revokedAt))))
+        }
+        return (trust, skipped)
+    }
+}

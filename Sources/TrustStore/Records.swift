@@ -1,0 +1,94 @@
+import FareCore
+import Foundation
+import GRDB
+
+/// A trusted public key as stored.
+public struct KeyRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "key"
+
+    /// The ticket format the key signs (`fc1`, `uic-918-3`).
+    public var format: String
+    /// The issuer the key belongs to.
+    public var issuer: String
+    /// The key id as tickets carry it (lowercase hex for FC1).
+    public var keyID: String
+    /// `ES256`, `EdDSA`, `PS256`, or the key list's algorithm text.
+    public var algorithm: String?
+    /// The public key, DER SubjectPublicKeyInfo.
+    public var spki: [UInt8]
+    /// The certificate the key came in, DER, when it came in one.
+    public var certificate: [UInt8]?
+    /// Validity of the key, Unix seconds.
+    public var notBefore: Int64?
+    public var notAfter: Int64?
+    /// Where the key came from (`generated`, a file name, `uic-key-list`).
+    public var source: String
+    /// When it was added, Unix seconds.
+    public var addedAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case format, issuer, keyID = "key_id", algorithm, spki, certificate
+        case notBefore = "not_before", notAfter = "not_after", source, addedAt = "added_at"
+    }
+
+    public init(
+        format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
+        notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date()
+    ) {
+        self.format = format
+        self.issuer = issuer
+        self.keyID = keyID
+        self.algorithm = algorithm
+        self.spki = spki
+        self.certificate = certificate
+        self.notBefore = notBefore.map { Int64($0.timeIntervalSince1970) }
+        self.notAfter = notAfter.map { Int64($0.timeIntervalSince1970) }
+        self.source = source
+        self.addedAt = Int64(addedAt.timeIntervalSince1970)
+    }
+
+    public var notBeforeDate: Date? { notBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+    public var notAfterDate: Date? { notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+}
+
+/// A revoked ticket as stored.
+public struct TicketRevocationRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "revoked_ticket"
+    public var issuer: String
+    public var ticketID: [UInt8]
+    public var reason: String?
+    public var revokedAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case issuer, ticketID = "ticket_id", reason, revokedAt = "revoked_at"
+    }
+
+    public init(issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date = Date()) {
+        self.issuer = issuer
+        self.ticketID = ticketID
+        self.reason = reason
+        self.revokedAt = Int64(revokedAt.timeIntervalSince1970)
+    }
+}
+
+/// A revoked key as stored.
+public struct KeyRevocationRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "revoked_key"
+    public var format: String
+    public var issuer: String
+    public var keyID: String
+    public var reason: String?
+    public var revokedAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case format, issuer, keyID = "key_id", reason, revokedAt = "revoked_at"
+    }
+
+    public init(format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date = Date()) {
+        self.format = format
+        self.issuer = issuer
+        self.keyID = keyID
+        self.reason = reason
+        self.revokedAt = Int64(revokedAt.timeIntervalSince1970)
+    }
+}

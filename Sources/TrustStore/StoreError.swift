@@ -1,0 +1,43 @@
+/// Why the store could not do what was asked. Carries a message a person can act on.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        /// The file exists but is not a farecheck store (or is damaged). It is left untouched.
+        public static let notAStore = Code(name: "not-a-store")
+        /// The store was written by a newer farecheck; this one does not understand it.
+        public static let newerSchema = Code(name: "newer-schema")
+        /// The file or its directory cannot be opened or created.
+        public static let cannotOpen = Code(name: "cannot-open")
+        /// A read or write failed (disk full, I/O error).
+        public static let ioFailure = Code(name: "io-failure")
+        /// A record was not found, or a value was refused.
+        public static let invalidRequest = Code(name: "invalid-request")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    /// A sentence for the person at the terminal.
+    public var message: String
+    /// The database path concerned.
+    public var path: String
+    /// The failure underneath, if any.
+    public var underlying: (any Error & Sendable)?
+
+    public init(_ code: Code, _ message: String, path: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.underlying = underlying
+    }
+
+    /// The text of an underlying error that is not itself `Sendable`.
+    public struct Cause: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    public var description: String {
+        if let underlying { return "\(message) (\(path): \(underlying))" }
+        return "\(message) (\(path))"
+    }
+}

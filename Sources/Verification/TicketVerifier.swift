@@ -1,0 +1,184 @@
+import FareCore
+import Foundation
+import Signatures
+import TicketFormats
+
+/// Raised only when the verifier cannot work at all (its key directory or revocation list failed).
+///
+/// A bad ticket is never an error: it is a `Verdict`.
+public struct VerifierError: Error, CustomStringConvertible {
+    /// A sentence saying what failed.
+    public var message: String
+    /// The failure underneath.
+    public var underlying: any Error
+
+    public var description: String { "\(message): \(underlying)" }
+}
+
+/// Turns scanned payload bytes into a verdict, offline.
+///
+/// The order is fixed: recognise the format, take the envelope apart, find the key by its id, check
+/// the signature, and only then read the claims; then the policies run in order (key validity,
+/// issuer, validity window, revocation) and the first to fail decides.
+public struct TicketVerifier: Sendable {
+    /// Tunables of verification.
+    public struct Configuration: Sendable {
+        /// How far the clock may be off when checking validity windows (default 120 s).
+        public var clockSkew: TimeInterval = 120
+        /// Activation this recent gives the `recently-activated` warning (default 120 s).
+        public var recentActivation: TimeInterval = 120
+        /// Text prefixes accepted for FC1's base45 transport.
+        public var acceptedPrefixes: [String] = [FC1.defaultPrefix]
+        /// Cap on inflated payload size.
+        public var inflateLimit: Int = Zlib.defaultInflateLimit
+
+        public init() {}
+    }
+
+    private let keys: any KeyDirectory
+    private let policies: [any TicketPolicy]
+    private let clock: any InspectionClock
+    private let detector: PayloadDetector
+
+    /// A verifier over the given trust data, with the standard policies.
+    public init(
+        keys: any KeyDirectory, revocations: any RevocationList, clock: any InspectionClock = SystemClock(),
+        configuration: Configuration = Configuration()
+    ) {
+        self.keys = keys
+        self.clock = clock
+        self.detector = PayloadDetector(acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
+        self.policies = [
+            KeyValidityPolicy(),
+            IssuerPolicy(),
+            ValidityWindowPolicy(clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation),
+            RevocationPolicy(revocations: revocations),
+        ]
+    }
+
+    /// A verifier over one in-memory snapshot of keys and revocations.
+    public init(trust: TrustSnapshot, clock: any InspectionClock = SystemClock(), configuration: Configuration = Configuration()) {
+        self.init(keys: trust, revocations: trust, clock: clock, configuration: configuration)
+    }
+
+    /// The verdict for `payload`, as of the clock's current time.
+    public func verify(_ payload: [UInt8]) throws(VerifierError) -> Verdict {
+        try verify(payload, at: clock.now())
+    }
+
+    /// The verdict for `payload` as of `now`.
+    public func verify(_ payload: [UInt8], at now: Date) throws(VerifierError) -> Verdict {
+        let recognised: RecognisedPayload
+        do {
+            recognised = try detector.recognise(payload)
+        } catch {
+            return Verdict(
+                kind: error.code == .unsupported ? .unsupported : .malformed, reason: sentence(error.message),
+                signature: .notChecked, inspectedAt: now
+            )
+        }
+        switch recognised {
+        case let .fc1(message, _):
+            return try verifyFC1(message, at: now)
+        }
+    }
+
+    private func verifyFC1(_ message: COSESign1, at now: Date) throws(VerifierError) -> Verdict {
+        let format = FC1.formatName
+        guard let kidBytes = message.keyID else {
+            return Verdict(kind: .malformed, reason: "The COSE header carries no key id (kid).", signature: .notChecked, format: format, inspectedAt: now)
+        }
+        let kid = kidBytes.hexString
+        guard let algorithmID = message.algorithmID else {
+            return Verdict(kind: .malformed, reason: "The COSE protected header names no algorithm.", signature: .notChecked, format: format, keyID: kid, inspectedAt: now)
+        }
+        guard let algorithm = COSEAlgorithm(rawValue: algorithmID) else {
+            return Verdict(
+                kind: .unsupported, reason: "COSE algorithm \(algorithmID) is not supported (ES256, EdDSA and PS256 are).",
+                signature: .unsupported, format: format, keyID: kid, inspectedAt: now
+            )
+        }
+        let key: TrustedKey?
+        do {
+            key = try keys.key(format: format, issuer: nil, keyID: kid)
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
+        guard let key else {
+            return Verdict(
+                kind: .unknownKey, reason: "No trusted key has id \(kid); the ticket cannot be checked.",
+                signature: .unknownKey, format: format, keyID: kid, inspectedAt: now
+            )
+        }
+        if let mismatch = Self.mismatch(algorithm, key) {
+            return Verdict(kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now)
+        }
+        guard key.publicKey.isValidSignature(message.signature, for: message.signedBytes, scheme: Self.scheme(algorithm)) else {
+            return Verdict(
+                kind: .invalidSignature, reason: "The \(algorithm.name) signature does not match key \(kid) of \(key.issuer): the ticket was altered or forged.",
+                signature: .invalid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
+            )
+        }
+        let ticket: Ticket
+        do {
+            ticket = try FC1.ticket(fromClaims: message.payload)
+        } catch {
+            return Verdict(
+                kind: .malformed, reason: "The signature is valid but the claims make no ticket: \(sentence(error.message))",
+                signature: .valid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
+            )
+        }
+        return try applyPolicies(PolicyContext(ticket: ticket, key: key, now: now))
+    }
+
+    private func applyPolicies(_ context: PolicyContext) throws(VerifierError) -> Verdict {
+        var warnings: [VerdictWarning] = []
+        let ticket = context.ticket
+        for policy in policies {
+            let outcome: PolicyOutcome
+            do {
+                outcome = try policy.evaluate(context)
+            } catch {
+                throw VerifierError(message: "the \(type(of: policy)) check could not run", underlying: error)
+            }
+            switch outcome {
+            case let .meets(more):
+                warnings += more
+            case let .fails(kind, reason):
+                return Verdict(
+                    kind: kind, reason: reason, signature: .valid, format: ticket.format, issuer: ticket.issuer,
+                    keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
+                )
+            }
+        }
+        return Verdict(
+            kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: ticket.format,
+            issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
+        )
+    }
+
+    /// Why `algorithm` cannot have been made with `key`, or `nil` when they fit.
+    private static func mismatch(_ algorithm: COSEAlgorithm, _ key: TrustedKey) -> String? {
+        let fits: Bool
+        switch (algorithm, key.publicKey.kind) {
+        case (.es256, .ecP256), (.edDSA, .ed25519), (.ps256, .rsa): fits = true
+        default: fits = false
+        }
+        return fits ? nil : "The ticket claims \(algorithm.name) but key \(key.keyID) is a \(key.publicKey.kind) key: the signature cannot be genuine."
+    }
+
+    private static func scheme(_ algorithm: COSEAlgorithm) -> SignatureScheme {
+        switch algorithm {
+        case .es256: .ecdsa(.sha256, .raw)
+        case .edDSA: .eddsa
+        case .ps256: .rsaPSS(.sha256)
+        }
+    }
+}
+
+/// A reason as a sentence: capitalised, ending in a full stop.
+func sentence(_ text: String) -> String {
+    guard let first = text.first else { return text }
+    let body = first.uppercased() + text.dropFirst()
+    return body.hasSuffix(".") ? body : body + "."
+}

@@ -1,0 +1,122 @@
+import FareCore
+import Foundation
+import Signatures
+
+/// A public key the validator trusts, with what it may sign and when.
+public struct TrustedKey: Sendable {
+    /// The ticket format the key signs (`fc1`, `uic-918-3`).
+    public var format: String
+    /// The issuer the key belongs to; a ticket claiming another issuer is rejected.
+    public var issuer: String
+    /// The key identifier as tickets carry it: lowercase hex for FC1.
+    public var keyID: String
+    /// The algorithm the key is for, as recorded at import (`ES256`, `EdDSA`, `PS256`, or the
+    /// UIC key list's text); `nil` when unknown.
+    public var algorithm: String?
+    /// The key itself.
+    public var publicKey: PublicKey
+    /// Start of the key's validity, if limited.
+    public var notBefore: Date?
+    /// End of the key's validity, if limited.
+    public var notAfter: Date?
+
+    public init(
+        format: String, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
+        notBefore: Date? = nil, notAfter: Date? = nil
+    ) {
+        self.format = format
+        self.issuer = issuer
+        self.keyID = keyID
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+}
+
+/// Why a ticket or key was revoked.
+public struct Revocation: Sendable, Hashable {
+    /// The reason recorded with the revocation, if any.
+    public var reason: String?
+    /// When it was revoked, if known.
+    public var revokedAt: Date?
+
+    public init(reason: String? = nil, revokedAt: Date? = nil) {
+        self.reason = reason
+        self.revokedAt = revokedAt
+    }
+}
+
+/// Where the verifier finds keys. Implementations may be in memory or backed by the store.
+public protocol KeyDirectory: Sendable {
+    /// The key of `format` with identifier `keyID`; `issuer` narrows the search for formats whose
+    /// key ids are only unique per issuer (UIC). Throws only when the directory itself fails.
+    func key(format: String, issuer: String?, keyID: String) throws -> TrustedKey?
+}
+
+/// Where the verifier learns about revoked tickets and keys.
+public protocol RevocationList: Sendable {
+    /// The revocation of ticket `ticketID` of `issuer`, if it is revoked.
+    func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation?
+    /// The revocation of `key`, if it is revoked.
+    func revocation(ofKey key: TrustedKey) throws -> Revocation?
+}
+
+/// The trust data held in memory: keys and revocations, as loaded from the store at start-up.
+///
+/// Lookups are dictionary reads, so verification never waits on disk.
+public struct TrustSnapshot: KeyDirectory, RevocationList {
+    private struct KeyIndex: Hashable {
+        var format: String
+        var keyID: String
+    }
+
+    private struct TicketIndex: Hashable {
+        var issuer: String
+        var ticketID: [UInt8]
+    }
+
+    private var keys: [KeyIndex: [TrustedKey]] = [:]
+    private var revokedTickets: [TicketIndex: Revocation] = [:]
+    private var revokedKeys: [RevokedKeyIndex: Revocation] = [:]
+
+    private struct RevokedKeyIndex: Hashable {
+        var format: String
+        var issuer: String
+        var keyID: String
+    }
+
+    public init() {}
+
+    /// How many keys the snapshot holds.
+    public var keyCount: Int { keys.values.reduce(0) { $0 + $1.count } }
+
+    /// Adds a key (several issuers may share a key id; they are told apart by issuer).
+    public mutating func add(_ key: TrustedKey) {
+        keys[KeyIndex(format: key.format, keyID: key.keyID), default: []].append(key)
+    }
+
+    /// Records a revoked ticket.
+    public mutating func revokeTicket(_ ticketID: [UInt8], issuer: String, _ revocation: Revocation = Revocation()) {
+        revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)] = revocation
+    }
+
+    /// Records a revoked key.
+    public mutating func revokeKey(_ keyID: String, issuer: String, format: String, _ revocation: Revocation = Revocation()) {
+        revokedKeys[RevokedKeyIndex(format: format, issuer: issuer, keyID: keyID)] = revocation
+    }
+
+    public func key(format: String, issuer: String?, keyID: String) -> TrustedKey? {
+        guard let candidates = keys[KeyIndex(format: format, keyID: keyID)] else { return nil }
+        guard let issuer else { return candidates.first }
+        return candidates.first { $0.issuer == issuer }
+    }
+
+    public func revocation(ofTicket ticketID: [UInt8], issuer: String) -> Revocation? {
+        revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)]
+    }
+
+    public func revocation(ofKey key: TrustedKey) -> Revocation? {
+        revokedKeys[RevokedKeyIndex(format: key.format, issuer: key.issuer, keyID: key.keyID)]
+    }
+}
