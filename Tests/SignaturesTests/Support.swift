@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Signatures
 import Testing
 
@@ -95,6 +98,13 @@ enum OpenSSLTool {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
+        // A child inherits the spawning thread's signal mask, and the test runner's threads block most
+        // signals: `openssl speed` then never sees the SIGALRM that ends each measurement.
+        var unblock = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&unblock)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
         stdin.fileHandleForWriting.write(Data(input))
         try stdin.fileHandleForWriting.close()
