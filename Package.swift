@@ -75,7 +75,9 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore"], swiftSettings: strict),
         .testTarget(
             name: "SymbolsTests",
-            dependencies: ["Symbols"],
+            dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib"],
+            // Real UIC 918.3 payloads (zlib inside) for Aztec round trips.
+            resources: [.copy("Resources")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,187 @@
+import Dispatch
+import FareCore
+import Synchronization
+
+/// Finds and decodes every Aztec, QR, Micro QR, Data Matrix and PDF417 symbol in an image.
+///
+/// Two engines read each image: zxing-cpp (all those symbologies) and zbar (QR), because each reads
+/// some photographs the other cannot. A cheap pass runs first; only when it finds nothing do slower
+/// passes follow, each on a prepared copy of the image (inverted, contrast stretched, equalised,
+/// sharpened, rescaled, ...). Results are deduplicated by symbology and bytes.
+public struct SymbolScanner: Sendable {
+    /// What to look for and how hard.
+    public struct Configuration: Sendable, Hashable {
+        /// The symbologies to report. Defaults to the 2D matrix symbologies used on tickets.
+        public var symbologies: Set<Symbology>
+        /// The decoding libraries to use; both by default. Without zxing only QR codes can be found.
+        public var engines: Set<DecodingEngine>
+        /// Whether to try the slower fallback passes when the first pass finds nothing.
+        public var usesFallbacks: Bool
+        /// Whether a pass may run its two engines on two threads at once.
+        public var runsEnginesInParallel: Bool
+
+        /// Creates a configuration.
+        public init(
+            symbologies: Set<Symbology> = [.aztec, .qr, .microQR, .dataMatrix, .pdf417],
+            engines: Set<DecodingEngine> = [.zxing, .zbar],
+            usesFallbacks: Bool = true,
+            runsEnginesInParallel: Bool = true
+        ) {
+            self.symbologies = symbologies
+            self.engines = engines
+            self.usesFallbacks = usesFallbacks
+            self.runsEnginesInParallel = runsEnginesInParallel
+        }
+    }
+
+    /// The configuration in use.
+    public var configuration: Configuration
+
+    /// Creates a scanner.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Decodes every symbol in an image file (PNG, JPEG, PGM or PPM).
+    ///
+    /// - Throws: ``ImageLoadError`` when the file cannot be read as an image. Finding nothing is not an error.
+    public func scan(fileAtPath path: String) throws(ImageLoadError) -> [DecodedSymbol] {
+        scan(try GrayImage(contentsOfFile: path))
+    }
+
+    /// Decodes every symbol in an image; empty when there is none.
+    public func scan(_ image: GrayImage) -> [DecodedSymbol] {
+        var collector = SymbolCollector(symbologies: configuration.symbologies)
+        for pass in passes(for: image) {
+            run(pass, on: image, into: &collector)
+            if !collector.symbols.isEmpty { break }
+        }
+        return collector.symbols
+    }
+
+    /// One way of reading a prepared image.
+    enum Reader: Sendable {
+        /// zxing-cpp with these options.
+        case zxing(ZXingEngine.Options)
+        /// zbar for QR, optionally also trying light-on-dark codes.
+        case zbar(testsInverted: Bool)
+        /// Our own bull's-eye finder and resampler, then zxing on the clean grid.
+        case aztecLocator
+    }
+
+    /// One attempt: an optional preparation of the image, then readers on the result.
+    struct Pass: Sendable {
+        var name: String
+        /// Makes the image this pass reads and the factor from its pixels back to the original's; `nil` skips
+        /// the pass (for example, upscaling an image that is already large).
+        var prepare: @Sendable (GrayImage) -> (image: GrayImage, scale: Double)?
+        var readers: [Reader]
+    }
+
+    /// The ladder of passes, cheapest first; each later pass only runs when all before it found nothing.
+    ///
+    /// Every fallback here earned its place on generated hard cases (see the benchmark in the tests' notes):
+    /// each one is the first to read some image that all passes before it missed.
+    func passes(for image: GrayImage) -> [Pass] {
+        let symbologies = configuration.symbologies
+        let useZBar = configuration.engines.contains(.zbar) && symbologies.contains(.qr)
+        let useZXing = configuration.engines.contains(.zxing)
+        // The locator hands its resampled grid to zxing.
+        let aztec = symbologies.contains(.aztec) && useZXing
+        let original: @Sendable (GrayImage) -> (image: GrayImage, scale: Double)? = { ($0, 1) }
+        // zxing as ZXingReader runs it (try harder, rotations, downscaled copies): costs little more than the
+        // fastest settings and finds everything ZXingReader would.
+        let thorough = ZXingEngine.Options(symbologies: symbologies, tryHarder: true, tryRotate: true)
+        var histogram = thorough
+        histogram.binarizer = .globalHistogram
+        func readers(_ zxing: ZXingEngine.Options?, zbar: Bool, locator: Bool) -> [Reader] {
+            var list: [Reader] = []
+            if let zxing, useZXing { list.append(.zxing(zxing)) }
+            if zbar && useZBar { list.append(.zbar(testsInverted: false)) }
+            if locator && aztec { list.append(.aztecLocator) }
+            return list
+        }
+        // First: zxing and our Aztec locator side by side; zbar is three times slower than both, so it waits.
+        var passes = [Pass(name: "fast", prepare: original, readers: readers(thorough, zbar: false, locator: true))]
+        guard configuration.usesFallbacks else {
+            if useZBar { passes[0].readers.append(.zbar(testsInverted: false)) }
+            return passes
+        }
+        passes.append(Pass(name: "zbar", prepare: original, readers: readers(histogram, zbar: true, locator: false)))
+        let variants: [(String, @Sendable (GrayImage) -> (image: GrayImage, scale: Double)?)] = [
+            ("inverted", { ($0.inverted(), 1) }),
+            ("contrast-stretched", { ($0.contrastStretched(), 1) }),
+            ("equalized", { ($0.equalized(), 1) }),
+            ("sharpened", { ($0.sharpened(), 1) }),
+            ("downscaled-2", { image in
+                guard min(image.width, image.height) >= 200 else { return nil }
+                return (image.downscaled(by: 2), 2)
+            }),
+            ("upscaled-2", { image in
+                guard image.pixelCount <= 4_000_000 else { return nil }
+                return (image.resized(width: image.width * 2, height: image.height * 2), 0.5)
+            }),
+            ("smoothed", { ($0.gaussianBlurred(sigma: 1.2), 1) }),
+        ]
+        for (name, prepare) in variants {
+            passes.append(Pass(name: name, prepare: prepare, readers: readers(thorough, zbar: true, locator: true)))
+        }
+        return passes
+    }
+
+    private func run(_ pass: Pass, on original: GrayImage, into collector: inout SymbolCollector) {
+        guard !pass.readers.isEmpty, let (image, scale) = pass.prepare(original) else { return }
+        let symbologies = configuration.symbologies
+        let jobs = pass.readers.map { reader in
+            { @Sendable () -> ([EngineSymbol], DecodingEngine) in
+                switch reader {
+                case .zxing(let options): (ZXingEngine.read(image, options: options), .zxing)
+                case .zbar(let inverted): (ZBarEngine.read(image, testInverted: inverted), .zbar)
+                case .aztecLocator: (AztecLocator.read(image, symbologies: symbologies), .zxing)
+                }
+            }
+        }
+        let results = configuration.runsEnginesInParallel ? inParallel(jobs) : jobs.map { $0() }
+        for (symbols, engine) in results {
+            collector.add(symbols, engine: engine, pass: pass.name, scale: scale)
+        }
+    }
+}
+
+/// Runs jobs on as many threads as there are jobs and waits for all; results in the jobs' order.
+private func inParallel<Result: Sendable>(_ jobs: [@Sendable () -> Result]) -> [Result] {
+    guard jobs.count > 1 else { return jobs.map { $0() } }
+    let results = Mutex<[Int: Result]>([:])
+    DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+        let value = jobs[index]()
+        results.withLock { $0[index] = value }
+    }
+    return results.withLock { stored in jobs.indices.map { stored[$0]! } }
+}
+
+/// Keeps the first sighting of each (symbology, bytes) pair, in the order found.
+struct SymbolCollector {
+    let symbologies: Set<Symbology>
+    private(set) var symbols: [DecodedSymbol] = []
+    private var seen: Set<SymbolKey> = []
+
+    private struct SymbolKey: Hashable {
+        var symbology: Symbology
+        var bytes: [UInt8]
+    }
+
+    init(symbologies: Set<Symbology>) {
+        self.symbologies = symbologies
+    }
+
+    mutating func add(_ found: [EngineSymbol], engine: DecodingEngine, pass: String, scale: Double) {
+        for symbol in found where symbologies.contains(symbol.symbology) {
+            guard seen.insert(SymbolKey(symbology: symbol.symbology, bytes: symbol.bytes)).inserted else { continue }
+            let corners = symbol.corners.map {
+                SymbolPoint(x: Int((Double($0.x) * scale).rounded()), y: Int((Double($0.y) * scale).rounded()))
+            }
+            symbols.append(DecodedSymbol(symbology: symbol.symbology, bytes: symbol.bytes, engine: engine,
+                                         pass: pass, corners: corners))
+        }
+    }
+}
