@@ -1,9 +1,9 @@
 import COpenSSL
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A public key read from a key file, with the certificate it came in if there was one.
@@ -71,30 +71,8 @@ public enum KeyMaterial: Sendable {
     ]
 
     private static func parsePEM(_ bytes: [UInt8]) throws(SignatureError) -> KeyMaterial {
-        var labels: [String] = []
-        let blocks: [PEMBlock] = withMemoryBIO(bytes) { bio in
-            var blocks: [PEMBlock] = []
-            while true {
-                var name: UnsafeMutablePointer<CChar>?
-                var header: UnsafeMutablePointer<CChar>?
-                var data: UnsafeMutablePointer<UInt8>?
-                var length = 0
-                guard PEM_read_bio(bio, &name, &header, &data, &length) == 1 else { break }
-                defer {
-                    COpenSSL_free(name)
-                    COpenSSL_free(header)
-                    COpenSSL_free(data)
-                }
-                let label = name.map { String(cString: $0) } ?? ""
-                let der = data.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
-                blocks.append(PEMBlock(label: label, der: der))
-            }
-            // The loop ends with "no start line" on the rest of the file, which is not a failure.
-            OpenSSLError.discardQueue()
-            return blocks
-        } ?? []
+        let blocks = pemBlocks(bytes)
         for block in blocks {
-            labels.append(block.label)
             switch block.label {
             case "CERTIFICATE", "X509 CERTIFICATE":
                 return .certificate(try X509Certificate(der: block.der))
@@ -112,6 +90,7 @@ public enum KeyMaterial: Sendable {
                 continue
             }
         }
+        let labels = blocks.map(\.label)
         if let privateLabel = labels.first(where: privateKeyLabels.contains) {
             throw privateKeyGiven("PEM \"\(privateLabel)\"")
         }
@@ -123,6 +102,32 @@ public enum KeyMaterial: Sendable {
             code: .unrecognisedKeyFile,
             message: "The key file holds \(found); expected a \"CERTIFICATE\" or \"PUBLIC KEY\" block."
         )
+    }
+
+    /// Every PEM block of a text, with its label and decoded content; text around the blocks is skipped.
+    private static func pemBlocks(_ bytes: [UInt8]) -> [PEMBlock] {
+        let blocks = withMemoryBIO(bytes) { bio in
+            var blocks: [PEMBlock] = []
+            while true {
+                var name: UnsafeMutablePointer<CChar>?
+                var header: UnsafeMutablePointer<CChar>?
+                var data: UnsafeMutablePointer<UInt8>?
+                var length = 0
+                guard PEM_read_bio(bio, &name, &header, &data, &length) == 1 else { break }
+                defer {
+                    COpenSSL_free(name)
+                    COpenSSL_free(header)
+                    COpenSSL_free(data)
+                }
+                let label = name.map { String(cString: $0) } ?? ""
+                let der = data.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
+                blocks.append(PEMBlock(label: label, der: der))
+            }
+            return blocks
+        }
+        // The loop ends with "no start line" on the rest of the text, which is not a failure.
+        OpenSSLError.discardQueue()
+        return blocks ?? []
     }
 
     private static func parseDER(_ bytes: [UInt8], describedAs form: String) throws(SignatureError) -> KeyMaterial {

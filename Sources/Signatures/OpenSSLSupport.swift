@@ -60,7 +60,9 @@ func bytesWritten(by write: (OpaquePointer) -> Bool) -> [UInt8]? {
     var data: UnsafeMutablePointer<CChar>?
     let count = COpenSSL_BIO_get_mem_data(bio, &data)
     guard count >= 0, let data else { return count == 0 ? [] : nil }
-    return data.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+    return data.withMemoryRebound(to: UInt8.self, capacity: count) {
+        Array(UnsafeBufferPointer(start: $0, count: count))
+    }
 }
 
 /// Encodes `der` as a PEM block with the given label (`CERTIFICATE`, `PUBLIC KEY`, ...).

@@ -48,13 +48,15 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
             throw Self.encryptedKeyError
         }
         // OpenSSL's default passphrase callback prompts on the terminal; this one declines at once.
-        let pkey = withMemoryBIO(Array(pem.utf8)) { bio in
-            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
-        } ?? nil
+        let pkey =
+            withMemoryBIO(Array(pem.utf8)) { bio in
+                PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+            } ?? nil
         guard let pkey else {
             throw .fromOpenSSL(
                 .invalidKey,
-                "The text holds no PEM private key (PKCS#8 \"PRIVATE KEY\" or a traditional \"EC/RSA/DSA PRIVATE KEY\")."
+                "The text holds no PEM private key "
+                    + "(PKCS#8 \"PRIVATE KEY\" or a traditional \"EC/RSA/DSA PRIVATE KEY\")."
             )
         }
         try self.init(adopting: pkey)
@@ -100,7 +102,9 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         case .ed25519:
             pkey = generateKey(algorithm: "ED25519") { _ in true }
         case .rsa(let bits):
-            guard [2048, 3072, 4096].contains(bits) else { throw unsupported(kind, "RSA keys have 2048, 3072 or 4096 bits") }
+            guard [2048, 3072, 4096].contains(bits) else {
+                throw unsupported(kind, "RSA keys have 2048, 3072 or 4096 bits")
+            }
             pkey = generateKey(algorithm: "RSA") { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) == 1 }
         case .dsa(let bits, let qBits):
             guard [1024: [160], 2048: [224, 256], 3072: [256]][bits]?.contains(qBits) == true else {

@@ -1,9 +1,9 @@
 import COpenSSL
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// An X.509 certificate, read for its public key, subject and validity window.
@@ -15,7 +15,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     public let der: [UInt8]
     /// The subject's public key.
     public let publicKey: PublicKey
-    /// The subject name on one line, as `openssl x509 -noout -subject` prints it (`C = DE, O = DB Vertrieb GmbH, CN = …`).
+    /// The subject name on one line, as `openssl x509 -noout -subject` prints it
+    /// (`C = DE, O = DB Vertrieb GmbH, CN = …`).
     public let subject: String
     /// The issuer name, in the same form as `subject`.
     public let issuer: String

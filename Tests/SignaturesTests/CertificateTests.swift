@@ -27,7 +27,9 @@ struct CertificateTests {
         #expect(certificate.notAfter == Self.utc("2024-05-11T08:37:30Z"))
     }
 
-    @Test("subject and dates read as the openssl tool prints them", arguments: ["uic/0080-00007.pem", "uic/1080-00002.pem"])
+    @Test(
+        "subject and dates read as the openssl tool prints them",
+        arguments: ["uic/0080-00007.pem", "uic/1080-00002.pem"])
     func matchesTool(_ path: String) throws {
         let pem = try Fixture.text(path)
         let certificate = try X509Certificate(pem: pem)
@@ -42,9 +44,11 @@ struct CertificateTests {
         #expect(try X509Certificate(pem: certificate.pem) == certificate)
     }
 
-    @Test("self-signed certificates are read back by openssl and verify with it", arguments: [
-        KeyKind.ecP256, .ed25519, .rsa(bits: 2048), .dsa(bits: 1024, qBits: 160), .dsa(bits: 2048, qBits: 256),
-    ])
+    @Test(
+        "self-signed certificates are read back by openssl and verify with it",
+        arguments: [
+            KeyKind.ecP256, .ed25519, .rsa(bits: 2048), .dsa(bits: 1024, qBits: 160), .dsa(bits: 2048, qBits: 256),
+        ])
     func selfSigned(_ kind: KeyKind) throws {
         let key = TestKeys.key(kind)
         let notBefore = Self.utc("2026-01-01T00:00:00Z")

@@ -61,9 +61,11 @@ struct KeyMaterialTests {
         #expect(material.publicKey == TestKeys.ecP256.publicKey)
     }
 
-    @Test("a private key file given by mistake is named as such, with what to do", arguments: [
-        "PKCS#8 PEM", "EC PRIVATE KEY PEM", "parameters and EC PRIVATE KEY", "PKCS#8 DER", "traditional DER",
-    ])
+    @Test(
+        "a private key file given by mistake is named as such, with what to do",
+        arguments: [
+            "PKCS#8 PEM", "EC PRIVATE KEY PEM", "parameters and EC PRIVATE KEY", "PKCS#8 DER", "traditional DER",
+        ])
     func privateKeyByMistake(_ form: String) throws {
         let bytes: [UInt8] =
             switch form {
@@ -92,8 +94,10 @@ struct KeyMaterialTests {
             ([0x01] + noise, "neither PEM"),
             ([0x30, 0x82, 0x01, 0x00] + noise, "neither an X.509 certificate nor a SubjectPublicKeyInfo"),
             (Array("hello, this is not a key\n".utf8), "neither PEM"),
-            (Array("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n".utf8),
-             "\"CERTIFICATE REQUEST\""),
+            (
+                Array("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n".utf8),
+                "\"CERTIFICATE REQUEST\""
+            ),
             (Array("-----BEGIN PUBLIC KEY-----\nnot base64 at all\n".utf8), "no readable PEM block"),
         ]
         for (bytes, expected) in cases {

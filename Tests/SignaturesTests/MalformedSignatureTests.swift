@@ -75,10 +75,14 @@ struct MalformedSignatureTests {
         // r and s written as 33-byte INTEGERs with a zero in front, whatever their top bit.
         func integer(_ bytes: [UInt8]) -> [UInt8] { [0x02, UInt8(bytes.count)] + bytes }
         let padded = integer([0] + r) + integer([0] + s)
-        #expect(key.publicKey.isValidSignature([0x30, UInt8(padded.count)] + padded, for: sampleMessage, scheme: .ecdsa(.sha256, .der)))
+        #expect(
+            key.publicKey.isValidSignature(
+                [0x30, UInt8(padded.count)] + padded, for: sampleMessage, scheme: .ecdsa(.sha256, .der)))
         // r and s written as bare 32-byte magnitudes, as some encoders do even with the top bit set.
         let bare = integer(r) + integer(s)
-        #expect(key.publicKey.isValidSignature([0x30, UInt8(bare.count)] + bare, for: sampleMessage, scheme: .ecdsa(.sha256, .der)))
+        #expect(
+            key.publicKey.isValidSignature(
+                [0x30, UInt8(bare.count)] + bare, for: sampleMessage, scheme: .ecdsa(.sha256, .der)))
     }
 
     @Test("raw ECDSA signatures of another length than 64 bytes are not valid for P-256")
@@ -117,7 +121,8 @@ struct MalformedSignatureTests {
             #expect(error.code == .invalidKey)
             let queue = try #require(error.cause as? OpenSSLError)
             #expect(!queue.entries.isEmpty)
-            #expect(!queue.entries.contains { $0.contains("signature") || $0.contains("ECDSA") || $0.contains("EdDSA") })
+            #expect(
+                !queue.entries.contains { $0.contains("signature") || $0.contains("ECDSA") || $0.contains("EdDSA") })
         }
     }
 }

@@ -86,7 +86,10 @@ struct OpenSSLCommandLineTests {
         try write(ownSignature, to: URL(fileURLWithPath: signatureFile))
         let verifyArguments =
             tool.scheme == .eddsa
-            ? ["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", messageFile, "-sigfile", signatureFile]
+            ? [
+                "pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", messageFile, "-sigfile",
+                signatureFile,
+            ]
             : ["dgst"] + tool.signOptions + ["-verify", publicFile, "-signature", signatureFile, messageFile]
         let verdict = String(decoding: try OpenSSLTool.run(verifyArguments), as: UTF8.self)
         #expect(verdict.contains("Verified OK") || verdict.contains("Signature Verified Successfully"))
@@ -114,12 +117,15 @@ struct OpenSSLCommandLineTests {
         }
         let body = integer(raw[..<32]) + integer(raw[32...])
         try write([0x30, UInt8(body.count)] + body, to: signatureFile)
-        try OpenSSLTool.run(["dgst", "-sha256", "-verify", publicFile.path, "-signature", signatureFile.path, messageFile.path])
+        try OpenSSLTool.run([
+            "dgst", "-sha256", "-verify", publicFile.path, "-signature", signatureFile.path, messageFile.path,
+        ])
     }
 
     @Test("traditional PEM private keys (EC PRIVATE KEY, RSA PRIVATE KEY) are read")
     func traditionalPrivateKeys() throws {
-        let ec = String(decoding: try OpenSSLTool.run(["ecparam", "-name", "prime256v1", "-genkey", "-noout"]), as: UTF8.self)
+        let ec = String(
+            decoding: try OpenSSLTool.run(["ecparam", "-name", "prime256v1", "-genkey", "-noout"]), as: UTF8.self)
         #expect(ec.contains("BEGIN EC PRIVATE KEY"))
         #expect(try PrivateKey(pem: ec).kind == .ecP256)
         let rsa = String(decoding: try OpenSSLTool.run(["genrsa", "-traditional", "2048"]), as: UTF8.self)
@@ -127,14 +133,17 @@ struct OpenSSLCommandLineTests {
         #expect(try PrivateKey(pem: rsa).kind == .rsa(bits: 2048))
     }
 
-    @Test("generated keys written as PKCS#8 are read back by openssl with the same public key", arguments: [
-        KeyKind.ecP256, .ed25519, .rsa(bits: 2048), .dsa(bits: 1024, qBits: 160), .dsa(bits: 2048, qBits: 224),
-    ])
+    @Test(
+        "generated keys written as PKCS#8 are read back by openssl with the same public key",
+        arguments: [
+            KeyKind.ecP256, .ed25519, .rsa(bits: 2048), .dsa(bits: 1024, qBits: 160), .dsa(bits: 2048, qBits: 224),
+        ])
     func pkcs8ReadByTool(_ kind: KeyKind) throws {
         let key = TestKeys.key(kind)
         let pem = try key.pemPKCS8
         #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
-        let toolPublic = String(decoding: try OpenSSLTool.run(["pkey", "-pubout"], input: Array(pem.utf8)), as: UTF8.self)
+        let toolPublic = String(
+            decoding: try OpenSSLTool.run(["pkey", "-pubout"], input: Array(pem.utf8)), as: UTF8.self)
         #expect(toolPublic == key.publicKey.pem)
         let der = try OpenSSLTool.run(["pkcs8", "-topk8", "-nocrypt", "-outform", "DER"], input: Array(pem.utf8))
         #expect(try key.pkcs8DER == der)

@@ -101,8 +101,10 @@ struct SignVerifyTests {
         let messageDigest = digest(algorithm, sampleMessage)
         let publicKey = testCase.key.publicKey
         #expect(publicKey.isValidSignature(signature, forDigest: messageDigest, scheme: testCase.scheme))
-        #expect(!publicKey.isValidSignature(signature, forDigest: messageDigest.flippingBit(3), scheme: testCase.scheme))
-        #expect(!publicKey.isValidSignature(signature, forDigest: Array(messageDigest.dropLast()), scheme: testCase.scheme))
+        #expect(
+            !publicKey.isValidSignature(signature, forDigest: messageDigest.flippingBit(3), scheme: testCase.scheme))
+        #expect(
+            !publicKey.isValidSignature(signature, forDigest: Array(messageDigest.dropLast()), scheme: testCase.scheme))
     }
 
     @Test("EdDSA signs messages, not digests")

@@ -1,13 +1,15 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Signatures
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Files under `Resources/`, found next to this source file so the test target needs no resource bundle.
 enum Fixture {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources")
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Resources")
 
     static func bytes(_ path: String) throws -> [UInt8] {
         Array(try Data(contentsOf: directory.appendingPathComponent(path)))

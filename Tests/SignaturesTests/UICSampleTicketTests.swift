@@ -30,7 +30,8 @@ struct UICSampleTicketTests {
 
         static let all = [
             Sample(ticket: "uic/db-city-mobil-v1-sha1.bin", key: "uic/0080-00007.pem", scheme: .dsa(.sha1, .der)),
-            Sample(ticket: "uic/db-supersparpreis-v2-sha256.bin", key: "uic/1080-00002.pem", scheme: .dsa(.sha256, .raw)),
+            Sample(
+                ticket: "uic/db-supersparpreis-v2-sha256.bin", key: "uic/1080-00002.pem", scheme: .dsa(.sha256, .raw)),
             Sample(ticket: "uic/db-deutschland-ticket-2025.bin", key: "uic/1080-00007.b64", scheme: .dsa(.sha1, .der)),
         ]
     }
@@ -49,7 +50,8 @@ struct UICSampleTicketTests {
         for index in container.signedBytes.indices {
             var tampered = container.signedBytes
             tampered[index] ^= 0xFF
-            #expect(!key.isValidSignature(container.signatureField, for: tampered, scheme: sample.scheme), "byte \(index)")
+            #expect(
+                !key.isValidSignature(container.signatureField, for: tampered, scheme: sample.scheme), "byte \(index)")
         }
     }
 
@@ -63,7 +65,9 @@ struct UICSampleTicketTests {
         for digest in DigestAlgorithm.allCases where digest != sample.scheme.digestAlgorithm {
             let encodings: [SignatureEncoding] = [.der, .raw]
             for encoding in encodings {
-                #expect(!key.isValidSignature(container.signatureField, for: container.signedBytes, scheme: .dsa(digest, encoding)))
+                #expect(
+                    !key.isValidSignature(
+                        container.signatureField, for: container.signedBytes, scheme: .dsa(digest, encoding)))
             }
         }
     }

@@ -26,9 +26,15 @@ struct VerificationThroughputTests {
         var testDescription: String { name }
 
         static let all = [
-            Case(name: "ES256", kind: .ecP256, scheme: .es256, speedAlgorithm: "ecdsap256", speedLine: "+F4:", speedField: 4),
-            Case(name: "EdDSA", kind: .ed25519, scheme: .eddsa, speedAlgorithm: "ed25519", speedLine: "+F6:", speedField: 5),
-            Case(name: "PS256 (RSA-2048)", kind: .rsa(bits: 2048), scheme: .ps256, speedAlgorithm: "rsa2048", speedLine: "+F2:", speedField: 4),
+            Case(
+                name: "ES256", kind: .ecP256, scheme: .es256, speedAlgorithm: "ecdsap256", speedLine: "+F4:",
+                speedField: 4),
+            Case(
+                name: "EdDSA", kind: .ed25519, scheme: .eddsa, speedAlgorithm: "ed25519", speedLine: "+F6:",
+                speedField: 5),
+            Case(
+                name: "PS256 (RSA-2048)", kind: .rsa(bits: 2048), scheme: .ps256, speedAlgorithm: "rsa2048",
+                speedLine: "+F2:", speedField: 4),
             Case(
                 name: "DSA-1024/160 SHA-1",
                 kind: .dsa(bits: 1024, qBits: 160),
@@ -57,7 +63,8 @@ struct VerificationThroughputTests {
         let publicKey = key.publicKey
         var best = (ours: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
-            best.ours = max(best.ours, Self.rate { publicKey.isValidSignature(signature, for: message, scheme: testCase.scheme) })
+            best.ours = max(
+                best.ours, Self.rate { publicKey.isValidSignature(signature, for: message, scheme: testCase.scheme) })
             best.openssl = max(best.openssl, try Self.opensslSpeed(testCase))
         }
         print(
@@ -83,7 +90,9 @@ struct VerificationThroughputTests {
     }
 
     static func opensslSpeed(_ testCase: Case) throws -> Double {
-        let output = try OpenSSLTool.run(["speed", "-mr", "-seconds", "\(Int(seconds.rounded(.up)))", testCase.speedAlgorithm])
+        let output = try OpenSSLTool.run([
+            "speed", "-mr", "-seconds", "\(Int(seconds.rounded(.up)))", testCase.speedAlgorithm,
+        ])
         let line = try #require(
             String(decoding: output, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(testCase.speedLine) }
         )
