@@ -24,6 +24,7 @@ public enum DigestAlgorithm: Hashable, Sendable, CaseIterable, CustomStringConve
         }
     }
 
+    /// The algorithm's usual name, e.g. `SHA-256`.
     public var description: String {
         switch self {
         case .sha1: "SHA-1"

@@ -14,6 +14,7 @@ public enum KeyKind: Hashable, Sendable, CustomStringConvertible {
     /// Any other key OpenSSL understands, named as OpenSSL names it (e.g. `EC secp384r1`, `ED448`).
     case other(String)
 
+    /// The kind as people write it, e.g. `ECDSA P-256`, `DSA 2048/256`.
     public var description: String {
         switch self {
         case .ecP256: "ECDSA P-256"

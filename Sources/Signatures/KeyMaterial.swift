@@ -44,7 +44,14 @@ public enum KeyMaterial: Sendable {
             self = try Self.parsePEM(bytes)
         } else if bytes.first == 0x30 {
             self = try Self.parseDER(bytes, describedAs: "DER data")
-        } else if let decoded = Self.bareBase64(bytes), decoded.first == 0x30 {
+        } else if Self.looksLikeBase64(bytes) {
+            guard let decoded = Self.base64Decoded(bytes), decoded.first == 0x30 else {
+                throw SignatureError(
+                    code: .unrecognisedKeyFile,
+                    message: "The key file looks like base64 text, but it does not decode to DER "
+                        + "(damaged or cut base64?); expected a certificate or public key."
+                )
+            }
             self = try Self.parseDER(decoded, describedAs: "base64 text")
         } else {
             let start = bytes.prefix(8).map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
@@ -173,20 +180,23 @@ public enum KeyMaterial: Sendable {
         return Array(bytes.prefix(consumed))
     }
 
-    /// Decodes base64 text (line breaks allowed) that is nothing else, or returns nil.
-    private static func bareBase64(_ bytes: [UInt8]) -> [UInt8]? {
-        let isBase64 = bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="),
-                UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "\t"):
-                true
-            default:
-                false
+    /// Whether the bytes are nothing but base64 text (line breaks and spaces allowed), and enough of it to be a key.
+    private static func looksLikeBase64(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 16
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="),
+                    UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "\t"):
+                    true
+                default:
+                    false
+                }
             }
-        }
-        guard isBase64, bytes.count >= 16 else { return nil }
-        return Data(base64Encoded: Data(bytes), options: .ignoreUnknownCharacters).map { Array($0) }
+    }
+
+    private static func base64Decoded(_ bytes: [UInt8]) -> [UInt8]? {
+        Data(base64Encoded: Data(bytes), options: .ignoreUnknownCharacters).map { Array($0) }
     }
 }
 

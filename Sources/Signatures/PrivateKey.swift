@@ -175,6 +175,7 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The key's kind, never its contents.
     public var description: String { "PrivateKey(\(kind))" }
 
     /// Signs a message.

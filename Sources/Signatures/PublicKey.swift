@@ -116,6 +116,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
         pemEncoded(spkiDER, label: "PUBLIC KEY") ?? ""
     }
 
+    /// The key's kind, e.g. `PublicKey(Ed25519)`.
     public var description: String { "PublicKey(\(kind))" }
 
     /// Whether this key can check signatures of `scheme` at all (the right kind of key, and OpenSSL
@@ -262,10 +263,12 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST) == 1
     }
 
+    /// Two keys are equal when their SubjectPublicKeyInfo encodings are.
     public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
         lhs.spkiDER == rhs.spkiDER
     }
 
+    /// Hashes the SubjectPublicKeyInfo encoding, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(spkiDER)
     }

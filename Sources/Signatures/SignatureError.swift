@@ -12,6 +12,7 @@ public struct SignatureError: Error, CustomStringConvertible {
             self.name = name
         }
 
+        /// The code's name.
         public var description: String { name }
 
         /// The bytes are not a public or private key that OpenSSL can decode.
@@ -54,6 +55,7 @@ public struct SignatureError: Error, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The message, the code and the cause, on one line for logs.
     public var description: String {
         guard let cause else { return "\(message) [\(code)]" }
         return "\(message) [\(code)] (cause: \(cause))"
@@ -76,6 +78,7 @@ public struct OpenSSLError: Error, CustomStringConvertible {
         self.entries = entries
     }
 
+    /// The entries separated by semicolons.
     public var description: String {
         entries.isEmpty ? "OpenSSL gave no reason" : entries.joined(separator: "; ")
     }

@@ -31,6 +31,7 @@ public enum SignatureScheme: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The scheme as people write it, e.g. `DSA with SHA-1 (der)`.
     public var description: String {
         switch self {
         case .ecdsa(let digest, let encoding): "ECDSA with \(digest) (\(encoding))"

@@ -82,12 +82,15 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         pemEncoded(der, label: "CERTIFICATE") ?? ""
     }
 
+    /// The subject and key kind.
     public var description: String { "X509Certificate(\(subject), \(publicKey.kind))" }
 
+    /// Two certificates are equal when their DER encodings are.
     public static func == (lhs: X509Certificate, rhs: X509Certificate) -> Bool {
         lhs.der == rhs.der
     }
 
+    /// Hashes the DER encoding, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(der)
     }

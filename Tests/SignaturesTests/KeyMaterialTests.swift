@@ -94,6 +94,8 @@ struct KeyMaterialTests {
             ([0x01] + noise, "neither PEM"),
             ([0x30, 0x82, 0x01, 0x00] + noise, "neither an X.509 certificate nor a SubjectPublicKeyInfo"),
             (Array("hello, this is not a key\n".utf8), "neither PEM"),
+            // A UIC key list entry whose base64 lost a character.
+            (Array(try Fixture.bytes("uic/1080-00007.b64").dropLast(2)), "does not decode"),
             (
                 Array("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n".utf8),
                 "\"CERTIFICATE REQUEST\""
