@@ -28,6 +28,9 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
     case shadow(depth: Double, angle: Double)
     /// Saved and loaded as JPEG of this quality: block artefacts and ringing.
     case jpeg(quality: Int)
+    /// A camera not square to the ticket: each corner of the image moves inwards by up to `strength`
+    /// (0...0.3) of the image size, chosen from `seed`, and the picture is warped to match.
+    case perspective(strength: Double, seed: UInt64)
     /// The image as a ticket in a camera photo; see ``PhotoScene``.
     case photoLike(PhotoScene)
 
@@ -48,6 +51,7 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
         case .inverted: "inverted"
         case .shadow(let depth, let angle): "shadow-\(depth)-\(angle)"
         case .jpeg(let quality): "jpeg-\(quality)"
+        case .perspective(let strength, _): "perspective-\(strength)"
         case .photoLike(let scene): "photo-\(scene.width)x\(scene.height)-\(scene.seed)"
         }
     }
@@ -99,9 +103,37 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
             guard let data = try? image.jpegData(quality: quality),
                   let decoded = try? GrayImage(encoded: data) else { return image }
             return decoded
+        case .perspective(let strength, let seed):
+            return ImageDistortion.warp(image, strength: strength, seed: seed)
         case .photoLike(let scene):
             return scene.render(symbol: image)
         }
+    }
+
+    /// A keystone warp: the output's corners show the input at corners moved in by random amounts.
+    static func warp(_ image: GrayImage, strength: Double, seed: UInt64) -> GrayImage {
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let width = Double(image.width)
+        let height = Double(image.height)
+        let limit = min(max(strength, 0), 0.3)
+        func inset() -> Double { Double.random(in: 0...limit, using: &random) }
+        // Where each output corner looks in the input: the corners pulled inwards, so the input's centre
+        // is magnified unevenly as a tilted camera sees it.
+        let output: [(x: Double, y: Double)] = [(0, 0), (width, 0), (width, height), (0, height)]
+        let input: [(x: Double, y: Double)] = [
+            (inset() * width, inset() * height), (width - inset() * width, inset() * height),
+            (width - inset() * width, height - inset() * height), (inset() * width, height - inset() * height),
+        ]
+        guard let map = Homography.fit(from: output, to: input) else { return image }
+        var result = GrayImage(width: image.width, height: image.height, filledWith: 255)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let source = map.apply(Double(x) + 0.5, Double(y) + 0.5)
+                let value = image.bilinearSample(x: source.x - 0.5, y: source.y - 0.5, outside: 255)
+                result[x, y] = UInt8(clamping: Int(value.rounded()))
+            }
+        }
+        return result
     }
 
     /// Applies several distortions in order.

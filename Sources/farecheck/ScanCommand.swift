@@ -1,0 +1,231 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Symbols
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `farecheck scan`: decodes every Aztec, QR, Micro QR, Data Matrix and PDF417 symbol in image files.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Decode every barcode symbol in images (PNG, JPEG, PGM/PPM) and print its payload.",
+        discussion: """
+            Directories are searched recursively; files are taken in sorted order, and files whose \
+            extension is not .png, .jpg/.jpeg, .pgm, .ppm, .pbm or .pnm are skipped. A file named \
+            explicitly is read whatever its extension.
+
+            Each symbol is printed as one line: the file, the symbology, the payload's length and the \
+            payload, as text when every byte is printable UTF-8 ("text: …") and otherwise as \
+            hexadecimal bytes ("hex: …"). With --json each symbol is one JSON object per line with \
+            file, symbology, byteCount, payloadBase64, engine and, for printable payloads, text.
+
+            Exit status: 0 when at least one symbol was found, 1 when none was (including when every \
+            image was unreadable), 2 when the command could not run (a path that does not exist).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Image files or directories to scan.", valueName: "image-or-directory"))
+    var paths: [String]
+
+    @Flag(help: "Print one JSON object per symbol and line.")
+    var json = false
+
+    @Flag(help: "Write the bytes of the first symbol found to standard output, exactly, and nothing else.")
+    var raw = false
+
+    @Flag(help: "Only the quick first pass: faster, but misses hard images.")
+    var fast = false
+
+    func validate() throws {
+        if json && raw { throw ValidationError("--json and --raw cannot be combined") }
+    }
+
+    func run() throws {
+        let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
+        guard missing.isEmpty else {
+            for path in missing { Self.writeError("farecheck scan: \(path): no such file or directory") }
+            throw ExitCode(2)
+        }
+        var unreadable = 0
+        let files = collectFiles(unreadable: &unreadable)
+        let scanner = SymbolScanner(configuration: .init(usesFallbacks: !fast))
+        if files.isEmpty {
+            Self.writeError("farecheck scan: no PNG, JPEG or PNM files in \(paths.joined(separator: ", "))")
+        }
+        let progress = ProgressLine(total: files.count, enabled: isatty(2) == 1 && files.count > 1)
+        var symbolCount = 0
+        var filesWithoutSymbol = 0
+
+        for (index, file) in files.enumerated() {
+            progress.show(index + 1, file)
+            let symbols: [DecodedSymbol]
+            do {
+                symbols = try scanner.scan(fileAtPath: file)
+            } catch {
+                unreadable += 1
+                progress.clear()
+                Self.writeError("farecheck scan: \(error.description)")
+                continue
+            }
+            if raw, let first = symbols.first {
+                progress.clear()
+                FileHandle.standardOutput.write(Data(first.bytes))
+                return
+            }
+            if symbols.isEmpty {
+                filesWithoutSymbol += 1
+                if !raw && files.count == 1 {
+                    progress.clear()
+                    Self.writeError("farecheck scan: \(file): no symbol found")
+                }
+                continue
+            }
+            progress.clear()
+            for symbol in symbols {
+                Self.writeLine(json ? Self.jsonLine(file: file, symbol: symbol) : Self.textLine(file: file, symbol: symbol))
+            }
+            symbolCount += symbols.count
+        }
+        progress.clear()
+        if files.count > 1 && !raw {
+            Self.writeError("farecheck scan: \(files.count) files, \(symbolCount) symbols, "
+                + "\(filesWithoutSymbol) without a symbol, \(unreadable) unreadable")
+        }
+        if symbolCount == 0 { throw ExitCode(1) }
+    }
+
+    // MARK: - Files
+
+    /// The image files to scan: named files as they are, directories walked recursively for image
+    /// extensions, everything in sorted order. Directories that cannot be listed are reported and counted.
+    private func collectFiles(unreadable: inout Int) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            var found: [String] = []
+            var visited: Set<String> = []
+            walk(directory: path, into: &found, visited: &visited, unreadable: &unreadable)
+            files += found.sorted()
+        }
+        return files
+    }
+
+    private func walk(directory: String, into files: inout [String], visited: inout Set<String>, unreadable: inout Int) {
+        // Symbolic links can make loops; each real directory is entered once.
+        let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        guard visited.insert(real).inserted else { return }
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            unreadable += 1
+            Self.writeError("farecheck scan: \(directory): cannot list the directory")
+            return
+        }
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        for entry in entries.sorted() {
+            let path = base + entry
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                walk(directory: path, into: &files, visited: &visited, unreadable: &unreadable)
+            } else if ImageFileFormat(path: entry) != nil {
+                files.append(path)
+            }
+        }
+    }
+
+    // MARK: - Output
+
+    /// `FILE: SYMBOLOGY, N bytes, text: …` or `…, hex: …`.
+    static func textLine(file: String, symbol: DecodedSymbol) -> String {
+        let payload = printableText(symbol.bytes).map { "text: \($0)" } ?? "hex: \(hex(symbol.bytes))"
+        return "\(file): \(symbol.symbology.rawValue), \(symbol.bytes.count) bytes, \(payload)"
+    }
+
+    /// One JSON object; keys in a fixed order so that lines can be compared as text.
+    static func jsonLine(file: String, symbol: DecodedSymbol) -> String {
+        var fields = [
+            ("file", jsonString(file)),
+            ("symbology", jsonString(symbol.symbology.rawValue)),
+            ("byteCount", String(symbol.bytes.count)),
+            ("payloadBase64", jsonString(Data(symbol.bytes).base64EncodedString())),
+            ("engine", jsonString(symbol.engine.rawValue)),
+        ]
+        if let text = printableText(symbol.bytes) { fields.append(("text", jsonString(text))) }
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The payload as text when it is valid UTF-8 without control characters, else `nil`.
+    static func printableText(_ bytes: [UInt8]) -> String? {
+        guard !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        let isPrintable = text.unicodeScalars.allSatisfy { scalar in
+            !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
+        }
+        return isPrintable ? text : nil
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var characters: [UInt8] = []
+        characters.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            characters.append(digits[Int(byte >> 4)])
+            characters.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: characters, as: UTF8.self)
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                escaped += String(format: "\\u%04x", scalar.value)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    /// One line to standard output, written at once so that a pipe sees it immediately.
+    static func writeLine(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static func writeError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// "scanning 12/340 …" on standard error, redrawn in place; only when standard error is a terminal.
+private struct ProgressLine {
+    let total: Int
+    let enabled: Bool
+
+    func show(_ index: Int, _ file: String) {
+        guard enabled else { return }
+        let name = file.count > 50 ? "…" + file.suffix(49) : file
+        FileHandle.standardError.write(Data("\r\u{1B}[2Kscanning \(index)/\(total) \(name)".utf8))
+    }
+
+    /// Erases the line before anything else is printed.
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}
