@@ -64,7 +64,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        .testTarget(name: "TicketFormatsTests", dependencies: ["TicketFormats"], swiftSettings: strict),
+        .testTarget(
+            name: "TicketFormatsTests",
+            dependencies: ["TicketFormats"],
+            // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
+            resources: [.copy("Resources")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "SignaturesTests", dependencies: ["Signatures"], swiftSettings: strict),
         .testTarget(
             name: "VerificationTests",

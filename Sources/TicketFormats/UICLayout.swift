@@ -1,0 +1,169 @@
+/// The `U_TLAY` record (version 01): the text of the paper ticket, field by field, with positions.
+///
+/// Body: layout standard (4, e.g. `RCT2`, `PLAI`), number of fields (4 digits), then for each field
+/// line (2), column (2), height (2), width (2), formatting (1), text length in bytes (4) and the text
+/// (UTF-8; Latin-1 where it is not valid UTF-8).
+public struct UICLayout: Sendable, Hashable {
+    /// The record id.
+    public static let recordID = "U_TLAY"
+
+    /// One text field of the layout.
+    public struct Field: Sendable, Hashable {
+        /// The line the field starts on (0-based).
+        public var line: Int
+        /// The column the field starts in (0-based).
+        public var column: Int
+        /// How many lines the field may use.
+        public var height: Int
+        /// How many columns the field may use.
+        public var width: Int
+        /// The formatting code: 0 normal, 1 bold, 2 italic, 3 bold italic, 4 small, 5 small bold,
+        /// 6 small italic, 7 small bold italic.
+        public var formatting: Int
+        /// The field's text.
+        public var text: String
+
+        public init(line: Int, column: Int, height: Int = 1, width: Int, formatting: Int = 0, text: String) {
+            self.line = line
+            self.column = column
+            self.height = height
+            self.width = width
+            self.formatting = formatting
+            self.text = text
+        }
+    }
+
+    /// The layout standard, e.g. `RCT2` (the 15 × 72 grid of the paper ticket) or `PLAI`.
+    public var standard: String
+    /// The fields, in record order.
+    public var fields: [Field]
+
+    public init(standard: String, fields: [Field]) {
+        self.standard = standard
+        self.fields = fields
+    }
+
+    /// The texts of the fields, in record order: the layout as a plain list.
+    public var texts: [String] { fields.map(\.text) }
+
+    /// Decodes a `U_TLAY` record.
+    ///
+    /// - Throws: `unsupported` for a version other than 01; `malformed`, naming the offset in the
+    ///   inflated data, for a number that is not digits, a text that overruns the record, or bytes other
+    ///   than zero padding after the last field.
+    public init(record: UICRecord) throws(FormatError) {
+        guard record.version == "01" else {
+            throw .unsupported("U_TLAY version \(record.version) at byte \(record.offset) is not supported (only 01)")
+        }
+        var cursor = UICFieldCursor(record.body, base: record.offset + UICRecord.headerLength, subject: "U_TLAY record")
+        standard = try cursor.text(4, "layout standard")
+        let count = try cursor.number(4, "number of fields")
+        var fields: [Field] = []
+        for index in 0..<count {
+            let subject = "field \(index + 1)"
+            let line = try cursor.number(2, "\(subject)'s line")
+            let column = try cursor.number(2, "\(subject)'s column")
+            let height = try cursor.number(2, "\(subject)'s height")
+            let width = try cursor.number(2, "\(subject)'s width")
+            let formatting = try cursor.number(1, "\(subject)'s formatting")
+            let length = try cursor.number(4, "\(subject)'s text length")
+            let text = try cursor.text(length, "\(subject)'s text")
+            fields.append(
+                Field(line: line, column: column, height: height, width: width, formatting: formatting, text: text))
+        }
+        let trailing = cursor.peek(cursor.remaining)
+        if let nonZero = trailing.firstIndex(where: { $0 != 0 }) {
+            throw .malformed(
+                "\(trailing.count) bytes follow the last of the \(count) fields of the U_TLAY record at byte "
+                    + "\(cursor.base + nonZero), and they are not zero padding"
+            )
+        }
+        self.fields = fields
+    }
+
+    /// The layout as a `U_TLAY` version 01 record.
+    ///
+    /// - Precondition: `standard` has 4 bytes; positions and sizes fit 2 digits, formatting 1 digit,
+    ///   texts fewer than 10 000 bytes.
+    public func record() -> UICRecord {
+        precondition(standard.utf8.count == 4, "a layout standard has 4 characters")
+        var body = Array(standard.utf8) + uicDigits(fields.count, width: 4)
+        for field in fields {
+            let text = Array(field.text.utf8)
+            body += uicDigits(field.line, width: 2) + uicDigits(field.column, width: 2)
+            body += uicDigits(field.height, width: 2) + uicDigits(field.width, width: 2)
+            body += uicDigits(field.formatting, width: 1) + uicDigits(text.count, width: 4) + text
+        }
+        return UICRecord(id: Self.recordID, version: "01", body: body)
+    }
+
+    /// The layout drawn as a fixed-width text grid, the way the printed ticket shows it.
+    ///
+    /// `RCT2` is a grid of 15 lines of 72 columns; other standards get a grid just large enough for
+    /// their fields, and a field reaching past the grid widens it rather than losing text. Each field's
+    /// text is placed at its line and column and word-wrapped within its width and height (a word
+    /// longer than the width is cut; what does not fit the box is dropped; a line break in the text
+    /// starts a new line). Later fields overwrite earlier ones where they overlap. Trailing spaces of
+    /// each line and trailing empty lines are removed.
+    public func renderedLines() -> [String] {
+        let isRCT2 = standard == "RCT2"
+        var rowCount = isRCT2 ? 15 : 0
+        var columnCount = isRCT2 ? 72 : 0
+        let boxes = fields.map { field in
+            // A width of 0 states no box: the text keeps its own length.
+            let width = field.width > 0 ? field.width : max(1, field.text.count)
+            return (field, wrap(field.text, width: width, height: max(1, field.height)))
+        }
+        for (field, lines) in boxes {
+            rowCount = max(rowCount, field.line + lines.count)
+            columnCount = max(columnCount, field.column + (lines.map(\.count).max() ?? 0))
+        }
+        var grid = [[Character]](repeating: [Character](repeating: " ", count: columnCount), count: rowCount)
+        for (field, lines) in boxes {
+            for (index, line) in lines.enumerated() {
+                for (offset, character) in line.enumerated() {
+                    grid[field.line + index][field.column + offset] = character
+                }
+            }
+        }
+        var rendered = grid.map { row in
+            var line = String(row)
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+        while rendered.last?.isEmpty == true { rendered.removeLast() }
+        return rendered
+    }
+
+    /// Word-wraps `text` into at most `height` lines of at most `width` characters.
+    private func wrap(_ text: String, width: Int, height: Int) -> [[Character]] {
+        var lines: [[Character]] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var current: [Character] = []
+            // Whether `current` has begun: an empty first word (a leading space) still counts.
+            var begun = false
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                var word = Array(word)
+                if (begun ? current.count + 1 : 0) + word.count <= width {
+                    if begun { current.append(" ") }
+                    current += word
+                    begun = true
+                    continue
+                }
+                if begun { lines.append(current) }
+                if lines.count >= height { return Array(lines.prefix(height)) }
+                // A word longer than the box is cut into box-wide pieces.
+                while word.count > width {
+                    lines.append(Array(word.prefix(width)))
+                    word.removeFirst(width)
+                    if lines.count >= height { return lines }
+                }
+                current = word
+                begun = true
+            }
+            lines.append(current)
+            if lines.count >= height { break }
+        }
+        return Array(lines.prefix(height))
+    }
+}

@@ -1,0 +1,122 @@
+import FareCore
+import Foundation
+
+extension UIC918_3 {
+    /// Maps a container onto the format-neutral `Ticket`.
+    ///
+    /// - issuer: the `U_HEAD` issuer code, else the header's; ticket id: the bytes of the `U_HEAD` ticket
+    ///   key (empty without `U_HEAD`); issued: the `U_HEAD` time.
+    /// - From `0080BL`: validity from the first day of `S031` to the last second of `S032` (Europe/Berlin),
+    ///   else from the earliest and latest days of the validity blocks; product `S001`; holder `S023`,
+    ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID; passengers and category
+    ///   from `S009` (`adults-BahnCards-type`) and `S012` (children).
+    /// - `details`: header, `U_HEAD`, the `0080BL` fields with labels, the layout's texts and every
+    ///   record as `id version length`, in that order.
+    ///
+    /// Records missing, unknown or in a version farecheck does not decode leave their fields `nil`: a
+    /// container with only `U_FLEX` maps to a ticket that has little more than its issuer.
+    ///
+    /// - Throws: `malformed` when a record that farecheck decodes is broken, naming its offset.
+    public static func ticket(from container: UICContainer) throws(FormatError) -> Ticket {
+        var details: [(label: String, value: String)] = [
+            ("header version", container.version < 10 ? "0\(container.version)" : "\(container.version)"),
+            ("issuer code", container.issuerCode),
+            ("key id", container.keyID),
+            (
+                "signature",
+                "\(container.signatureForm), \(container.signature.count) bytes in a "
+                    + "\(container.signatureFieldLength)-byte field"
+            ),
+        ]
+
+        let head = try decodeFirst(container, UICHead.recordID, into: &details, UICHead.init(record:))
+        if let head {
+            details.append(("ticket key", head.ticketKey))
+            details.append(("issued", issuedText(head.issuedAtText) + " (Europe/Berlin)"))
+            if head.issuerCode != container.issuerCode { details.append(("U_HEAD issuer code", head.issuerCode)) }
+            details.append(("language", "\(head.language) / \(head.additionalLanguage)"))
+        }
+
+        let bl = try decodeFirst(container, UIC0080BL.recordID, into: &details, UIC0080BL.init(record:))
+        var validFrom: Date?
+        var validUntil: Date?
+        var product: String?
+        var holder: String?
+        var passengers: Int?
+        var category: String?
+        if let bl {
+            for (index, block) in bl.validityBlocks.enumerated() {
+                let serial = block.serial.isEmpty ? "" : ", serial \(block.serial)"
+                details.append(("validity block \(index + 1)", "\(block.firstDay) – \(block.lastDay)\(serial)"))
+            }
+            for field in bl.fields { details.append((field.label, field.value)) }
+
+            validFrom = (bl.validFromDay ?? bl.validityBlocks.map(\.firstDay).min())?.start
+            validUntil = (bl.validUntilDay ?? bl.validityBlocks.map(\.lastDay).max())?.end
+            product = nonEmpty(bl.value(1))
+            holder = holderText(bl)
+            let children = bl.childCount
+            if let group = bl.passengersAndBahnCard {
+                passengers = group.adults + (children ?? 0)
+                switch (group.adults, children ?? 0) {
+                case (1..., 0): category = "adult"
+                case (0, 1...): category = "child"
+                default: category = nil
+                }
+            }
+        }
+
+        if let layout = try decodeFirst(container, UICLayout.recordID, into: &details, UICLayout.init(record:)) {
+            details.append(("layout", "\(layout.standard), \(layout.fields.count) fields (drawn by --show-layout)"))
+            details.append(("layout text", layout.texts.joined(separator: " | ")))
+        }
+        details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
+
+        return Ticket(
+            format: formatName, issuer: head?.issuerCode ?? container.issuerCode, ticketID: head?.ticketKeyBytes ?? [],
+            validFrom: validFrom, validUntil: validUntil, issuedAt: head?.issuedAt, product: product,
+            category: category, passengers: passengers, holder: holder, details: details
+        )
+    }
+
+    /// Decodes the first record with `id`; `nil` when there is none or its version is not supported
+    /// (then noted in `details`, since an unknown version is no reason to reject the ticket).
+    private static func decodeFirst<Record>(
+        _ container: UICContainer, _ id: String, into details: inout [(label: String, value: String)],
+        _ decode: (UICRecord) throws(FormatError) -> Record
+    ) throws(FormatError) -> Record? {
+        guard let record = container.record(id) else { return nil }
+        do {
+            return try decode(record)
+        } catch {
+            guard error.code == .unsupported else { throw error }
+            details.append((id, "version \(record.version) not decoded"))
+            return nil
+        }
+    }
+
+    /// `DD.MM.YYYY HH:MM` from `DDMMYYYYHHMM`.
+    private static func issuedText(_ digits: String) -> String {
+        let c = Array(digits)
+        guard c.count == 12 else { return digits }
+        return "\(String(c[0..<2])).\(String(c[2..<4])).\(String(c[4..<8])) \(String(c[8..<10])):\(String(c[10..<12]))"
+    }
+
+    /// The holder from `S023`, else `S028` reordered, with the ID number `S027` when there is one.
+    private static func holderText(_ bl: UIC0080BL) -> String? {
+        var name = nonEmpty(bl.value(23))
+        if name == nil, let raw = nonEmpty(bl.value(28)) {
+            // S028 is `Last#First`; people read `First Last`.
+            let parts = raw.split(separator: "#", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            name = parts.count == 2 ? "\(parts[1]) \(parts[0])".trimmingCharacters(in: .whitespaces) : raw
+        }
+        guard let id = nonEmpty(bl.value(27)) else { return name }
+        return name.map { "\($0), ID \(id)" } ?? "ID \(id)"
+    }
+
+    private static func nonEmpty(_ text: String?) -> String? {
+        guard let trimmed = text?.trimmingCharacters(in: CharacterSet(charactersIn: " \0")), !trimmed.isEmpty
+        else { return nil }
+        return trimmed
+    }
+}

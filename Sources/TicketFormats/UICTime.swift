@@ -1,0 +1,171 @@
+import Foundation
+
+/// A calendar day as UIC records write it (`DDMMYYYY`, `DD.MM.YYYY`), without a time of day.
+public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+
+    /// A day, or `nil` when the day does not exist in the Gregorian calendar.
+    public init?(year: Int, month: Int, day: Int) {
+        guard UICTime.isValidDay(year: year, month: month, day: day) else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// The first instant of the day in the issuer's local time (see `UICTime`).
+    public var start: Date { UICTime.date(self, hour: 0, minute: 0, second: 0) }
+    /// The last whole second of the day (23:59:59) in the issuer's local time.
+    ///
+    /// The last second rather than the next midnight, so that the end shows as the day it belongs to.
+    public var end: Date { UICTime.date(self, hour: 23, minute: 59, second: 59) }
+
+    /// `DD.MM.YYYY`, the way DB tickets print a day.
+    public var description: String {
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let year = String(self.year)
+        return "\(two(day)).\(two(month)).\(String(repeating: "0", count: max(0, 4 - year.count)))\(year)"
+    }
+
+    public static func < (lhs: UICDay, rhs: UICDay) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+
+    /// Reads `DDMMYYYY` (8 ASCII digits).
+    static func compact(_ bytes: some Collection<UInt8>) -> UICDay? {
+        let digits = Array(bytes)
+        guard digits.count == 8,
+            let day = UICFieldCursor.asciiNumber(digits[0..<2]),
+            let month = UICFieldCursor.asciiNumber(digits[2..<4]),
+            let year = UICFieldCursor.asciiNumber(digits[4..<8])
+        else { return nil }
+        return UICDay(year: year, month: month, day: day)
+    }
+
+    /// Reads `DD.MM.YYYY`, with surrounding spaces tolerated.
+    static func dotted(_ text: String) -> UICDay? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].utf8.count == 2, parts[1].utf8.count == 2, parts[2].utf8.count == 4,
+            let day = UICFieldCursor.asciiNumber(parts[0].utf8),
+            let month = UICFieldCursor.asciiNumber(parts[1].utf8),
+            let year = UICFieldCursor.asciiNumber(parts[2].utf8)
+        else { return nil }
+        return UICDay(year: year, month: month, day: day)
+    }
+
+    /// `DDMMYYYY`, the compact form of validity blocks.
+    var compactDigits: [UInt8] { uicDigits(day, width: 2) + uicDigits(month, width: 2) + uicDigits(year, width: 4) }
+}
+
+/// Local time of UIC 918.3 tickets: the times in the records carry no zone.
+///
+/// Assumption: the records state the issuer's local time, and farecheck reads them as Europe/Berlin
+/// (CET, UTC+1, with CEST, UTC+2, in summer), the zone of Deutsche Bahn, the issuer of every ticket
+/// whose content farecheck decodes. The rules are computed here rather than taken from the host's time
+/// zone database, so that the same ticket gives the same times on every inspector device:
+/// summer time from the last Sunday of March to the last Sunday of October (of September up to 1995,
+/// 6 April to 28 September in 1980), switching at 01:00 UTC; no summer time before 1980.
+/// A local time that occurs twice (the hour before the switch back) is read as the first, summer-time
+/// occurrence; one that does not exist (the hour skipped in March) is read with the winter offset.
+public enum UICTime {
+    /// The instant of a local Europe/Berlin wall-clock time.
+    public static func date(_ day: UICDay, hour: Int, minute: Int, second: Int = 0) -> Date {
+        let local =
+            (daysFromCivil(year: day.year, month: day.month, day: day.day) * 86_400)
+            + hour * 3_600 + minute * 60 + second
+        // Try summer time first: during the doubled hour this picks the first occurrence.
+        let asSummer = local - 7_200
+        let utc = isSummerTime(utcSeconds: asSummer) ? asSummer : local - 3_600
+        return Date(timeIntervalSince1970: TimeInterval(utc))
+    }
+
+    /// The offset from UTC of Europe/Berlin at `date`, in seconds (3600 or 7200).
+    public static func berlinOffset(at date: Date) -> Int {
+        isSummerTime(utcSeconds: wholeSeconds(date)) ? 7_200 : 3_600
+    }
+
+    static func isValidDay(year: Int, month: Int, day: Int) -> Bool {
+        guard (1...9999).contains(year), (1...12).contains(month), day >= 1 else { return false }
+        return day <= daysIn(month: month, year: year)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Whether Berlin keeps summer time at `utcSeconds` since 1970.
+    static func isSummerTime(utcSeconds: Int) -> Bool {
+        let year = civil(fromDays: floorDivide(utcSeconds, 86_400)).year
+        let bounds: (start: Int, end: Int)
+        switch year {
+        case ..<1980: return false
+        case 1980: bounds = (daysFromCivil(year: 1980, month: 4, day: 6), daysFromCivil(year: 1980, month: 9, day: 28))
+        case 1981...1995: bounds = (lastSunday(year: year, month: 3), lastSunday(year: year, month: 9))
+        default: bounds = (lastSunday(year: year, month: 3), lastSunday(year: year, month: 10))
+        }
+        let start = bounds.start * 86_400 + 3_600
+        let end = bounds.end * 86_400 + 3_600
+        return utcSeconds >= start && utcSeconds < end
+    }
+
+    /// Days since 1970-01-01 of the last Sunday of a month.
+    private static func lastSunday(year: Int, month: Int) -> Int {
+        let last = daysFromCivil(year: year, month: month, day: daysIn(month: month, year: year))
+        // 1970-01-01 was a Thursday: weekday 0 = Sunday is (days + 4) mod 7.
+        let weekday = ((last + 4) % 7 + 7) % 7
+        return last - weekday
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDivide(y, 400)
+        let yearOfEra = y - era * 400
+        let monthIndex = (month + 9) % 12
+        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The Gregorian date of a day since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = floorDivide(z, 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// The wall-clock fields of `date` in Berlin, for display and for encoding test tickets.
+    static func localFields(of date: Date) -> (day: UICDay, hour: Int, minute: Int, second: Int) {
+        let utc = wholeSeconds(date)
+        let local = utc + (isSummerTime(utcSeconds: utc) ? 7_200 : 3_600)
+        let days = floorDivide(local, 86_400)
+        let seconds = local - days * 86_400
+        let civil = civil(fromDays: days)
+        // Out of UICDay's range only for dates no ticket carries (before year 1 or after 9999).
+        let day = UICDay(year: civil.year, month: civil.month, day: civil.day) ?? UICDay(year: 1970, month: 1, day: 1)!
+        return (day, seconds / 3_600, seconds % 3_600 / 60, seconds % 60)
+    }
+
+    /// Seconds since 1970, clamped to about ±35 000 years so that no date (not even an infinite one) traps.
+    private static func wholeSeconds(_ date: Date) -> Int {
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite else { return seconds > 0 ? 1 << 40 : -(1 << 40) }
+        return Int(min(max(seconds, -0x1p40), 0x1p40).rounded(.down))
+    }
+
+    private static func floorDivide(_ a: Int, _ b: Int) -> Int {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
+    }
+}
