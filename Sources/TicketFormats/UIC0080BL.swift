@@ -23,6 +23,7 @@ public struct UIC0080BL: Sendable, Hashable {
         /// The serial number, with NUL and space padding removed.
         public var serial: String
 
+        /// A block for building test tickets.
         public init(firstDay: UICDay, lastDay: UICDay, serial: String) {
             self.firstDay = firstDay
             self.lastDay = lastDay
@@ -37,6 +38,7 @@ public struct UIC0080BL: Sendable, Hashable {
         /// The value as written.
         public var value: String
 
+        /// A field, e.g. `Field(tag: 1, value: "Super Sparpreis")`.
         public init(tag: Int, value: String) {
             self.tag = tag
             self.value = value

@@ -7,6 +7,7 @@ public enum UICSignatureForm: Sendable, Hashable, CustomStringConvertible {
     /// `r ‖ s`, each 32 bytes big-endian (version 2).
     case raw
 
+    /// `DER` or `raw r‖s`, as the inspector shows it.
     public var description: String {
         switch self {
         case .der: "DER"
@@ -115,7 +116,7 @@ public struct UICRecord: Sendable, Hashable {
 ///
 /// Parsing checks the structure only; whether the signature is genuine is the verifier's business. The
 /// signature covers `signedData`, the compressed bytes exactly as the barcode carries them.
-public struct UICContainer: Sendable {
+public struct UICContainer: Sendable, Hashable {
     /// The header version: 1 (50-byte DER signature field) or 2 (64-byte field).
     public var version: Int
     /// The issuer's RICS code exactly as the header writes it, e.g. `1080`.

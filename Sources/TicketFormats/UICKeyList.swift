@@ -5,8 +5,11 @@ import Foundation
 /// farecheck's own small enum: `TicketFormats` names what the list says; the verifier maps it onto the
 /// digests of its signature module.
 public enum UICHash: String, Sendable, Hashable, CaseIterable {
+    /// SHA-1, for DSA 1024/160 keys.
     case sha1
+    /// SHA-224, for DSA 2048/224 keys.
     case sha224
+    /// SHA-256, for DSA 2048/256 and P-256 keys.
     case sha256
 }
 
@@ -83,6 +86,7 @@ public struct UICKeyList: Sendable {
         /// The last second of the end date (23:59:59 UTC), or `nil` when the list gives none.
         public var validUntil: Date?
 
+        /// An entry; the algorithm is read from `signatureAlgorithmText`.
         public init(
             issuerName: String, issuerCode: String, keyID: String, versionType: String,
             signatureAlgorithmText: String, certificateDER: [UInt8], barcodeVersion: String,
@@ -121,6 +125,7 @@ public struct UICKeyList: Sendable {
         /// A sentence saying what is wrong.
         public var message: String
 
+        /// `key ISSUER/ID: message`.
         public var description: String { "key \(issuerCode)/\(keyID): \(message)" }
     }
 
@@ -129,6 +134,7 @@ public struct UICKeyList: Sendable {
     /// The entries that were not, in list order.
     public var problems: [Problem]
 
+    /// A list of entries and problems, e.g. for tests.
     public init(entries: [Entry], problems: [Problem] = []) {
         self.entries = entries
         self.problems = problems

@@ -23,6 +23,7 @@ public struct UICLayout: Sendable, Hashable {
         /// The field's text.
         public var text: String
 
+        /// A field; one line high and unformatted unless stated.
         public init(line: Int, column: Int, height: Int = 1, width: Int, formatting: Int = 0, text: String) {
             self.line = line
             self.column = column
@@ -38,6 +39,7 @@ public struct UICLayout: Sendable, Hashable {
     /// The fields, in record order.
     public var fields: [Field]
 
+    /// A layout for building test tickets.
     public init(standard: String, fields: [Field]) {
         self.standard = standard
         self.fields = fields

@@ -2,8 +2,11 @@ import Foundation
 
 /// A calendar day as UIC records write it (`DDMMYYYY`, `DD.MM.YYYY`), without a time of day.
 public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The year, e.g. 2021.
     public var year: Int
+    /// The month, 1–12.
     public var month: Int
+    /// The day of the month, 1–31.
     public var day: Int
 
     /// A day, or `nil` when the day does not exist in the Gregorian calendar.
@@ -28,6 +31,7 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
         return "\(two(day)).\(two(month)).\(String(repeating: "0", count: max(0, 4 - year.count)))\(year)"
     }
 
+    /// Earlier days first.
     public static func < (lhs: UICDay, rhs: UICDay) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
