@@ -71,7 +71,13 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
-        .testTarget(name: "SignaturesTests", dependencies: ["Signatures"], swiftSettings: strict),
+        .testTarget(
+            name: "SignaturesTests",
+            dependencies: ["Signatures"],
+            // Fixture files are read next to the sources (#filePath), not from a bundle.
+            exclude: ["Resources"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "VerificationTests",
             dependencies: ["Verification", "TicketFormats", "Signatures"],

@@ -1,0 +1,138 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Symbols
+import TicketFormats
+import Verification
+
+/// `farecheck bench`: the speed figures the README reports, measured on this machine.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure verify throughput and scan time on this machine, beside OpenSSL, ZXingReader and zbarimg.",
+        discussion: """
+            verify: a warm verifier on one core, payload bytes to verdict (FC1 text form: base45, \
+            inflate, COSE, signature, claims, policies), beside `openssl speed` for the bare signature \
+            verification of the same algorithm. scan: a 1280×720 photo-like image holding one ticket, \
+            `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file.
+            """
+    )
+
+    enum Part: String, ExpressibleByArgument, CaseIterable {
+        case verify, scan, all
+    }
+
+    @Argument(help: "verify, scan or all.") var part: Part = .all
+    @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
+    @Option(help: "Runs of each scan measurement.") var runs: Int = 10
+    @Flag(help: "Skip the comparison with external tools.") var noCompare = false
+
+    func run() throws {
+        printLine("machine: \(MachineDescription.current)")
+        if part == .verify || part == .all { try benchVerify() }
+        if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
+    }
+
+    private func benchVerify() throws {
+        let reference = noCompare ? [:] : OpenSSLSpeed.verifyRates(seconds: max(1, Int(seconds.rounded())))
+        printLine("verify throughput, one core, \(seconds) s each (FC1 text form, payload bytes → verdict):")
+        for demo in DemoKeys.issuingKeys {
+            let key = try IssuingKey.parse(demo.text, source: demo.file)
+            var trust = TrustSnapshot()
+            trust.add(TrustedKey(format: FC1.formatName, issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name, publicKey: key.privateKey.publicKey))
+            let now = Date()
+            let claims = FC1.Claims(
+                issuer: "demo-transit", ticketID: Array(0..<16), issuedAt: now, validFrom: now.addingTimeInterval(-60),
+                validUntil: now.addingTimeInterval(86400), product: "day", zones: ["A", "B"], category: "adult", holder: "ID ****1234"
+            )
+            let payload = try key.payload(for: claims, barcode: .qr)
+            let verifier = TicketVerifier(trust: trust, clock: FixedClock(now))
+            guard (try? verifier.verify(payload))?.kind == .valid else {
+                throw CommandFailure.exit("bench: the \(key.algorithm.name) ticket does not verify")
+            }
+            let rate = try Self.rate(seconds: seconds) {
+                let verdict = try verifier.verify(payload)
+                precondition(verdict.isValid)
+            }
+            var line = "  \(key.algorithm.name.padding(toLength: 6, withPad: " ", startingAt: 0)) farecheck \(Self.format(rate))/s"
+            if let bare = reference[key.algorithm.name] {
+                line += "   openssl speed \(Self.format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
+            }
+            printLine(line)
+        }
+    }
+
+    /// Calls `body` repeatedly for about `seconds` and returns calls per second.
+    static func rate(seconds: Double, _ body: () throws -> Void) throws -> Double {
+        // Warm-up, so that first-use costs (provider fetches, caches) stay out of the figure.
+        for _ in 0..<50 { try body() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + .milliseconds(Int64(seconds * 1000))
+        var count = 0
+        while clock.now < deadline {
+            for _ in 0..<50 { try body() }
+            count += 50
+        }
+        let elapsed = clock.now - start
+        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func format(_ rate: Double) -> String { String(format: "%8.0f", rate) }
+}
+
+/// A line saying what machine a figure was measured on.
+enum MachineDescription {
+    static var current: String {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let memory = ProcessInfo.processInfo.physicalMemory / (1 << 30)
+        return "\(model), \(cores) cores, \(memory) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+    }
+}
+
+/// Runs another program and returns its standard output, or `nil` when it cannot run.
+func runTool(_ path: String, _ arguments: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do {
+        try process.run()
+    } catch {
+        return nil
+    }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Finds a program on `$PATH`.
+func findTool(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// `openssl speed` as the reference for bare signature verification.
+enum OpenSSLSpeed {
+    /// Verify operations per second by COSE algorithm name, as `openssl speed` reports them.
+    static func verifyRates(seconds: Int) -> [String: Double] {
+        guard let openssl = findTool("openssl"),
+              let output = runTool(openssl, ["speed", "-seconds", "\(seconds)", "ecdsap256", "ed25519", "rsa2048"])
+        else { return [:] }
+        var rates: [String: Double] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let last = fields.last.flatMap({ Double($0) }) else { continue }
+            if line.contains("(nistp256)") { rates["ES256"] = last }
+            if line.contains("(Ed25519)") { rates["EdDSA"] = last }
+            // RSA 2048 verify (PKCS#1 v1.5): the nearest `openssl speed` has to PS256.
+            if line.hasPrefix("rsa 2048 bits"), fields.count >= 2, let verify = Double(fields[fields.count - 1]) { rates["PS256"] = verify }
+        }
+        return rates
+    }
+}

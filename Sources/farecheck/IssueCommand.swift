@@ -1,0 +1,124 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Symbols
+import TicketFormats
+
+/// The barcode a ticket is rendered as.
+enum BarcodeKind: String, ExpressibleByArgument, CaseIterable {
+    case qr, aztec
+
+    /// The FC1 transport this barcode carries: text for QR's alphanumeric mode, zlib bytes for Aztec.
+    func transport(prefix: String) -> FC1.Transport {
+        self == .qr ? .text(prefix: prefix) : .zlib
+    }
+
+    /// The payload as a barcode image.
+    func image(_ payload: [UInt8], moduleSize: Int) throws -> GrayImage {
+        switch self {
+        case .qr: try SymbolWriter(moduleSize: moduleSize).qrCode(payload)
+        case .aztec: try SymbolWriter(moduleSize: moduleSize).aztecCode(payload)
+        }
+    }
+
+    /// Renders the payload and writes it as a PNG, or exits with status 2.
+    func render(_ payload: [UInt8], moduleSize: Int, to path: String) throws {
+        do {
+            try image(payload, moduleSize: moduleSize).writePNG(toFile: path)
+        } catch {
+            throw CommandFailure.exit("cannot render the \(rawValue) code to \(path): \(error)")
+        }
+    }
+}
+
+extension IssuingKey {
+    /// Signs the claims and wraps the COSE message for the barcode.
+    func payload(for claims: FC1.Claims, barcode: BarcodeKind, prefix: String = FC1.defaultPrefix) throws -> [UInt8] {
+        let cose: [UInt8]
+        do {
+            cose = try COSESign1.sign(algorithm: algorithm, keyID: keyID, payload: claims.encoded(), sign: sign)
+        } catch {
+            throw CommandFailure.exit("signing failed: \(error)")
+        }
+        return FC1.encode(cose: cose, transport: barcode.transport(prefix: prefix))
+    }
+}
+
+/// `farecheck issue`: sign an FC1 test ticket and render it as a barcode image.
+struct IssueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue",
+        abstract: "Issue a signed FC1 ticket and render it as a PNG barcode (for tests, demos and trials).",
+        discussion: """
+            QR codes carry the text form (FC1: + base45 of the zlib-compressed COSE message, in QR's \
+            alphanumeric mode); Aztec codes carry the zlib-compressed COSE bytes. The key file is one \
+            written by `farecheck keys generate` (its issuer and kid are read from it) or any PEM \
+            private key with --issuer.
+            """
+    )
+
+    @Option(help: "The private key file.") var key: String
+    @Option(help: "The issuer (default: the one named in the key file).") var issuer: String?
+    @Option(help: "The product: single, day, month, ...") var product: String = "single"
+    @Option(help: "Comma-separated zones (default: whole network).") var zones: String?
+    @Option(help: "Passenger category: adult, child, senior, reduced, disabled.") var category: String?
+    @Option(help: "Number of passengers.") var passengers: Int?
+    @Option(help: "What the inspector checks against the holder, e.g. \"ID ****1234\".") var holder: String?
+    @Option(name: .customLong("valid-from"), help: "Start of validity (default now).") var validFrom: DateArgument?
+    @Option(name: .customLong("valid-until"), help: "End of validity (default: valid-from + 1 day).") var validUntil: DateArgument?
+    @Option(name: .customLong("activated-at"), help: "Activation time, for tickets activated by the rider.") var activatedAt: DateArgument?
+    @Option(name: .customLong("duration"), help: "Validity in seconds after activation.") var duration: Int?
+    @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (default: 16 random bytes).") var ticketID: String?
+    @Option(help: "The key id to put in the ticket, in hex (default: the one named in the key file).") var kid: String?
+    @Option(help: "qr or aztec.") var barcode: BarcodeKind = .qr
+    @Option(help: "The PNG to write.") var out: String?
+    @Option(name: .customLong("payload-out"), help: "Also write the raw barcode payload to this file.") var payloadOut: String?
+    @Option(name: .customLong("module-size"), help: "Pixels per barcode module.") var moduleSize: Int = 6
+    @Option(help: "The text prefix of the QR form.") var prefix: String = FC1.defaultPrefix
+
+    func validate() throws {
+        if out == nil, payloadOut == nil { throw ValidationError("give --out FILE.png and/or --payload-out FILE") }
+        if let passengers, passengers < 1 { throw ValidationError("--passengers must be at least 1") }
+        if !(1...40).contains(moduleSize) { throw ValidationError("--module-size must be 1 to 40 pixels") }
+    }
+
+    func run() throws {
+        var signingKey = try IssuingKey.load(from: key)
+        if let kid {
+            guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else { throw ValidationError("--kid must be hex") }
+            signingKey.keyID = parsed
+        }
+        guard let issuer = issuer ?? signingKey.issuer else {
+            throw ValidationError("the key file names no issuer: give --issuer")
+        }
+        let now = Date()
+        let start = validFrom?.date ?? now
+        let end = validUntil?.date ?? start.addingTimeInterval(86400)
+        guard end > start else { throw ValidationError("--valid-until must be after --valid-from") }
+        var id: [UInt8]
+        if let ticketID {
+            guard let parsed = [UInt8](hex: ticketID), !parsed.isEmpty else { throw ValidationError("--ticket-id must be hex") }
+            id = parsed
+        } else {
+            var generator = SystemRandomNumberGenerator()
+            id = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        let claims = FC1.Claims(
+            issuer: issuer, ticketID: id, issuedAt: now, validFrom: start, validUntil: end, product: product,
+            zones: zones.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } },
+            category: category, passengers: passengers, holder: holder, activatedAt: activatedAt?.date,
+            activationDuration: duration
+        )
+        let payload = try signingKey.payload(for: claims, barcode: barcode, prefix: prefix)
+        if let payloadOut {
+            guard FileManager.default.createFile(atPath: payloadOut, contents: Data(payload)) else {
+                throw CommandFailure.exit("cannot write \(payloadOut)")
+            }
+        }
+        if let out {
+            try barcode.render(payload, moduleSize: moduleSize, to: out)
+        }
+        let written = [out, payloadOut].compactMap { $0 }.joined(separator: " and ")
+        printLine("ticket \(id.hexString) (\(product), \(issuer), kid \(signingKey.keyID.hexString), \(payload.count) payload bytes) written to \(written)")
+    }
+}

@@ -1,0 +1,275 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Signatures
+import TicketFormats
+import TrustStore
+
+/// `farecheck keys`: the trusted keys in the store.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage trusted keys: generate, import, list, remove.",
+        subcommands: [Generate.self, Import.self, List.self, Remove.self]
+    )
+
+    struct Generate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a signing key pair: the private key goes to a file, the public key into the store.",
+            discussion: "The key id (kid) is the first 8 bytes of SHA-256 over the public key (DER SubjectPublicKeyInfo), printed in hex."
+        )
+
+        @Option(help: "The issuer the key signs for, e.g. demo-transit.") var issuer: String
+        @Option(help: "ES256, EdDSA or PS256.") var alg: String = "ES256"
+        @Option(help: "Where to write the private key (PEM, mode 0600).") var out: String
+        @Flag(help: "Overwrite an existing key file.") var force = false
+        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
+        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            guard let algorithm = COSEAlgorithm(name: alg) else {
+                throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)")
+            }
+            if FileManager.default.fileExists(atPath: out), !force {
+                throw CommandFailure.exit("\(out) exists; pass --force to overwrite it")
+            }
+            let trustStore = try store.open()
+            let privateKey: PrivateKey
+            do {
+                privateKey = try PrivateKey.generate(IssuingKey.kind(for: algorithm))
+            } catch {
+                throw CommandFailure.exit("cannot generate the key: \(error)")
+            }
+            let spki = privateKey.publicKey.spkiDER
+            let kid = IssuingKey.keyID(forSPKI: spki)
+            let file = IssuingKey(privateKey: privateKey, issuer: issuer, keyID: kid, algorithm: algorithm)
+            do {
+                try file.write(to: out)
+            } catch {
+                throw CommandFailure.exit("cannot write \(out): \(error)")
+            }
+            do {
+                try trustStore.saveKey(KeyRecord(
+                    format: FC1.formatName, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name, spki: spki,
+                    notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
+                ))
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            printLine("kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)); private key written to \(out); public key stored in \(trustStore.path)")
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a public key: a PEM or DER X.509 certificate, or a PEM/DER public key (SPKI).",
+            discussion: """
+                Without --kid, a certificate's kid is the first 8 bytes of SHA-256 over its DER (the FC1 \
+                rule); a bare public key's is the first 8 bytes of SHA-256 over its SubjectPublicKeyInfo. \
+                A certificate's own validity is the key's validity unless --not-before/--not-after say otherwise.
+                """
+        )
+
+        @Argument(help: "The certificate or public key file.") var file: String
+        @Option(help: "The issuer the key signs for.") var issuer: String
+        @Option(help: "The key id in hex, as tickets carry it.") var kid: String?
+        @Option(help: "ES256, EdDSA or PS256 (default: from the key's type).") var alg: String?
+        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
+        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let bytes = try readFile(file)
+            let material: KeyMaterial
+            do {
+                material = try KeyMaterial(parsingKeyFile: bytes)
+            } catch {
+                throw CommandFailure.exit("\(file): \(error)")
+            }
+            let keyID: [UInt8]
+            if let kid {
+                guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else { throw ValidationError("--kid must be hex, e.g. 0a1b2c3d4e5f6071") }
+                keyID = parsed
+            } else if let certificate = material.certificate {
+                keyID = Array(digest(.sha256, certificate.der).prefix(8))
+            } else {
+                keyID = IssuingKey.keyID(forSPKI: material.publicKey.spkiDER)
+            }
+            let algorithm: String
+            if let alg {
+                guard let named = COSEAlgorithm(name: alg) else { throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)") }
+                algorithm = named.name
+            } else if let derived = IssuingKey.algorithm(for: material.publicKey.kind) {
+                algorithm = derived.name
+            } else {
+                throw CommandFailure.exit("\(file): a \(material.publicKey.kind) key cannot sign FC1 tickets (ES256, EdDSA, PS256)")
+            }
+            let trustStore = try store.open()
+            let record = KeyRecord(
+                format: FC1.formatName, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
+                spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
+                notBefore: notBefore?.date ?? material.certificate?.notBefore,
+                notAfter: notAfter?.date ?? material.certificate?.notAfter,
+                source: (file as NSString).lastPathComponent
+            )
+            do {
+                try trustStore.saveKey(record)
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            printLine("kid \(record.keyID) (\(algorithm), issuer \(issuer)) imported from \(file)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the trusted keys.")
+
+        @Flag(help: "One JSON object per line per key.") var json = false
+        @OptionGroup var store: StoreOptions
+
+        struct Row: Encodable {
+            var format: String
+            var issuer: String
+            var kid: String
+            var algorithm: String?
+            var keyType: String
+            var notBefore: Date?
+            var notAfter: Date?
+            var source: String
+            var revoked: Bool
+        }
+
+        func run() throws {
+            let trustStore = try store.open()
+            let (records, revoked): ([KeyRecord], [KeyRevocationRecord])
+            do {
+                records = try trustStore.keys()
+                revoked = try trustStore.keyRevocations()
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            let revokedSet = Set(revoked.map { "\($0.format)/\($0.issuer)/\($0.keyID)" })
+            let rows = records.map { record in
+                Row(
+                    format: record.format, issuer: record.issuer, kid: record.keyID, algorithm: record.algorithm,
+                    keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
+                    notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
+                    revoked: revokedSet.contains("\(record.format)/\(record.issuer)/\(record.keyID)")
+                )
+            }
+            if json {
+                rows.forEach { printLine(jsonLine($0)) }
+                return
+            }
+            if rows.isEmpty {
+                printLine("No keys in \(trustStore.path). Add one with `farecheck keys generate` or `farecheck keys import`.")
+                return
+            }
+            for row in rows {
+                var window = ""
+                if row.notBefore != nil || row.notAfter != nil {
+                    window = " valid \(row.notBefore?.iso8601 ?? "…") .. \(row.notAfter?.iso8601 ?? "…")"
+                }
+                printLine("\(row.format) \(row.issuer) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]")
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop trusting a key.")
+
+        @Argument(help: "The key id (hex for FC1).") var kid: String
+        @Option(help: "Only the key of this issuer.") var issuer: String?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let trustStore = try store.open()
+            let removed: Int
+            do {
+                removed = try trustStore.removeKeys(withID: kid.lowercased(), issuer: issuer)
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            guard removed > 0 else { throw CommandFailure.exit("no key \(kid) in \(trustStore.path)") }
+            printLine("removed \(removed) key\(removed == 1 ? "" : "s") with id \(kid)")
+        }
+    }
+}
+
+/// A private key file for issuing: PKCS#8 PEM preceded by `# name: value` lines that say whose
+/// key it is (OpenSSL ignores text before the PEM block, so the file stays a normal key file).
+struct IssuingKey {
+    var privateKey: PrivateKey
+    var issuer: String?
+    var keyID: [UInt8]
+    var algorithm: COSEAlgorithm
+
+    static func kind(for algorithm: COSEAlgorithm) -> KeyKind {
+        switch algorithm {
+        case .es256: .ecP256
+        case .edDSA: .ed25519
+        case .ps256: .rsa(bits: 2048)
+        }
+    }
+
+    static func algorithm(for kind: KeyKind) -> COSEAlgorithm? {
+        switch kind {
+        case .ecP256: .es256
+        case .ed25519: .edDSA
+        case .rsa: .ps256
+        default: nil
+        }
+    }
+
+    /// The kid of a key without a certificate: SHA-256 over its SubjectPublicKeyInfo, first 8 bytes.
+    static func keyID(forSPKI spki: [UInt8]) -> [UInt8] {
+        Array(digest(.sha256, spki).prefix(8))
+    }
+
+    func write(to path: String) throws {
+        var text = "# farecheck issuing key\n"
+        if let issuer { text += "# issuer: \(issuer)\n" }
+        text += "# kid: \(keyID.hexString)\n# alg: \(algorithm.name)\n"
+        text += try privateKey.pemPKCS8
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CommandFailure("the file could not be written")
+        }
+    }
+
+    /// Reads a key file written by `keys generate`, or any PKCS#8 / traditional PEM private key.
+    static func load(from path: String) throws -> IssuingKey {
+        try parse(String(decoding: try readFile(path), as: UTF8.self), source: path)
+    }
+
+    /// Reads the text of a key file; `source` names it in errors.
+    static func parse(_ text: String, source path: String) throws -> IssuingKey {
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("#") {
+            let parts = line.dropFirst().split(separator: ":", maxSplits: 1)
+            if parts.count == 2 {
+                fields[parts[0].trimmingCharacters(in: .whitespaces)] = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let privateKey: PrivateKey
+        do {
+            privateKey = try PrivateKey(pem: text)
+        } catch {
+            throw CommandFailure.exit("\(path): not a private key file (\(error))")
+        }
+        guard let algorithm = fields["alg"].flatMap(COSEAlgorithm.init(name:)) ?? Self.algorithm(for: privateKey.kind) else {
+            throw CommandFailure.exit("\(path): a \(privateKey.kind) key cannot sign FC1 tickets")
+        }
+        let keyID = fields["kid"].flatMap { [UInt8](hex: $0) } ?? keyID(forSPKI: privateKey.publicKey.spkiDER)
+        return IssuingKey(privateKey: privateKey, issuer: fields["issuer"], keyID: keyID, algorithm: algorithm)
+    }
+
+    /// Signs a COSE Sig_structure with the scheme FC1 uses for this algorithm.
+    func sign(_ message: [UInt8]) throws -> [UInt8] {
+        switch algorithm {
+        case .es256: try privateKey.signature(for: message, scheme: .ecdsa(.sha256, .raw))
+        case .edDSA: try privateKey.signature(for: message, scheme: .eddsa)
+        case .ps256: try privateKey.signature(for: message, scheme: .rsaPSS(.sha256))
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The result of running the `farecheck` binary.
+struct Run {
+    var status: Int32
+    var stdout: [UInt8]
+    var stderr: String
+    var text: String { String(decoding: stdout, as: UTF8.self) }
+
+    /// Standard output parsed as JSON lines.
+    var jsonLines: [[String: Any]] {
+        text.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+}
+
+/// Runs programs, with a scratch directory and a store of its own.
+final class Workbench {
+    let directory: String
+    var db: String { directory + "/store.sqlite" }
+
+    init() {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-cli-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// The farecheck binary SwiftPM built beside this test bundle.
+    static let farecheck: String = {
+        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("farecheck").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return bundle.appendingPathComponent("farecheck").path
+    }()
+
+    func path(_ name: String) -> String { directory + "/" + name }
+
+    /// Runs `farecheck` with `--db` pointing at this bench's store where the command takes one.
+    @discardableResult
+    func farecheck(_ arguments: [String], stdin: [UInt8]? = nil, useStore: Bool = true) throws -> Run {
+        var environment = ProcessInfo.processInfo.environment
+        if useStore { environment["FARECHECK_DB"] = db }
+        return try run(Self.farecheck, arguments, stdin: stdin, environment: environment)
+    }
+
+    func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes concurrently with the process so neither fills up and blocks it.
+        nonisolated(unsafe) var errorData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errorData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outputData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: Array(outputData), stderr: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Runs a shell command line (for openssl and other reference tools).
+    @discardableResult
+    func shell(_ command: String) throws -> Run {
+        try run("/bin/sh", ["-c", command])
+    }
+}
+
+/// Locates the repository (for files such as Keys/) from this source file.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path

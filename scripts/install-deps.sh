@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages farecheck builds and tests against. Needs root (or sudo).
+# The Swift 6.3 toolchain itself is not a Debian package: install it from swift.org first.
+set -euo pipefail
+packages=(
+    pkg-config libssl-dev zlib1g-dev libsqlite3-dev
+    libzbar-dev libzxing-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev
+    openssl zbar-tools zxing-cpp-tools qrencode
+)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
