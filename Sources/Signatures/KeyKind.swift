@@ -32,8 +32,8 @@ enum KeyFamily: Hashable, Sendable {
     case ec(scalarByteCount: Int)
     /// DSA: `r` and `s` each take `scalarByteCount` bytes (the size of `q`) in raw form.
     case dsa(scalarByteCount: Int)
-    /// RSA, plain or restricted to PSS.
-    case rsa
+    /// RSA, plain or restricted to PSS: signatures are exactly `modulusByteCount` bytes.
+    case rsa(modulusByteCount: Int)
     /// Ed25519 or Ed448.
     case eddsa
     /// A key this module can describe but not use.
@@ -52,7 +52,7 @@ enum KeyFamily: Hashable, Sendable {
         case EVP_PKEY_ED448:
             return (.other("ED448"), .eddsa)
         case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS:
-            return (.rsa(bits: bits), .rsa)
+            return (.rsa(bits: bits), .rsa(modulusByteCount: (bits + 7) / 8))
         case EVP_PKEY_DSA:
             let qBits = subgroupBits(pkey)
             return (.dsa(bits: bits, qBits: qBits), qBits > 0 ? .dsa(scalarByteCount: (qBits + 7) / 8) : .unsupported)

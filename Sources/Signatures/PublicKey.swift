@@ -190,7 +190,10 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             // UIC 918.3 raw fields are split in half whatever the key's q size, so any even length is read.
             guard let der = Self.canonicalDER(signature, encoding) else { return false }
             (template, encodedSignature) = (digestVerifyTemplate, der)
-        case (.rsaPSS(let algorithm), .rsa):
+        case (.rsaPSS(let algorithm), .rsa(let modulusByteCount)):
+            // RFC 8017 wants exactly k bytes; OpenSSL would also take fewer (as if zeros were cut from the
+            // front), which would make one signature valid in several forms.
+            guard signature.count == modulusByteCount else { return false }
             (template, encodedSignature) = (pssVerifyTemplates[algorithm.index], signature)
         default:
             return false

@@ -94,6 +94,22 @@ struct MalformedSignatureTests {
         #expect(!key.publicKey.isValidSignature(Array(wide), for: sampleMessage, scheme: .es256))
     }
 
+    @Test("an RSA-PSS signature must be exactly as long as the modulus, even when it starts with a zero byte")
+    func rsaSignatureLength() throws {
+        // PSS signatures are randomised; about one in 256 starts with a zero byte, which OpenSSL alone would
+        // also accept with that byte cut off.
+        var signature: [UInt8] = []
+        for _ in 0..<4000 {
+            signature = try TestKeys.rsa2048.signature(for: sampleMessage, scheme: .ps256)
+            if signature.first == 0 { break }
+        }
+        try #require(signature.first == 0)
+        let publicKey = TestKeys.rsa2048.publicKey
+        #expect(publicKey.isValidSignature(signature, for: sampleMessage, scheme: .ps256))
+        #expect(!publicKey.isValidSignature(Array(signature.dropFirst()), for: sampleMessage, scheme: .ps256))
+        #expect(!publicKey.isValidSignature([0] + signature, for: sampleMessage, scheme: .ps256))
+    }
+
     @Test("raw DSA signatures are split in half, so zero-padded halves are read as UIC v2 fields are")
     func rawDSAHalves() throws {
         let key = TestKeys.dsa1024
