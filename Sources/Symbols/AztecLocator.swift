@@ -1,10 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 import FareCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Finds Aztec bull's-eyes in a photo and resamples each symbol onto a clean, upright grid.
 ///
@@ -72,7 +72,8 @@ struct AztecLocator {
                         }
                     }
                     // A flat block (paper, background) has no dark pixels: put its threshold below its darkest.
-                    means[blockY * blocksAcross + blockX] = high &- low <= 24
+                    means[blockY * blocksAcross + blockX] =
+                        high &- low <= 24
                         ? Int(low) - 8 : sum / ((right - left) * (bottom - top))
                 }
             }
@@ -130,7 +131,9 @@ struct AztecLocator {
     ///
     /// Returns the offset of the centre run's middle from (x, y) in steps, and the module size in steps.
     private func crossCheck(x: Int, y: Int, dx: Int, dy: Int, expected: Double) -> (offset: Double, module: Double)? {
-        guard x >= 0, y >= 0, x < searchImage.width, y < searchImage.height, dark[y * searchImage.width + x] == 1 else { return nil }
+        guard x >= 0, y >= 0, x < searchImage.width, y < searchImage.height, dark[y * searchImage.width + x] == 1 else {
+            return nil
+        }
         let limit = Int(expected * 3) + 3
         func runs(sign: Int) -> [Int]? {
             // The centre run's part on this side (including the start pixel), then four more runs.
@@ -216,8 +219,9 @@ struct AztecLocator {
         let scale = Double(searchScale)
         return found.sorted { $0.hits > $1.hits }.prefix(limit).map { candidate in
             // Pixel centres: x_full + 0.5 = (x_search + 0.5) * scale.
-            Candidate(x: (candidate.x + 0.5) * scale - 0.5, y: (candidate.y + 0.5) * scale - 0.5,
-                      moduleSize: candidate.moduleSize * scale, hits: candidate.hits)
+            Candidate(
+                x: (candidate.x + 0.5) * scale - 0.5, y: (candidate.y + 0.5) * scale - 0.5,
+                moduleSize: candidate.moduleSize * scale, hits: candidate.hits)
         }
     }
 
@@ -233,7 +237,7 @@ struct AztecLocator {
         let row = Int(centreY.rounded())
         let diagonalExpected = max(module, vertical.module) * 1.5
         guard crossCheck(x: Int(centreX.rounded()), y: row, dx: 1, dy: 1, expected: diagonalExpected) != nil,
-              crossCheck(x: Int(centreX.rounded()), y: row, dx: 1, dy: -1, expected: diagonalExpected) != nil
+            crossCheck(x: Int(centreX.rounded()), y: row, dx: 1, dy: -1, expected: diagonalExpected) != nil
         else { return nil }
         return Candidate(x: centreX, y: centreY, moduleSize: (horizontal.module + vertical.module) / 2, hits: 1)
     }
@@ -250,7 +254,10 @@ struct AztecLocator {
 
     /// The map from module coordinates (origin at the bull's-eye centre, one unit per module) to image
     /// pixels, fitted to the ring edges around a candidate; `nil` when the rings do not fit a square grid.
-    func geometry(of candidate: Candidate, projective: Bool) -> Homography? {
+    ///
+    /// Returns the affine fit (right for a flat ticket seen square on, and the most stable) and the
+    /// projective one (for a tilted camera); both come from the same edge points.
+    func geometry(of candidate: Candidate) -> (affine: Homography?, projective: Homography?) {
         let rayCount = 144
         let module = candidate.moduleSize
         let reach = module * 8 * 1.45
@@ -265,8 +272,9 @@ struct AztecLocator {
             var profile = [Double](repeating: 0, count: sampleCount)
             for index in 0..<sampleCount {
                 let distance = Double(index) * step
-                profile[index] = image.bilinearSample(x: candidate.x + directionX * distance,
-                                                      y: candidate.y + directionY * distance, outside: 255)
+                profile[index] = image.bilinearSample(
+                    x: candidate.x + directionX * distance,
+                    y: candidate.y + directionY * distance, outside: 255)
             }
             // Threshold halfway between the dark and light rings seen on this ray near the centre.
             let inner = profile.prefix(min(sampleCount, Int(module * 4.6 / step))).sorted()
@@ -294,12 +302,18 @@ struct AztecLocator {
         // assigned by order along the ray.
         var points: [EdgePoint] = []
         for crossings in crossingsByRay where crossings.count >= 4 {
-            for index in 1...3 { points.append(EdgePoint(x: crossings[index].x, y: crossings[index].y, radius: Double(index) + 0.5)) }
+            for index in 1...3 {
+                points.append(EdgePoint(x: crossings[index].x, y: crossings[index].y, radius: Double(index) + 0.5))
+            }
         }
-        guard points.count >= 40 else { return nil }
-        guard var inverse = fitInverse(points, around: candidate, sidesFrom: nil, projective: false) else { return nil }
+        guard points.count >= 40 else { return (nil, nil) }
+        guard var inverse = fitInverse(points, around: candidate, sidesFrom: nil, projective: false) else {
+            return (nil, nil)
+        }
         for _ in 0..<2 {
-            guard let refined = fitInverse(points, around: candidate, sidesFrom: inverse, projective: false) else { return nil }
+            guard let refined = fitInverse(points, around: candidate, sidesFrom: inverse, projective: false) else {
+                return (nil, nil)
+            }
             inverse = refined
         }
 
@@ -317,17 +331,22 @@ struct AztecLocator {
                 accepted.append(EdgePoint(x: crossing.x, y: crossing.y, radius: ring))
             }
         }
-        guard accepted.count >= 60 else { return nil }
-        guard let final = fitInverse(accepted, around: candidate, sidesFrom: inverse, projective: projective) else { return nil }
-        // The residual in modules says whether this was a real bull's-eye.
-        var squares = 0.0
-        for point in accepted {
-            let (u, v) = final.apply(point.x, point.y)
-            let error = max(abs(u), abs(v)) - point.radius
-            squares += error * error
+        guard accepted.count >= 60 else { return (nil, nil) }
+        func finalFit(projective: Bool) -> Homography? {
+            guard let final = fitInverse(accepted, around: candidate, sidesFrom: inverse, projective: projective) else {
+                return nil
+            }
+            // The residual in modules says whether this was a real bull's-eye.
+            var squares = 0.0
+            for point in accepted {
+                let (u, v) = final.apply(point.x, point.y)
+                let error = max(abs(u), abs(v)) - point.radius
+                squares += error * error
+            }
+            guard (squares / Double(accepted.count)).squareRoot() < 0.12 else { return nil }
+            return invert(final)
         }
-        guard (squares / Double(accepted.count)).squareRoot() < 0.12 else { return nil }
-        return invert(final)
+        return (finalFit(projective: false), finalFit(projective: true))
     }
 
     /// Fits G, the map from image pixels to module coordinates, so that each edge point lands on its ring's
@@ -452,6 +471,79 @@ struct AztecLocator {
         return Homography(matrix: inverse.map { $0 / inverse[8] })
     }
 
+    // MARK: - Reference grid
+
+    /// The geometry corrected with a full-range symbol's reference grid, or `nil` when no grid is seen.
+    ///
+    /// The bull's-eye spans 13 modules, a ticket's symbol 60 or more, so small errors of a fit to the rings
+    /// (perspective above all) grow fourfold at the symbol's edge. Full-range symbols carry lines of
+    /// alternating modules every 16 modules from the centre; where two cross, the pattern is known. Each
+    /// crossing is found by a local search around where the current geometry puts it, and the homography
+    /// is fitted again to those points and the bull's-eye.
+    func refinedWithReferenceGrid(_ geometry: Homography) -> Homography? {
+        // Contrast seen on the bull's-eye: light rings 1, 3, 5 against dark rings 0, 2, 4.
+        func sample(_ u: Double, _ v: Double) -> Double {
+            let point = geometry.apply(u, v)
+            return image.bilinearSample(x: point.x, y: point.y, outside: 255)
+        }
+        var darkSum = 0.0
+        var lightSum = 0.0
+        for ring in 0...5 {
+            for (u, v) in [(Double(ring), 0.0), (-Double(ring), 0), (0, Double(ring)), (0, -Double(ring))] {
+                if ring % 2 == 0 { darkSum += sample(u, v) } else { lightSum += sample(u, v) }
+            }
+        }
+        let contrast = (lightSum - darkSum) / 12
+        guard contrast > 10 else { return nil }
+
+        var moduleCorners: [(x: Double, y: Double)] = []
+        var imageCorners: [(x: Double, y: Double)] = []
+        // The bull's-eye's own outline anchors the fit where it is most reliable.
+        for (u, v) in [(-5.5, -5.5), (5.5, -5.5), (5.5, 5.5), (-5.5, 5.5), (0, -5.5), (5.5, 0), (0, 5.5), (-5.5, 0)] {
+            moduleCorners.append((u, v))
+            imageCorners.append(geometry.apply(u, v))
+        }
+        // Expected colours around a crossing: dark at even steps along both lines, light at odd ones.
+        let arms: [(Double, Double, Bool)] = (-3...3).flatMap { step -> [(Double, Double, Bool)] in
+            let isDark = step % 2 == 0
+            return step == 0 ? [(0, 0, true)] : [(Double(step), 0, isDark), (0, Double(step), isDark)]
+        }
+        var crossings = 0
+        // Crossings up to 48 modules out: symbols of up to 97 x 97 modules, beyond any ticket's.
+        for a in -3...3 {
+            for b in -3...3 where a != 0 || b != 0 {
+                let u = Double(16 * a)
+                let v = Double(16 * b)
+                var best = (score: -Double.infinity, du: 0.0, dv: 0.0)
+                // Coarse steps of 0.2 modules, then 0.05 around the best.
+                for (stepSize, reach, centreU, centreV) in [(0.2, 3, 0.0, 0.0), (0.05, 2, Double.nan, Double.nan)] {
+                    let originU = centreU.isNaN ? best.du : centreU
+                    let originV = centreV.isNaN ? best.dv : centreV
+                    for stepU in -reach...reach {
+                        for stepV in -reach...reach {
+                            let du = originU + Double(stepU) * stepSize
+                            let dv = originV + Double(stepV) * stepSize
+                            var score = 0.0
+                            for (armU, armV, isDark) in arms {
+                                let value = sample(u + armU + du, v + armV + dv)
+                                score += isDark ? -value : value
+                            }
+                            if score > best.score { best = (score, du, dv) }
+                        }
+                    }
+                }
+                // 6 light and 7 dark modules: a real crossing scores about 6.5 contrasts.
+                let normalised = best.score / Double(arms.count) / contrast * 2
+                guard normalised > 0.6, abs(best.du) < 0.65, abs(best.dv) < 0.65 else { continue }
+                moduleCorners.append((u, v))
+                imageCorners.append(geometry.apply(u + best.du, v + best.dv))
+                crossings += 1
+            }
+        }
+        guard crossings >= 2 else { return nil }
+        return Homography.fit(from: moduleCorners, to: imageCorners)
+    }
+
     // MARK: - Resampling
 
     /// Modules each way from the centre in a rectified image: enough for a full-range symbol of 27 layers
@@ -470,8 +562,10 @@ struct AztecLocator {
 
     /// The symbol around a bull's-eye, resampled upright at `pixelsPerModule`, `radius` modules each way
     /// from the centre (what lies outside the photo is white). The bull's-eye is exactly in the middle.
-    func rectified(_ geometry: Homography, radius: Int = Self.rectifiedRadius,
-                   pixelsPerModule: Int = Self.rectifiedModuleSize) -> GrayImage {
+    func rectified(
+        _ geometry: Homography, radius: Int = Self.rectifiedRadius,
+        pixelsPerModule: Int = Self.rectifiedModuleSize
+    ) -> GrayImage {
         let side = 2 * radius + 1
         var modules = [UInt8](repeating: 255, count: side * side)
         // Five samples per module (centre and four around it) average out noise without reaching a neighbour.
@@ -510,23 +604,38 @@ extension AztecLocator {
         let locator = AztecLocator(image: image)
         var found: [EngineSymbol] = []
         for candidate in locator.candidates(limit: limit) {
-            attempts: for projective in [false, true] {
-            guard let geometry = locator.geometry(of: candidate, projective: projective) else { continue }
-            let pure = locator.rectified(geometry)
-            // Upright, with whole pixels per module, zxing's own detector places the grid exactly; "pure" mode
-            // would also need nothing but the symbol in the picture, and ticket text may be there.
-            for (isPure, binarizer) in [(false, ZXingEngine.Options.Binarizer.localAverage), (true, .localAverage),
-                                        (false, .globalHistogram)] {
-                var options = ZXingEngine.Options(symbologies: [.aztec], tryDownscale: false, isPure: isPure)
-                options.binarizer = binarizer
-                guard var symbol = ZXingEngine.read(pure, options: options).first else { continue }
-                // Report where the symbol is in the photo, not in the resampled grid.
-                symbol.corners = symbol.corners.map { photoPoint(ofRectified: $0, geometry: geometry) }
-                found.append(symbol)
-                break attempts
-            }
-            }
+            if let symbol = locator.decode(candidate) { found.append(symbol) }
         }
         return found
+    }
+
+    /// The symbol around one bull's-eye, trying geometries from the cheapest: affine (a flat ticket seen
+    /// square on), projective (a tilted camera), and projective corrected by the reference grid (large
+    /// symbols, where small errors grow towards the edges).
+    func decode(_ candidate: Candidate) -> EngineSymbol? {
+        let (affine, projective) = geometry(of: candidate)
+        if let affine, let symbol = decode(candidate, geometry: affine) { return symbol }
+        guard let projective else { return nil }
+        if let symbol = decode(candidate, geometry: projective) { return symbol }
+        guard let refined = refinedWithReferenceGrid(projective) else { return nil }
+        return decode(candidate, geometry: refined)
+    }
+
+    private func decode(_ candidate: Candidate, geometry: Homography) -> EngineSymbol? {
+        let pure = rectified(geometry)
+        // Upright, with whole pixels per module, zxing's own detector places the grid exactly; its "pure"
+        // mode would also need nothing but the symbol in the picture, and ticket text may be there.
+        let attempts: [(isPure: Bool, binarizer: ZXingEngine.Options.Binarizer)] = [
+            (false, .localAverage), (true, .localAverage), (false, .globalHistogram),
+        ]
+        for (isPure, binarizer) in attempts {
+            var options = ZXingEngine.Options(symbologies: [.aztec], tryDownscale: false, isPure: isPure)
+            options.binarizer = binarizer
+            guard var symbol = ZXingEngine.read(pure, options: options).first else { continue }
+            // Report where the symbol is in the photo, not in the resampled grid.
+            symbol.corners = symbol.corners.map { Self.photoPoint(ofRectified: $0, geometry: geometry) }
+            return symbol
+        }
+        return nil
     }
 }

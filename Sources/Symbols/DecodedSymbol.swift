@@ -35,7 +35,8 @@ public struct DecodedSymbol: Sendable, Hashable {
     public var corners: [SymbolPoint]
 
     /// Creates a decoded symbol.
-    public init(symbology: Symbology, bytes: [UInt8], engine: DecodingEngine, pass: String, corners: [SymbolPoint] = []) {
+    public init(symbology: Symbology, bytes: [UInt8], engine: DecodingEngine, pass: String, corners: [SymbolPoint] = [])
+    {
         self.symbology = symbology
         self.bytes = bytes
         self.engine = engine

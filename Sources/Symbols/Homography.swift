@@ -54,9 +54,10 @@ struct Homography: Sendable {
             centreY = points.reduce(0) { $0 + $1.y } / count
             let centreX = self.centreX
             let centreY = self.centreY
-            let meanDistance = points.reduce(0) {
-                $0 + (($1.x - centreX) * ($1.x - centreX) + ($1.y - centreY) * ($1.y - centreY)).squareRoot()
-            } / count
+            let meanDistance =
+                points.reduce(0) {
+                    $0 + (($1.x - centreX) * ($1.x - centreX) + ($1.y - centreY) * ($1.y - centreY)).squareRoot()
+                } / count
             scale = meanDistance > 1e-12 ? 1 / meanDistance : 1
         }
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Ways to make a clean generated symbol look like one a camera or scanner saw.
@@ -61,8 +61,9 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .scaledDown(let factor):
             precondition(factor > 0 && factor <= 1, "scale factor must be in (0, 1]")
-            return image.resized(width: max(1, Int((Double(image.width) * factor).rounded())),
-                                 height: max(1, Int((Double(image.height) * factor).rounded())))
+            return image.resized(
+                width: max(1, Int((Double(image.width) * factor).rounded())),
+                height: max(1, Int((Double(image.height) * factor).rounded())))
         case .rotated90:
             return image.rotatedClockwise()
         case .rotated(let degrees):
@@ -101,7 +102,8 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
             return copy
         case .jpeg(let quality):
             guard let data = try? image.jpegData(quality: quality),
-                  let decoded = try? GrayImage(encoded: data) else { return image }
+                let decoded = try? GrayImage(encoded: data)
+            else { return image }
             return decoded
         case .perspective(let strength, let seed):
             return ImageDistortion.warp(image, strength: strength, seed: seed)
@@ -213,8 +215,9 @@ public struct PhotoScene: Sendable, Hashable {
         paintClutter(&canvas, random: &random)
         placeTicket(symbol, on: &canvas, random: &random)
         light(&canvas, random: &random)
-        var image = GrayImage(width: width, height: height,
-                              pixels: canvas.map { UInt8(clamping: Int($0.rounded())) })
+        var image = GrayImage(
+            width: width, height: height,
+            pixels: canvas.map { UInt8(clamping: Int($0.rounded())) })
         image = image.gaussianBlurred(sigma: Double.random(in: blur, using: &random))
         let amplitude = Double.random(in: noise, using: &random)
         for index in image.pixels.indices {
@@ -255,7 +258,8 @@ public struct PhotoScene: Sendable, Hashable {
                 let column = min(Int(gridX), columns - 2)
                 let fractionX = gridX - Double(column)
                 let top = grid[row * columns + column] * (1 - fractionX) + grid[row * columns + column + 1] * fractionX
-                let bottom = grid[(row + 1) * columns + column] * (1 - fractionX)
+                let bottom =
+                    grid[(row + 1) * columns + column] * (1 - fractionX)
                     + grid[(row + 1) * columns + column + 1] * fractionX
                 values[y * width + x] = top * (1 - fractionY) + bottom * fractionY
             }
@@ -294,7 +298,8 @@ public struct PhotoScene: Sendable, Hashable {
     }
 
     /// The symbol on a paper ticket or a phone screen, scaled, turned and put somewhere in the scene.
-    private func placeTicket(_ symbol: GrayImage, on canvas: inout [Double], random: inout SeededRandomNumberGenerator) {
+    private func placeTicket(_ symbol: GrayImage, on canvas: inout [Double], random: inout SeededRandomNumberGenerator)
+    {
         let shorter = Double(min(width, height))
         let side = shorter * Double.random(in: symbolSize, using: &random)
         let scale = side / Double(max(symbol.width, symbol.height))
@@ -308,17 +313,20 @@ public struct PhotoScene: Sendable, Hashable {
         let bezel = isPhone ? side * 0.06 : 0
         let outerWidth = ticketWidth + 2 * bezel
         let outerHeight = ticketHeight + 2 * bezel
-        let paper = isPhone ? Double.random(in: 235...252, using: &random) : Double.random(in: 215...245, using: &random)
+        let paper =
+            isPhone ? Double.random(in: 235...252, using: &random) : Double.random(in: 215...245, using: &random)
         let ink = Double.random(in: 5...40, using: &random)
         let tilt = Double.random(in: -maxTilt...maxTilt, using: &random) * Double.pi / 180
         let cosine = cos(tilt)
         let sine = sin(tilt)
         let diagonalWidth = abs(outerWidth * cosine) + abs(outerHeight * sine)
         let diagonalHeight = abs(outerWidth * sine) + abs(outerHeight * cosine)
-        let centreX = Double.random(in: diagonalWidth / 2...max(diagonalWidth / 2, Double(width) - diagonalWidth / 2),
-                                    using: &random)
-        let centreY = Double.random(in: diagonalHeight / 2...max(diagonalHeight / 2, Double(height) - diagonalHeight / 2),
-                                    using: &random)
+        let centreX = Double.random(
+            in: diagonalWidth / 2...max(diagonalWidth / 2, Double(width) - diagonalWidth / 2),
+            using: &random)
+        let centreY = Double.random(
+            in: diagonalHeight / 2...max(diagonalHeight / 2, Double(height) - diagonalHeight / 2),
+            using: &random)
         let textSeed = random.next()
 
         let left = max(0, Int(centreX - diagonalWidth / 2) - 2)
@@ -348,12 +356,15 @@ public struct PhotoScene: Sendable, Hashable {
                     let symbolU = innerU - margin
                     let symbolV = innerV - margin
                     if symbolU >= 0, symbolV >= 0, symbolU < symbolWidth, symbolV < symbolHeight {
-                        let value = symbol.bilinearSample(x: symbolU / scale - 0.5, y: symbolV / scale - 0.5,
-                                                          outside: 255)
+                        let value = symbol.bilinearSample(
+                            x: symbolU / scale - 0.5, y: symbolV / scale - 0.5,
+                            outside: 255)
                         sum += ink + (paper - ink) * value / 255
                     } else if innerV > margin + symbolHeight + side * 0.05,
-                              PhotoScene.isPrint(u: innerU - margin, v: innerV - margin - symbolHeight, seed: textSeed,
-                                                 width: symbolWidth, unit: side / 60) {
+                        PhotoScene.isPrint(
+                            u: innerU - margin, v: innerV - margin - symbolHeight, seed: textSeed,
+                            width: symbolWidth, unit: side / 60)
+                    {
                         sum += ink + 30
                     } else {
                         sum += paper

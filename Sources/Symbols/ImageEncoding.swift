@@ -1,9 +1,9 @@
 import CImageCodecs
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why an image could not be encoded or written.
@@ -38,7 +38,8 @@ extension GrayImage {
     /// Meant for tests and benchmarks that need photo-like files; symbols for issuing belong in PNG.
     public func jpegData(quality: Int = 90) throws(ImageWriteError) -> [UInt8] {
         try encode { pixels, data, size, message, capacity in
-            CImageCodecs_encodeJPEG(pixels, Int32(width), Int32(height), 1, Int32(quality), data, size, message, capacity)
+            CImageCodecs_encodeJPEG(
+                pixels, Int32(width), Int32(height), 1, Int32(quality), data, size, message, capacity)
         }
     }
 
@@ -79,8 +80,9 @@ extension GrayImage {
         let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         guard descriptor >= 0 else {
             let number = errno
-            throw ImageWriteError(message: "cannot create the file: \(String(cString: strerror(number)))",
-                                  path: path, systemErrorNumber: number)
+            throw ImageWriteError(
+                message: "cannot create the file: \(String(cString: strerror(number)))",
+                path: path, systemErrorNumber: number)
         }
         var written = 0
         while written < bytes.count {
@@ -89,15 +91,17 @@ extension GrayImage {
                 let number = errno
                 if number == EINTR { continue }
                 close(descriptor)
-                throw ImageWriteError(message: "cannot write the file: \(String(cString: strerror(number)))",
-                                      path: path, systemErrorNumber: number)
+                throw ImageWriteError(
+                    message: "cannot write the file: \(String(cString: strerror(number)))",
+                    path: path, systemErrorNumber: number)
             }
             written += count
         }
         guard close(descriptor) == 0 else {
             let number = errno
-            throw ImageWriteError(message: "cannot finish writing the file: \(String(cString: strerror(number)))",
-                                  path: path, systemErrorNumber: number)
+            throw ImageWriteError(
+                message: "cannot finish writing the file: \(String(cString: strerror(number)))",
+                path: path, systemErrorNumber: number)
         }
     }
 }

@@ -1,9 +1,9 @@
 import CImageCodecs
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The image file formats ``GrayImage`` reads.
@@ -20,7 +20,9 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
             self = .png
         } else if head.starts(with: [0xFF, 0xD8, 0xFF]) {
             self = .jpeg
-        } else if head.count >= 2, head[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(head[1]) {
+        } else if head.count >= 2, head[0] == UInt8(ascii: "P"),
+            (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(head[1])
+        {
             self = .pnm
         } else {
             return nil
@@ -81,7 +83,8 @@ extension GrayImage {
         case .png:
             self = try GrayImage.decodeWithCodec(bytes, maxPixels: maxPixels, formatName: "PNG", CImageCodecs_decodePNG)
         case .jpeg:
-            self = try GrayImage.decodeWithCodec(bytes, maxPixels: maxPixels, formatName: "JPEG", CImageCodecs_decodeJPEG)
+            self = try GrayImage.decodeWithCodec(
+                bytes, maxPixels: maxPixels, formatName: "JPEG", CImageCodecs_decodeJPEG)
         case .pnm:
             self = try PNMDecoder.decode(bytes, maxPixels: maxPixels)
         case nil:
@@ -107,8 +110,9 @@ extension GrayImage {
         var message = [CChar](repeating: 0, count: 256)
         let status = bytes.withUnsafeBufferPointer { buffer in
             message.withUnsafeMutableBufferPointer { text in
-                decode(buffer.baseAddress, buffer.count, Int64(maxPixels), &pixels, &width, &height,
-                       text.baseAddress, text.count)
+                decode(
+                    buffer.baseAddress, buffer.count, Int64(maxPixels), &pixels, &width, &height,
+                    text.baseAddress, text.count)
             }
         }
         defer { CImageCodecs_free(pixels) }
@@ -117,21 +121,26 @@ extension GrayImage {
             throw codecError(status: status, detail: detail, formatName: formatName, maxPixels: maxPixels)
         }
         let count = Int(width) * Int(height)
-        return GrayImage(width: Int(width), height: Int(height),
-                         pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
+        return GrayImage(
+            width: Int(width), height: Int(height),
+            pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
     }
 
-    private static func codecError(status: Int32, detail: String, formatName: String, maxPixels: Int) -> ImageLoadError {
+    private static func codecError(status: Int32, detail: String, formatName: String, maxPixels: Int) -> ImageLoadError
+    {
         switch status {
         case Int32(CIMAGECODECS_ERROR_TRUNCATED):
-            return ImageLoadError(code: .truncated,
-                                  message: "the \(formatName) file is truncated (\(detail)); copy it again in full")
+            return ImageLoadError(
+                code: .truncated,
+                message: "the \(formatName) file is truncated (\(detail)); copy it again in full")
         case Int32(CIMAGECODECS_ERROR_UNSUPPORTED):
-            return ImageLoadError(code: .unsupportedFormat,
-                                  message: "this \(formatName) variant is not supported (\(detail)); convert it to PNG")
+            return ImageLoadError(
+                code: .unsupportedFormat,
+                message: "this \(formatName) variant is not supported (\(detail)); convert it to PNG")
         case Int32(CIMAGECODECS_ERROR_TOO_LARGE):
-            return ImageLoadError(code: .tooLarge,
-                                  message: "the image has more than \(maxPixels) pixels; scale it down first")
+            return ImageLoadError(
+                code: .tooLarge,
+                message: "the image has more than \(maxPixels) pixels; scale it down first")
         case Int32(CIMAGECODECS_ERROR_MEMORY):
             return ImageLoadError(code: .outOfMemory, message: "not enough memory to decode the \(formatName) image")
         default:
@@ -151,12 +160,14 @@ extension GrayImage {
             throw systemError(errno, action: "cannot inspect", path: path)
         }
         if (status.st_mode & S_IFMT) == S_IFDIR {
-            throw ImageLoadError(code: .unreadable, message: "is a directory, not an image file", path: path,
-                                 systemErrorNumber: EISDIR)
+            throw ImageLoadError(
+                code: .unreadable, message: "is a directory, not an image file", path: path,
+                systemErrorNumber: EISDIR)
         }
         guard Int(status.st_size) <= maxFileBytes else {
-            throw ImageLoadError(code: .tooLarge, message: "the file is larger than 1 GiB; this is no ticket image",
-                                 path: path)
+            throw ImageLoadError(
+                code: .tooLarge, message: "the file is larger than 1 GiB; this is no ticket image",
+                path: path)
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(max(status.st_size, 0)) + 1)
@@ -170,8 +181,9 @@ extension GrayImage {
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
             if bytes.count > maxFileBytes {
-                throw ImageLoadError(code: .tooLarge, message: "the file is larger than 1 GiB; this is no ticket image",
-                                     path: path)
+                throw ImageLoadError(
+                    code: .tooLarge, message: "the file is larger than 1 GiB; this is no ticket image",
+                    path: path)
             }
         }
         return bytes
@@ -179,7 +191,8 @@ extension GrayImage {
 
     private static func systemError(_ number: Int32, action: String, path: String) -> ImageLoadError {
         let reason = String(cString: strerror(number))
-        return ImageLoadError(code: .unreadable, message: "\(action) the file: \(reason)", path: path,
-                              systemErrorNumber: number)
+        return ImageLoadError(
+            code: .unreadable, message: "\(action) the file: \(reason)", path: path,
+            systemErrorNumber: number)
     }
 }

@@ -25,7 +25,8 @@ enum PNMDecoder {
         }
         let (pixelCount, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, pixelCount <= maxPixels else {
-            throw ImageLoadError(code: .tooLarge, message: "the image has more than \(maxPixels) pixels; scale it down first")
+            throw ImageLoadError(
+                code: .tooLarge, message: "the image has more than \(maxPixels) pixels; scale it down first")
         }
         let channels = (kind == 3 || kind == 6) ? 3 : 1
         let sampleCount = width * height * channels
@@ -36,7 +37,8 @@ enum PNMDecoder {
             for index in 0..<sampleCount {
                 let value = kind == 1 ? try reader.plainBit() : try reader.plainNumber()
                 guard value <= maxValue else {
-                    throw ImageLoadError(code: .corrupt, message: "a PNM sample \(value) exceeds the maximum \(maxValue)")
+                    throw ImageLoadError(
+                        code: .corrupt, message: "a PNM sample \(value) exceeds the maximum \(maxValue)")
                 }
                 samples[index] = value
             }
@@ -57,10 +59,12 @@ enum PNMDecoder {
             guard start + sampleCount * bytesPerSample <= bytes.count else { throw truncated() }
             for index in 0..<sampleCount {
                 let position = start + index * bytesPerSample
-                let value = bytesPerSample == 2
+                let value =
+                    bytesPerSample == 2
                     ? Int(bytes[position]) << 8 | Int(bytes[position + 1]) : Int(bytes[position])
                 guard value <= maxValue else {
-                    throw ImageLoadError(code: .corrupt, message: "a PNM sample \(value) exceeds the maximum \(maxValue)")
+                    throw ImageLoadError(
+                        code: .corrupt, message: "a PNM sample \(value) exceeds the maximum \(maxValue)")
                 }
                 samples[index] = value
             }

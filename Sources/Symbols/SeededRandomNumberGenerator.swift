@@ -27,7 +27,7 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -37,6 +37,9 @@ public struct SymbolScanner: Sendable {
     /// The configuration in use.
     public var configuration: Configuration
 
+    /// Passes left out by name, to measure what each one contributes.
+    var skippedPasses: Set<String> = []
+
     /// Creates a scanner.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -52,7 +55,7 @@ public struct SymbolScanner: Sendable {
     /// Decodes every symbol in an image; empty when there is none.
     public func scan(_ image: GrayImage) -> [DecodedSymbol] {
         var collector = SymbolCollector(symbologies: configuration.symbologies)
-        for pass in passes(for: image) {
+        for pass in passes(for: image) where !skippedPasses.contains(pass.name) {
             run(pass, on: image, into: &collector)
             if !collector.symbols.isEmpty { break }
         }
@@ -98,7 +101,7 @@ public struct SymbolScanner: Sendable {
             var list: [Reader] = []
             if let zxing, useZXing { list.append(.zxing(zxing)) }
             if zbar && useZBar { list.append(.zbar(testsInverted: false)) }
-            if locator && aztec { list.append(.aztecLocator) }
+            if locator && aztec && !skippedPasses.contains("locator") { list.append(.aztecLocator) }
             return list
         }
         // First: zxing and our Aztec locator side by side; zbar is three times slower than both, so it waits.
@@ -108,23 +111,35 @@ public struct SymbolScanner: Sendable {
             return passes
         }
         passes.append(Pass(name: "zbar", prepare: original, readers: readers(histogram, zbar: true, locator: false)))
-        let variants: [(String, @Sendable (GrayImage) -> (image: GrayImage, scale: Double)?)] = [
-            ("inverted", { ($0.inverted(), 1) }),
-            ("contrast-stretched", { ($0.contrastStretched(), 1) }),
-            ("equalized", { ($0.equalized(), 1) }),
-            ("sharpened", { ($0.sharpened(), 1) }),
-            ("downscaled-2", { image in
-                guard min(image.width, image.height) >= 200 else { return nil }
-                return (image.downscaled(by: 2), 2)
-            }),
-            ("upscaled-2", { image in
-                guard image.pixelCount <= 4_000_000 else { return nil }
-                return (image.resized(width: image.width * 2, height: image.height * 2), 0.5)
-            }),
-            ("smoothed", { ($0.gaussianBlurred(sigma: 1.2), 1) }),
+        // Prepared copies of the image, each read by all three readers. Each earned its place on generated
+        // hard cases: leaving it out loses images that no other pass reads. Large photos are prepared at
+        // up to 4 megapixels: the passes above already read them at full resolution, and zbar and the
+        // filters cost time in proportion to the pixels.
+        let variants: [(String, @Sendable (GrayImage) -> GrayImage?)] = [
+            // Light-on-dark symbols: a phone in dark mode, a negative print.
+            ("inverted", { $0.inverted() }),
+            // Faded prints, dim screens, under- or overexposed photos.
+            ("equalized", { $0.equalized() }),
+            // Focus and motion blur that leave edges too soft to binarise.
+            ("sharpened", { $0.sharpened() }),
+            // Symbols so small that modules are one or two pixels: interpolation gives the binarisers room.
+            (
+                "upscaled-2",
+                { image in
+                    guard image.pixelCount <= 2_100_000 else { return nil }
+                    return image.resized(width: image.width * 2, height: image.height * 2)
+                }
+            ),
         ]
         for (name, prepare) in variants {
-            passes.append(Pass(name: name, prepare: prepare, readers: readers(thorough, zbar: true, locator: true)))
+            passes.append(
+                Pass(
+                    name: name,
+                    prepare: { image in
+                        let (workingCopy, scale) = SymbolScanner.workingCopy(of: image, maxPixels: 4_000_000)
+                        guard let prepared = prepare(workingCopy) else { return nil }
+                        return (prepared, scale * Double(workingCopy.width) / Double(prepared.width))
+                    }, readers: readers(thorough, zbar: true, locator: true)))
         }
         return passes
     }
@@ -145,6 +160,15 @@ public struct SymbolScanner: Sendable {
         for (symbols, engine) in results {
             collector.add(symbols, engine: engine, pass: pass.name, scale: scale)
         }
+    }
+}
+
+extension SymbolScanner {
+    /// The image shrunk by a whole factor until it has at most `maxPixels`, and that factor.
+    static func workingCopy(of image: GrayImage, maxPixels: Int) -> (GrayImage, Double) {
+        var factor = 1
+        while image.pixelCount / (factor * factor) > maxPixels { factor += 1 }
+        return factor == 1 ? (image, 1) : (image.downscaled(by: factor), Double(factor))
     }
 }
 
@@ -180,8 +204,10 @@ struct SymbolCollector {
             let corners = symbol.corners.map {
                 SymbolPoint(x: Int((Double($0.x) * scale).rounded()), y: Int((Double($0.y) * scale).rounded()))
             }
-            symbols.append(DecodedSymbol(symbology: symbol.symbology, bytes: symbol.bytes, engine: engine,
-                                         pass: pass, corners: corners))
+            symbols.append(
+                DecodedSymbol(
+                    symbology: symbol.symbology, bytes: symbol.bytes, engine: engine,
+                    pass: pass, corners: corners))
         }
     }
 }

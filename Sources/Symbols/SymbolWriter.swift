@@ -2,9 +2,9 @@ import CQREncode
 import CZXing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a payload could not be written as a symbol.
@@ -138,12 +138,13 @@ public struct SymbolWriter: Sendable, Hashable {
         _ payload: [UInt8], errorCorrection: QRErrorCorrection = .medium
     ) throws(SymbolWriteError) -> SymbolMatrix {
         guard !payload.isEmpty else { throw SymbolWriteError(message: "a QR code needs at least one byte") }
-        let level: QRecLevel = switch errorCorrection {
-        case .low: QR_ECLEVEL_L
-        case .medium: QR_ECLEVEL_M
-        case .quartile: QR_ECLEVEL_Q
-        case .high: QR_ECLEVEL_H
-        }
+        let level: QRecLevel =
+            switch errorCorrection {
+            case .low: QR_ECLEVEL_L
+            case .medium: QR_ECLEVEL_M
+            case .quartile: QR_ECLEVEL_Q
+            case .high: QR_ECLEVEL_H
+            }
         let mode: QRencodeMode
         if payload.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             mode = QR_MODE_NUM
@@ -162,7 +163,8 @@ public struct SymbolWriter: Sendable, Hashable {
             throw SymbolWriteError(message: "libqrencode rejected the payload: \(String(cString: strerror(errno)))")
         }
         guard let code = QRcode_encodeInput(input) else {
-            let reason = errno == ERANGE
+            let reason =
+                errno == ERANGE
                 ? "\(payload.count) bytes do not fit in a QR code at this error correction level"
                 : "libqrencode failed: \(String(cString: strerror(errno)))"
             throw SymbolWriteError(message: reason)
@@ -184,8 +186,9 @@ public struct SymbolWriter: Sendable, Hashable {
         var message = [CChar](repeating: 0, count: 256)
         let status = payload.withUnsafeBufferPointer { bytes in
             message.withUnsafeMutableBufferPointer { text in
-                CZXing_write(bytes.baseAddress, bytes.count, UInt32(CZXING_FORMAT_AZTEC), errorCorrection.level,
-                             &modules, &width, &height, text.baseAddress, text.count)
+                CZXing_write(
+                    bytes.baseAddress, bytes.count, UInt32(CZXING_FORMAT_AZTEC), errorCorrection.level,
+                    &modules, &width, &height, text.baseAddress, text.count)
             }
         }
         defer { CZXing_freeMatrix(modules) }
@@ -194,8 +197,9 @@ public struct SymbolWriter: Sendable, Hashable {
             throw SymbolWriteError(message: "cannot write \(payload.count) bytes as an Aztec code: \(detail)")
         }
         let count = Int(width) * Int(height)
-        return SymbolMatrix(width: Int(width), height: Int(height),
-                            modules: (0..<count).map { modules[$0] != 0 })
+        return SymbolMatrix(
+            width: Int(width), height: Int(height),
+            modules: (0..<count).map { modules[$0] != 0 })
     }
 
     /// Whether a byte is in QR's 45-character alphanumeric set.
@@ -203,7 +207,8 @@ public struct SymbolWriter: Sendable, Hashable {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
         case UInt8(ascii: " "), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "/"), UInt8(ascii: ":"): true
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "/"), UInt8(ascii: ":"):
+            true
         default: false
         }
     }

@@ -41,8 +41,9 @@ enum ZBarEngine {
                     }
                     let points = Int(zbar_symbol_get_loc_size(current))
                     let corners = (0..<points).map { index in
-                        SymbolPoint(x: Int(zbar_symbol_get_loc_x(current, UInt32(index))),
-                                    y: Int(zbar_symbol_get_loc_y(current, UInt32(index))))
+                        SymbolPoint(
+                            x: Int(zbar_symbol_get_loc_x(current, UInt32(index))),
+                            y: Int(zbar_symbol_get_loc_y(current, UInt32(index))))
                     }
                     found.append(EngineSymbol(symbology: .qr, bytes: bytes, corners: corners))
                 }

@@ -70,8 +70,9 @@ enum ZXingEngine {
         var symbols: UnsafeMutablePointer<CZXingSymbol>? = nil
         var count = 0
         let status = image.pixels.withUnsafeBufferPointer { pixels in
-            CZXing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.width), &native,
-                        &symbols, &count, nil, 0)
+            CZXing_read(
+                pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.width), &native,
+                &symbols, &count, nil, 0)
         }
         defer { CZXing_freeSymbols(symbols, count) }
         // A failure inside zxing (only ever an exception on a pathological image) means "nothing found here";
@@ -79,13 +80,15 @@ enum ZXingEngine {
         guard status == Int32(CZXING_OK), let symbols else { return [] }
         return (0..<count).map { index in
             let symbol = symbols[index]
-            let bytes = symbol.byteCount > 0 ? Array(UnsafeBufferPointer(start: symbol.bytes, count: symbol.byteCount)) : []
+            let bytes =
+                symbol.byteCount > 0 ? Array(UnsafeBufferPointer(start: symbol.bytes, count: symbol.byteCount)) : []
             let corners = withUnsafeBytes(of: symbol.corners) { raw in
                 let values = raw.bindMemory(to: Int32.self)
                 return (0..<4).map { SymbolPoint(x: Int(values[2 * $0]), y: Int(values[2 * $0 + 1])) }
             }
-            return EngineSymbol(symbology: symbology(format: symbol.format, byteCount: bytes.count), bytes: bytes,
-                                corners: corners)
+            return EngineSymbol(
+                symbology: symbology(format: symbol.format, byteCount: bytes.count), bytes: bytes,
+                corners: corners)
         }
     }
 }

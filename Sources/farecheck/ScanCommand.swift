@@ -4,9 +4,9 @@ import Foundation
 import Symbols
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `farecheck scan`: decodes every Aztec, QR, Micro QR, Data Matrix and PDF417 symbol in image files.
@@ -87,14 +87,16 @@ struct ScanCommand: AsyncParsableCommand {
             }
             progress.clear()
             for symbol in symbols {
-                Self.writeLine(json ? Self.jsonLine(file: file, symbol: symbol) : Self.textLine(file: file, symbol: symbol))
+                Self.writeLine(
+                    json ? Self.jsonLine(file: file, symbol: symbol) : Self.textLine(file: file, symbol: symbol))
             }
             symbolCount += symbols.count
         }
         progress.clear()
         if files.count > 1 && !raw {
-            Self.writeError("farecheck scan: \(files.count) files, \(symbolCount) symbols, "
-                + "\(filesWithoutSymbol) without a symbol, \(unreadable) unreadable")
+            Self.writeError(
+                "farecheck scan: \(files.count) files, \(symbolCount) symbols, "
+                    + "\(filesWithoutSymbol) without a symbol, \(unreadable) unreadable")
         }
         if symbolCount == 0 { throw ExitCode(1) }
     }
@@ -119,7 +121,8 @@ struct ScanCommand: AsyncParsableCommand {
         return files
     }
 
-    private func walk(directory: String, into files: inout [String], visited: inout Set<String>, unreadable: inout Int) {
+    private func walk(directory: String, into files: inout [String], visited: inout Set<String>, unreadable: inout Int)
+    {
         // Symbolic links can make loops; each real directory is entered once.
         let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         guard visited.insert(real).inserted else { return }

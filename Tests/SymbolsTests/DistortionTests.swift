@@ -45,12 +45,31 @@ import Testing
     @Test(arguments: [UInt64(1), 2, 3])
     func ticketInAPhotoDecodes(seed: UInt64) throws {
         let aztecPayload = Fixture.zlibPayload(250, seed: seed)
-        let aztec = ImageDistortion.photoLike(seed: seed).apply(to: try SymbolWriter(moduleSize: 4).aztecCode(aztecPayload))
+        let aztec = ImageDistortion.photoLike(seed: seed).apply(
+            to: try SymbolWriter(moduleSize: 4).aztecCode(aztecPayload))
         #expect(aztec.width == 1280 && aztec.height == 720)
         #expect(scanner.scan(aztec).map(\.bytes) == [aztecPayload])
 
         let qrPayload = Fixture.base45Text(220, seed: seed)
-        let qr = ImageDistortion.photoLike(seed: seed + 100).apply(to: try SymbolWriter(moduleSize: 4).qrCode(qrPayload))
+        let qr = ImageDistortion.photoLike(seed: seed + 100).apply(
+            to: try SymbolWriter(moduleSize: 4).qrCode(qrPayload))
+        #expect(scanner.scan(qr).map(\.bytes) == [qrPayload])
+    }
+
+    @Test(arguments: [UInt64(4), 5])
+    func tiltedCameraDecodes(seed: UInt64) throws {
+        // A large ticket symbol under perspective: the hardest geometry for zxing 1.4's own Aztec reader.
+        let aztecPayload = Fixture.zlibPayload(420, seed: seed)
+        let scene = PhotoScene(seed: seed, symbolSize: 0.5...0.55, maxTilt: 4)
+        let aztec = ImageDistortion.apply(
+            [.photoLike(scene), .perspective(strength: 0.12, seed: seed)],
+            to: try SymbolWriter(moduleSize: 4).aztecCode(aztecPayload))
+        #expect(scanner.scan(aztec).map(\.bytes) == [aztecPayload])
+
+        let qrPayload = Fixture.base45Text(260, seed: seed)
+        let qr = ImageDistortion.apply(
+            [.photoLike(scene), .perspective(strength: 0.12, seed: seed)],
+            to: try SymbolWriter(moduleSize: 4).qrCode(qrPayload))
         #expect(scanner.scan(qr).map(\.bytes) == [qrPayload])
     }
 

@@ -19,12 +19,14 @@ import Testing
 
     @Test func loadsEveryPNGColourType() throws {
         // Palette with 2 colours at 1 bit: black and white.
-        let palette = PNGBuilder.png(width: 8, height: 1, colourType: .palette, bitDepth: 1, scanlines: [[0b1010_0000]],
-                                     palette: [0, 0, 0, 255, 255, 255])
+        let palette = PNGBuilder.png(
+            width: 8, height: 1, colourType: .palette, bitDepth: 1, scanlines: [[0b1010_0000]],
+            palette: [0, 0, 0, 255, 255, 255])
         #expect(try GrayImage(encoded: palette).pixels == [255, 0, 255, 0, 0, 0, 0, 0])
 
         // 16-bit grey: the high byte counts.
-        let deep = PNGBuilder.png(width: 2, height: 1, colourType: .grey, bitDepth: 16, scanlines: [[0x80, 0x00, 0xFF, 0xFF]])
+        let deep = PNGBuilder.png(
+            width: 2, height: 1, colourType: .grey, bitDepth: 16, scanlines: [[0x80, 0x00, 0xFF, 0xFF]])
         #expect(try GrayImage(encoded: deep).pixels == [128, 255])
 
         // 1-bit grey.
@@ -32,15 +34,17 @@ import Testing
         #expect(try GrayImage(encoded: bits).pixels == [0, 255, 0])
 
         // RGB: pure red, green and blue come out at their luminance.
-        let rgb = PNGBuilder.png(width: 3, height: 1, colourType: .rgb, bitDepth: 8,
-                                 scanlines: [[255, 0, 0, 0, 255, 0, 0, 0, 255]])
+        let rgb = PNGBuilder.png(
+            width: 3, height: 1, colourType: .rgb, bitDepth: 8,
+            scanlines: [[255, 0, 0, 0, 255, 0, 0, 0, 255]])
         let colours = try GrayImage(encoded: rgb).pixels
         #expect(abs(Int(colours[0]) - 54) <= 24 && abs(Int(colours[1]) - 182) <= 24 && abs(Int(colours[2]) - 18) <= 14)
         #expect(colours[1] > colours[0] && colours[0] > colours[2])
 
         // RGBA: a transparent pixel shows the white page, an opaque black one stays black.
-        let rgba = PNGBuilder.png(width: 2, height: 1, colourType: .rgba, bitDepth: 8,
-                                  scanlines: [[0, 0, 0, 0, 0, 0, 0, 255]])
+        let rgba = PNGBuilder.png(
+            width: 2, height: 1, colourType: .rgba, bitDepth: 8,
+            scanlines: [[0, 0, 0, 0, 0, 0, 0, 255]])
         #expect(try GrayImage(encoded: rgba).pixels == [255, 0])
 
         // Grey with alpha, half transparent black over white.
@@ -196,10 +200,14 @@ import Testing
 
     @Test func randomBytesNeverCrash() {
         var generator = SeededRandomNumberGenerator(seed: 99)
-        let headers: [[UInt8]] = [[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], [0xFF, 0xD8, 0xFF], Array("P5".utf8), Array("P3".utf8)]
+        let headers: [[UInt8]] = [
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], [0xFF, 0xD8, 0xFF], Array("P5".utf8), Array("P3".utf8),
+        ]
         for round in 0..<200 {
             let header = headers[round % headers.count]
-            let tail = (0..<Int.random(in: 0...400, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let tail = (0..<Int.random(in: 0...400, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             // Either an image or an error: both are fine, a crash is not.
             _ = try? GrayImage(encoded: header + tail)
         }

@@ -34,7 +34,8 @@ enum Fixture {
     static func base45Text(_ count: Int, seed: UInt64) -> [UInt8] {
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:".utf8)
         var generator = SeededRandomNumberGenerator(seed: seed)
-        return Array("FC1:".utf8) + (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+        return Array("FC1:".utf8)
+            + (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
     }
 
     /// A real UIC 918.3 ticket payload from the test resources.
