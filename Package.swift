@@ -46,7 +46,7 @@ let package = Package(
         // SQLite persistence: keys, revocations, inspection journal.
         .target(
             name: "TrustStore",
-            dependencies: ["FareCore", "Verification", "Signatures", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FareCore", "TicketFormats", "Verification", "Signatures", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // Images in, symbols out; symbols written for issuing.

@@ -45,6 +45,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// The ticket was activated by its holder only moments before it was scanned.
     public static let recentlyActivatedCode = "recently-activated"
+    /// The ticket's validity dates could not be read (e.g. only in a UIC U_FLEX record), so were not checked.
+    public static let validityNotCheckedCode = "validity-not-checked"
 }
 
 /// The complete answer for one scanned payload.

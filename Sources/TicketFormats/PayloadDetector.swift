@@ -4,6 +4,8 @@ import FareCore
 public enum RecognisedPayload: Sendable {
     /// An FC1 ticket: the COSE_Sign1 message (signature not yet checked) and how it was carried.
     case fc1(COSESign1, transport: FC1.Transport)
+    /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
+    case uic(UICContainer)
 }
 
 /// Recognises the format of a scanned payload and unwraps its transport encoding.
@@ -23,6 +25,9 @@ public struct PayloadDetector: Sendable {
     /// Recognises `payload` and unwraps it.
     public func recognise(_ payload: [UInt8]) throws(FormatError) -> RecognisedPayload {
         guard !payload.isEmpty else { throw .malformed("the payload is empty") }
+        if UIC918_3.isContainer(payload) {
+            return .uic(try UICContainer(parsing: payload, inflateLimit: inflateLimit))
+        }
         for prefix in acceptedPrefixes {
             let prefixBytes = Array(prefix.utf8)
             if payload.starts(with: prefixBytes) {

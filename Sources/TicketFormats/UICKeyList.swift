@@ -125,6 +125,12 @@ public struct UICKeyList: Sendable {
         /// A sentence saying what is wrong.
         public var message: String
 
+        public init(issuerCode: String, keyID: String, message: String) {
+            self.issuerCode = issuerCode
+            self.keyID = keyID
+            self.message = message
+        }
+
         /// `key ISSUER/ID: message`.
         public var description: String { "key \(issuerCode)/\(keyID): \(message)" }
     }

@@ -23,7 +23,7 @@ extension UIC918_3 {
             ("issuer code", container.issuerCode),
             ("key id", container.keyID),
             (
-                "signature",
+                "signature field",
                 "\(container.signatureForm), \(container.signature.count) bytes in a "
                     + "\(container.signatureFieldLength)-byte field"
             ),

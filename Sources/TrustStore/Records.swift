@@ -25,16 +25,24 @@ public struct KeyRecord: Sendable, Equatable, Codable, FetchableRecord, Persista
     public var source: String
     /// When it was added, Unix seconds.
     public var addedAt: Int64
+    /// The issuer's name, where a key list gives one (UIC: `issuerName`).
+    public var issuerName: String?
+    /// What the key signs, where a key list says (UIC `versionType`: TLB, FCB, DOS, SSB …).
+    public var versionType: String?
 
     enum CodingKeys: String, CodingKey {
         case format, issuer, keyID = "key_id", algorithm, spki, certificate
         case notBefore = "not_before", notAfter = "not_after", source, addedAt = "added_at"
+        case issuerName = "issuer_name", versionType = "version_type"
     }
 
     public init(
         format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
-        notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date()
+        notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
+        issuerName: String? = nil, versionType: String? = nil
     ) {
+        self.issuerName = issuerName
+        self.versionType = versionType
         self.format = format
         self.issuer = issuer
         self.keyID = keyID

@@ -130,6 +130,12 @@ public final class TrustStore: Sendable {
                 t.primaryKey(["format", "issuer", "key_id"])
             }
         }
+        migrator.registerMigration("v2-key-list-details") { db in
+            try db.alter(table: "key") { t in
+                t.add(column: "issuer_name", .text)
+                t.add(column: "version_type", .text)
+            }
+        }
         return migrator
     }
 
@@ -194,6 +200,28 @@ public final class TrustStore: Sendable {
             var request = KeyRecord.filter(Column("key_id") == keyID)
             if let issuer { request = request.filter(Column("issuer") == issuer) }
             return try request.deleteAll(db)
+        }
+    }
+
+    /// Saves many keys in one transaction (all or none); returns how many were new rather than updated.
+    @discardableResult
+    public func saveKeys(_ records: [KeyRecord], replacingFormat format: String? = nil) throws(StoreError) -> (added: Int, updated: Int, removed: Int) {
+        try write { db in
+            var added = 0
+            var updated = 0
+            for record in records {
+                if try record.exists(db) { updated += 1 } else { added += 1 }
+                try record.save(db)
+            }
+            var removed = 0
+            if let format {
+                let kept = Set(records.map { "\($0.issuer)/\($0.keyID)" })
+                for stale in try KeyRecord.filter(Column("format") == format).fetchAll(db) where !kept.contains("\(stale.issuer)/\(stale.keyID)") {
+                    try stale.delete(db)
+                    removed += 1
+                }
+            }
+            return (added, updated, removed)
         }
     }
 

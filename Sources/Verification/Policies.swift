@@ -82,6 +82,12 @@ public struct ValidityWindowPolicy: TicketPolicy {
             return .fails(.expired, reason: "The ticket expired on \(describe(end)).")
         }
         var warnings: [VerdictWarning] = []
+        if ticket.validFrom == nil, ticket.validUntil == nil {
+            warnings.append(VerdictWarning(
+                code: VerdictWarning.validityNotCheckedCode,
+                message: "The ticket states its validity in a part farecheck does not read; check the printed dates."
+            ))
+        }
         if let activated = ticket.activatedAt, context.now.timeIntervalSince(activated) < recentActivation {
             let seconds = max(0, Int(context.now.timeIntervalSince(activated)))
             warnings.append(VerdictWarning(code: VerdictWarning.recentlyActivatedCode, message: "The ticket was activated \(seconds) s before this check."))

@@ -36,7 +36,10 @@ public struct TicketVerifier: Sendable {
     }
 
     private let keys: any KeyDirectory
+    /// Policies for FC1 tickets, in order.
     private let policies: [any TicketPolicy]
+    /// Policies for UIC 918.3 tickets: no issuer policy, because the key is found by the issuer code itself.
+    private let uicPolicies: [any TicketPolicy]
     private let clock: any InspectionClock
     private let detector: PayloadDetector
 
@@ -48,12 +51,10 @@ public struct TicketVerifier: Sendable {
         self.keys = keys
         self.clock = clock
         self.detector = PayloadDetector(acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
-        self.policies = [
-            KeyValidityPolicy(),
-            IssuerPolicy(),
-            ValidityWindowPolicy(clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation),
-            RevocationPolicy(revocations: revocations),
-        ]
+        let window = ValidityWindowPolicy(clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
+        let revocation = RevocationPolicy(revocations: revocations)
+        self.policies = [KeyValidityPolicy(), IssuerPolicy(), window, revocation]
+        self.uicPolicies = [KeyValidityPolicy(), window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.
@@ -80,6 +81,8 @@ public struct TicketVerifier: Sendable {
         switch recognised {
         case let .fc1(message, _):
             return try verifyFC1(message, at: now)
+        case let .uic(container):
+            return try verifyUIC(container, at: now)
         }
     }
 
@@ -128,10 +131,54 @@ public struct TicketVerifier: Sendable {
                 signature: .valid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
             )
         }
-        return try applyPolicies(PolicyContext(ticket: ticket, key: key, now: now))
+        return try applyPolicies(policies, PolicyContext(ticket: ticket, key: key, now: now))
     }
 
-    private func applyPolicies(_ context: PolicyContext) throws(VerifierError) -> Verdict {
+    private func verifyUIC(_ container: UICContainer, at now: Date) throws(VerifierError) -> Verdict {
+        let format = UIC918_3.formatName
+        let issuer = UICKeyList.normalizedCode(container.issuerCode)
+        let keyID = UICKeyList.normalizedCode(container.keyID)
+        let label = "\(container.issuerCode)/\(container.keyID)"
+        let key: TrustedKey?
+        do {
+            key = try keys.key(format: format, issuer: issuer, keyID: keyID)
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
+        guard let key else {
+            return Verdict(
+                kind: .unknownKey, reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's certificate.",
+                signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+            )
+        }
+        let schemes = UICSignatureSchemes.candidates(for: key, form: container.signatureForm)
+        guard !schemes.isEmpty else {
+            return Verdict(
+                kind: .unsupported, reason: "Key \(label) is a \(key.publicKey.kind) key, which UIC 918.3 tickets are not signed with.",
+                signature: .unsupported, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+            )
+        }
+        guard schemes.contains(where: { key.publicKey.isValidSignature(container.signature, for: container.signedData, scheme: $0) }) else {
+            return Verdict(
+                kind: .invalidSignature, reason: "The signature does not match key \(label): the ticket was altered or forged.",
+                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+            )
+        }
+        var ticket: Ticket
+        do {
+            ticket = try UIC918_3.ticket(from: container)
+        } catch {
+            return Verdict(
+                kind: .malformed, reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
+                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+            )
+        }
+        // Revocations and display use the normalised issuer code (`80` = `0080`).
+        ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
+        return try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+    }
+
+    private func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError) -> Verdict {
         var warnings: [VerdictWarning] = []
         let ticket = context.ticket
         for policy in policies {

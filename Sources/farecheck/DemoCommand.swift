@@ -91,7 +91,7 @@ struct DemoCommand: AsyncParsableCommand {
             if !asExpected { mismatches += 1 }
             if json {
                 var report = VerdictReport(verdict, source: path, symbology: symbol.symbology, payloadBytes: symbol.bytes.count)
-                report.details = (report.details ?? [:]).merging(["expected": demoCase.expected.rawValue]) { $1 }
+                report.expected = demoCase.expected.rawValue
                 printLine(jsonLine(report))
             } else {
                 let name = demoCase.name.padding(toLength: 18, withPad: " ", startingAt: 0)

@@ -63,23 +63,45 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Trust a public key: a PEM or DER X.509 certificate, or a PEM/DER public key (SPKI).",
+            abstract: "Trust public keys: a certificate or public key file, or the UIC public key list.",
             discussion: """
-                Without --kid, a certificate's kid is the first 8 bytes of SHA-256 over its DER (the FC1 \
-                rule); a bare public key's is the first 8 bytes of SHA-256 over its SubjectPublicKeyInfo. \
-                A certificate's own validity is the key's validity unless --not-before/--not-after say otherwise.
+                FILE is a PEM or DER X.509 certificate, or a PEM/DER public key (SPKI). An issuer that is a \
+                numeric RICS code (e.g. 1080) makes it a UIC 918.3 key, with --kid the key id as the ticket \
+                header writes it (00001); otherwise an FC1 key, --kid in hex. Without --kid, an FC1 \
+                certificate's kid is the first 8 bytes of SHA-256 over its DER; a bare public key's is the \
+                first 8 bytes of SHA-256 over its SubjectPublicKeyInfo. A certificate's own validity is the \
+                key's validity unless --not-before/--not-after say otherwise.
+
+                --uic-xml FILE imports the UIC key list (the XML the UIC publishes): every good key with its \
+                issuer code, id, algorithm, validity and version type; each bad entry is reported by issuer \
+                and id. A re-import updates keys in place and removes none unless --replace is given.
                 """
         )
 
-        @Argument(help: "The certificate or public key file.") var file: String
-        @Option(help: "The issuer the key signs for.") var issuer: String
-        @Option(help: "The key id in hex, as tickets carry it.") var kid: String?
-        @Option(help: "ES256, EdDSA or PS256 (default: from the key's type).") var alg: String?
+        @Argument(help: "The certificate or public key file.") var file: String?
+        @Option(name: .customLong("uic-xml"), help: "The UIC public key list (XML).") var uicXML: String?
+        @Flag(help: "With --uic-xml: remove UIC keys the list no longer has.") var replace = false
+        @Option(help: "The issuer the key signs for (an FC1 issuer name, or a UIC RICS code).") var issuer: String?
+        @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
+        @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg: String?
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
         @OptionGroup var store: StoreOptions
 
+        func validate() throws {
+            guard (file == nil) != (uicXML == nil) else { throw ValidationError("give a key FILE or --uic-xml FILE") }
+            if file != nil, issuer == nil { throw ValidationError("importing a key file needs --issuer") }
+            if replace, uicXML == nil { throw ValidationError("--replace goes with --uic-xml") }
+        }
+
+        /// A numeric issuer of up to four digits is a UIC RICS company code.
+        static func isRICSCode(_ issuer: String) -> Bool {
+            (1...4).contains(issuer.count) && issuer.allSatisfy(\.isASCII) && issuer.allSatisfy(\.isNumber)
+        }
+
         func run() throws {
+            if let uicXML { return try importKeyList(uicXML) }
+            guard let file, let issuer else { return }
             let bytes = try readFile(file)
             let material: KeyMaterial
             do {
@@ -87,6 +109,17 @@ struct KeysCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit("\(file): \(error)")
             }
+            let record = try Self.isRICSCode(issuer) ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
+            let trustStore = try store.open()
+            do {
+                try trustStore.saveKey(record)
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            printLine("\(record.format) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)")
+        }
+
+        private func fc1Record(_ material: KeyMaterial, issuer: String) throws -> KeyRecord {
             let keyID: [UInt8]
             if let kid {
                 guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else { throw ValidationError("--kid must be hex, e.g. 0a1b2c3d4e5f6071") }
@@ -103,22 +136,55 @@ struct KeysCommand: AsyncParsableCommand {
             } else if let derived = IssuingKey.algorithm(for: material.publicKey.kind) {
                 algorithm = derived.name
             } else {
-                throw CommandFailure.exit("\(file): a \(material.publicKey.kind) key cannot sign FC1 tickets (ES256, EdDSA, PS256)")
+                throw CommandFailure.exit("\(file ?? ""): a \(material.publicKey.kind) key cannot sign FC1 tickets (ES256, EdDSA, PS256); for a UIC key give the RICS code as --issuer")
             }
-            let trustStore = try store.open()
-            let record = KeyRecord(
+            return KeyRecord(
                 format: FC1.formatName, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
                 spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
-                source: (file as NSString).lastPathComponent
+                source: ((file ?? "") as NSString).lastPathComponent
             )
+        }
+
+        private func uicRecord(_ material: KeyMaterial, issuer: String) throws -> KeyRecord {
+            guard let kid, !kid.isEmpty, kid.count <= 5 else {
+                throw ValidationError("a UIC key needs --kid, the key id as the ticket header writes it (e.g. 00001)")
+            }
+            switch material.publicKey.kind {
+            case .dsa, .ecP256: break
+            default: throw CommandFailure.exit("\(file ?? ""): a \(material.publicKey.kind) key does not sign UIC 918.3 tickets (DSA or ECDSA P-256)")
+            }
+            return KeyRecord(
+                format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuer), keyID: UICKeyList.normalizedCode(kid),
+                algorithm: alg, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
+                notBefore: notBefore?.date ?? material.certificate?.notBefore,
+                notAfter: notAfter?.date ?? material.certificate?.notAfter,
+                source: ((file ?? "") as NSString).lastPathComponent
+            )
+        }
+
+        private func importKeyList(_ path: String) throws {
+            let list: UICKeyList
             do {
-                try trustStore.saveKey(record)
+                list = try UICKeyList.parse(xml: try readFile(path))
+            } catch let error as FormatError {
+                throw CommandFailure.exit("\(path): not a UIC key list: \(error.message)")
+            }
+            let trustStore = try store.open()
+            let report: UICKeyImportReport
+            do {
+                report = try trustStore.importUICKeyList(list, replace: replace, source: (path as NSString).lastPathComponent)
             } catch {
                 throw CommandFailure.exit(error.description)
             }
-            printLine("kid \(record.keyID) (\(algorithm), issuer \(issuer)) imported from \(file)")
+            for problem in report.problems {
+                printError("farecheck: skipped \(problem)")
+            }
+            var summary = "UIC key list \(path): \(report.added) added, \(report.updated) updated"
+            if replace { summary += ", \(report.removed) removed" }
+            summary += ", \(report.problems.count) skipped"
+            printLine(summary)
         }
     }
 
@@ -131,6 +197,8 @@ struct KeysCommand: AsyncParsableCommand {
         struct Row: Encodable {
             var format: String
             var issuer: String
+            var issuerName: String?
+            var versionType: String?
             var kid: String
             var algorithm: String?
             var keyType: String
@@ -152,7 +220,8 @@ struct KeysCommand: AsyncParsableCommand {
             let revokedSet = Set(revoked.map { "\($0.format)/\($0.issuer)/\($0.keyID)" })
             let rows = records.map { record in
                 Row(
-                    format: record.format, issuer: record.issuer, kid: record.keyID, algorithm: record.algorithm,
+                    format: record.format, issuer: record.issuer, issuerName: record.issuerName, versionType: record.versionType,
+                    kid: record.keyID, algorithm: record.algorithm,
                     keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
                     notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
                     revoked: revokedSet.contains("\(record.format)/\(record.issuer)/\(record.keyID)")
@@ -171,7 +240,9 @@ struct KeysCommand: AsyncParsableCommand {
                 if row.notBefore != nil || row.notAfter != nil {
                     window = " valid \(row.notBefore?.iso8601 ?? "…") .. \(row.notAfter?.iso8601 ?? "…")"
                 }
-                printLine("\(row.format) \(row.issuer) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]")
+                let name = row.issuerName.map { " (\($0))" } ?? ""
+                let version = row.versionType.map { " \($0)" } ?? ""
+                printLine("\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]")
             }
         }
     }
@@ -179,15 +250,19 @@ struct KeysCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop trusting a key.")
 
-        @Argument(help: "The key id (hex for FC1).") var kid: String
-        @Option(help: "Only the key of this issuer.") var issuer: String?
+        @Argument(help: "The key id (hex for FC1; as the ticket header writes it for UIC).") var kid: String
+        @Option(help: "Only the key of this issuer (a RICS code for UIC keys).") var issuer: String?
         @OptionGroup var store: StoreOptions
 
         func run() throws {
             let trustStore = try store.open()
+            let isUIC = issuer.map(Import.isRICSCode) ?? false
             let removed: Int
             do {
-                removed = try trustStore.removeKeys(withID: kid.lowercased(), issuer: issuer)
+                removed = try trustStore.removeKeys(
+                    withID: isUIC ? UICKeyList.normalizedCode(kid) : kid.lowercased(),
+                    issuer: isUIC ? issuer.map(UICKeyList.normalizedCode) : issuer
+                )
             } catch {
                 throw CommandFailure.exit(error.description)
             }

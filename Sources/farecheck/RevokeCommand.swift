@@ -8,32 +8,51 @@ import TrustStore
 struct RevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
-        abstract: "Revoke a ticket (--issuer and --ticket-id) or a key (--key).",
-        discussion: "A revoked ticket, or any ticket signed with a revoked key, then verifies as `revoked`."
+        abstract: "Revoke a ticket (--issuer and --ticket-id or --ticket-key) or a key (--key).",
+        discussion: """
+            A revoked ticket, or any ticket signed with a revoked key, then verifies as `revoked`. FC1 ticket \
+            ids are hex, as `verify` prints them; a UIC ticket can be named by its U_HEAD ticket key as text \
+            (--ticket-key RPEX4F-4) with its RICS issuer code (--issuer 0080).
+            """
     )
 
     @Option(help: "The issuer of the ticket (or of the key, when its id is not in the store).") var issuer: String?
     @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (as `verify` prints it).") var ticketID: String?
+    @Option(name: .customLong("ticket-key"), help: "The ticket id as text (a UIC U_HEAD ticket key).") var ticketKey: String?
     @Option(help: "The key id (hex for FC1 keys).") var key: String?
     @Option(help: "Why, shown to the inspector.") var reason: String?
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
-        guard (ticketID == nil) != (key == nil) else { throw ValidationError("give either --ticket-id (with --issuer) or --key") }
-        if ticketID != nil, issuer == nil { throw ValidationError("--ticket-id needs --issuer") }
+        let targets = [ticketID, ticketKey, key].compactMap { $0 }.count
+        guard targets == 1 else { throw ValidationError("give one of --ticket-id or --ticket-key (with --issuer), or --key") }
+        if key == nil, issuer == nil { throw ValidationError("revoking a ticket needs --issuer") }
+    }
+
+    /// Issuers are stored as tickets are matched: a UIC RICS code without leading zeros (`80` = `0080`).
+    private var storedIssuer: String? {
+        issuer.map { KeysCommand.Import.isRICSCode($0) ? UICKeyList.normalizedCode($0) : $0 }
     }
 
     func run() throws {
         let trustStore = try store.open()
         do {
-            if let ticketID, let issuer {
-                guard let bytes = [UInt8](hex: ticketID), !bytes.isEmpty else { throw ValidationError("--ticket-id must be hex") }
+            if let issuer = storedIssuer, ticketID != nil || ticketKey != nil {
+                let bytes: [UInt8]
+                if let ticketKey {
+                    bytes = Array(ticketKey.utf8)
+                } else {
+                    guard let parsed = ticketID.flatMap({ [UInt8](hex: $0) }), !parsed.isEmpty else { throw ValidationError("--ticket-id must be hex") }
+                    bytes = parsed
+                }
                 try trustStore.revokeTicket(TicketRevocationRecord(issuer: issuer, ticketID: bytes, reason: reason))
                 printLine("revoked ticket \(bytes.hexString) of \(issuer)")
             } else if let key {
-                let keyID = key.lowercased()
-                let known = try trustStore.keys(withID: keyID, issuer: issuer)
-                let targets = known.isEmpty ? issuer.map { [($0, FC1.formatName)] } ?? [] : known.map { ($0.issuer, $0.format) }
+                let isUIC = issuer.map(KeysCommand.Import.isRICSCode) ?? false
+                let keyID = isUIC ? UICKeyList.normalizedCode(key) : key.lowercased()
+                let known = try trustStore.keys(withID: keyID, issuer: storedIssuer)
+                let fallbackFormat = isUIC ? UIC918_3.formatName : FC1.formatName
+                let targets = known.isEmpty ? storedIssuer.map { [($0, fallbackFormat)] } ?? [] : known.map { ($0.issuer, $0.format) }
                 guard !targets.isEmpty else {
                     throw CommandFailure.exit("key \(key) is not in the store; give --issuer to revoke it anyway")
                 }

@@ -57,6 +57,8 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("payload-file"), help: "A file holding the raw barcode payload.") var payloadFile: String?
     @Argument(help: ArgumentHelp("`-` reads the payload from standard input.", valueName: "-")) var stdin: String?
     @Flag(help: "Print the verdict as one JSON object per line.") var json = false
+    @Flag(name: .customLong("show-layout"), help: "Draw a UIC ticket's U_TLAY layout as the printed ticket shows it.")
+    var showLayout = false
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var store: StoreOptions
 
@@ -100,14 +102,38 @@ struct VerifyCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             allValid = allValid && verdict.isValid
-            let report = VerdictReport(verdict, source: payload.source, symbology: payload.symbology, payloadBytes: payload.bytes.count)
+            var report = VerdictReport(verdict, source: payload.source, symbology: payload.symbology, payloadBytes: payload.bytes.count)
+            let layout = showLayout ? Self.layoutLines(payload.bytes) : nil
             if json {
+                report.layout = layout
                 printLine(jsonLine(report))
             } else {
                 printLine(report.text)
+                if showLayout {
+                    printLine(layout.map(Self.boxed) ?? "  (no U_TLAY layout in this ticket)")
+                }
             }
         }
         if !allValid { throw ExitCode(1) }
+    }
+
+    /// The U_TLAY grid of a UIC ticket, or `nil` when the payload has none (or is not UIC).
+    ///
+    /// Drawn from the payload as scanned, whatever the verdict: a forged ticket's text is shown too, under
+    /// its verdict, because the inspector compares it with the paper.
+    static func layoutLines(_ payload: [UInt8]) -> [String]? {
+        guard let container = try? UICContainer(parsing: payload),
+              let record = container.record(UICLayout.recordID),
+              let layout = try? UICLayout(record: record)
+        else { return nil }
+        return layout.renderedLines()
+    }
+
+    /// Lines in a frame, so that leading and trailing spaces of the grid stay visible.
+    static func boxed(_ lines: [String]) -> String {
+        let width = lines.map(\.count).max() ?? 0
+        let rule = "  +" + String(repeating: "-", count: width) + "+"
+        return ([rule] + lines.map { "  |" + $0.padding(toLength: width, withPad: " ", startingAt: 0) + "|" } + [rule]).joined(separator: "\n")
     }
 
     /// A text payload saved with a trailing newline (`echo … > file`) still verifies; binary stays as is.
@@ -141,7 +167,17 @@ struct VerdictReport: Encodable {
     var holder: String?
     var activatedAt: Date?
     var reactivations: Int?
-    var details: [String: String]?
+    /// Format-specific content in display order (UIC: header, records, 0080BL fields, layout texts).
+    var details: [Detail]?
+    /// What the demo expected, when the report comes from `farecheck demo`.
+    var expected: String?
+    /// The U_TLAY layout as text lines, with `--show-layout`.
+    var layout: [String]?
+
+    struct Detail: Encodable {
+        var label: String
+        var value: String
+    }
     var warnings: [String]
     var warningMessages: [String]
     var inspectedAt: Date
@@ -169,7 +205,7 @@ struct VerdictReport: Encodable {
         self.activatedAt = ticket?.activatedAt
         self.reactivations = ticket?.reactivations
         if let details = ticket?.details, !details.isEmpty {
-            self.details = Dictionary(details.map { ($0.label, $0.value) }, uniquingKeysWith: { first, _ in first })
+            self.details = details.map { Detail(label: $0.label, value: $0.value) }
         }
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
@@ -181,7 +217,7 @@ struct VerdictReport: Encodable {
         var lines = ["\(verdict.uppercased())  \(reason)"]
         func add(_ label: String, _ value: String?) {
             guard let value, !value.isEmpty else { return }
-            lines.append("  " + label.padding(toLength: 11, withPad: " ", startingAt: 0) + value)
+            lines.append("  " + label.padding(toLength: max(11, label.count + 1), withPad: " ", startingAt: 0) + value)
         }
         add("source", source + (symbology.map { " (\($0))" } ?? ""))
         var signatureLine = signature
@@ -200,7 +236,7 @@ struct VerdictReport: Encodable {
             add("valid", "\(validFrom?.iso8601 ?? "…") .. \(validUntil?.iso8601 ?? "…")")
         }
         add("activated", activatedAt?.iso8601)
-        for (label, value) in (details ?? [:]).sorted(by: { $0.key < $1.key }) { add(label, value) }
+        for detail in details ?? [] { add(detail.label, detail.value) }
         for (code, message) in zip(warnings, warningMessages) { add("warning", "\(code): \(message)") }
         add("checked at", inspectedAt.iso8601)
         return lines.joined(separator: "\n")

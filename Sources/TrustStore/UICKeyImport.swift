@@ -1,0 +1,52 @@
+import FareCore
+import Foundation
+import Signatures
+import TicketFormats
+
+/// What importing a UIC key list did.
+public struct UICKeyImportReport: Sendable {
+    /// Keys that were not in the store before.
+    public var added: Int
+    /// Keys already in the store, updated in place.
+    public var updated: Int
+    /// Keys removed because the list no longer has them (only with `replace`).
+    public var removed: Int
+    /// Entries that were not imported, each naming its issuer and key id.
+    public var problems: [UICKeyList.Problem]
+}
+
+extension TrustStore {
+    /// Imports the UIC public key list: every good entry becomes a `uic-918-3` key (issuer code and key
+    /// id normalised, `80` = `0080`), updated in place when already present; each bad entry is reported
+    /// and skipped, never aborting the rest. With `replace`, UIC keys the list does not name are removed.
+    ///
+    /// All writes happen in one transaction: a failure (disk full) leaves the store as it was.
+    public func importUICKeyList(_ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list") throws(StoreError) -> UICKeyImportReport {
+        var problems = list.problems
+        var records: [KeyRecord] = []
+        var seen: Set<String> = []
+        for entry in list.entries {
+            // The list carries certificates, and for a few issuers a bare public key (SubjectPublicKeyInfo).
+            let material: KeyMaterial
+            do {
+                material = try KeyMaterial(parsingKeyFile: entry.certificateDER)
+            } catch {
+                problems.append(UICKeyList.Problem(issuerCode: entry.issuerCode, keyID: entry.keyID, message: "the public key cannot be read: \(error.message)"))
+                continue
+            }
+            let identity = "\(entry.normalizedIssuerCode)/\(entry.normalizedKeyID)"
+            guard seen.insert(identity).inserted else {
+                problems.append(UICKeyList.Problem(issuerCode: entry.issuerCode, keyID: entry.keyID, message: "listed twice; the first entry was kept"))
+                continue
+            }
+            records.append(KeyRecord(
+                format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
+                notBefore: entry.validFrom ?? material.certificate?.notBefore, notAfter: entry.validUntil ?? material.certificate?.notAfter,
+                source: source, issuerName: entry.issuerName, versionType: entry.versionType
+            ))
+        }
+        let counts = try saveKeys(records, replacingFormat: replace ? UIC918_3.formatName : nil)
+        return UICKeyImportReport(added: counts.added, updated: counts.updated, removed: counts.removed, problems: problems)
+    }
+}

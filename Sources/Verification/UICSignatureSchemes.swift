@@ -1,0 +1,41 @@
+import Signatures
+import TicketFormats
+
+/// Which signature schemes a UIC 918.3 ticket may have been signed with, given its key.
+///
+/// The ticket header names no algorithm. The key list's algorithm text says which hash goes with the
+/// key; where it names none (`DSA1024`) or the key came without a list entry, the hashes that fit the
+/// key's size are tried, the usual one first.
+enum UICSignatureSchemes {
+    static func candidates(for key: TrustedKey, form: UICSignatureForm) -> [SignatureScheme] {
+        let encoding: SignatureEncoding = form == .der ? .der : .raw
+        let named = UICSignatureAlgorithm(text: key.algorithm ?? "").hashes.map(digest)
+        switch key.publicKey.kind {
+        case let .dsa(_, qBits):
+            let fitting: [DigestAlgorithm] = switch qBits {
+            case ...160: [.sha1]
+            case 161...224: [.sha224, .sha256]
+            default: [.sha256, .sha224]
+            }
+            return unique(named + fitting).map { .dsa($0, encoding) }
+        case .ecP256:
+            return unique(named + [.sha256]).map { .ecdsa($0, encoding) }
+        default:
+            return []
+        }
+    }
+
+    private static func digest(_ hash: UICHash) -> DigestAlgorithm {
+        switch hash {
+        case .sha1: .sha1
+        case .sha224: .sha224
+        case .sha256: .sha256
+        }
+    }
+
+    private static func unique(_ digests: [DigestAlgorithm]) -> [DigestAlgorithm] {
+        var seen: [DigestAlgorithm] = []
+        for digest in digests where !seen.contains(digest) { seen.append(digest) }
+        return seen
+    }
+}

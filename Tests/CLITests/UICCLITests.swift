@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// The UIC fixtures, as copied into the verification tests' resources.
+let uicFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+
+@Suite("farecheck with UIC 918.3 tickets")
+struct UICCLITests {
+    let bench = Workbench()
+
+    @Test("importing the UIC key list keeps every good key, reports the bad one, and updates in place")
+    func keyListImport() throws {
+        let xml = "\(uicFixtures)/uic-publickeys-snapshot.xml"
+        let first = try bench.farecheck(["keys", "import", "--uic-xml", xml])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.text.contains("59 added, 0 updated, 1 skipped"))
+        #expect(first.stderr.contains("1182/2"))
+        let keys = try bench.farecheck(["keys", "list", "--json"]).jsonLines
+        #expect(keys.count == 59)
+        let d7 = try #require(keys.first { $0["issuer"] as? String == "1080" && $0["kid"] as? String == "7" })
+        #expect(d7["format"] as? String == "uic-918-3")
+        #expect(d7["versionType"] as? String != nil)
+        #expect((d7["keyType"] as? String)?.hasPrefix("DSA") == true)
+
+        // A key of our own that the list does not name survives a re-import, and goes with --replace.
+        #expect(try bench.farecheck(["keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007"]).status == 0)
+        let again = try bench.farecheck(["keys", "import", "--uic-xml", xml])
+        #expect(again.text.contains("0 added, 59 updated"))
+        #expect(try bench.farecheck(["keys", "list", "--json"]).jsonLines.count == 60)
+        let replaced = try bench.farecheck(["keys", "import", "--uic-xml", xml, "--replace"])
+        #expect(replaced.text.contains("1 removed"))
+        #expect(try bench.farecheck(["keys", "list", "--json"]).jsonLines.count == 59)
+    }
+
+    @Test("a UIC ticket verifies with its certificate, as of a date in the key window, and key-expired today")
+    func verifyWithCertificate() throws {
+        #expect(try bench.farecheck(["keys", "import", "\(uicFixtures)/1080-00002.pem", "--issuer", "1080", "--kid", "00002"]).status == 0)
+        let ticket = "\(uicFixtures)/db-supersparpreis-v2-sha256.bin"
+        let then = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2023-06-01T12:00:00Z", "--json"])
+        #expect(then.status == 0, "\(then.text)")
+        let verdict = try #require(then.jsonLines.first)
+        #expect(verdict["verdict"] as? String == "valid")
+        #expect(verdict["format"] as? String == "uic-918-3")
+        #expect(verdict["warnings"] as? [String] == ["validity-not-checked"])
+        let today = try bench.farecheck(["verify", "--payload-file", ticket])
+        #expect(today.status == 1)
+        #expect(today.text.hasPrefix("KEY-EXPIRED"))
+        #expect(today.text.contains("signature  valid"))
+        #expect(today.text.contains("header version 02"))
+        #expect(today.text.contains("U_FLEX 13 185"))
+    }
+
+    @Test("verify shows the inspector-facing content and draws the layout")
+    func showLayout() throws {
+        try bench.farecheck(["keys", "import", "--uic-xml", "\(uicFixtures)/uic-publickeys-snapshot.xml"])
+        let run = try bench.farecheck(["verify", "--payload-file", "\(uicFixtures)/db-deutschland-ticket-2025.bin", "--at", "2025-02-15T12:00:00Z", "--show-layout"])
+        #expect(run.status == 0, "\(run.text)")
+        #expect(run.text.hasPrefix("VALID"))
+        #expect(run.text.contains("ticket key QWXY3BTA"))
+        #expect(run.text.contains("issued     27.02.2025 10:14"))
+        let grid = run.text.split(separator: "\n").filter { $0.hasPrefix("  |") }
+        #expect(grid.count >= 12)
+        #expect(grid.contains { $0.contains("Deutschland-Ticket") && $0.contains("Person(en)") })
+        #expect(grid.last?.contains("Gültig vom 01.02.2025 bis 01.03.2025") == true)
+    }
+
+    @Test("a UIC ticket can be revoked by its ticket key")
+    func revokeByTicketKey() throws {
+        try bench.farecheck(["keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007"])
+        let ticket = "\(uicFixtures)/db-city-mobil-v1-sha1.bin"
+        #expect(try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z"]).status == 0)
+        #expect(try bench.farecheck(["revoke", "--issuer", "0080", "--ticket-key", "RPEX4F-4", "--reason", "refunded"]).status == 0)
+        let run = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--json"])
+        #expect(run.jsonLines.first?["verdict"] as? String == "revoked")
+    }
+}
