@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // C libraries from Debian, one system library each.
@@ -20,6 +21,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
+        // ioctl numbers and kernel structs that Swift cannot reach (function-like macros).
+        .target(name: "CLinuxShims"),
         // zxing-cpp 1.4 is C++ only: a small extern "C" API that catches every exception.
         .target(
             name: "CZXing",
@@ -55,10 +59,20 @@ let package = Package(
             dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs"],
             swiftSettings: strict
         ),
+        // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
+        // SNAPI, keyboard wedge), discovery and hotplug.
+        .target(
+            name: "Scanners",
+            dependencies: [
+                "FareCore", "CLinuxShims", "CLibUSB",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "farecheck",
             dependencies: [
-                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols",
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -92,6 +106,7 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
+        .testTarget(name: "ScannersTests", dependencies: ["Scanners", "CLinuxShims"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",
             dependencies: ["farecheck", "Symbols", "TicketFormats"],

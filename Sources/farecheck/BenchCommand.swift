@@ -19,10 +19,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, scan, all
+        case verify, uic, scan, all
     }
 
-    @Argument(help: "verify, scan or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan or all.") var part: Part = .all
+    @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
+    var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
     @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
@@ -30,6 +32,9 @@ struct BenchCommand: AsyncParsableCommand {
     func run() throws {
         printLine("machine: \(MachineDescription.current)")
         if part == .verify || part == .all { try benchVerify() }
+        if part == .uic || part == .all {
+            try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
+        }
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
     }
 
@@ -121,8 +126,14 @@ func findTool(_ name: String) -> String? {
 enum OpenSSLSpeed {
     /// Verify operations per second by COSE algorithm name, as `openssl speed` reports them.
     static func verifyRates(seconds: Int) -> [String: Double] {
+        verifyRates(seconds: seconds, algorithms: ["ecdsap256", "ed25519", "rsa2048"])
+    }
+
+    /// Verify operations per second for `openssl speed` algorithm names; keys ES256, EdDSA, PS256
+    /// (RSA-2048 PKCS#1, the nearest it has), DSA1024, DSA2048.
+    static func verifyRates(seconds: Int, algorithms: [String]) -> [String: Double] {
         guard let openssl = findTool("openssl"),
-              let output = runTool(openssl, ["speed", "-seconds", "\(seconds)", "ecdsap256", "ed25519", "rsa2048"])
+              let output = runTool(openssl, ["speed", "-seconds", "\(seconds)"] + algorithms)
         else { return [:] }
         var rates: [String: Double] = [:]
         for line in output.split(separator: "\n") {
@@ -130,8 +141,9 @@ enum OpenSSLSpeed {
             guard let last = fields.last.flatMap({ Double($0) }) else { continue }
             if line.contains("(nistp256)") { rates["ES256"] = last }
             if line.contains("(Ed25519)") { rates["EdDSA"] = last }
-            // RSA 2048 verify (PKCS#1 v1.5): the nearest `openssl speed` has to PS256.
-            if line.hasPrefix("rsa 2048 bits"), fields.count >= 2, let verify = Double(fields[fields.count - 1]) { rates["PS256"] = verify }
+            if line.hasPrefix("rsa 2048 bits") { rates["PS256"] = last }
+            if line.hasPrefix("dsa 1024 bits") { rates["DSA1024"] = last }
+            if line.hasPrefix("dsa 2048 bits") { rates["DSA2048"] = last }
         }
         return rates
     }
