@@ -2,7 +2,9 @@ import FareCore
 
 /// A point in image pixels.
 public struct SymbolPoint: Sendable, Hashable, Codable {
+    /// Column, from the left edge.
     public var x: Int
+    /// Row, from the top edge.
     public var y: Int
 
     /// Creates a point.

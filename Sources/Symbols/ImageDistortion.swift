@@ -175,8 +175,9 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
 ///
 /// No perspective: the camera looks straight down. Everything random comes from `seed`.
 public struct PhotoScene: Sendable, Hashable {
-    /// Scene size in pixels.
+    /// Scene width in pixels.
     public var width: Int
+    /// Scene height in pixels.
     public var height: Int
     /// Seed of every random choice.
     public var seed: UInt64

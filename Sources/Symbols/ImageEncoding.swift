@@ -2,8 +2,14 @@ import CImageCodecs
 
 #if canImport(Glibc)
     import Glibc
+
+    /// POSIX `write`, named apart from `GrayImage.write(_:toFile:)`, which hides it inside the extension.
+    private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
     import Darwin
+
+    /// POSIX `write`, named apart from `GrayImage.write(_:toFile:)`, which hides it inside the extension.
+    private let systemWrite = Darwin.write
 #endif
 
 /// Why an image could not be encoded or written.
@@ -22,6 +28,7 @@ public struct ImageWriteError: Error, Sendable, Hashable, CustomStringConvertibl
         self.systemErrorNumber = systemErrorNumber
     }
 
+    /// The message, after the path when there is one.
     public var description: String { path.map { "\($0): \(message)" } ?? message }
 }
 
@@ -86,7 +93,7 @@ extension GrayImage {
         }
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            let count = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + written, $0.count - written) }
             if count < 0 {
                 let number = errno
                 if number == EINTR { continue }

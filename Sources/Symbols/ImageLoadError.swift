@@ -20,7 +20,9 @@ public struct ImageLoadError: Error, Sendable, Hashable, CustomStringConvertible
         /// Memory for the pixels could not be had.
         public static let outOfMemory = Code("out of memory")
 
-        public var description: String { name }
+        /// The code's name, for messages and logs.
+        /// The message, after the path when there is one.
+    public var description: String { name }
     }
 
     /// What went wrong.

@@ -17,6 +17,7 @@ public struct SymbolWriteError: Error, Sendable, Hashable, CustomStringConvertib
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
