@@ -21,8 +21,7 @@ public struct ImageLoadError: Error, Sendable, Hashable, CustomStringConvertible
         public static let outOfMemory = Code("out of memory")
 
         /// The code's name, for messages and logs.
-        /// The message, after the path when there is one.
-    public var description: String { name }
+        public var description: String { name }
     }
 
     /// What went wrong.
@@ -42,6 +41,7 @@ public struct ImageLoadError: Error, Sendable, Hashable, CustomStringConvertible
         self.systemErrorNumber = systemErrorNumber
     }
 
+    /// The message, after the path when there is one.
     public var description: String {
         if let path { return "\(path): \(message)" }
         return message

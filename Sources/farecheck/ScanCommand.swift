@@ -41,6 +41,14 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Only the quick first pass: faster, but misses hard images.")
     var fast = false
 
+    @Flag(
+        help: """
+            Run zbar beside zxing on every image, not only when zxing finds nothing: slower, but an image \
+            holding several QR codes yields every one either library reads.
+            """
+    )
+    var bothEngines = false
+
     func validate() throws {
         if json && raw { throw ValidationError("--json and --raw cannot be combined") }
     }
@@ -53,7 +61,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         var unreadable = 0
         let files = collectFiles(unreadable: &unreadable)
-        let scanner = SymbolScanner(configuration: .init(usesFallbacks: !fast))
+        let scanner = SymbolScanner(configuration: .init(usesFallbacks: !fast, readsWithBothEngines: bothEngines))
         if files.isEmpty {
             Self.writeError("farecheck scan: no PNG, JPEG or PNM files in \(paths.joined(separator: ", "))")
         }
