@@ -1,0 +1,128 @@
+import FareCore
+import Foundation
+import Testing
+
+@testable import Scanners
+
+/// Replays a recording through an assembler, as the hidraw transport does with each read().
+private func replay(
+    _ name: String,
+    into assembler: inout some HIDReportAssembler
+) throws -> (scans: [AssembledScan], dropped: [DroppedScan], replies: [[UInt8]], rejections: [String]) {
+    var scans: [AssembledScan] = []
+    var dropped: [DroppedScan] = []
+    var replies: [[UInt8]] = []
+    var rejections: [String] = []
+    for report in try recordedReports(name) {
+        let outcome = assembler.accept(report: report.bytes, at: report.time)
+        scans += outcome.scan.map { [$0] } ?? []
+        dropped += outcome.dropped.map { [$0] } ?? []
+        replies += outcome.replies
+        rejections += outcome.rejection.map { [$0] } ?? []
+    }
+    return (scans, dropped, replies, rejections)
+}
+
+/// The base45 FC1 text ticket in the recordings (`make-hid-recordings.py`).
+private let fc1Ticket = Array(
+    ("FC1:6BFOXN*TS0BI$ZD4N9:9S6RCVN5+O30K3/XIV0W23NTDEXWK G2EP4J0BGJLFX3R3VHXK.PJ:2DPF6R:5SVBHABVCNN95SWMPHQUHQN"
+        + "%A0SOE+QQAB-HQ/HQ7IR.SQEEOK9SAI4- 7Y15KBPD34 QKHTS").utf8
+)
+/// The Honeywell recording sends the ticket's first 56 bytes as a one-report scan.
+private let fc1Prefix = Array(fc1Ticket.prefix(56))
+
+@Suite struct HIDPOSTests {
+    @Test func honeywellBinaryTicketOverThreeReportsArrivesWhole() throws {
+        var assembler = HIDPOSAssembler(layout: .honeywell)
+        let result = try replay("honeywell-binary-aztec.hidreports", into: &assembler)
+        let ticket = try Recordings.bytes("binary-ticket.bin")
+        #expect(ticket.contains(0x00) && ticket.contains(0xFF))
+        #expect(result.scans.map(\.payload) == [ticket, fc1Prefix])
+        #expect(result.scans.map(\.symbology) == [.aztec, .qr])
+        #expect(result.dropped.isEmpty)
+    }
+
+    @Test func newlandTextTicketOverThreeReports() throws {
+        var assembler = HIDPOSAssembler(layout: HIDPOSReportLayout.fallback(vendorID: USBVendor.newland))
+        let result = try replay("newland-qr.hidreports", into: &assembler)
+        #expect(result.scans.count == 1)
+        #expect(result.scans.first?.payload == fc1Ticket)
+        #expect(result.scans.first?.symbology == .qr)
+    }
+
+    @Test func descriptorGivesTheHoneywellLayout() throws {
+        let descriptor = try HIDReportDescriptor(bytes: Recordings.bytes("hidpos-honeywell.hiddescriptor"))
+        #expect(descriptor.usesReportIDs)
+        #expect(descriptor.reportIDs(of: .input) == [0x02])
+        #expect(descriptor.reportLength(of: .input, reportID: 0x02) == 64)
+        #expect(descriptor.reportLength(of: .output, reportID: 0x04) == 9)
+        #expect(descriptor.reportLength(of: .output, reportID: 0xFD) == 64)
+        let layout = try #require(HIDPOSReportLayout(descriptor: descriptor))
+        #expect(layout == .honeywell)
+    }
+
+    @Test func descriptorLayoutReadsTheRecordedStream() throws {
+        let descriptor = try HIDReportDescriptor(bytes: Recordings.bytes("hidpos-honeywell.hiddescriptor"))
+        var assembler = HIDPOSAssembler(layout: try #require(HIDPOSReportLayout(descriptor: descriptor)))
+        let result = try replay("honeywell-binary-aztec.hidreports", into: &assembler)
+        #expect(result.scans.first?.payload == (try Recordings.bytes("binary-ticket.bin")))
+    }
+
+    @Test func keyboardDescriptorIsNotHIDPOS() throws {
+        // A boot keyboard: modifiers, reserved byte, six key codes, LED output.
+        let keyboard: [UInt8] = [
+            0x05, 0x01, 0x09, 0x06, 0xA1, 0x01, 0x05, 0x07, 0x19, 0xE0, 0x29, 0xE7, 0x15, 0x00, 0x25, 0x01,
+            0x75, 0x01, 0x95, 0x08, 0x81, 0x02, 0x95, 0x01, 0x75, 0x08, 0x81, 0x01, 0x95, 0x05, 0x75, 0x01,
+            0x05, 0x08, 0x19, 0x01, 0x29, 0x05, 0x91, 0x02, 0x95, 0x01, 0x75, 0x03, 0x91, 0x01, 0x95, 0x06,
+            0x75, 0x08, 0x15, 0x00, 0x25, 0x65, 0x05, 0x07, 0x19, 0x00, 0x29, 0x65, 0x81, 0x00, 0xC0,
+        ]
+        let descriptor = try HIDReportDescriptor(bytes: keyboard)
+        #expect(!descriptor.usesReportIDs)
+        #expect(descriptor.reportLength(of: .input, reportID: 0) == 8)
+        #expect(descriptor.fields.first?.usages.first == HIDUsage(page: 0x07, id: 0xE0))
+        #expect(HIDPOSReportLayout(descriptor: descriptor) == nil)
+    }
+
+    @Test func truncatedDescriptorIsAnError() throws {
+        let bytes = try Recordings.bytes("hidpos-honeywell.hiddescriptor")
+        #expect(throws: HIDReportDescriptorError.self) {
+            try HIDReportDescriptor(bytes: Array(bytes.dropLast(2)))
+        }
+    }
+
+    @Test func continuationThatNeverComesIsDroppedNotDeliveredHalf() throws {
+        var assembler = HIDPOSAssembler(layout: .honeywell)
+        let reports = try recordedReports("honeywell-binary-aztec.hidreports")
+        // The first two reports of the binary ticket, then the device goes away.
+        for report in reports.prefix(2) {
+            let outcome = assembler.accept(report: report.bytes, at: report.time)
+            #expect(outcome.scan == nil)
+        }
+        let abandoned = assembler.abandon(reason: "the scanner was unplugged")
+        let dropped = try #require(abandoned)
+        #expect(dropped.receivedBytes == 112)
+        #expect(dropped.description.contains("unplugged"))
+        let again = assembler.abandon(reason: "again")
+        #expect(again == nil)
+    }
+
+    @Test func staleContinuationIsDroppedAndTheNextScanStillArrives() throws {
+        var assembler = HIDPOSAssembler(layout: .honeywell)
+        let reports = try recordedReports("honeywell-binary-aztec.hidreports")
+        _ = assembler.accept(report: reports[0].bytes, at: reports[0].time)
+        // The QR report comes five seconds later: the Aztec scan's continuation was lost.
+        let qr = reports.last!
+        let outcome = assembler.accept(report: qr.bytes, at: reports[0].time + 5)
+        #expect(outcome.dropped?.receivedBytes == 56)
+        #expect(outcome.scan?.payload == fc1Prefix)
+    }
+
+    @Test func aimIdentifiersMapToSymbologies() {
+        #expect(HIDPOSSymbology.fromAIM(Array("]Q1".utf8)) == .qr)
+        #expect(HIDPOSSymbology.fromAIM(Array("]z0".utf8)) == .aztec)
+        #expect(HIDPOSSymbology.fromAIM(Array("]zC".utf8)) == .aztecRune)
+        #expect(HIDPOSSymbology.fromAIM(Array("]d1".utf8)) == .dataMatrix)
+        #expect(HIDPOSSymbology.fromAIM(Array("]L2".utf8)) == .pdf417)
+        #expect(HIDPOSSymbology.fromAIM([0, 0, 0]) == nil)
+    }
+}
