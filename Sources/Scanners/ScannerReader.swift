@@ -1,0 +1,249 @@
+import Synchronization
+
+/// The scans of one scanner as an `AsyncSequence` that survives unplugging.
+///
+/// The reader opens the device through its `open` closure, yields every scan, and when the device vanishes
+/// (end of file, EIO, ENXIO, ENODEV, the node disappears) it logs one line, reports
+/// ``State/disconnected(reason:)``, waits ``reopenDelay`` and tries again until the device is back, without the
+/// process restarting. It ends (returns `nil`) only when the iterating task is cancelled; it throws only for a
+/// ``ScannerConnectionError`` that reopening cannot fix (``ScannerConnectionError/Code/misconfigured``).
+///
+/// A scan in flight when the device vanishes is dropped by the connection, which says so in the error the
+/// reader logs: a scan is delivered whole or not at all.
+///
+/// ```swift
+/// let reader = ScannerReader(device: "/dev/farecheck/scanner0", log: { print($0) }) {
+///     try await SSIConnection.open(path: "/dev/farecheck/scanner0")
+/// }
+/// for try await scan in reader {
+///     let verdict = verifier.verify(scan.payload)
+///     await reader.signal(verdict.isValid ? .good : .bad)
+/// }
+/// ```
+///
+/// Iterate a reader once at a time: ``signal(_:)`` goes to the connection of the most recent iteration.
+public struct ScannerReader: AsyncSequence, Sendable {
+    public typealias Element = ScanEvent
+    public typealias Failure = any Error
+
+    /// Whether the device is open, reported to `onStateChange` each time it changes (for metrics and status).
+    public enum State: Sendable, Hashable {
+        /// The device is open and set up; scans can arrive.
+        case connected
+        /// The device is not open; `reason` says why, as it was logged.
+        case disconnected(reason: String)
+    }
+
+    /// The device name used in log lines, e.g. the configured path.
+    public let device: String
+    /// How long to wait after a failure or disconnection before opening the device again.
+    public let reopenDelay: Duration
+
+    private let open: @Sendable () async throws -> any ScannerConnection
+    private let log: @Sendable (String) -> Void
+    private let onStateChange: @Sendable (State) -> Void
+    private let latest: LatestSession
+
+    /// Creates a reader; nothing is opened until iteration starts.
+    ///
+    /// - Parameters:
+    ///   - device: The name used in log lines.
+    ///   - reopenDelay: The wait between a disconnection (or a failed open) and the next attempt.
+    ///   - log: Receives one line per event worth a person's attention: connected, disconnected (with the
+    ///     reason and any dropped scan), back again. Repeated identical open failures are logged once.
+    ///   - onStateChange: Receives each change between connected and disconnected.
+    ///   - open: Opens and sets up the device, returning a ready connection. Called again on every reopen,
+    ///     so it may resolve the path anew (a udev symlink under /dev/farecheck/ follows the scanner).
+    public init(
+        device: String,
+        reopenDelay: Duration = .seconds(1),
+        log: @escaping @Sendable (String) -> Void = { _ in },
+        onStateChange: @escaping @Sendable (State) -> Void = { _ in },
+        open: @escaping @Sendable () async throws -> any ScannerConnection
+    ) {
+        self.device = device
+        self.reopenDelay = reopenDelay
+        self.open = open
+        self.log = log
+        self.onStateChange = onStateChange
+        self.latest = LatestSession()
+    }
+
+    /// Sends feedback for the last scan to the scanner, if it is connected; otherwise does nothing.
+    public func signal(_ feedback: ScanFeedback) async {
+        guard let connection = latest.session?.connection else { return }
+        await connection.signal(feedback)
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        let session = Session()
+        latest.session = session
+        return Iterator(reader: self, session: session)
+    }
+
+    /// Opens, reads, and reopens the device; see ``ScannerReader``.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        private let reader: ScannerReader
+        private let session: Session
+        private var finished = false
+        private var everConnected = false
+        private var lastReportedState: State?
+        private var lastOpenFailure: String?
+
+        fileprivate init(reader: ScannerReader, session: Session) {
+            self.reader = reader
+            self.session = session
+        }
+
+        public mutating func next() async throws -> ScanEvent? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ScanEvent? {
+            guard !finished else { return nil }
+            while true {
+                if Task.isCancelled {
+                    await stop()
+                    return nil
+                }
+                guard let connection = session.connection else {
+                    do {
+                        let connection = try await reader.open()
+                        session.connection = connection
+                        connected()
+                        continue
+                    } catch {
+                        if Task.isCancelled || error is CancellationError {
+                            await stop()
+                            return nil
+                        }
+                        if let failure = error as? ScannerConnectionError, !failure.isRecoverable {
+                            finished = true
+                            report(.disconnected(reason: describe(error)))
+                            reader.log("\(reader.device): cannot use the scanner: \(describe(error))")
+                            throw error
+                        }
+                        openFailed(error)
+                    }
+                    guard await pause() else {
+                        await stop()
+                        return nil
+                    }
+                    continue
+                }
+                do {
+                    if let scan = try await connection.nextScan() {
+                        return scan
+                    }
+                    await lost(connection, reason: "the device closed the connection")
+                } catch {
+                    if Task.isCancelled || error is CancellationError {
+                        await stop()
+                        return nil
+                    }
+                    if let failure = error as? ScannerConnectionError, !failure.isRecoverable {
+                        session.connection = nil
+                        await connection.close()
+                        finished = true
+                        report(.disconnected(reason: describe(error)))
+                        reader.log("\(reader.device): cannot use the scanner: \(describe(error))")
+                        throw error
+                    }
+                    await lost(connection, reason: describe(error))
+                }
+                guard await pause() else {
+                    await stop()
+                    return nil
+                }
+            }
+        }
+
+        private mutating func connected() {
+            reader.log("\(reader.device): scanner \(everConnected ? "is back" : "connected")")
+            everConnected = true
+            lastOpenFailure = nil
+            report(.connected)
+        }
+
+        private mutating func lost(_ connection: any ScannerConnection, reason: String) async {
+            session.connection = nil
+            await connection.close()
+            reader.log("\(reader.device): scanner disconnected: \(reason); reopening every \(reader.reopenDelay)")
+            // The reason was just logged; a first open failure that says the same thing is not news.
+            lastOpenFailure = nil
+            report(.disconnected(reason: reason))
+        }
+
+        private mutating func openFailed(_ error: any Error) {
+            let reason = describe(error)
+            // A missing scanner fails the same way every `reopenDelay`: log a reason only when it changes.
+            if reason != lastOpenFailure {
+                if everConnected || lastOpenFailure != nil {
+                    reader.log("\(reader.device): scanner still unavailable: \(reason)")
+                } else {
+                    reader.log(
+                        "\(reader.device): cannot open the scanner: \(reason); retrying every \(reader.reopenDelay)")
+                }
+                lastOpenFailure = reason
+            }
+            report(.disconnected(reason: reason))
+        }
+
+        private mutating func stop() async {
+            finished = true
+            if let connection = session.connection {
+                session.connection = nil
+                await connection.close()
+                report(.disconnected(reason: "the reader stopped"))
+            }
+        }
+
+        private mutating func report(_ state: State) {
+            // Metrics care about transitions; a new reason while disconnected is not one.
+            switch (lastReportedState, state) {
+            case (.connected?, .connected), (.disconnected?, .disconnected): return
+            default: break
+            }
+            lastReportedState = state
+            reader.onStateChange(state)
+        }
+
+        private func pause() async -> Bool {
+            do {
+                try await Task.sleep(for: reader.reopenDelay)
+                return true
+            } catch {
+                return false
+            }
+        }
+
+        private func describe(_ error: any Error) -> String {
+            guard let failure = error as? ScannerConnectionError else { return "\(error)" }
+            if let cause = failure.cause { return "\(failure.message) (\(cause))" }
+            return failure.message
+        }
+    }
+
+    /// The connection of one iteration, readable from ``signal(_:)`` in other tasks.
+    fileprivate final class Session: Sendable {
+        private let current = Mutex<(any ScannerConnection)?>(nil)
+
+        var connection: (any ScannerConnection)? {
+            get { current.withLock { $0 } }
+            set { current.withLock { $0 = newValue } }
+        }
+    }
+
+    /// The most recent iteration's session, held weakly so that an abandoned iterator releases its device.
+    fileprivate final class LatestSession: Sendable {
+        private struct WeakSession {
+            weak var session: Session?
+        }
+        private let latest = Mutex(WeakSession())
+
+        var session: Session? {
+            get { latest.withLock { $0.session } }
+            set { latest.withLock { $0.session = newValue } }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Scanners
+import Synchronization
+import Testing
+
+/// A scanner connection that plays a script: the stand-in for a device in tests of the reader's own logic.
+/// (The serial tests use a real pseudo-terminal instead.)
+private actor ScriptedConnection: ScannerConnection {
+    enum Step: Sendable {
+        case scan([UInt8])
+        case end
+        case fail(ScannerConnectionError)
+    }
+
+    private var steps: [Step]
+    private(set) var feedback: [ScanFeedback] = []
+    private(set) var closed = false
+
+    init(_ steps: [Step]) { self.steps = steps }
+
+    func nextScan() async throws -> ScanEvent? {
+        guard !steps.isEmpty else {
+            // An idle scanner: nothing until the task is cancelled.
+            try await Task.sleep(for: .seconds(3600))
+            return nil
+        }
+        switch steps.removeFirst() {
+        case .scan(let payload): return ScanEvent(payload: payload, symbology: .qr, device: "scripted")
+        case .end: return nil
+        case .fail(let error): throw error
+        }
+    }
+
+    func signal(_ feedback: ScanFeedback) async { self.feedback.append(feedback) }
+    func close() async { closed = true }
+}
+
+/// Hands out connections and open failures in order, the way a scanner that is unplugged and plugged back
+/// would.
+private final class ScriptedDevice: Sendable {
+    enum Opening: Sendable {
+        case connection(ScriptedConnection)
+        case failure(ScannerConnectionError)
+    }
+
+    private let openings: Mutex<[Opening]>
+    let logLines = Mutex<[String]>([])
+    let states = Mutex<[ScannerReader.State]>([])
+
+    init(_ openings: [Opening]) { self.openings = Mutex(openings) }
+
+    func open() async throws -> any ScannerConnection {
+        let next = openings.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        switch next {
+        case .connection(let connection)?: return connection
+        case .failure(let error)?: throw error
+        case nil: throw ScannerConnectionError(code: .deviceMissing, device: "scripted", message: "unplugged")
+        }
+    }
+
+    func reader() -> ScannerReader {
+        ScannerReader(
+            device: "scripted",
+            reopenDelay: .milliseconds(1),
+            log: { line in self.logLines.withLock { $0.append(line) } },
+            onStateChange: { state in self.states.withLock { $0.append(state) } },
+            open: { try await self.open() }
+        )
+    }
+}
+
+private func gone(_ message: String) -> ScannerConnectionError {
+    ScannerConnectionError(code: .deviceGone, device: "scripted", message: message)
+}
+
+@Suite struct ReaderTests {
+    @Test func scansContinueAfterTheScannerIsUnpluggedAndPluggedBack() async throws {
+        let missing = ScannerConnectionError(code: .deviceMissing, device: "scripted", message: "no such node")
+        let device = ScriptedDevice([
+            .connection(ScriptedConnection([.scan([1]), .fail(gone("EIO; a scan in flight was dropped"))])),
+            .failure(missing), .failure(missing), .failure(missing),
+            .connection(ScriptedConnection([.scan([2]), .end])),
+            .connection(ScriptedConnection([.scan([3])])),
+        ])
+        let reader = device.reader()
+        var payloads: [[UInt8]] = []
+        for try await scan in reader {
+            payloads.append(scan.payload)
+            if payloads.count == 3 { break }
+        }
+        #expect(payloads == [[1], [2], [3]])
+        let states = device.states.withLock { $0 }
+        #expect(states.count == 5)
+        #expect(states.first == .connected)
+        #expect(states.last == .connected)
+        let lines = device.logLines.withLock { $0 }
+        // One line per disconnection with its reason, one for the first failed reopen, none for the repeats.
+        #expect(lines.filter { $0.contains("disconnected") }.count == 2)
+        #expect(lines.contains { $0.contains("a scan in flight was dropped") })
+        #expect(lines.filter { $0.contains("no such node") }.count == 1)
+        #expect(lines.filter { $0.contains("is back") }.count == 2)
+    }
+
+    @Test func aScannerThatCannotBeOpenedYetIsRetriedUntilItAppears() async throws {
+        let denied = ScannerConnectionError(code: .permissionDenied, device: "scripted", message: "permission denied")
+        let device = ScriptedDevice([.failure(denied), .failure(denied), .connection(ScriptedConnection([.scan([7])]))])
+        var iterator = device.reader().makeAsyncIterator()
+        #expect(try await iterator.next()?.payload == [7])
+        #expect(device.logLines.withLock { $0 }.filter { $0.contains("permission denied") }.count == 1)
+    }
+
+    @Test func aMisconfiguredScannerStopsTheReaderWithTheError() async throws {
+        let wrongBaud = ScannerConnectionError(code: .misconfigured, device: "scripted", message: "baud 1234")
+        let device = ScriptedDevice([.failure(wrongBaud)])
+        var iterator = device.reader().makeAsyncIterator()
+        await #expect(throws: ScannerConnectionError.self) { _ = try await iterator.next() }
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func cancellingTheConsumerClosesTheDevice() async throws {
+        let connection = ScriptedConnection([.scan([1])])
+        let device = ScriptedDevice([.connection(connection)])
+        let reader = device.reader()
+        let (delivered, deliveredContinuation) = AsyncStream.makeStream(of: Int.self)
+        let consumer = Task {
+            var count = 0
+            for try await _ in reader {
+                count += 1
+                deliveredContinuation.yield(count)
+            }
+            return count
+        }
+        // The consumer ends only through cancellation, as a daemon's reader does on shutdown.
+        var deliveries = delivered.makeAsyncIterator()
+        #expect(await deliveries.next() == 1)
+        consumer.cancel()
+        #expect(try await consumer.value == 1)
+        #expect(await connection.closed)
+        #expect(device.states.withLock { $0.last } == .disconnected(reason: "the reader stopped"))
+    }
+
+    @Test func feedbackGoesToTheConnectedScanner() async throws {
+        let connection = ScriptedConnection([.scan([1]), .scan([2])])
+        let device = ScriptedDevice([.connection(connection)])
+        let reader = device.reader()
+        var iterator = reader.makeAsyncIterator()
+        _ = try await iterator.next()
+        await reader.signal(.good)
+        _ = try await iterator.next()
+        await reader.signal(.bad)
+        #expect(await connection.feedback == [.good, .bad])
+    }
+}
