@@ -53,28 +53,43 @@ struct AztecLocator {
         let blocksAcross = (width + blockSize - 1) / blockSize
         let blocksDown = (height + blockSize - 1) / blockSize
         var means = [Int](repeating: 0, count: blocksAcross * blocksDown)
+        var sums = [Int](repeating: 0, count: blocksAcross)
+        var lows = [UInt8](repeating: 255, count: blocksAcross)
+        var highs = [UInt8](repeating: 0, count: blocksAcross)
         image.pixels.withUnsafeBufferPointer { pixels in
             for blockY in 0..<blocksDown {
-                for blockX in 0..<blocksAcross {
-                    let left = blockX * blockSize
-                    let top = blockY * blockSize
-                    let right = min(width, left + blockSize)
-                    let bottom = min(height, top + blockSize)
-                    var sum = 0
-                    var low: UInt8 = 255
-                    var high: UInt8 = 0
-                    for y in top..<bottom {
-                        let row = UnsafeBufferPointer(rebasing: pixels[(y * width + left)..<(y * width + right)])
-                        for value in row {
+                let top = blockY * blockSize
+                let bottom = min(height, top + blockSize)
+                for index in 0..<blocksAcross {
+                    sums[index] = 0
+                    lows[index] = 255
+                    highs[index] = 0
+                }
+                // Row by row, so the pixels are read in memory order.
+                for y in top..<bottom {
+                    let row = pixels.baseAddress! + y * width
+                    for blockX in 0..<blocksAcross {
+                        let left = blockX * blockSize
+                        let right = min(width, left + blockSize)
+                        var sum = 0
+                        var low: UInt8 = 255
+                        var high: UInt8 = 0
+                        for x in left..<right {
+                            let value = row[x]
                             sum &+= Int(value)
                             low = min(low, value)
                             high = max(high, value)
                         }
+                        sums[blockX] &+= sum
+                        lows[blockX] = min(lows[blockX], low)
+                        highs[blockX] = max(highs[blockX], high)
                     }
+                }
+                for blockX in 0..<blocksAcross {
+                    let area = (min(width, (blockX + 1) * blockSize) - blockX * blockSize) * (bottom - top)
                     // A flat block (paper, background) has no dark pixels: put its threshold below its darkest.
                     means[blockY * blocksAcross + blockX] =
-                        high &- low <= 24
-                        ? Int(low) - 8 : sum / ((right - left) * (bottom - top))
+                        highs[blockX] &- lows[blockX] <= 24 ? Int(lows[blockX]) - 8 : sums[blockX] / area
                 }
             }
         }
@@ -421,26 +436,35 @@ struct AztecLocator {
 
     /// The rotation of the rings' squares (0 ..< 90 degrees) that best explains the edge points' distances.
     private func bestOrientation(_ points: [EdgePoint], around candidate: Candidate) -> Double {
-        var best = (angle: 0.0, cost: Double.infinity)
+        // Offsets from the centre and distances, once; each orientation then costs a few multiplications.
+        let offsets = points.map { (x: $0.x - candidate.x, y: $0.y - candidate.y, radius: $0.radius) }
+        let distances = offsets.map { ($0.x * $0.x + $0.y * $0.y).squareRoot() }
+        var shapes = [Double](repeating: 0, count: points.count)
         func cost(_ orientation: Double) -> Double {
-            // Distance of a point on a square of half-side r at angle a: r / max(|cos(a - o)|, |sin(a - o)|).
+            // A point on a square of half-side r, turned by o, at distance d along direction a lies where
+            // d * max(|cos(a - o)|, |sin(a - o)|) = r * module; the cosines come from rotating the offset.
+            let cosine = cos(orientation)
+            let sine = sin(orientation)
             var sumDistanceShape = 0.0
             var sumShapeShape = 0.0
-            var shapes: [(Double, Double)] = []
-            shapes.reserveCapacity(points.count)
-            for point in points {
-                let dx = point.x - candidate.x
-                let dy = point.y - candidate.y
-                let angle = atan2(dy, dx) - orientation
-                let shape = point.radius / max(abs(cos(angle)), abs(sin(angle)))
-                let distance = (dx * dx + dy * dy).squareRoot()
-                sumDistanceShape += distance * shape
+            for index in offsets.indices {
+                let offset = offsets[index]
+                let along = abs(offset.x * cosine + offset.y * sine)
+                let across = abs(-offset.x * sine + offset.y * cosine)
+                let shape = offset.radius * distances[index] / max(max(along, across), 1e-9)
+                shapes[index] = shape
+                sumDistanceShape += distances[index] * shape
                 sumShapeShape += shape * shape
-                shapes.append((distance, shape))
             }
             let module = sumDistanceShape / sumShapeShape
-            return shapes.reduce(0) { $0 + ($1.0 - module * $1.1) * ($1.0 - module * $1.1) }
+            var total = 0.0
+            for index in offsets.indices {
+                let error = distances[index] - module * shapes[index]
+                total += error * error
+            }
+            return total
         }
+        var best = (angle: 0.0, cost: Double.infinity)
         for degree in 0..<90 {
             let angle = Double(degree) * Double.pi / 180
             let value = cost(angle)
@@ -557,7 +581,9 @@ struct AztecLocator {
         let u = (Double(point.x) + 0.5) / Double(rectifiedModuleSize) - 0.5 - Double(rectifiedRadius)
         let v = (Double(point.y) + 0.5) / Double(rectifiedModuleSize) - 0.5 - Double(rectifiedRadius)
         let mapped = geometry.apply(u, v)
-        return SymbolPoint(x: Int(mapped.x.rounded()), y: Int(mapped.y.rounded()))
+        // Clamped: Int() of a non-finite or huge value would trap.
+        func pixel(_ value: Double) -> Int { value.isFinite ? Int(max(-1e9, min(1e9, value)).rounded()) : 0 }
+        return SymbolPoint(x: pixel(mapped.x), y: pixel(mapped.y))
     }
 
     /// The symbol around a bull's-eye, resampled upright at `pixelsPerModule`, `radius` modules each way

@@ -231,10 +231,18 @@ extension GrayImage {
     /// Bilinear sample at a real-valued position; outside the image gives `outside`.
     @inline(__always)
     func bilinearSample(x: Double, y: Double, outside: Double) -> Double {
+        // A degenerate geometry can ask for points at infinity; Int() of those would trap.
+        guard x > -2, y > -2, x < Double(width + 1), y < Double(height + 1) else { return outside }
         let left = Int(x.rounded(.down))
         let top = Int(y.rounded(.down))
         let fractionX = x - Double(left)
         let fractionY = y - Double(top)
+        if left >= 0, top >= 0, left + 1 < width, top + 1 < height {
+            let index = top * width + left
+            let upper = Double(pixels[index]) * (1 - fractionX) + Double(pixels[index + 1]) * fractionX
+            let lower = Double(pixels[index + width]) * (1 - fractionX) + Double(pixels[index + width + 1]) * fractionX
+            return upper * (1 - fractionY) + lower * fractionY
+        }
         func value(_ column: Int, _ row: Int) -> Double {
             guard column >= 0, row >= 0, column < width, row < height else { return outside }
             return Double(pixels[row * width + column])
