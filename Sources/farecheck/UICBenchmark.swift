@@ -13,7 +13,7 @@ struct UICBenchmark {
 
     func run() throws {
         let reference = compare ? OpenSSLSpeed.verifyRates(seconds: max(1, Int(seconds.rounded())), algorithms: ["dsa1024", "dsa2048"]) : [:]
-        printLine("UIC 918.3 verify throughput, one core, \(seconds) s each (payload → verdict: header, inflate, records, signature, policies):")
+        printLine("UIC 918.3 verify throughput per CPU second, one thread, \(seconds) s each (payload → verdict: header, inflate, records, signature, policies):")
         let cases: [(String, KeyKind, DigestAlgorithm, Int, String?)] = [
             ("DSA-1024/160 SHA-1, v1", .dsa(bits: 1024, qBits: 160), .sha1, 1, "DSA1024"),
             ("DSA-2048/160 SHA-1, v2", .dsa(bits: 2048, qBits: 160), .sha1, 2, "DSA2048"),

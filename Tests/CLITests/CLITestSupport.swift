@@ -60,6 +60,13 @@ final class Workbench {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
+        // The child inherits this thread's signal mask; the test runner's threads block most signals,
+        // and a farecheck that cannot see SIGTERM or SIGALRM behaves unlike one started from a shell.
+        var all = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
