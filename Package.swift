@@ -106,7 +106,13 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
-        .testTarget(name: "ScannersTests", dependencies: ["Scanners", "CLinuxShims"], swiftSettings: strict),
+        .testTarget(
+            name: "ScannersTests",
+            dependencies: ["Scanners", "CLinuxShims"],
+            // Recorded HID report and input_event streams, read next to the sources (#filePath).
+            exclude: ["Recordings"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CLITests",
             dependencies: ["farecheck", "Symbols", "TicketFormats"],
