@@ -500,21 +500,25 @@ struct AztecLocator {
     /// The geometry corrected with a full-range symbol's reference grid, or `nil` when no grid is seen.
     ///
     /// The bull's-eye spans 13 modules, a ticket's symbol 60 or more, so small errors of a fit to the rings
-    /// (perspective above all) grow fourfold at the symbol's edge. Full-range symbols carry lines of
-    /// alternating modules every 16 modules from the centre; where two cross, the pattern is known. Each
-    /// crossing is found by a local search around where the current geometry puts it, and the homography
-    /// is fitted again to those points and the bull's-eye.
-    func refinedWithReferenceGrid(_ geometry: Homography) -> Homography? {
+    /// (perspective above all) grow fourfold at the symbol's edge, and a bent ticket follows no homography
+    /// at all. Full-range symbols carry lines of alternating modules every 16 modules from the centre;
+    /// where two cross, the pattern is known. Crossings are found from the centre outwards, each by a local
+    /// search around where the crossings found so far predict it. The homography is fitted again to them
+    /// and the bull's-eye, with a smooth bend for what it still misses (see ``SymbolGeometry``).
+    func refinedWithReferenceGrid(_ start: Homography) -> SymbolGeometry? {
         // Contrast seen on the bull's-eye: light rings 1, 3, 5 against dark rings 0, 2, 4.
-        func sample(_ u: Double, _ v: Double) -> Double {
-            let point = geometry.apply(u, v)
-            return image.bilinearSample(x: point.x, y: point.y, outside: 255)
+        func brightness(_ point: (x: Double, y: Double)) -> Double {
+            image.bilinearSample(x: point.x, y: point.y, outside: 255)
         }
         var darkSum = 0.0
         var lightSum = 0.0
         for ring in 0...5 {
             for (u, v) in [(Double(ring), 0.0), (-Double(ring), 0), (0, Double(ring)), (0, -Double(ring))] {
-                if ring % 2 == 0 { darkSum += sample(u, v) } else { lightSum += sample(u, v) }
+                if ring % 2 == 0 {
+                    darkSum += brightness(start.apply(u, v))
+                } else {
+                    lightSum += brightness(start.apply(u, v))
+                }
             }
         }
         let contrast = (lightSum - darkSum) / 12
@@ -525,47 +529,55 @@ struct AztecLocator {
         // The bull's-eye's own outline anchors the fit where it is most reliable.
         for (u, v) in [(-5.5, -5.5), (5.5, -5.5), (5.5, 5.5), (-5.5, 5.5), (0, -5.5), (5.5, 0), (0, 5.5), (-5.5, 0)] {
             moduleCorners.append((u, v))
-            imageCorners.append(geometry.apply(u, v))
+            imageCorners.append(start.apply(u, v))
         }
         // Expected colours around a crossing: dark at even steps along both lines, light at odd ones.
         let arms: [(Double, Double, Bool)] = (-3...3).flatMap { step -> [(Double, Double, Bool)] in
             let isDark = step % 2 == 0
             return step == 0 ? [(0, 0, true)] : [(Double(step), 0, isDark), (0, Double(step), isDark)]
         }
+        // What has been measured so far predicts the next crossing; it starts as the bull's-eye's fit.
+        var prediction = SymbolGeometry(start)
         var crossings = 0
-        // Crossings up to 48 modules out: symbols of up to 97 x 97 modules, beyond any ticket's.
-        for a in -3...3 {
-            for b in -3...3 where a != 0 || b != 0 {
-                let u = Double(16 * a)
-                let v = Double(16 * b)
-                var best = (score: -Double.infinity, du: 0.0, dv: 0.0)
-                // Coarse steps of 0.2 modules, then 0.05 around the best.
-                for (stepSize, reach, centreU, centreV) in [(0.2, 3, 0.0, 0.0), (0.05, 2, Double.nan, Double.nan)] {
-                    let originU = centreU.isNaN ? best.du : centreU
-                    let originV = centreV.isNaN ? best.dv : centreV
-                    for stepU in -reach...reach {
-                        for stepV in -reach...reach {
-                            let du = originU + Double(stepU) * stepSize
-                            let dv = originV + Double(stepV) * stepSize
-                            var score = 0.0
-                            for (armU, armV, isDark) in arms {
-                                let value = sample(u + armU + du, v + armV + dv)
-                                score += isDark ? -value : value
+        // Crossings up to 48 modules out (symbols of up to 97 x 97 modules, beyond any ticket's), ring by ring.
+        for ring in 1...3 {
+            var measured = 0
+            for a in -ring...ring {
+                for b in -ring...ring where max(abs(a), abs(b)) == ring {
+                    let u = Double(16 * a)
+                    let v = Double(16 * b)
+                    func sample(_ su: Double, _ sv: Double) -> Double { brightness(prediction.apply(su, sv)) }
+                    var best = (score: -Double.infinity, du: 0.0, dv: 0.0)
+                    // Coarse steps of 0.2 modules, then 0.05 around the best.
+                    for (stepSize, reach) in [(0.2, 3), (0.05, 2)] {
+                        let (originU, originV) = (best.score.isFinite ? best.du : 0, best.score.isFinite ? best.dv : 0)
+                        for stepU in -reach...reach {
+                            for stepV in -reach...reach {
+                                let du = originU + Double(stepU) * stepSize
+                                let dv = originV + Double(stepV) * stepSize
+                                var score = 0.0
+                                for (armU, armV, isDark) in arms {
+                                    let value = sample(u + armU + du, v + armV + dv)
+                                    score += isDark ? -value : value
+                                }
+                                if score > best.score { best = (score, du, dv) }
                             }
-                            if score > best.score { best = (score, du, dv) }
                         }
                     }
+                    // 6 light and 7 dark modules: a real crossing scores about 6.5 contrasts.
+                    let normalised = best.score / Double(arms.count) / contrast * 2
+                    guard normalised > 0.6, abs(best.du) < 0.65, abs(best.dv) < 0.65 else { continue }
+                    moduleCorners.append((u, v))
+                    imageCorners.append(prediction.apply(u + best.du, v + best.dv))
+                    measured += 1
+                    crossings += 1
                 }
-                // 6 light and 7 dark modules: a real crossing scores about 6.5 contrasts.
-                let normalised = best.score / Double(arms.count) / contrast * 2
-                guard normalised > 0.6, abs(best.du) < 0.65, abs(best.dv) < 0.65 else { continue }
-                moduleCorners.append((u, v))
-                imageCorners.append(geometry.apply(u + best.du, v + best.dv))
-                crossings += 1
             }
+            guard measured > 0, let updated = SymbolGeometry(fitting: moduleCorners, to: imageCorners) else { break }
+            prediction = updated
         }
         guard crossings >= 2 else { return nil }
-        return Homography.fit(from: moduleCorners, to: imageCorners)
+        return prediction
     }
 
     // MARK: - Resampling
@@ -577,7 +589,7 @@ struct AztecLocator {
     static let rectifiedModuleSize = 3
 
     /// Where a pixel of a rectified image lies in the photo.
-    static func photoPoint(ofRectified point: SymbolPoint, geometry: Homography) -> SymbolPoint {
+    static func photoPoint(ofRectified point: SymbolPoint, geometry: SymbolGeometry) -> SymbolPoint {
         let u = (Double(point.x) + 0.5) / Double(rectifiedModuleSize) - 0.5 - Double(rectifiedRadius)
         let v = (Double(point.y) + 0.5) / Double(rectifiedModuleSize) - 0.5 - Double(rectifiedRadius)
         let mapped = geometry.apply(u, v)
@@ -589,7 +601,7 @@ struct AztecLocator {
     /// The symbol around a bull's-eye, resampled upright at `pixelsPerModule`, `radius` modules each way
     /// from the centre (what lies outside the photo is white). The bull's-eye is exactly in the middle.
     func rectified(
-        _ geometry: Homography, radius: Int = Self.rectifiedRadius,
+        _ geometry: SymbolGeometry, radius: Int = Self.rectifiedRadius,
         pixelsPerModule: Int = Self.rectifiedModuleSize
     ) -> GrayImage {
         let side = 2 * radius + 1
@@ -600,10 +612,12 @@ struct AztecLocator {
             for column in 0..<side {
                 let u = Double(column - radius)
                 let v = Double(row - radius)
+                // The bend varies slowly: once per module is enough.
+                let correction = geometry.correction(u, v)
                 var sum = 0.0
                 for (du, dv) in offsets {
-                    let point = geometry.apply(u + du, v + dv)
-                    sum += image.bilinearSample(x: point.x, y: point.y, outside: 255)
+                    let point = geometry.homography.apply(u + du, v + dv)
+                    sum += image.bilinearSample(x: point.x + correction.dx, y: point.y + correction.dy, outside: 255)
                 }
                 modules[row * side + column] = UInt8(clamping: Int((sum / Double(offsets.count)).rounded()))
             }
@@ -636,18 +650,20 @@ extension AztecLocator {
     }
 
     /// The symbol around one bull's-eye, trying geometries from the cheapest: affine (a flat ticket seen
-    /// square on), projective (a tilted camera), and projective corrected by the reference grid (large
-    /// symbols, where small errors grow towards the edges).
+    /// square on), projective (a tilted camera), and corrected by the reference grid (large symbols, where
+    /// small errors grow towards the edges, and bent paper).
     func decode(_ candidate: Candidate) -> EngineSymbol? {
         let (affine, projective) = geometry(of: candidate)
-        if let affine, let symbol = decode(candidate, geometry: affine) { return symbol }
+        if let affine, let symbol = decode(candidate, geometry: SymbolGeometry(affine)) { return symbol }
         guard let projective else { return nil }
-        if let symbol = decode(candidate, geometry: projective) { return symbol }
+        if let symbol = decode(candidate, geometry: SymbolGeometry(projective)) { return symbol }
         guard let refined = refinedWithReferenceGrid(projective) else { return nil }
-        return decode(candidate, geometry: refined)
+        if let symbol = decode(candidate, geometry: refined) { return symbol }
+        // The plain refitted homography, in case a correction was measured wrong.
+        return decode(candidate, geometry: SymbolGeometry(refined.homography))
     }
 
-    private func decode(_ candidate: Candidate, geometry: Homography) -> EngineSymbol? {
+    private func decode(_ candidate: Candidate, geometry: SymbolGeometry) -> EngineSymbol? {
         let pure = rectified(geometry)
         // Upright, with whole pixels per module, zxing's own detector places the grid exactly; its "pure"
         // mode would also need nothing but the symbol in the picture, and ticket text may be there.

@@ -111,3 +111,70 @@ struct Homography: Sendable {
         return solution
     }
 }
+
+/// Where each module of a symbol lies in a photo: a homography, plus a smooth bend for paper that is not
+/// flat (a bent ticket bows its rows, which no single homography follows).
+struct SymbolGeometry: Sendable {
+    var homography: Homography
+    /// Pixel offsets added to the homography as quadratic polynomials in the module coordinates (scaled by
+    /// 1/16): six coefficients for x, then six for y. Empty for a flat symbol.
+    var bend: [Double] = []
+
+    init(_ homography: Homography) {
+        self.homography = homography
+    }
+
+    /// The homography and the bend that best fit measured points (module coordinates to pixels).
+    ///
+    /// The bend is what the homography misses at those points, smoothed into a quadratic surface: enough for
+    /// a ticket curled over a hand or a table edge, and it extends sensibly past the outermost measurement.
+    init?(fitting modulePoints: [(x: Double, y: Double)], to imagePoints: [(x: Double, y: Double)]) {
+        guard let homography = Homography.fit(from: modulePoints, to: imagePoints) else { return nil }
+        self.homography = homography
+        guard modulePoints.count >= 10 else { return }
+        var normal = [Double](repeating: 0, count: 36)
+        var rightX = [Double](repeating: 0, count: 6)
+        var rightY = [Double](repeating: 0, count: 6)
+        for (module, point) in zip(modulePoints, imagePoints) {
+            let plain = homography.apply(module.x, module.y)
+            let basis = Self.basis(module.x, module.y)
+            for i in 0..<6 {
+                rightX[i] += basis[i] * (point.x - plain.x)
+                rightY[i] += basis[i] * (point.y - plain.y)
+                for j in 0..<6 { normal[i * 6 + j] += basis[i] * basis[j] }
+            }
+        }
+        // A little ridge keeps the surface flat where the points say nothing.
+        for i in 0..<6 { normal[i * 6 + i] += 0.5 }
+        guard let bendX = Homography.solve(normal, rightX, size: 6),
+            let bendY = Homography.solve(normal, rightY, size: 6)
+        else { return }
+        bend = bendX + bendY
+    }
+
+    private static func basis(_ u: Double, _ v: Double) -> [Double] {
+        let x = u / 16
+        let y = v / 16
+        return [1, x, y, x * x, x * y, y * y]
+    }
+
+    /// The bend's pixel offset at module coordinates (u, v).
+    func correction(_ u: Double, _ v: Double) -> (dx: Double, dy: Double) {
+        guard bend.count == 12 else { return (0, 0) }
+        let basis = Self.basis(u, v)
+        var dx = 0.0
+        var dy = 0.0
+        for i in 0..<6 {
+            dx += bend[i] * basis[i]
+            dy += bend[6 + i] * basis[i]
+        }
+        return (dx, dy)
+    }
+
+    /// The pixel position of module coordinates (u, v).
+    func apply(_ u: Double, _ v: Double) -> (x: Double, y: Double) {
+        let point = homography.apply(u, v)
+        let (dx, dy) = correction(u, v)
+        return (point.x + dx, point.y + dy)
+    }
+}

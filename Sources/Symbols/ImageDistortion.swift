@@ -28,6 +28,8 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
     case shadow(depth: Double, angle: Double)
     /// Saved and loaded as JPEG of this quality: block artefacts and ringing.
     case jpeg(quality: Int)
+    /// Paper bent over a curve: rows bow by up to `amplitude` times the image height, most in the middle.
+    case curled(amplitude: Double)
     /// A camera not square to the ticket: each corner of the image moves inwards by up to `strength`
     /// (0...0.3) of the image size, chosen from `seed`, and the picture is warped to match.
     case perspective(strength: Double, seed: UInt64)
@@ -52,6 +54,7 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
         case .shadow(let depth, let angle): "shadow-\(depth)-\(angle)"
         case .jpeg(let quality): "jpeg-\(quality)"
         case .perspective(let strength, _): "perspective-\(strength)"
+        case .curled(let amplitude): "curled-\(amplitude)"
         case .photoLike(let scene): "photo-\(scene.width)x\(scene.height)-\(scene.seed)"
         }
     }
@@ -107,6 +110,18 @@ public enum ImageDistortion: Sendable, Hashable, CustomStringConvertible {
             return decoded
         case .perspective(let strength, let seed):
             return ImageDistortion.warp(image, strength: strength, seed: seed)
+        case .curled(let amplitude):
+            // Each column moves down by a sine of its position: a bow across the page.
+            var result = GrayImage(width: image.width, height: image.height, filledWith: 255)
+            let lift = amplitude * Double(image.height)
+            for x in 0..<image.width {
+                let shift = lift * sin(Double.pi * (Double(x) + 0.5) / Double(image.width))
+                for y in 0..<image.height {
+                    let value = image.bilinearSample(x: Double(x), y: Double(y) - shift, outside: 255)
+                    result[x, y] = UInt8(clamping: Int(value.rounded()))
+                }
+            }
+            return result
         case .photoLike(let scene):
             return scene.render(symbol: image)
         }

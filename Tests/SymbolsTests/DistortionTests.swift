@@ -73,6 +73,22 @@ import Testing
         #expect(scanner.scan(qr).map(\.bytes) == [qrPayload])
     }
 
+    @Test func bentTicketDecodes() throws {
+        // Paper curled over a hand: rows bow by 3 % of the symbol; zxing 1.4 alone reads neither symbol.
+        let scene = PhotoScene(seed: 1, symbolSize: 0.5...0.55)
+        let aztecPayload = Fixture.zlibPayload(260, seed: 8)
+        let aztec = ImageDistortion.apply(
+            [.curled(amplitude: 0.03), .photoLike(scene)],
+            to: try SymbolWriter(moduleSize: 4).aztecCode(aztecPayload))
+        #expect(scanner.scan(aztec).map(\.bytes) == [aztecPayload])
+
+        let qrPayload = Fixture.base45Text(200, seed: 8)
+        let qr = ImageDistortion.apply(
+            [.curled(amplitude: 0.03), .photoLike(scene)],
+            to: try SymbolWriter(moduleSize: 4).qrCode(qrPayload))
+        #expect(scanner.scan(qr).map(\.bytes) == [qrPayload])
+    }
+
     @Test func distortionsAreDeterministic() throws {
         let symbol = try SymbolWriter(moduleSize: 3).qrCode(Array("SEED".utf8))
         let first = ImageDistortion.apply([.noise(amplitude: 20, seed: 5), .photoLike(seed: 9)], to: symbol)
