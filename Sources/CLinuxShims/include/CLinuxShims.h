@@ -8,4 +8,22 @@
 #include <linux/input.h>
 #include <linux/hidraw.h>
 
+// --- USB scanners: hidraw, evdev, uevent netlink (ioctl requests are function-like macros, ioctl is variadic).
+
+/// Takes (grab != 0) or releases exclusive access to an evdev node: EVIOCGRAB is an _IOW macro.
+/// Returns 0, or -errno.
+int CLinuxShims_evdevGrab(int fd, int grab);
+
+/// Copies a hidraw node's report descriptor (HIDIOCGRDESCSIZE then HIDIOCGRDESC, both _IOR macros).
+/// Returns the descriptor length (at most capacity), or -errno.
+int CLinuxShims_hidrawReportDescriptor(int fd, uint8_t *buffer, uint32_t capacity);
+
+/// Reads a hidraw node's bus type and USB ids (HIDIOCGRAWINFO, an _IOR macro). Returns 0, or -errno.
+int CLinuxShims_hidrawInfo(int fd, uint32_t *bustype, uint16_t *vendor, uint16_t *product);
+
+/// Opens a NETLINK_KOBJECT_UEVENT socket bound to the multicast groups given (1 kernel, 2 udev):
+/// sockaddr_nl lives in linux/netlink.h, which Swift's Glibc module does not bring in.
+/// Returns the descriptor (close-on-exec), or -errno.
+int CLinuxShims_ueventSocket(uint32_t groups);
+
 #endif
