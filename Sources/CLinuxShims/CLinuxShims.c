@@ -1,3 +1,5 @@
+// posix_openpt and ptsname_r are declared only with _GNU_SOURCE; it must come before any system header.
+#define _GNU_SOURCE
 #include "CLinuxShims.h"
 
 // The size of the kernel's input_event record on this architecture: recorded streams rely on it.
@@ -49,6 +51,21 @@ int CLinuxShims_ueventSocket(uint32_t groups) {
     address.nl_family = AF_NETLINK;
     address.nl_groups = groups;
     if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+// --- Serial scanners: pseudo-terminals for the simulator and the latency benchmark.
+#include <fcntl.h>
+#include <stdlib.h>
+
+int CLinuxShims_openPseudoTerminal(char *path, size_t capacity) {
+    int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    if (grantpt(fd) != 0 || unlockpt(fd) != 0 || ptsname_r(fd, path, capacity) != 0) {
         int error = errno;
         close(fd);
         return -error;

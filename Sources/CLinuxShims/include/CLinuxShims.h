@@ -26,4 +26,19 @@ int CLinuxShims_hidrawInfo(int fd, uint32_t *bustype, uint16_t *vendor, uint16_t
 /// Returns the descriptor (close-on-exec), or -errno.
 int CLinuxShims_ueventSocket(uint32_t groups);
 
+// --- Serial scanners: exclusive ttys, pseudo-terminals.
+#include <errno.h>
+#include <sys/ioctl.h>
+
+/// Takes (1) or releases (0) exclusive use of a tty (TIOCEXCL/TIOCNXCL): ioctl is variadic, Swift cannot call it.
+/// Returns 0 or -errno.
+static inline int CLinuxShims_setTerminalExclusive(int fd, int exclusive) {
+    return ioctl(fd, exclusive ? TIOCEXCL : TIOCNXCL) == 0 ? 0 : -errno;
+}
+
+/// Opens the primary side of a new pseudo-terminal (posix_openpt, grantpt, unlockpt) and writes the replica's path
+/// (ptsname_r) into `path`; returns the descriptor (close-on-exec) or -errno. glibc declares these only under
+/// _XOPEN_SOURCE/_GNU_SOURCE, which Swift's Glibc module does not define.
+int CLinuxShims_openPseudoTerminal(char *path, size_t capacity);
+
 #endif
