@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// A trusted public key as stored.
-public struct KeyRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "key"
 
     /// The ticket format the key signs (`fc1`, `uic-918-3`).
@@ -30,10 +30,35 @@ public struct KeyRecord: Sendable, Equatable, Codable, FetchableRecord, Persista
     /// What the key signs, where a key list says (UIC `versionType`: TLB, FCB, DOS, SSB …).
     public var versionType: String?
 
-    enum CodingKeys: String, CodingKey {
-        case format, issuer, keyID = "key_id", algorithm, spki, certificate
-        case notBefore = "not_before", notAfter = "not_after", source, addedAt = "added_at"
-        case issuerName = "issuer_name", versionType = "version_type"
+    // Rows are read and written by hand: Codable would store `[UInt8]` as JSON text, not as a blob.
+    public init(row: Row) throws {
+        format = row["format"]
+        issuer = row["issuer"]
+        keyID = row["key_id"]
+        algorithm = row["algorithm"]
+        spki = Array(row["spki"] as Data)
+        certificate = (row["certificate"] as Data?).map { Array($0) }
+        notBefore = row["not_before"]
+        notAfter = row["not_after"]
+        source = row["source"]
+        addedAt = row["added_at"]
+        issuerName = row["issuer_name"]
+        versionType = row["version_type"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["format"] = format
+        container["issuer"] = issuer
+        container["key_id"] = keyID
+        container["algorithm"] = algorithm
+        container["spki"] = Data(spki)
+        container["certificate"] = certificate.map { Data($0) }
+        container["not_before"] = notBefore
+        container["not_after"] = notAfter
+        container["source"] = source
+        container["added_at"] = addedAt
+        container["issuer_name"] = issuerName
+        container["version_type"] = versionType
     }
 
     public init(
@@ -60,15 +85,25 @@ public struct KeyRecord: Sendable, Equatable, Codable, FetchableRecord, Persista
 }
 
 /// A revoked ticket as stored.
-public struct TicketRevocationRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+public struct TicketRevocationRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "revoked_ticket"
     public var issuer: String
     public var ticketID: [UInt8]
     public var reason: String?
     public var revokedAt: Int64
 
-    enum CodingKeys: String, CodingKey {
-        case issuer, ticketID = "ticket_id", reason, revokedAt = "revoked_at"
+    public init(row: Row) throws {
+        issuer = row["issuer"]
+        ticketID = Array(row["ticket_id"] as Data)
+        reason = row["reason"]
+        revokedAt = row["revoked_at"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["issuer"] = issuer
+        container["ticket_id"] = Data(ticketID)
+        container["reason"] = reason
+        container["revoked_at"] = revokedAt
     }
 
     public init(issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date = Date()) {

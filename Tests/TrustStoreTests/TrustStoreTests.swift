@@ -43,6 +43,24 @@ struct TrustStoreTests {
         #expect(mode == "wal")
     }
 
+    @Test("keys and ticket ids are stored as SQLite blobs holding the DER and id bytes, readable by other tools")
+    func blobs() throws {
+        let path = directory.path + "/s.sqlite"
+        let record = try key("0a0b")
+        do {
+            let store = try TrustStore(path: path)
+            try store.saveKey(record)
+            try store.revokeTicket(TicketRevocationRecord(issuer: "demo-transit", ticketID: [0xDE, 0xAD], reason: nil))
+        }
+        let row = try DatabaseQueue(path: path).read { db in
+            try Row.fetchOne(db, sql: "SELECT typeof(spki) AS t, spki, (SELECT hex(ticket_id) FROM revoked_ticket) AS id FROM key")
+        }
+        let found = try #require(row)
+        #expect(found["t"] as String == "blob")
+        #expect(Array(found["spki"] as Data) == record.spki)
+        #expect(found["id"] as String == "DEAD")
+    }
+
     @Test("saving a key with the same format, issuer and id replaces it; remove removes it")
     func replaceAndRemove() throws {
         let store = try TrustStore(path: directory.path + "/s.sqlite")
