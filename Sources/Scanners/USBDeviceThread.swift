@@ -135,11 +135,16 @@ final class DeviceThread: Sendable {
     /// Whether ``stop()`` has been called.
     var isStopRequested: Bool { stopFlag.load(ordering: .acquiring) }
 
-    /// Asks the loop to end and waits until it has (and so has released the device).
-    func stop() async {
+    /// Asks the loop to end, without waiting for it.
+    func requestStop() {
         if !stopFlag.exchange(true, ordering: .acquiringAndReleasing) {
             _ = try? wakeWriter.writeAll([UInt8(1)])
         }
+    }
+
+    /// Asks the loop to end and waits until it has (and so has released the device).
+    func stop() async {
+        requestStop()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = finished.withLock { state in
                 if !state.done { state.waiters.append(continuation) }
