@@ -45,6 +45,7 @@ public struct AIMIdentifier: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The identifier as sent, e.g. `]Q1`.
     public var description: String { String(decoding: [UInt8(ascii: "]"), code, modifier], as: UTF8.self) }
 
     /// Undoes the ECI protocol's escaping: removes each `\nnnnnn` ECI designator and turns `\\` back into `\`.

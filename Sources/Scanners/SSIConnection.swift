@@ -143,6 +143,8 @@ public actor SSIConnection: ScannerConnection {
         }
     }
 
+    /// Waits for the next complete DECODE_DATA message, acknowledging packets and running host commands on the
+    /// way; `nil` when the line hung up with nothing in flight.
     public func nextScan() async throws -> ScanEvent? {
         while ready.isEmpty {
             guard !closed else { return nil }
@@ -157,6 +159,7 @@ public actor SSIConnection: ScannerConnection {
         return ready.removeFirst()
     }
 
+    /// Queues BEEP and LED_ON for the verdict (LED_OFF follows after ``SSIConfiguration/ledDuration``).
     public func signal(_ feedback: ScanFeedback) async {
         guard !closed else { return }
         let beep = feedback == .good ? configuration.goodBeep : configuration.badBeep
@@ -181,6 +184,7 @@ public actor SSIConnection: ScannerConnection {
         port.interruptRead()
     }
 
+    /// Sends SCAN_DISABLE and closes the port.
     public func close() async {
         guard !closed else { return }
         closed = true

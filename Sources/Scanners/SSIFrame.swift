@@ -2,7 +2,9 @@ import FareCore
 
 /// The sender of an SSI packet.
 public struct SSISource: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The byte on the wire.
     public let rawValue: UInt8
+    /// Wraps a byte from the wire.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// The scanner (the "decoder" in Zebra's documents): SRC 0x00.
@@ -10,6 +12,7 @@ public struct SSISource: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// This program: SRC 0x04.
     public static let host = SSISource(rawValue: 0x04)
 
+    /// A name for log lines.
     public var description: String {
         switch self {
         case .decoder: "decoder"
@@ -21,7 +24,9 @@ public struct SSISource: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// An SSI opcode, the second byte of every packet.
 public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The byte on the wire.
     public let rawValue: UInt8
+    /// Wraps a byte from the wire.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Asks for the scanner's software revision.
@@ -76,6 +81,7 @@ public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .beep, .ledOn, .ledOff, .scanEnable, .scanDisable, .sleep, .decodeData, .event,
     ]
 
+    /// A name for log lines.
     public var description: String {
         let names: [UInt8: String] = [
             0xA3: "REQUEST_REVISION", 0xA4: "REPLY_REVISION", 0xC4: "AIM_OFF", 0xC5: "AIM_ON", 0xC6: "PARAM_SEND",
@@ -90,7 +96,9 @@ public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// The STATUS byte of an SSI packet.
 public struct SSIStatus: OptionSet, Hashable, Sendable {
+    /// The byte on the wire.
     public let rawValue: UInt8
+    /// Wraps a byte from the wire.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Bit 0: this packet was sent before (after a NAK or a missing ACK).
@@ -103,7 +111,9 @@ public struct SSIStatus: OptionSet, Hashable, Sendable {
 
 /// The cause byte of a CMD_NAK.
 public struct SSINakCause: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The byte on the wire.
     public let rawValue: UInt8
+    /// Wraps a byte from the wire.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// The packet arrived damaged: send it again.
@@ -113,6 +123,7 @@ public struct SSINakCause: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The receiver refuses the command (e.g. an unsupported parameter).
     public static let denied = SSINakCause(rawValue: 0x06)
 
+    /// A name for log lines.
     public var description: String {
         switch self {
         case .resend: "resend"
@@ -214,6 +225,7 @@ public struct SSIFrame: Hashable, Sendable, CustomStringConvertible {
         return bytes
     }
 
+    /// A name for log lines.
     public var description: String {
         "\(opcode) from \(source)" + (status.isEmpty ? "" : " status 0x\(hex(status.rawValue))")
             + (data.isEmpty ? "" : ", \(data.count) data bytes")
@@ -266,6 +278,7 @@ public struct SSIFrame: Hashable, Sendable, CustomStringConvertible {
 public struct SSIFrameError: Error, Sendable, CustomStringConvertible {
     /// A category of malformation.
     public struct Code: Hashable, Sendable {
+        /// The stable name of the code.
         public let name: String
         /// Fewer than the six bytes of an empty packet.
         public static let tooShort = Code(name: "too-short")
@@ -285,6 +298,8 @@ public struct SSIFrameError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// A name for log lines.
+    /// The message, for a log line.
     public var description: String { "not an SSI packet: \(message)" }
 }
 

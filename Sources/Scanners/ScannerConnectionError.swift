@@ -30,6 +30,7 @@ public struct ScannerConnectionError: Error, Sendable, CustomStringConvertible {
         /// will not help, so a ``ScannerReader`` stops and throws this error.
         public static let misconfigured = Code("misconfigured")
 
+        /// The stable name.
         public var description: String { name }
     }
 
@@ -53,6 +54,7 @@ public struct ScannerConnectionError: Error, Sendable, CustomStringConvertible {
     /// Whether waiting and reopening the device may help.
     public var isRecoverable: Bool { code != .misconfigured }
 
+    /// The device, the message and the cause, for a log line.
     public var description: String {
         var text = "\(device): \(message)"
         if let cause { text += " (\(cause))" }

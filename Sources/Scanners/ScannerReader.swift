@@ -23,7 +23,9 @@ import Synchronization
 ///
 /// Iterate a reader once at a time: ``signal(_:)`` goes to the connection of the most recent iteration.
 public struct ScannerReader: AsyncSequence, Sendable {
+    /// Each element is one complete scan.
     public typealias Element = ScanEvent
+    /// Only a ``ScannerConnectionError/Code/misconfigured`` error ends the sequence by throwing.
     public typealias Failure = any Error
 
     /// Whether the device is open, reported to `onStateChange` each time it changes (for metrics and status).
@@ -75,6 +77,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
         await connection.signal(feedback)
     }
 
+    /// Starts an iteration: the device is opened on the first call to `next()`.
     public func makeAsyncIterator() -> Iterator {
         let session = Session()
         latest.session = session
@@ -95,10 +98,13 @@ public struct ScannerReader: AsyncSequence, Sendable {
             self.session = session
         }
 
+        /// The next scan; `nil` once the task is cancelled (the device is closed first).
         public mutating func next() async throws -> ScanEvent? {
             try await next(isolation: nil)
         }
 
+        /// The next scan, run on the caller's actor; `nil` once the task is cancelled (the device is closed
+        /// first).
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ScanEvent? {
             guard !finished else { return nil }
             while true {

@@ -40,6 +40,8 @@ public actor SerialRawConnection: ScannerConnection {
         self.framer = RawFramer(device: device, configuration: framing)
     }
 
+    /// Waits for the next scan: bytes up to the terminator, or up to a quiet line; `nil` when the line hung up
+    /// between scans. A scan cut off by a hang-up is dropped, and the error says so.
     public func nextScan() async throws -> ScanEvent? {
         while ready.isEmpty {
             guard !closed else { return nil }
@@ -80,6 +82,7 @@ public actor SerialRawConnection: ScannerConnection {
     /// Does nothing: a raw link has no way to tell the scanner a verdict.
     public func signal(_ feedback: ScanFeedback) async {}
 
+    /// Closes the port.
     public func close() async {
         guard !closed else { return }
         closed = true
