@@ -1,14 +1,17 @@
+private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
 /// Hex helpers for byte identifiers (key ids, ticket ids) shown to people and stored as text.
 extension Sequence where Element == UInt8 {
     /// Lowercase hex, two digits a byte.
     public var hexString: String {
-        let digits: [Character] = Array("0123456789abcdef")
-        var out = ""
+        // Built as ASCII bytes, then one String: appending Characters one by one is far slower.
+        var ascii: [UInt8] = []
+        ascii.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            ascii.append(hexDigits[Int(byte >> 4)])
+            ascii.append(hexDigits[Int(byte & 0x0F)])
         }
-        return out
+        return String(decoding: ascii, as: UTF8.self)
     }
 }
 

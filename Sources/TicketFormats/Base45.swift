@@ -34,35 +34,41 @@ public enum Base45 {
 
     /// Decodes Base45 text; every failure names the offset of the offending character.
     public static func decode(_ text: some Collection<UInt8>) throws(FormatError) -> [UInt8] {
-        let chars = Array(text)
+        let chars = ContiguousArray(text)
         var out: [UInt8] = []
         out.reserveCapacity(chars.count / 3 * 2 + 1)
-        var index = 0
-        while index < chars.count {
-            let width = min(3, chars.count - index)
-            guard width >= 2 else {
-                throw .malformed("base45 text has a dangling character at offset \(index) (length \(chars.count) is 1 more than a multiple of 3)")
-            }
-            var n = 0
-            var factor = 1
-            for k in 0..<width {
-                let value = values[Int(chars[index + k])]
-                guard value != 0xFF else {
-                    throw .malformed("base45 text has an invalid character 0x\(String(chars[index + k], radix: 16)) at offset \(index + k)")
+        // One pass over contiguous bytes: this runs for every scanned QR ticket.
+        let failure: FormatError? = chars.withUnsafeBufferPointer { buffer -> FormatError? in
+            let table = values
+            var index = 0
+            while index < buffer.count {
+                let width = min(3, buffer.count - index)
+                guard width >= 2 else {
+                    return .malformed("base45 text has a dangling character at offset \(index) (length \(buffer.count) is 1 more than a multiple of 3)")
                 }
-                n += Int(value) * factor
-                factor *= 45
+                var n = 0
+                var factor = 1
+                for k in 0..<width {
+                    let value = table[Int(buffer[index + k])]
+                    guard value != 0xFF else {
+                        return .malformed("base45 text has an invalid character 0x\(String(buffer[index + k], radix: 16)) at offset \(index + k)")
+                    }
+                    n += Int(value) * factor
+                    factor *= 45
+                }
+                if width == 3 {
+                    guard n <= 0xFFFF else { return .malformed("base45 triple at offset \(index) encodes \(n), more than two bytes hold") }
+                    out.append(UInt8(n >> 8))
+                    out.append(UInt8(n & 0xFF))
+                } else {
+                    guard n <= 0xFF else { return .malformed("base45 pair at offset \(index) encodes \(n), more than one byte holds") }
+                    out.append(UInt8(n))
+                }
+                index += width
             }
-            if width == 3 {
-                guard n <= 0xFFFF else { throw .malformed("base45 triple at offset \(index) encodes \(n), more than two bytes hold") }
-                out.append(UInt8(n >> 8))
-                out.append(UInt8(n & 0xFF))
-            } else {
-                guard n <= 0xFF else { throw .malformed("base45 pair at offset \(index) encodes \(n), more than one byte holds") }
-                out.append(UInt8(n))
-            }
-            index += width
+            return nil
         }
+        if let failure { throw failure }
         return out
     }
 }

@@ -90,36 +90,62 @@ public enum FC1 {
     /// Reads the claims of a verified payload into a ticket; `malformed` names the claim at fault.
     public static func ticket(fromClaims payload: [UInt8]) throws(FormatError) -> Ticket {
         let claims = try CBORDecoder.decode(payload)
-        guard claims.mapPairs != nil else { throw .malformed("CWT claims must be a map, found a \(claims.typeName)") }
-        let reader = ClaimReader(map: claims, context: "claim")
-
-        let issuer = try reader.text(.unsigned(1), name: "iss (1)", required: true)!
-        let expires = try reader.date(.unsigned(4), name: "exp (4)", required: true)!
-        let notBefore = try reader.date(.unsigned(5), name: "nbf (5)")
-        let issuedAt = try reader.date(.unsigned(6), name: "iat (6)")
-        guard case let .bytes(ticketID)? = claims[.unsigned(7)] else {
-            if let other = claims[.unsigned(7)] { throw .malformed("claim cti (7) must be a byte string, found a \(other.typeName)") }
+        guard let claimPairs = claims.mapPairs else { throw .malformed("CWT claims must be a map, found a \(claims.typeName)") }
+        // One pass over the pairs (first occurrence wins): this runs for every scan.
+        var iss, exp, nbf, iat, cti, tkt: CBOR?
+        for (key, value) in claimPairs {
+            switch key {
+            case .unsigned(1): if iss == nil { iss = value }
+            case .unsigned(4): if exp == nil { exp = value }
+            case .unsigned(5): if nbf == nil { nbf = value }
+            case .unsigned(6): if iat == nil { iat = value }
+            case .unsigned(7): if cti == nil { cti = value }
+            case .text("tkt"): if tkt == nil { tkt = value }
+            default: break
+            }
+        }
+        let claim = ClaimReader(context: "claim")
+        let issuer = try claim.text(iss, name: "iss (1)", required: true)!
+        let expires = try claim.date(exp, name: "exp (4)", required: true)!
+        let notBefore = try claim.date(nbf, name: "nbf (5)")
+        let issuedAt = try claim.date(iat, name: "iat (6)")
+        guard case let .bytes(ticketID)? = cti else {
+            if let other = cti { throw .malformed("claim cti (7) must be a byte string, found a \(other.typeName)") }
             throw .malformed("claim cti (7), the ticket id, is missing")
         }
-        guard let body = claims[.text("tkt")] else { throw .malformed("claim tkt, the ticket itself, is missing") }
-        guard body.mapPairs != nil else { throw .malformed("claim tkt must be a map, found a \(body.typeName)") }
-        let fields = ClaimReader(map: body, context: "ticket field")
-
-        let product = try fields.text(.text("p"), name: "p", required: true)!
+        guard let body = tkt else { throw .malformed("claim tkt, the ticket itself, is missing") }
+        guard let bodyPairs = body.mapPairs else { throw .malformed("claim tkt must be a map, found a \(body.typeName)") }
+        var p, z, c, n, h, a, d, r: CBOR?
+        for (key, value) in bodyPairs {
+            guard case let .text(name) = key else { continue }
+            switch name {
+            case "p": if p == nil { p = value }
+            case "z": if z == nil { z = value }
+            case "c": if c == nil { c = value }
+            case "n": if n == nil { n = value }
+            case "h": if h == nil { h = value }
+            case "a": if a == nil { a = value }
+            case "d": if d == nil { d = value }
+            case "r": if r == nil { r = value }
+            default: break
+            }
+        }
+        let field = ClaimReader(context: "ticket field")
+        let product = try field.text(p, name: "p", required: true)!
         var zones: [String]?
-        if let zoneItem = body[.text("z")] {
+        if let zoneItem = z {
             guard case let .array(items) = zoneItem else { throw .malformed("ticket field z must be an array, found a \(zoneItem.typeName)") }
             zones = try items.map { item throws(FormatError) -> String in
                 guard case let .text(zone) = item else { throw .malformed("ticket field z must hold text, found a \(item.typeName)") }
                 return zone
             }
         }
-        let category = try fields.text(.text("c"), name: "c")
-        let passengers = try fields.count(.text("n"), name: "n")
-        let holder = try fields.text(.text("h"), name: "h")
-        let activatedAt = try fields.date(.text("a"), name: "a")
-        let duration = try fields.count(.text("d"), name: "d")
-        let reactivations = try fields.count(.text("r"), name: "r")
+        let category = try field.text(c, name: "c")
+        let passengers = try field.count(n, name: "n")
+        let holder = try field.text(h, name: "h")
+        let activatedAt = try field.date(a, name: "a")
+        let duration = try field.count(d, name: "d")
+        let reactivations = try field.count(r, name: "r")
 
         var validFrom = notBefore ?? issuedAt
         var validUntil = expires
@@ -137,13 +163,12 @@ public enum FC1 {
     }
 }
 
-/// Typed access to a claims map, with errors that name the claim.
+/// Typed reading of claim values, with errors that name the claim.
 private struct ClaimReader {
-    let map: CBOR
     let context: String
 
-    func text(_ key: CBOR, name: String, required: Bool = false) throws(FormatError) -> String? {
-        guard let item = map[key] else {
+    func text(_ item: CBOR?, name: String, required: Bool = false) throws(FormatError) -> String? {
+        guard let item else {
             if required { throw .malformed("\(context) \(name) is missing") }
             return nil
         }
@@ -151,8 +176,8 @@ private struct ClaimReader {
         return value
     }
 
-    func date(_ key: CBOR, name: String, required: Bool = false) throws(FormatError) -> Date? {
-        guard let item = map[key] else {
+    func date(_ item: CBOR?, name: String, required: Bool = false) throws(FormatError) -> Date? {
+        guard let item else {
             if required { throw .malformed("\(context) \(name) is missing") }
             return nil
         }
@@ -163,8 +188,8 @@ private struct ClaimReader {
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
-    func count(_ key: CBOR, name: String) throws(FormatError) -> Int? {
-        guard let item = map[key] else { return nil }
+    func count(_ item: CBOR?, name: String) throws(FormatError) -> Int? {
+        guard let item else { return nil }
         guard case let .unsigned(value) = item, value <= UInt64(Int32.max) else {
             throw .malformed("\(context) \(name) must be a small unsigned integer, found \(item)")
         }

@@ -25,39 +25,41 @@ public enum Zlib {
         }
         defer { inflateEnd(&stream) }
 
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        var status: Int32 = Z_OK
+        // Inflate straight into one buffer one byte larger than the cap: filling it is the bomb signal,
+        // and a ticket needs no second pass or copy.
+        var failure: FormatError?
         var consumed = 0
-        let result: FormatError? = input.withUnsafeBufferPointer { inputBuffer -> FormatError? in
-            stream.next_in = UnsafeMutablePointer(mutating: inputBuffer.baseAddress)
-            stream.avail_in = uInt(inputBuffer.count)
-            repeat {
-                let produced: Int = chunk.withUnsafeMutableBufferPointer { out in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = uInt(out.count)
-                    status = CZlib.inflate(&stream, Z_NO_FLUSH)
-                    return out.count - Int(stream.avail_out)
+        let output = input.withUnsafeBufferPointer { inputBuffer in
+            [UInt8](unsafeUninitializedCapacity: limit + 1) { buffer, initialized in
+                stream.next_in = UnsafeMutablePointer(mutating: inputBuffer.baseAddress)
+                stream.avail_in = uInt(inputBuffer.count)
+                stream.next_out = buffer.baseAddress
+                stream.avail_out = uInt(buffer.count)
+                while true {
+                    let status = CZlib.inflate(&stream, Z_NO_FLUSH)
+                    initialized = Int(stream.total_out)
+                    if status == Z_STREAM_END { break }
+                    if stream.avail_out == 0 {
+                        failure = .malformed("zlib stream inflates past the \(limit / 1024) KiB limit (a compression bomb, not a ticket)")
+                        return
+                    }
+                    switch status {
+                    case Z_OK: continue
+                    case Z_BUF_ERROR:
+                        // No progress with output space left: the input ran out before the stream ended.
+                        failure = .malformed("zlib stream is truncated after \(inputBuffer.count) bytes")
+                    case Z_NEED_DICT:
+                        failure = .unsupported("zlib stream needs a preset dictionary")
+                    default:
+                        let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
+                        failure = .malformed("zlib stream is broken at byte \(Int(stream.total_in)): \(message)")
+                    }
+                    return
                 }
-                if output.count + produced > limit {
-                    return .malformed("zlib stream inflates past the \(limit / 1024) KiB limit (a compression bomb, not a ticket)")
-                }
-                output.append(contentsOf: chunk[0..<produced])
-                switch status {
-                case Z_OK, Z_STREAM_END: break
-                case Z_BUF_ERROR:
-                    // No progress with a fresh output buffer: the input ran out before the stream ended.
-                    return .malformed("zlib stream is truncated after \(inputBuffer.count) bytes")
-                case Z_NEED_DICT: return .unsupported("zlib stream needs a preset dictionary")
-                default:
-                    let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
-                    return .malformed("zlib stream is broken at byte \(Int(stream.total_in)): \(message)")
-                }
-            } while status != Z_STREAM_END
-            consumed = Int(stream.total_in)
-            return nil
+                consumed = Int(stream.total_in)
+            }
         }
-        if let result { throw result }
+        if let failure { throw failure }
         guard consumed == input.count else {
             throw .malformed("\(input.count - consumed) bytes follow the end of the zlib stream at byte \(consumed)")
         }
