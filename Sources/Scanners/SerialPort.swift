@@ -142,9 +142,13 @@ public final class SerialPort: Sendable {
     /// - Throws: `CancellationError` if the task is cancelled while waiting; ``ScannerConnectionError`` with
     ///   ``ScannerConnectionError/Code/deviceGone`` for EIO, ENXIO, ENODEV or an invalid descriptor (the scanner
     ///   was unplugged), other codes for other failures.
-    public func read(maximumCount: Int = 4096, until deadline: ContinuousClock.Instant? = nil) async throws
-        -> ReadResult
-    {
+    ///
+    /// It runs on the caller's actor (`nonsending`): the read queue's reply resumes the connection directly,
+    /// without a hop through the global executor, which halves the latency of a scan.
+    nonisolated(nonsending) public func read(
+        maximumCount: Int = 4096,
+        until deadline: ContinuousClock.Instant? = nil
+    ) async throws -> ReadResult {
         try Task.checkCancellation()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -171,7 +175,7 @@ public final class SerialPort: Sendable {
     ///
     /// A packet that fits in the tty's output buffer (always, for SSI) is written at once on the calling thread;
     /// the rest waits for the line on the port's write queue, for two seconds at most.
-    public func write(_ bytes: [UInt8]) async throws {
+    nonisolated(nonsending) public func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
         let immediate: Result<Int, ScannerConnectionError> = state.withLock { state in
             guard !state.closing else { return .failure(closedError()) }
