@@ -52,7 +52,8 @@ public struct ScannerReader: AsyncSequence, Sendable {
     ///   - device: The name used in log lines.
     ///   - reopenDelay: The wait between a disconnection (or a failed open) and the next attempt.
     ///   - log: Receives one line per event worth a person's attention: connected, disconnected (with the
-    ///     reason and any dropped scan), back again. Repeated identical open failures are logged once.
+    ///     reason and any dropped scan), back again. Failed reopens are logged only when their reason changes,
+    ///     and not while the node is simply absent after a disconnection.
     ///   - onStateChange: Receives each change between connected and disconnected.
     ///   - open: Opens and sets up the device, returning a ready connection. Called again on every reopen,
     ///     so it may resolve the path anew (a udev symlink under /dev/farecheck/ follows the scanner).
@@ -182,13 +183,21 @@ public struct ScannerReader: AsyncSequence, Sendable {
 
         private mutating func openFailed(_ error: any Error) {
             let reason = describe(error)
-            // A missing scanner fails the same way every `reopenDelay`: log a reason only when it changes.
+            // A missing scanner fails the same way every `reopenDelay`: log a reason only when it changes, and
+            // not at all for the node's absence right after a disconnection, which that line already said.
             if reason != lastOpenFailure {
-                if everConnected || lastOpenFailure != nil {
+                let code = (error as? ScannerConnectionError)?.code
+                let expectedAbsence =
+                    everConnected && lastOpenFailure == nil
+                    && (code == .deviceMissing || code == .deviceGone)
+                if expectedAbsence {
+                    // Said by the disconnection line.
+                } else if everConnected || lastOpenFailure != nil {
                     reader.log("\(reader.device): scanner still unavailable: \(reason)")
                 } else {
                     reader.log(
-                        "\(reader.device): cannot open the scanner: \(reason); retrying every \(reader.reopenDelay)")
+                        "\(reader.device): cannot open the scanner: \(reason); retrying every \(reader.reopenDelay)"
+                    )
                 }
                 lastOpenFailure = reason
             }

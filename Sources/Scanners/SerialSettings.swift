@@ -111,10 +111,10 @@ public struct SerialSettings: Sendable, Hashable {
         attributes.c_cflag = control
 
         var input = attributes.c_iflag
-        input &= ~tcflag_t(IXON | IXOFF | IXANY)
+        // No INPCK: the kernel would only turn a byte with a parity error into NUL; SSI's checksum catches the
+        // damaged packet instead and asks for it again.
+        input &= ~tcflag_t(IXON | IXOFF | IXANY | INPCK)
         if flowControl == .software { input |= tcflag_t(IXON | IXOFF) }
-        // With parity, a byte that fails the check is passed on rather than turned into 0xFF 0x00 sequences.
-        if parity != .none { input |= tcflag_t(INPCK) }
         attributes.c_iflag = input
     }
 
