@@ -6,6 +6,9 @@ import Foundation
 /// Each report carries up to `dataCapacity` bytes; a scan longer than that arrives as several reports,
 /// all but the last with the continuation flag set. The payload is delivered only when the last one
 /// arrives: a scan whose continuation never comes is dropped, never delivered in part.
+///
+/// When the AIM identifier announces ECI output (`]Q2`, `]z3`, `]d4`, …) the scanner has escaped the data
+/// (`\nnnnnn` designators, doubled backslashes); the escaping is undone so the payload is the symbol's bytes.
 public struct HIDPOSAssembler: HIDReportAssembler {
     /// Where the fields of a report sit.
     public var layout: HIDPOSReportLayout
@@ -15,6 +18,7 @@ public struct HIDPOSAssembler: HIDReportAssembler {
 
     private var pending: [UInt8] = []
     private var pendingSymbology: Symbology?
+    private var pendingAnnouncesECI = false
     private var pendingReports = 0
     private var lastReportAt: Date?
 
@@ -56,11 +60,15 @@ public struct HIDPOSAssembler: HIDReportAssembler {
             return outcome
         }
         pending += parsed.data
-        if pendingSymbology == nil { pendingSymbology = parsed.symbology }
+        if pendingReports == 0 {
+            pendingSymbology = parsed.symbology
+            pendingAnnouncesECI = parsed.aim?.announcesECI ?? false
+        }
         pendingReports += 1
         lastReportAt = time
         guard !parsed.continues else { return outcome }
-        outcome.scan = AssembledScan(payload: pending, symbology: pendingSymbology ?? .other, completedAt: time)
+        let payload = pendingAnnouncesECI ? AIMIdentifier.removingECIEscapes(pending) : pending
+        outcome.scan = AssembledScan(payload: payload, symbology: pendingSymbology ?? .other, completedAt: time)
         reset()
         return outcome
     }
@@ -76,6 +84,7 @@ public struct HIDPOSAssembler: HIDReportAssembler {
     private mutating func reset() {
         pending = []
         pendingSymbology = nil
+        pendingAnnouncesECI = false
         pendingReports = 0
         lastReportAt = nil
     }

@@ -159,16 +159,20 @@ public struct HIDPOSReportLayout: Sendable, Hashable {
         return HIDPOSReport(
             data: Array(report[dataOffset..<dataOffset + length]),
             symbology: symbology(of: report),
+            aim: aimIdentifier(of: report),
             continues: report[continuationOffset] & continuationMask != 0,
             declaredLength: lengthOffset.flatMap { $0 < report.count ? Int(report[$0]) : nil },
             capacity: available
         )
     }
 
+    private func aimIdentifier(of report: [UInt8]) -> AIMIdentifier? {
+        guard let offset = symbologyIdentifierOffset, offset + 3 <= report.count else { return nil }
+        return AIMIdentifier(prefixOf: report[offset..<offset + 3])
+    }
+
     private func symbology(of report: [UInt8]) -> Symbology? {
-        if let offset = symbologyIdentifierOffset, offset + 3 <= report.count,
-            let symbology = HIDPOSSymbology.fromAIM(report[offset..<offset + 3])
-        {
+        if let symbology = aimIdentifier(of: report)?.symbology, symbology != .other {
             return symbology
         }
         if let offset = vendorCodeOffset, offset < report.count,
@@ -189,6 +193,7 @@ public struct HIDPOSReportLayout: Sendable, Hashable {
 struct HIDPOSReport: Hashable {
     var data: [UInt8]
     var symbology: Symbology?
+    var aim: AIMIdentifier?
     var continues: Bool
     var declaredLength: Int?
     var capacity: Int

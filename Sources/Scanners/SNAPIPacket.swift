@@ -73,25 +73,8 @@ public struct SNAPIPacket: Sendable, Hashable {
         )
     }
 
-    /// The symbology named by ``type``.
-    public var symbology: Symbology { SNAPISymbology.symbology(ofCodeType: type) }
-}
-
-/// SNAPI code types: the SSI DECODE_DATA symbology codes.
-public enum SNAPISymbology {
-    /// The symbology of an SSI code type: 0x1C QR, 0x2C Micro QR, 0x2D Aztec, 0x2E Aztec Rune, 0x1B Data Matrix,
-    /// 0x11 PDF417, 0xC2 GS1 QR; `.other` for the rest.
-    public static func symbology(ofCodeType type: UInt16) -> Symbology {
-        switch type {
-        case 0x1C, 0xC2: .qr
-        case 0x2C: .microQR
-        case 0x2D: .aztec
-        case 0x2E: .aztecRune
-        case 0x1B: .dataMatrix
-        case 0x11: .pdf417
-        default: .other
-        }
-    }
+    /// The symbology named by ``type`` (SSI codes: 0x1C QR, 0x2D Aztec, …; `.other` for the rest).
+    public var symbology: Symbology { type <= 0xFF ? Symbology(ssiBarcodeType: UInt8(type)) : .other }
 }
 
 /// The output report that acknowledges a SNAPI decode-data packet, built in this one place.

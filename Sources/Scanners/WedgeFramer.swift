@@ -21,7 +21,7 @@ public struct WedgeFramer: Sendable {
     /// pauses between scans are far slower.
     public var interKeyTimeout: Duration
     /// Whether a leading AIM identifier (`]Q1`, when the scanner is set to send one) is removed from the
-    /// payload and used for the symbology.
+    /// payload and used for the symbology (and ECI escapes undone when it announces them).
     public var stripsAIMIdentifier: Bool
 
     private var modifiers: KeyboardModifiers = []
@@ -177,9 +177,10 @@ public struct WedgeFramer: Sendable {
         }
         var payload = Array(text.utf8)
         var symbology = Symbology.other
-        if stripsAIMIdentifier, payload.count >= 3, let aim = HIDPOSSymbology.fromAIM(payload.prefix(3)) {
-            symbology = aim
+        if stripsAIMIdentifier, let aim = AIMIdentifier(prefixOf: payload) {
+            symbology = aim.symbology
             payload.removeFirst(3)
+            if aim.announcesECI { payload = AIMIdentifier.removingECIEscapes(payload) }
         }
         guard !payload.isEmpty else { return nil }
         return .scan(AssembledScan(payload: payload, symbology: symbology, completedAt: lastKeyDate ?? Date()))

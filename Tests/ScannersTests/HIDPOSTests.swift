@@ -117,12 +117,25 @@ private let fc1Prefix = Array(fc1Ticket.prefix(56))
         #expect(outcome.scan?.payload == fc1Prefix)
     }
 
-    @Test func aimIdentifiersMapToSymbologies() {
-        #expect(HIDPOSSymbology.fromAIM(Array("]Q1".utf8)) == .qr)
-        #expect(HIDPOSSymbology.fromAIM(Array("]z0".utf8)) == .aztec)
-        #expect(HIDPOSSymbology.fromAIM(Array("]zC".utf8)) == .aztecRune)
-        #expect(HIDPOSSymbology.fromAIM(Array("]d1".utf8)) == .dataMatrix)
-        #expect(HIDPOSSymbology.fromAIM(Array("]L2".utf8)) == .pdf417)
-        #expect(HIDPOSSymbology.fromAIM([0, 0, 0]) == nil)
+    @Test func vendorSymbologyIDs() {
+        #expect(HIDPOSSymbology.fromAIMCode(UInt8(ascii: "Q")) == .qr)
+        #expect(HIDPOSSymbology.fromAIMCode(UInt8(ascii: "z")) == .aztec)
+        #expect(HIDPOSSymbology.fromAIMCode(0) == nil)
+        #expect(HIDPOSSymbology.fromHoneywellCodeID(UInt8(ascii: "w")) == .dataMatrix)
+        #expect(HIDPOSSymbology.fromHoneywellCodeID(UInt8(ascii: "s")) == .qr)
+    }
+
+    @Test func eciEscapesAreUndoneWhenTheAIMIdentifierAnnouncesThem() {
+        // A QR code with ECI output on (`]Q2`): an ECI designator, then data whose backslash is doubled.
+        let data = Array("\\000026A\\\\B".utf8)
+        var report = [UInt8](repeating: 0, count: 64)
+        report[0] = 0x02
+        report[1] = UInt8(data.count)
+        report.replaceSubrange(2..<5, with: Array("]Q2".utf8))
+        report.replaceSubrange(5..<5 + data.count, with: data)
+        var assembler = HIDPOSAssembler(layout: .honeywell)
+        let outcome = assembler.accept(report: report, at: Date())
+        #expect(outcome.scan?.payload == Array("A\\B".utf8))
+        #expect(outcome.scan?.symbology == .qr)
     }
 }

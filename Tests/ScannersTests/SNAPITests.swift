@@ -69,9 +69,13 @@ import Testing
     }
 
     @Test func codeTypesAreSSICodes() {
-        #expect(SNAPISymbology.symbology(ofCodeType: 28) == .qr)
-        #expect(SNAPISymbology.symbology(ofCodeType: 45) == .aztec)
-        #expect(SNAPISymbology.symbology(ofCodeType: 0x1B) == .dataMatrix)
-        #expect(SNAPISymbology.symbology(ofCodeType: 0x11) == .pdf417)
+        func symbology(_ type: UInt16) -> Symbology {
+            SNAPIPacket(reportID: 0x22, count: 1, index: 0, type: type, data: []).symbology
+        }
+        #expect(symbology(28) == .qr)
+        #expect(symbology(45) == .aztec)
+        #expect(symbology(0x1B) == .dataMatrix)
+        #expect(symbology(0x11) == .pdf417)
+        #expect(symbology(0x011C) == .other)
     }
 }
