@@ -105,7 +105,7 @@ public struct UIC0080BL: Sendable, Hashable {
     /// The numbers in `S009`, `adults-BahnCards-BahnCard type` (e.g. `1-1-49`), when it reads so.
     public var passengersAndBahnCard: (adults: Int, bahnCards: Int, bahnCardType: Int)? {
         guard let text = value(9) else { return nil }
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
+        let parts = text.trimmingASCIIWhitespace().split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, let adults = UICFieldCursor.asciiNumber(parts[0].utf8),
             let cards = UICFieldCursor.asciiNumber(parts[1].utf8), let type = UICFieldCursor.asciiNumber(parts[2].utf8)
         else { return nil }
@@ -114,7 +114,7 @@ public struct UIC0080BL: Sendable, Hashable {
 
     /// The number of children from `S012`, when it is a number.
     public var childCount: Int? {
-        value(12).flatMap { UICFieldCursor.asciiNumber($0.trimmingCharacters(in: .whitespaces).utf8) }
+        value(12).flatMap { UICFieldCursor.asciiNumber($0.trimmingASCIIWhitespace().utf8) }
     }
 
     /// Decodes a `0080BL` record.

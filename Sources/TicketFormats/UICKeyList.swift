@@ -154,7 +154,7 @@ public struct UICKeyList: Sendable {
     /// A code for matching: trimmed; all digits → without leading zeros (`0080` → `80`, `00007` → `7`,
     /// `0` stays `0`); anything else kept as text (`TT005`).
     public static func normalizedCode(_ text: String) -> String {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingASCIIWhitespace()
         guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return trimmed }
         let stripped = trimmed.drop { $0 == "0" }
         return stripped.isEmpty ? "0" : String(stripped)
@@ -186,7 +186,7 @@ public struct UICKeyList: Sendable {
 
     private static func entry(_ element: UICXMLReader.Element) -> Result<Entry, Problem> {
         func field(_ name: String) -> String {
-            (element.children.first { $0.name == name }?.text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            (element.children.first { $0.name == name }?.text ?? "").trimmingASCIIWhitespace()
         }
         let issuerCode = field("issuerCode")
         let keyID = field("id")

@@ -107,15 +107,15 @@ extension UIC918_3 {
         var name = nonEmpty(bl.value(23))
         if name == nil, let raw = nonEmpty(bl.value(28)) {
             // S028 is `Last#First`; people read `First Last`.
-            let parts = raw.split(separator: "#", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            name = parts.count == 2 ? "\(parts[1]) \(parts[0])".trimmingCharacters(in: .whitespaces) : raw
+            let parts = raw.split(separator: "#", maxSplits: 1).map { $0.trimmingASCIIWhitespace() }
+            name = parts.count == 2 ? "\(parts[1]) \(parts[0])".trimmingASCIIWhitespace() : raw
         }
         guard let id = nonEmpty(bl.value(27)) else { return name }
         return name.map { "\($0), ID \(id)" } ?? "ID \(id)"
     }
 
     private static func nonEmpty(_ text: String?) -> String? {
-        guard let trimmed = text?.trimmingCharacters(in: CharacterSet(charactersIn: " \0")), !trimmed.isEmpty
+        guard let trimmed = text?.trimmingASCIIWhitespace(includingNUL: true), !trimmed.isEmpty
         else { return nil }
         return trimmed
     }

@@ -49,7 +49,7 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Reads `DD.MM.YYYY`, with surrounding spaces tolerated.
     static func dotted(_ text: String) -> UICDay? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", omittingEmptySubsequences: false)
+        let parts = text.trimmingASCIIWhitespace().split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].utf8.count == 2, parts[1].utf8.count == 2, parts[2].utf8.count == 4,
             let day = UICFieldCursor.asciiNumber(parts[0].utf8),
             let month = UICFieldCursor.asciiNumber(parts[1].utf8),
