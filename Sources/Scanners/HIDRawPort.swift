@@ -40,7 +40,8 @@ struct HIDRawPort: HIDReportPort {
             throw ScannerConnectionError(
                 code: .misconfigured,
                 device: path,
-                message: "\(path) is not a hidraw node; give a /dev/hidrawN path (`farecheck scanners list` shows them)",
+                message:
+                    "\(path) is not a hidraw node; give a /dev/hidrawN path (`farecheck scanners list` shows them)",
                 cause: Errno(rawValue: -info)
             )
         }

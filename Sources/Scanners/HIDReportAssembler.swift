@@ -1,5 +1,5 @@
-import Foundation
 import FareCore
+import Foundation
 
 /// A payload and symbology assembled from one or more reports, before the transport adds the device name.
 public struct AssembledScan: Sendable, Hashable {

@@ -194,7 +194,8 @@ struct HIDDescriptorParser {
             index += 1 + size
         }
         guard collections.isEmpty else {
-            throw HIDReportDescriptorError(offset: bytes.count, message: "\(collections.count) collection(s) not closed")
+            throw HIDReportDescriptorError(
+                offset: bytes.count, message: "\(collections.count) collection(s) not closed")
         }
     }
 
@@ -238,7 +239,8 @@ struct HIDDescriptorParser {
         usageMinimum = nil
     }
 
-    private mutating func global(tag: UInt8, value: UInt32, size: Int, at offset: Int) throws(HIDReportDescriptorError) {
+    private mutating func global(tag: UInt8, value: UInt32, size: Int, at offset: Int) throws(HIDReportDescriptorError)
+    {
         switch tag {
         case 0x0: globals.usagePage = UInt16(truncatingIfNeeded: value)
         case 0x7:

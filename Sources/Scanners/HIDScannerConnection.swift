@@ -13,7 +13,8 @@ public enum HIDScannerProtocol: Sendable, Hashable {
     public func makeAssembler(descriptor: HIDReportDescriptor?, vendorID: UInt16?) -> any HIDReportAssembler {
         switch self {
         case .hidPOS(let layout):
-            let chosen = layout ?? descriptor.flatMap(HIDPOSReportLayout.init(descriptor:)) ?? .fallback(vendorID: vendorID)
+            let chosen =
+                layout ?? descriptor.flatMap(HIDPOSReportLayout.init(descriptor:)) ?? .fallback(vendorID: vendorID)
             return HIDPOSAssembler(layout: chosen)
         case .snapi:
             let length = descriptor?.reportLength(of: .output, reportID: SNAPIAcknowledgement.reportID)
@@ -192,7 +193,9 @@ public final class HIDScannerConnection: ScannerConnection {
             }
             if let scan = outcome.scan {
                 mailbox.post(
-                    ScanEvent(payload: scan.payload, symbology: scan.symbology, device: port.name, receivedAt: scan.completedAt)
+                    ScanEvent(
+                        payload: scan.payload, symbology: scan.symbology, device: port.name,
+                        receivedAt: scan.completedAt)
                 )
             }
         }

@@ -6,7 +6,22 @@
 public struct HotplugEvent: Sendable, Hashable {
     /// What happened to the device.
     public enum Action: String, Sendable, Hashable {
-        case add, remove, change, move, online, offline, bind, unbind
+        /// A device appeared; for udev events its node now exists with its permissions.
+        case add
+        /// A device went away.
+        case remove
+        /// A device's properties changed.
+        case change
+        /// A device was renamed or moved in the device tree.
+        case move
+        /// A device went online.
+        case online
+        /// A device went offline.
+        case offline
+        /// A driver took the device.
+        case bind
+        /// A driver let the device go.
+        case unbind
         /// An action this module does not know.
         case other
     }
@@ -52,7 +67,9 @@ public struct HotplugEvent: Sendable, Hashable {
             guard message.count >= 24, bigEndian(message, 8) == udevMagic else { return nil }
             let offset = Int(littleEndian(message, 16))
             let length = Int(littleEndian(message, 20))
-            guard offset >= 24, length >= 0, offset <= message.count, length <= message.count - offset else { return nil }
+            guard offset >= 24, length >= 0, offset <= message.count, length <= message.count - offset else {
+                return nil
+            }
             source = .udev
             body = message[offset..<offset + length]
         } else {

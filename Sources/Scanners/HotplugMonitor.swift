@@ -69,7 +69,8 @@ public final class HotplugMonitor: Sendable {
                 var buffer = [UInt8](repeating: 0, count: 8192)
                 while true {
                     guard (try? thread.wait(forReading: socket, timeout: nil)) == .readable else { return }
-                    guard let count = try? buffer.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0 else {
+                    guard let count = try? buffer.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0
+                    else {
                         continue  // ENOBUFS after a burst: events were lost, later ones still come.
                     }
                     guard let event = HotplugEvent.parse(Array(buffer.prefix(count))),

@@ -79,6 +79,7 @@ public struct KeyboardLayout: Sendable, Hashable, CustomStringConvertible {
 
 /// The modifier state that decides which character a key types.
 public struct KeyboardModifiers: OptionSet, Sendable, Hashable {
+    /// The bits.
     public let rawValue: UInt8
     /// Makes modifiers from raw bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -115,8 +116,9 @@ public enum KeyCode {
     public static let leftAlt: UInt16 = 56
     /// KEY_RIGHTALT, AltGr on European layouts.
     public static let rightAlt: UInt16 = 100
-    /// KEY_LEFTMETA and KEY_RIGHTMETA.
+    /// KEY_LEFTMETA.
     public static let leftMeta: UInt16 = 125
+    /// KEY_RIGHTMETA.
     public static let rightMeta: UInt16 = 126
     /// KEY_NUMLOCK.
     public static let numLock: UInt16 = 69
@@ -144,7 +146,8 @@ private let commonKeys: [UInt16: Key] = [
     79: Key(plain: "1"), 80: Key(plain: "2"), 81: Key(plain: "3"), 82: Key(plain: "0"),
 ]
 
-private let usKeys: [UInt16: Key] = commonKeys
+private let usKeys: [UInt16: Key] =
+    commonKeys
     .merging(row(2, "1234567890-=", "!@#$%^&*()_+")) { $1 }
     .merging(row(16, "qwertyuiop[]", "QWERTYUIOP{}")) { $1 }
     .merging(row(30, "asdfghjkl;'`", "ASDFGHJKL:\"~")) { $1 }
@@ -152,7 +155,8 @@ private let usKeys: [UInt16: Key] = commonKeys
     .merging([83: Key(plain: ".")]) { $1 }
 
 private let germanKeys: [UInt16: Key] = {
-    var keys = commonKeys
+    var keys =
+        commonKeys
         .merging(row(2, "1234567890ß", "!\"§$%&/()=?")) { $1 }
         .merging(row(16, "qwertzuiopü+", "QWERTZUIOPÜ*")) { $1 }
         .merging(row(30, "asdfghjklöä", "ASDFGHJKLÖÄ")) { $1 }

@@ -35,7 +35,8 @@ public struct SNAPIAssembler: HIDReportAssembler {
     ///     lost acknowledgement.
     ///   - resendWindow: Scanners resend within a fraction of a second; a person re-presenting the same
     ///     ticket takes longer.
-    public init(packetTimeout: TimeInterval = 1.0, resendWindow: TimeInterval = 0.5, acknowledgementLength: Int? = nil) {
+    public init(packetTimeout: TimeInterval = 1.0, resendWindow: TimeInterval = 0.5, acknowledgementLength: Int? = nil)
+    {
         self.packetTimeout = packetTimeout
         self.resendWindow = resendWindow
         self.acknowledgementLength = acknowledgementLength
@@ -49,7 +50,9 @@ public struct SNAPIAssembler: HIDReportAssembler {
         case .malformed(let reason): return HIDReportOutcome(rejection: reason)
         case .packet(let parsed): packet = parsed
         }
-        var outcome = HIDReportOutcome(replies: [SNAPIAcknowledgement.report(for: packet, length: acknowledgementLength)])
+        var outcome = HIDReportOutcome(replies: [
+            SNAPIAcknowledgement.report(for: packet, length: acknowledgementLength)
+        ])
         let packetKey = ScanKey(reportID: packet.reportID, count: packet.count, type: packet.type)
 
         if key != nil, let lastPacketAt, time.timeIntervalSince(lastPacketAt) > packetTimeout {

@@ -69,7 +69,8 @@ public struct SNAPIPacket: Sendable, Hashable {
             return .malformed("packet says \(length) data bytes but the report has room for \(report.count - header)")
         }
         return .packet(
-            SNAPIPacket(reportID: id, count: count, index: index, type: type, data: Array(report[header..<header + length]))
+            SNAPIPacket(
+                reportID: id, count: count, index: index, type: type, data: Array(report[header..<header + length]))
         )
     }
 

@@ -62,7 +62,9 @@ public struct ScannerDiscovery: Sendable {
     public func discover() -> ScannerDiscoveryResult {
         var scanners: [DiscoveredScanner] = []
         var otherUSB: Set<String> = []
-        let classes: [(String, DiscoveredScanner.NodeKind)] = [("hidraw", .hidraw), ("tty", .serial), ("input", .input)]
+        let classes: [(String, DiscoveredScanner.NodeKind)] = [
+            ("hidraw", .hidraw), ("tty", .serial), ("input", .input),
+        ]
         var sawClassDirectory = false
         for (className, kind) in classes {
             let classDirectory = sysfsRoot + "/class/" + className
@@ -75,7 +77,9 @@ public struct ScannerDiscovery: Sendable {
                 default: break
                 }
                 let nodeDirectory = classDirectory + "/" + entry
-                guard let device = resolve(nodeDirectory + "/device"), let usb = usbDevice(above: device) else { continue }
+                guard let device = resolve(nodeDirectory + "/device"), let usb = usbDevice(above: device) else {
+                    continue
+                }
                 guard scannerIDs.contains(where: { $0.matches(vendor: usb.vendorID, product: usb.productID) }) else {
                     otherUSB.insert(usb.label)
                     continue
@@ -96,7 +100,9 @@ public struct ScannerDiscovery: Sendable {
 
     // MARK: - Protocol suggestion
 
-    private func suggest(kind: DiscoveredScanner.NodeKind, usb: USBDeviceInfo, nodeDirectory: String) -> [ScannerProtocolName]? {
+    private func suggest(kind: DiscoveredScanner.NodeKind, usb: USBDeviceInfo, nodeDirectory: String)
+        -> [ScannerProtocolName]?
+    {
         switch kind {
         case .serial:
             // SSI is Zebra's protocol; other vendors' CDC ports send raw, suffix-framed data by default.
@@ -109,7 +115,8 @@ public struct ScannerDiscovery: Sendable {
             // A bar code scanner page anywhere means HID POS; a keyboard's hidraw node is read as a wedge
             // through its event node instead.
             return descriptor.fields.contains { field in
-                field.collections.contains { $0.page == HIDPOSUsage.page } || field.usages.contains { $0.page == HIDPOSUsage.page }
+                field.collections.contains { $0.page == HIDPOSUsage.page }
+                    || field.usages.contains { $0.page == HIDPOSUsage.page }
             } ? [.hidpos] : nil
         case .input:
             // Scanners often make a second event node (consumer or system control) that has no letter keys.
@@ -193,10 +200,12 @@ public struct ScannerDiscovery: Sendable {
         }
         let vendors = USBVendor.scannerVendors.map { "\(USBVendor.name(of: $0) ?? "?") \(USBDeviceID(vendor: $0))" }
         guard !scanners.isEmpty else {
-            var text = "no USB barcode scanners found: no hidraw, ttyACM or input node belongs to a USB device of "
+            var text =
+                "no USB barcode scanners found: no hidraw, ttyACM or input node belongs to a USB device of "
                 + vendors.joined(separator: ", ")
             if !otherUSB.isEmpty {
-                text += "; other USB devices seen: \(otherUSB.prefix(6).joined(separator: ", "))"
+                text +=
+                    "; other USB devices seen: \(otherUSB.prefix(6).joined(separator: ", "))"
                     + " (if one is a scanner, add its id with --usb-id VVVV:PPPP)"
             } else {
                 text += "; plug a scanner in (check it with lsusb)"
@@ -207,7 +216,8 @@ public struct ScannerDiscovery: Sendable {
         guard usable.isEmpty else { return nil }
         let denied = scanners.filter { $0.access == .denied }.map(\.node)
         if !denied.isEmpty {
-            return "found \(scanners.count) scanner node(s) but this user may not open them (\(denied.joined(separator: ", "))): "
+            let nodes = denied.joined(separator: ", ")
+            return "found \(scanners.count) scanner node(s) but this user may not open them (\(nodes)): "
                 + "install the udev rules as Udev/README.md says, add this user to the farecheck group, "
                 + "log in again and replug the scanner"
         }

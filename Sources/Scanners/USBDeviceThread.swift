@@ -1,6 +1,6 @@
 import Foundation
-import SystemPackage
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -166,7 +166,8 @@ final class DeviceThread: Sendable {
         if let timeout {
             let (seconds, attoseconds) = timeout.components
             // Round up, so that a deadline 0.4 ms away does not spin with a timeout of 0.
-            milliseconds = Int32(clamping: max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+            milliseconds = Int32(
+                clamping: max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
         } else {
             milliseconds = -1
         }
@@ -195,7 +196,8 @@ enum USBNodeError {
             return ScannerConnectionError(
                 code: .deviceMissing,
                 device: path,
-                message: "\(path) does not exist: is the scanner plugged in? `farecheck scanners list` shows what is attached",
+                message: "\(path) does not exist: is the scanner plugged in? "
+                    + "`farecheck scanners list` shows what is attached",
                 cause: errno
             )
         case .permissionDenied, .notPermitted:

@@ -49,13 +49,16 @@ final class USBInterruptPort: HIDReportPort, @unchecked Sendable {
     }
 
     /// Finds, opens and claims the device's HID interface.
-    static func open(id: USBDeviceID, serial: String?, interface: Int) throws(ScannerConnectionError) -> USBInterruptPort {
+    static func open(id: USBDeviceID, serial: String?, interface: Int) throws(ScannerConnectionError)
+        -> USBInterruptPort
+    {
         let name = "usb:\(id)" + (serial.map { "/\($0)" } ?? "")
         var contextPointer: OpaquePointer?
         let initialized = libusb_init(&contextPointer)
         guard initialized == 0, let context = contextPointer else {
             throw ScannerConnectionError(
-                code: .openFailed, device: name, message: "libusb could not start", cause: LibUSBError(code: initialized))
+                code: .openFailed, device: name, message: "libusb could not start",
+                cause: LibUSBError(code: initialized))
         }
         var opened: OpaquePointer?
         var device: OpaquePointer?
@@ -119,7 +122,9 @@ final class USBInterruptPort: HIDReportPort, @unchecked Sendable {
             )
         }
         guard let endpoints = interruptEndpoints(device, interface: interface) else {
-            throw fail("USB device \(id) has no interrupt IN endpoint on interface \(interface)", LIBUSB_ERROR_NOT_FOUND.rawValue)
+            throw fail(
+                "USB device \(id) has no interrupt IN endpoint on interface \(interface)",
+                LIBUSB_ERROR_NOT_FOUND.rawValue)
         }
         let iface = Int32(interface)
         var detached = false
@@ -154,9 +159,13 @@ final class USBInterruptPort: HIDReportPort, @unchecked Sendable {
     }
 
     /// The interface's interrupt endpoints, from the active configuration descriptor.
-    private static func interruptEndpoints(_ device: OpaquePointer, interface: Int) -> (in: UInt8, out: UInt8?, packetSize: Int32)? {
+    private static func interruptEndpoints(_ device: OpaquePointer, interface: Int) -> (
+        in: UInt8, out: UInt8?, packetSize: Int32
+    )? {
         var configPointer: UnsafeMutablePointer<libusb_config_descriptor>?
-        guard libusb_get_active_config_descriptor(device, &configPointer) == 0, let config = configPointer else { return nil }
+        guard libusb_get_active_config_descriptor(device, &configPointer) == 0, let config = configPointer else {
+            return nil
+        }
         defer { libusb_free_config_descriptor(config) }
         guard interface < Int(config.pointee.bNumInterfaces), let interfaces = config.pointee.interface,
             interfaces[interface].num_altsetting > 0, let setting = interfaces[interface].altsetting
@@ -217,12 +226,14 @@ final class USBInterruptPort: HIDReportPort, @unchecked Sendable {
         } else {
             // No OUT endpoint: HID class SET_REPORT (output report type 2) over the control pipe.
             let value = UInt16(0x02) << 8 | UInt16(report.first ?? 0)
-            let sent = libusb_control_transfer(handle, 0x21, 0x09, value, UInt16(interface), &bytes, UInt16(bytes.count), 1000)
+            let sent = libusb_control_transfer(
+                handle, 0x21, 0x09, value, UInt16(interface), &bytes, UInt16(bytes.count), 1000)
             result = sent < 0 ? sent : 0
         }
         guard result == 0 else {
             throw ScannerConnectionError(
-                code: .ioFailed, device: name, message: "sending an output report failed", cause: LibUSBError(code: result))
+                code: .ioFailed, device: name, message: "sending an output report failed",
+                cause: LibUSBError(code: result))
         }
     }
 

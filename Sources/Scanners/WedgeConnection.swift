@@ -121,7 +121,8 @@ public final class WedgeConnection: ScannerConnection {
             switch outcome {
             case .scan(let scan):
                 mailbox.post(
-                    ScanEvent(payload: scan.payload, symbology: scan.symbology, device: name, receivedAt: scan.completedAt))
+                    ScanEvent(
+                        payload: scan.payload, symbology: scan.symbology, device: name, receivedAt: scan.completedAt))
             case .dropped(let dropped):
                 log("\(name): \(dropped)")
             }
@@ -134,7 +135,8 @@ public final class WedgeConnection: ScannerConnection {
             do {
                 readiness = try thread.wait(forReading: fd, timeout: timeout)
             } catch {
-                mailbox.finish(failure: USBNodeError.reading(name, error, dropped: framer.abandon(reason: "device error")))
+                mailbox.finish(
+                    failure: USBNodeError.reading(name, error, dropped: framer.abandon(reason: "device error")))
                 return
             }
             switch readiness {
@@ -160,7 +162,8 @@ public final class WedgeConnection: ScannerConnection {
                 continue
             } catch {
                 let errno = error as? Errno ?? .ioError
-                mailbox.finish(failure: USBNodeError.reading(name, errno, dropped: framer.abandon(reason: "read failed")))
+                mailbox.finish(
+                    failure: USBNodeError.reading(name, errno, dropped: framer.abandon(reason: "read failed")))
                 return
             }
             guard count > 0 else {

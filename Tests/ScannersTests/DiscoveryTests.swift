@@ -90,7 +90,8 @@ private let consumerKeys = "3f000003000000 0 0 0 0 0"
 private func fakeSystem() throws -> FakeSystem {
     let system = try FakeSystem()
     let zebra = try system.usbDevice(
-        port: "1-2", vendor: "05e0", product: "1900", manufacturer: "Zebra Technologies", name: "Symbol Bar Code Scanner",
+        port: "1-2", vendor: "05e0", product: "1900", manufacturer: "Zebra Technologies",
+        name: "Symbol Bar Code Scanner",
         serial: "S/N:1A2B")
     try system.hidraw("hidraw3", interface: zebra, hidDevice: "0003:05E0:1900.0004", descriptor: nil)
 
@@ -106,8 +107,10 @@ private func fakeSystem() throws -> FakeSystem {
 
     let newland = try system.usbDevice(
         port: "1-5", vendor: "1eab", product: "1d03", manufacturer: "Newland", name: "NLS-HR32", serial: nil)
-    try system.event("event5", interface: newland, hidDevice: "0003:1EAB:1D03.0006", input: "input7", keys: keyboardKeys)
-    try system.event("event6", interface: newland, hidDevice: "0003:1EAB:1D03.0007", input: "input8", keys: consumerKeys)
+    try system.event(
+        "event5", interface: newland, hidDevice: "0003:1EAB:1D03.0006", input: "input7", keys: keyboardKeys)
+    try system.event(
+        "event6", interface: newland, hidDevice: "0003:1EAB:1D03.0007", input: "input8", keys: consumerKeys)
 
     // Not scanners: a mouse's hidraw node and a built-in serial port.
     let mouse = try system.usbDevice(
@@ -121,8 +124,11 @@ private func fakeSystem() throws -> FakeSystem {
 @Suite struct DiscoveryTests {
     @Test func findsEachScannerWithItsProtocol() throws {
         let system = try fakeSystem()
-        let result = ScannerDiscovery(sysfsRoot: system.sys, deviceRoot: system.dev, access: { _ in .permitted }).discover()
-        let found = result.scanners.map { "\($0.node.replacingOccurrences(of: system.dev, with: "/dev")) \($0.protocols.map(\.rawValue))" }
+        let result = ScannerDiscovery(sysfsRoot: system.sys, deviceRoot: system.dev, access: { _ in .permitted })
+            .discover()
+        let found = result.scanners.map {
+            "\($0.node.replacingOccurrences(of: system.dev, with: "/dev")) \($0.protocols.map(\.rawValue))"
+        }
         #expect(
             found == [
                 "/dev/hidraw3 [\"snapi\"]",
@@ -142,7 +148,8 @@ private func fakeSystem() throws -> FakeSystem {
 
     @Test func permissionDeniedPointsAtTheUdevRules() throws {
         let system = try fakeSystem()
-        let result = ScannerDiscovery(sysfsRoot: system.sys, deviceRoot: system.dev, access: { _ in .denied }).discover()
+        let result = ScannerDiscovery(sysfsRoot: system.sys, deviceRoot: system.dev, access: { _ in .denied })
+            .discover()
         #expect(result.scanners.count == 4)
         let explanation = try #require(result.explanation)
         #expect(explanation.hasPrefix("found 4 scanner node(s) but this user may not open them ("))
@@ -152,7 +159,8 @@ private func fakeSystem() throws -> FakeSystem {
     @Test func noScannerNamesWhatWasSeenAndHowToAddIt() throws {
         let system = try FakeSystem()
         let mouse = try system.usbDevice(
-            port: "1-1", vendor: "046d", product: "c077", manufacturer: "Logitech", name: "USB Optical Mouse", serial: nil)
+            port: "1-1", vendor: "046d", product: "c077", manufacturer: "Logitech", name: "USB Optical Mouse",
+            serial: nil)
         try system.hidraw("hidraw0", interface: mouse, hidDevice: "0003:046D:C077.0001", descriptor: [0x05, 0x01])
         let result = ScannerDiscovery(sysfsRoot: system.sys, deviceRoot: system.dev).discover()
         #expect(result.scanners.isEmpty)
@@ -163,7 +171,8 @@ private func fakeSystem() throws -> FakeSystem {
                 + "046d:c077 Logitech USB Optical Mouse (if one is a scanner, add its id with --usb-id VVVV:PPPP)")
 
         // Configured, the same device is listed (its hidraw node is not HID POS, its event node would be).
-        try system.event("event2", interface: mouse, hidDevice: "0003:046D:C077.0001", input: "input2", keys: keyboardKeys)
+        try system.event(
+            "event2", interface: mouse, hidDevice: "0003:046D:C077.0001", input: "input2", keys: keyboardKeys)
         let configured = ScannerDiscovery(
             sysfsRoot: system.sys, deviceRoot: system.dev, additionalIDs: [USBDeviceID("046d:c077")!]
         ).discover()

@@ -102,7 +102,8 @@ private struct FakeHIDRaw {
     @Test func closeWhileWaitingEndsTheSession() async throws {
         let fake = try FakeHIDRaw()
         let connection = try HIDScannerConnection.reading(
-            fileDescriptor: fake.device, device: "/dev/hidraw-test", descriptor: nil, vendorID: nil, protocol: .hidPOS())
+            fileDescriptor: fake.device, device: "/dev/hidraw-test", descriptor: nil, vendorID: nil, protocol: .hidPOS()
+        )
         async let waiting = connection.nextScan()
         await connection.close()
         #expect(try await waiting == nil)

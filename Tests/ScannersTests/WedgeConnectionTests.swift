@@ -53,13 +53,15 @@ private let fc1Ticket =
         let reader = ScannerReader(
             device: "/dev/input/event-test",
             reopenDelay: .milliseconds(10),
-            log: { line in lines.withLock { $0.append(line) } }
-        ) {
-            guard let stream = sessions.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
-                throw ScannerConnectionError(code: .deviceMissing, device: "/dev/input/event-test", message: "unplugged")
+            log: { line in lines.withLock { $0.append(line) } },
+            open: {
+                guard let stream = sessions.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+                    throw ScannerConnectionError(
+                        code: .deviceMissing, device: "/dev/input/event-test", message: "unplugged")
+                }
+                return try WedgeConnection.reading(fileDescriptor: try pipeOf(stream), device: "/dev/input/event-test")
             }
-            return try WedgeConnection.reading(fileDescriptor: try pipeOf(stream), device: "/dev/input/event-test")
-        }
+        )
         var payloads: [String] = []
         for try await scan in reader {
             payloads.append(String(decoding: scan.payload, as: UTF8.self))

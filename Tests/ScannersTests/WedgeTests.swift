@@ -87,7 +87,8 @@ private func texts(_ outcomes: [WedgeFramer.Outcome]) -> [String] {
         var micros: Int64 = 0
         func key(_ code: UInt16, _ value: Int32) -> InputEvent {
             micros += 1000
-            return InputEvent(seconds: 100, microseconds: micros, type: InputEvent.EventType.key, code: code, value: value)
+            return InputEvent(
+                seconds: 100, microseconds: micros, type: InputEvent.EventType.key, code: code, value: value)
         }
         for code: UInt16 in [KeyCode.tab, 30, 48, KeyCode.tab] {
             outcomes += framer.accept(key(code, 1))
@@ -114,7 +115,8 @@ private func texts(_ outcomes: [WedgeFramer.Outcome]) -> [String] {
         var outcomes: [WedgeFramer.Outcome] = []
         func send(_ code: UInt16, _ value: Int32) {
             micros += 1000
-            let event = InputEvent(seconds: 5, microseconds: micros, type: InputEvent.EventType.key, code: code, value: value)
+            let event = InputEvent(
+                seconds: 5, microseconds: micros, type: InputEvent.EventType.key, code: code, value: value)
             outcomes += framer.accept(event)
         }
         // "]Q1AB" then Enter: ] is code 27, Q is Shift+16, 1 is code 2, A is Shift+30, B is Shift+48.
