@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["farecheck", "Symbols", "TicketFormats"],
+            dependencies: ["farecheck", "Symbols", "TicketFormats", "Scanners"],
             swiftSettings: strict
         ),
     ],

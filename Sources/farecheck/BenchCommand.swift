@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import Scanners
 import Symbols
 import TicketFormats
 import Verification
@@ -19,23 +20,29 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, all
+        case verify, uic, scan, scanner, all
     }
 
-    @Argument(help: "verify, uic, scan or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner or all.") var part: Part = .all
+    @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
     @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
 
-    func run() throws {
+    func run() async throws {
         printLine("machine: \(MachineDescription.current)")
         if part == .verify || part == .all { try benchVerify() }
         if part == .uic || part == .all {
             try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
         }
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
+        if part == .scanner || part == .all {
+            let result = try await SerialLatencyBenchmark.run(scans: scans)
+            printLine("scanner latency, simulated Zebra SSI scanner on a pseudo-terminal, last byte on the wire → event in the consumer:")
+            printLine("  \(result)")
+        }
     }
 
     private func benchVerify() throws {

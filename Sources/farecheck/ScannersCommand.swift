@@ -1,0 +1,157 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Scanners
+import TrustStore
+import Verification
+
+extension ScannerProtocolName: ExpressibleByArgument {}
+
+/// `farecheck scanners`: find attached barcode scanners and read from one.
+struct ScannersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scanners",
+        abstract: "List attached barcode scanners, or listen to one and print each scan.",
+        subcommands: [List.self, Listen.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the scanners attached (Zebra 05e0, Honeywell 0c2e, Datalogic 05f9, Newland 1eab, or --id).",
+            discussion: "Exit status 0 when at least one scanner was found, 1 when none (with the reason)."
+        )
+
+        @Option(name: .customLong("id"), help: "Also treat this USB vendor:product as a scanner (e.g. 1234:5678; repeatable).")
+        var ids: [String] = []
+        @Option(name: .customLong("sysfs"), help: "The sysfs root to look in.") var sysfs: String = "/sys"
+        @Option(name: .customLong("dev"), help: "The device directory.") var dev: String = "/dev"
+        @Flag(help: "One JSON object per line per scanner node.") var json = false
+
+        struct Row: Encodable {
+            var node: String
+            var kind: String
+            var protocols: [String]
+            var usb: String
+            var manufacturer: String?
+            var product: String?
+            var serial: String?
+            var access: String
+        }
+
+        func run() throws {
+            var extra: [USBDeviceID] = []
+            for text in ids {
+                guard let id = USBDeviceID(text) else { throw ValidationError("--id must be vendor:product in hex, e.g. 05e0:1900") }
+                extra.append(id)
+            }
+            let result = ScannerDiscovery(sysfsRoot: sysfs, deviceRoot: dev, additionalIDs: extra).discover()
+            let rows = result.scanners.map { scanner in
+                Row(
+                    node: scanner.node, kind: scanner.kind.rawValue, protocols: scanner.protocols.map(\.rawValue),
+                    usb: "\(scanner.usb.id)", manufacturer: scanner.usb.manufacturer, product: scanner.usb.product,
+                    serial: scanner.usb.serial, access: "\(scanner.access)"
+                )
+            }
+            if json {
+                rows.forEach { printLine(jsonLine($0)) }
+            } else if rows.isEmpty {
+                printLine(result.explanation ?? "No scanners found.")
+            } else {
+                for row in rows {
+                    let name = [row.manufacturer, row.product].compactMap { $0 }.joined(separator: " ")
+                    printLine("\(row.node)  \(row.kind)  \(row.protocols.joined(separator: "|"))  \(row.usb) \(name)\(row.serial.map { " serial \($0)" } ?? "")  [\(row.access)]")
+                }
+                if let explanation = result.explanation { printLine(explanation) }
+            }
+            if rows.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    struct Listen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read scans from one scanner and print each as it arrives (Ctrl-C to stop).",
+            discussion: """
+                The scanner is reopened when it is unplugged and comes back. Protocols: ssi (Zebra SSI over \
+                serial/ttyACM), raw (suffix-framed serial), hidpos and snapi (hidraw), wedge (input event \
+                node; text payloads only, as a keyboard cannot type arbitrary bytes). With --verify each scan \
+                is verified against the store and the scanner beeps good or bad where the protocol allows.
+                """
+        )
+
+        @Option(help: "The device node, e.g. /dev/ttyACM0, /dev/hidraw2, /dev/input/event5.") var device: String
+        @Option(name: .customLong("protocol"), help: "ssi, raw, hidpos, snapi or wedge.") var scannerProtocol: ScannerProtocolName
+        @Option(help: "Serial speed (ssi, raw).") var baud: Int = 9600
+        @Option(help: "Keyboard layout of a wedge scanner: us or de.") var layout: String = "us"
+        @Flag(help: "Verify each scan and print the verdict.") var verify = false
+        @Flag(help: "One JSON object per line per scan, flushed as each arrives.") var json = false
+        @OptionGroup var verification: VerificationOptions
+        @OptionGroup var store: StoreOptions
+
+        struct Line: Encodable {
+            var device: String
+            var symbology: String
+            var byteCount: Int
+            var payloadBase64: String
+            var receivedAt: Date
+            var verdict: VerdictReport?
+        }
+
+        func run() async throws {
+            let verifier = verify ? try verification.verifier(store: try store.open()) : nil
+            guard let keyboard = KeyboardLayout.named(layout) else { throw ValidationError("--layout must be us or de") }
+            var settings = SerialSettings()
+            settings.baudRate = baud
+            let reader = ScannerReader(
+                device: device, log: { printError("farecheck: \($0)") },
+                open: Self.opener(device: device, protocol: scannerProtocol, settings: settings, layout: keyboard)
+            )
+            for try await scan in reader {
+                var report: VerdictReport?
+                if let verifier {
+                    let verdict = try verifier.verify(scan.payload)
+                    report = VerdictReport(verdict, source: scan.device, symbology: scan.symbology, payloadBytes: scan.payload.count)
+                    await reader.signal(verdict.isValid ? .good : .bad)
+                }
+                if json {
+                    printLine(jsonLine(Line(
+                        device: scan.device, symbology: scan.symbology.rawValue, byteCount: scan.payload.count,
+                        payloadBase64: Data(scan.payload).base64EncodedString(), receivedAt: scan.receivedAt, verdict: report
+                    )))
+                } else {
+                    printLine("\(scan.receivedAt.iso8601) \(scan.device) \(scan.symbology.rawValue) \(scan.payload.count) bytes: \(PayloadText.describe(scan.payload))")
+                    if let report { printLine(report.text) }
+                }
+            }
+        }
+
+        /// How to open the device for each protocol; the reader calls it again after an unplug.
+        static func opener(
+            device: String, protocol name: ScannerProtocolName, settings: SerialSettings, layout: KeyboardLayout
+        ) -> @Sendable () async throws -> any ScannerConnection {
+            let log: @Sendable (String) -> Void = { printError("farecheck: \($0)") }
+            switch name {
+            case .ssi:
+                var ssi = SSIConfiguration()
+                ssi.serial = settings
+                let configuration = ssi
+                return { try await SSIConnection.open(path: device, configuration: configuration, log: log) }
+            case .raw:
+                return { try SerialRawConnection.open(path: device, settings: settings, log: log) }
+            case .hidpos:
+                return { try HIDScannerConnection.openHIDRaw(path: device, protocol: .hidPOS(), log: log) }
+            case .snapi:
+                return { try HIDScannerConnection.openHIDRaw(path: device, protocol: .snapi, log: log) }
+            case .wedge:
+                return { try WedgeConnection.open(path: device, framer: WedgeFramer(layout: layout), log: log) }
+            }
+        }
+    }
+}
+
+/// A payload for a person: the text when it is printable, else hex.
+enum PayloadText {
+    static func describe(_ payload: [UInt8]) -> String {
+        if payload.allSatisfy({ (0x20...0x7E).contains($0) }) { return String(decoding: payload, as: UTF8.self) }
+        return "hex " + payload.hexString
+    }
+}

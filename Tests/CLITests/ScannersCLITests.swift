@@ -1,0 +1,121 @@
+import Foundation
+import Scanners
+import Testing
+
+/// Collects a child's standard output as it arrives, on a thread of its own.
+final class OutputCollector: @unchecked Sendable {
+    // Guarded by `lock`: written by the reading thread, read by the test.
+    private var buffer: [UInt8] = []
+    private let lock = NSLock()
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                lock.withLock { buffer.append(contentsOf: data) }
+            }
+        }
+    }
+
+    /// Complete lines so far.
+    var lines: [String] {
+        let bytes = lock.withLock { buffer }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
+
+@Suite("farecheck scanners")
+struct ScannersCLITests {
+    let bench = Workbench()
+
+    @Test("listen --protocol ssi --verify --json: a simulated SSI scanner on a pseudo-terminal, one verdict per scan")
+    func listenToSSI() throws {
+        let key = bench.path("k.key")
+        #expect(try bench.farecheck(["keys", "generate", "--issuer", "demo-transit", "--out", key]).status == 0)
+        #expect(try bench.farecheck(["issue", "--key", key, "--barcode", "aztec", "--payload-out", bench.path("t.bin")]).status == 0)
+        let payload = Array(try #require(FileManager.default.contents(atPath: bench.path("t.bin"))))
+        #expect(payload.count < 250)
+
+        let terminal = try PseudoTerminal()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
+        process.arguments = ["scanners", "listen", "--device", terminal.replicaPath, "--protocol", "ssi", "--verify", "--json", "--db", bench.db]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        var all = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+        try process.run()
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+            terminal.close()
+        }
+        let collector = OutputCollector(output.fileHandleForReading)
+
+        // The scanner's side: ACK every host command; after SCAN_ENABLE, send one decode.
+        var pending: [UInt8] = []
+        var enabled = false
+        var sent = false
+        var commands: [UInt8] = []
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, collector.lines.isEmpty {
+            if case let .bytes(bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
+            while let first = pending.first, first == 0 { pending.removeFirst() }  // wake-up bytes
+            while let length = pending.first.map(Int.init), pending.count >= length + 2 {
+                let frame = Array(pending.prefix(length + 2))
+                pending.removeFirst(length + 2)
+                let opcode = frame[1]
+                commands.append(opcode)
+                if opcode == SSIOpcode.scanEnable.rawValue { enabled = true }
+                if opcode != SSIOpcode.commandAck.rawValue {
+                    try terminal.write(SSIFrame(opcode: .commandAck, source: .decoder).encoded)
+                }
+            }
+            if enabled, !sent {
+                try terminal.write(SSIFrame(opcode: .decodeData, source: .decoder, data: [0x2D] + payload).encoded)
+                sent = true
+            }
+        }
+        #expect(commands.contains(SSIOpcode.paramSend.rawValue))
+        #expect(commands.contains(SSIOpcode.scanEnable.rawValue))
+        let line = try #require(collector.lines.first)
+        let scan = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(scan["device"] as? String == terminal.replicaPath)
+        #expect(scan["symbology"] as? String == "aztec")
+        #expect(scan["payloadBase64"] as? String == Data(payload).base64EncodedString())
+        #expect(scan["receivedAt"] is String)
+        let verdict = try #require(scan["verdict"] as? [String: Any])
+        #expect(verdict["verdict"] as? String == "valid")
+        // The good-verdict beep follows the verdict.
+        let beepDeadline = Date().addingTimeInterval(5)
+        while Date() < beepDeadline, !commands.contains(SSIOpcode.beep.rawValue) {
+            if case let .bytes(bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
+            while let length = pending.first.map(Int.init), length > 0, pending.count >= length + 2 {
+                commands.append(pending[1])
+                if pending[1] != SSIOpcode.commandAck.rawValue {
+                    try terminal.write(SSIFrame(opcode: .commandAck, source: .decoder).encoded)
+                }
+                pending.removeFirst(length + 2)
+            }
+        }
+        #expect(commands.contains(SSIOpcode.beep.rawValue))
+    }
+
+    @Test("list explains why nothing is found")
+    func listNothing() throws {
+        for node in ["class/hidraw", "class/tty", "class/input"] {
+            try FileManager.default.createDirectory(atPath: bench.path("sys/\(node)"), withIntermediateDirectories: true)
+        }
+        let run = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys")])
+        #expect(run.status == 1)
+        #expect(run.text.lowercased().contains("no usb barcode scanners found"))
+        let noSysfs = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("absent")])
+        #expect(noSysfs.status == 1)
+        #expect(noSysfs.text.contains("sysfs"))
+    }
+}
