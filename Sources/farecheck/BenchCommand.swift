@@ -46,8 +46,8 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     private func benchVerify() throws {
-        let reference = noCompare ? [:] : OpenSSLSpeed.verifyRates(seconds: max(1, Int(seconds.rounded())))
-        printLine("verify throughput per CPU second, one thread, \(seconds) s each (FC1 text form, payload bytes → verdict):")
+        printLine("verify throughput per CPU second, one thread (FC1 text form, payload bytes → verdict), median of \(Self.rounds) rounds alternating with `openssl speed`:")
+        let speedNames = ["ES256": "ecdsap256", "EdDSA": "ed25519", "PS256": "rsa2048"]
         for demo in DemoKeys.issuingKeys {
             let key = try IssuingKey.parse(demo.text, source: demo.file)
             var trust = TrustSnapshot()
@@ -62,16 +62,43 @@ struct BenchCommand: AsyncParsableCommand {
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(key.algorithm.name) ticket does not verify")
             }
-            let rate = try Self.rate(seconds: seconds) {
+            let (rate, bare) = try Self.compared(seconds: seconds, reference: noCompare ? nil : speedNames[key.algorithm.name]) {
                 let verdict = try verifier.verify(payload)
                 precondition(verdict.isValid)
             }
-            var line = "  \(key.algorithm.name.padding(toLength: 6, withPad: " ", startingAt: 0)) farecheck \(Self.format(rate))/s"
-            if let bare = reference[key.algorithm.name] {
-                line += "   openssl speed \(Self.format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
-            }
-            printLine(line)
+            printLine(Self.line(key.algorithm.name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) }))
         }
+    }
+
+    /// Rounds of each measurement: the two figures are taken alternately, so that a neighbour's load on a
+    /// shared machine falls on both alike, and the medians are compared.
+    static let rounds = 3
+
+    /// Our rate and `openssl speed`'s for `reference` (an `openssl speed` algorithm name), alternating.
+    static func compared(seconds: Double, reference: String?, _ body: () throws -> Void) throws -> (Double, Double?) {
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        for _ in 0..<rounds {
+            if let reference, let bare = OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int((seconds / Double(rounds)).rounded()))) {
+                theirs.append(bare)
+            }
+            ours.append(try rate(seconds: seconds / Double(rounds), body))
+        }
+        return (median(ours), theirs.isEmpty ? nil : median(theirs))
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    /// `  NAME  farecheck N/s   REFERENCE N/s   ratio P %`.
+    static func line(_ name: String, width: Int, rate: Double, reference: (String, Double)?) -> String {
+        var line = "  \(name.padding(toLength: width, withPad: " ", startingAt: 0)) farecheck \(format(rate))/s"
+        if let (label, bare) = reference {
+            line += "   \(label) \(format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
+        }
+        return line
     }
 
     /// Calls `body` repeatedly for about `seconds` of this thread's CPU time and returns calls per CPU second.
@@ -151,9 +178,9 @@ func findTool(_ name: String) -> String? {
 
 /// `openssl speed` as the reference for bare signature verification.
 enum OpenSSLSpeed {
-    /// Verify operations per second by COSE algorithm name, as `openssl speed` reports them.
-    static func verifyRates(seconds: Int) -> [String: Double] {
-        verifyRates(seconds: seconds, algorithms: ["ecdsap256", "ed25519", "rsa2048"])
+    /// Verify operations per second that `openssl speed ALGORITHM` reports (e.g. `ecdsap256`, `dsa1024`).
+    static func verifyRate(_ algorithm: String, seconds: Int) -> Double? {
+        verifyRates(seconds: seconds, algorithms: [algorithm]).values.first
     }
 
     /// Verify operations per second for `openssl speed` algorithm names; keys ES256, EdDSA, PS256

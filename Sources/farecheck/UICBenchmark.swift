@@ -12,12 +12,11 @@ struct UICBenchmark {
     var keyList: String
 
     func run() throws {
-        let reference = compare ? OpenSSLSpeed.verifyRates(seconds: max(1, Int(seconds.rounded())), algorithms: ["dsa1024", "dsa2048"]) : [:]
-        printLine("UIC 918.3 verify throughput per CPU second, one thread, \(seconds) s each (payload → verdict: header, inflate, records, signature, policies):")
+        printLine("UIC 918.3 verify throughput per CPU second, one thread (payload → verdict: header, inflate, records, signature, policies), median of \(BenchCommand.rounds) rounds alternating with `openssl speed`:")
         let cases: [(String, KeyKind, DigestAlgorithm, Int, String?)] = [
-            ("DSA-1024/160 SHA-1, v1", .dsa(bits: 1024, qBits: 160), .sha1, 1, "DSA1024"),
-            ("DSA-2048/160 SHA-1, v2", .dsa(bits: 2048, qBits: 160), .sha1, 2, "DSA2048"),
-            ("DSA-2048/256 SHA-256, v2", .dsa(bits: 2048, qBits: 256), .sha256, 2, "DSA2048"),
+            ("DSA-1024/160 SHA-1, v1", .dsa(bits: 1024, qBits: 160), .sha1, 1, "dsa1024"),
+            // `openssl speed dsa2048` uses a 160-bit q; UIC's 2048-bit keys have a 256-bit q, a third slower.
+            ("DSA-2048/256 SHA-256, v2", .dsa(bits: 2048, qBits: 256), .sha256, 2, "dsa2048"),
             ("ECDSA P-256 SHA-256, v2", .ecP256, .sha256, 2, nil),
         ]
         let from = UICDay(year: 2026, month: 1, day: 1)!
@@ -46,15 +45,11 @@ struct UICBenchmark {
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(name) ticket does not verify")
             }
-            let rate = try BenchCommand.rate(seconds: seconds) {
+            let (rate, bare) = try BenchCommand.compared(seconds: seconds, reference: compare ? referenceName : nil) {
                 let verdict = try verifier.verify(payload)
                 precondition(verdict.isValid)
             }
-            var line = "  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) farecheck \(BenchCommand.format(rate))/s"
-            if let referenceName, let bare = reference[referenceName] {
-                line += "   openssl speed \(referenceName.lowercased()) \(BenchCommand.format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
-            }
-            printLine(line)
+            printLine(BenchCommand.line(name, width: 26, rate: rate, reference: bare.map { ("openssl speed \(referenceName ?? "")", $0) }))
         }
         try benchImport()
     }
@@ -68,6 +63,7 @@ struct UICBenchmark {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var times: [Double] = []
+        var parseTimes: [Double] = []
         var count = 0
         for run in 0..<10 {
             let store: TrustStore
@@ -78,10 +74,11 @@ struct UICBenchmark {
             }
             let start = ContinuousClock.now
             let list = try UICKeyList.parse(xml: Array(xml))
+            parseTimes.append(ScanBenchmark.milliseconds(ContinuousClock.now - start))
             let report = try store.importUICKeyList(list)
             times.append(ScanBenchmark.milliseconds(ContinuousClock.now - start))
             count = report.added
         }
-        printLine("  key list import (\(count) keys: parse XML, read certificates, one transaction to a new store): median \(ScanBenchmark.median(times)) ms of 10")
+        printLine("  key list import (\(count) keys: parse XML, read certificates, one transaction to a new store): median \(ScanBenchmark.median(times)) ms of 10, of which XML parsing \(ScanBenchmark.median(parseTimes)) ms; the rest is certificates and the durable (fsync) commit")
     }
 }
