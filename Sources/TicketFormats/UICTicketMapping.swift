@@ -97,9 +97,21 @@ extension UIC918_3 {
 
     /// `DD.MM.YYYY HH:MM` from `DDMMYYYYHHMM`.
     private static func issuedText(_ digits: String) -> String {
-        let c = Array(digits)
+        // Bytes, not Characters: the digits are ASCII and this runs for every scan.
+        let c = Array(digits.utf8)
         guard c.count == 12 else { return digits }
-        return "\(String(c[0..<2])).\(String(c[2..<4])).\(String(c[4..<8])) \(String(c[8..<10])):\(String(c[10..<12]))"
+        var text: [UInt8] = []
+        text.reserveCapacity(16)
+        for (index, byte) in c.enumerated() {
+            switch index {
+            case 2, 4: text.append(UInt8(ascii: "."))
+            case 8: text.append(UInt8(ascii: " "))
+            case 10: text.append(UInt8(ascii: ":"))
+            default: break
+            }
+            text.append(byte)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The holder from `S023`, else `S028` reordered, with the ID number `S027` when there is one.
