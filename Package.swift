@@ -8,7 +8,7 @@ let package = Package(
     name: "farecheck",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "farecheck", targets: ["farecheck"]),
+        .executable(name: "farecheck", targets: ["farecheck"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -50,7 +50,10 @@ let package = Package(
         // SQLite persistence: keys, revocations, inspection journal.
         .target(
             name: "TrustStore",
-            dependencies: ["FareCore", "TicketFormats", "Verification", "Signatures", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "FareCore", "TicketFormats", "Verification", "Signatures",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // Images in, symbols out; symbols written for issuing.

@@ -160,14 +160,20 @@ struct AztecLocator {
             while lengths.count < 5 {
                 if px < 0 || py < 0 || px >= searchImage.width || py >= searchImage.height {
                     // The outermost dark ring may touch the border; anything else is not a bull's-eye.
-                    if lengths.count == 4 && colour == 1 && length > 0 { lengths.append(length); break }
+                    if lengths.count == 4 && colour == 1 && length > 0 {
+                        lengths.append(length)
+                        break
+                    }
                     return nil
                 }
                 let value = dark[py * searchImage.width + px]
                 if value == colour {
                     length += 1
                     if length > limit {
-                        if lengths.count == 4 { lengths.append(length); break }
+                        if lengths.count == 4 {
+                            lengths.append(length)
+                            break
+                        }
                         return nil
                     }
                 } else {
@@ -293,10 +299,16 @@ struct AztecLocator {
             }
             // Threshold halfway between the dark and light rings seen on this ray near the centre.
             let inner = profile.prefix(min(sampleCount, Int(module * 4.6 / step))).sorted()
-            guard inner.count > 8 else { crossingsByRay.append([]); continue }
+            guard inner.count > 8 else {
+                crossingsByRay.append([])
+                continue
+            }
             let low = inner[inner.count / 10]
             let high = inner[inner.count * 9 / 10]
-            guard high - low > 12 else { crossingsByRay.append([]); continue }
+            guard high - low > 12 else {
+                crossingsByRay.append([])
+                continue
+            }
             let threshold = (low + high) / 2
             var crossings: [(x: Double, y: Double)] = []
             var isDark = profile[0] < threshold
@@ -402,9 +414,13 @@ struct AztecLocator {
             // u = (g0 x + g1 y + g2) / (g6 x + g7 y + 1) = target, and likewise v with g3, g4, g5.
             var row = [Double](repeating: 0, count: 8)
             if side % 2 == 0 {
-                row[0] = x; row[1] = y; row[2] = 1
+                row[0] = x
+                row[1] = y
+                row[2] = 1
             } else {
-                row[3] = x; row[4] = y; row[5] = 1
+                row[3] = x
+                row[4] = y
+                row[5] = 1
             }
             row[6] = -target * x
             row[7] = -target * y

@@ -44,24 +44,32 @@ public enum Base45 {
             while index < buffer.count {
                 let width = min(3, buffer.count - index)
                 guard width >= 2 else {
-                    return .malformed("base45 text has a dangling character at offset \(index) (length \(buffer.count) is 1 more than a multiple of 3)")
+                    return .malformed(
+                        "base45 text has a dangling character at offset \(index) (length \(buffer.count) is 1 more than a multiple of 3)"
+                    )
                 }
                 var n = 0
                 var factor = 1
                 for k in 0..<width {
                     let value = table[Int(buffer[index + k])]
                     guard value != 0xFF else {
-                        return .malformed("base45 text has an invalid character 0x\(String(buffer[index + k], radix: 16)) at offset \(index + k)")
+                        return .malformed(
+                            "base45 text has an invalid character 0x\(String(buffer[index + k], radix: 16)) at offset \(index + k)"
+                        )
                     }
                     n += Int(value) * factor
                     factor *= 45
                 }
                 if width == 3 {
-                    guard n <= 0xFFFF else { return .malformed("base45 triple at offset \(index) encodes \(n), more than two bytes hold") }
+                    guard n <= 0xFFFF else {
+                        return .malformed("base45 triple at offset \(index) encodes \(n), more than two bytes hold")
+                    }
                     out.append(UInt8(n >> 8))
                     out.append(UInt8(n & 0xFF))
                 } else {
-                    guard n <= 0xFF else { return .malformed("base45 pair at offset \(index) encodes \(n), more than one byte holds") }
+                    guard n <= 0xFF else {
+                        return .malformed("base45 pair at offset \(index) encodes \(n), more than one byte holds")
+                    }
                     out.append(UInt8(n))
                 }
                 index += width

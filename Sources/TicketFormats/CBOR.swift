@@ -20,15 +20,16 @@ public indirect enum CBOR: Sendable, Hashable {
 
     public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
         switch (lhs, rhs) {
-        case let (.unsigned(a), .unsigned(b)), let (.negative(a), .negative(b)): a == b
-        case let (.float(a, w1), .float(b, w2)): a == b && w1 == w2
-        case let (.bytes(a), .bytes(b)): a == b
-        case let (.text(a), .text(b)): a == b
-        case let (.array(a), .array(b)): a == b
-        case let (.map(a), .map(b)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-        case let (.tagged(t1, a), .tagged(t2, b)): t1 == t2 && a == b
-        case let (.simple(a), .simple(b)): a == b
-        case let (.bool(a), .bool(b)): a == b
+        case (.unsigned(let a), .unsigned(let b)), (.negative(let a), .negative(let b)): a == b
+        case (.float(let a, let w1), .float(let b, let w2)): a == b && w1 == w2
+        case (.bytes(let a), .bytes(let b)): a == b
+        case (.text(let a), .text(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.map(let a), .map(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        case (.tagged(let t1, let a), .tagged(let t2, let b)): t1 == t2 && a == b
+        case (.simple(let a), .simple(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
         case (.null, .null), (.undefined, .undefined): true
         default: false
         }
@@ -36,20 +37,43 @@ public indirect enum CBOR: Sendable, Hashable {
 
     public func hash(into hasher: inout Hasher) {
         switch self {
-        case let .unsigned(v): hasher.combine(0); hasher.combine(v)
-        case let .negative(v): hasher.combine(1); hasher.combine(v)
-        case let .bytes(v): hasher.combine(2); hasher.combine(v)
-        case let .text(v): hasher.combine(3); hasher.combine(v)
-        case let .array(v): hasher.combine(4); hasher.combine(v)
-        case let .map(v):
+        case .unsigned(let v):
+            hasher.combine(0)
+            hasher.combine(v)
+        case .negative(let v):
+            hasher.combine(1)
+            hasher.combine(v)
+        case .bytes(let v):
+            hasher.combine(2)
+            hasher.combine(v)
+        case .text(let v):
+            hasher.combine(3)
+            hasher.combine(v)
+        case .array(let v):
+            hasher.combine(4)
+            hasher.combine(v)
+        case .map(let v):
             hasher.combine(5)
-            for pair in v { hasher.combine(pair.key); hasher.combine(pair.value) }
-        case let .tagged(t, v): hasher.combine(6); hasher.combine(t); hasher.combine(v)
-        case let .simple(v): hasher.combine(7); hasher.combine(v)
-        case let .bool(v): hasher.combine(8); hasher.combine(v)
+            for pair in v {
+                hasher.combine(pair.key)
+                hasher.combine(pair.value)
+            }
+        case .tagged(let t, let v):
+            hasher.combine(6)
+            hasher.combine(t)
+            hasher.combine(v)
+        case .simple(let v):
+            hasher.combine(7)
+            hasher.combine(v)
+        case .bool(let v):
+            hasher.combine(8)
+            hasher.combine(v)
         case .null: hasher.combine(9)
         case .undefined: hasher.combine(10)
-        case let .float(v, w): hasher.combine(11); hasher.combine(v); hasher.combine(w)
+        case .float(let v, let w):
+            hasher.combine(11)
+            hasher.combine(v)
+            hasher.combine(w)
         }
     }
 
@@ -61,15 +85,15 @@ public indirect enum CBOR: Sendable, Hashable {
     /// The value as a signed integer, when it is an integer that fits.
     public var intValue: Int64? {
         switch self {
-        case let .unsigned(v): v <= UInt64(Int64.max) ? Int64(v) : nil
-        case let .negative(v): v <= UInt64(Int64.max) ? -1 - Int64(v) : nil
+        case .unsigned(let v): v <= UInt64(Int64.max) ? Int64(v) : nil
+        case .negative(let v): v <= UInt64(Int64.max) ? -1 - Int64(v) : nil
         default: nil
         }
     }
 
     /// The pairs of a map, or `nil`.
     public var mapPairs: [(key: CBOR, value: CBOR)]? {
-        if case let .map(pairs) = self { pairs } else { nil }
+        if case .map(let pairs) = self { pairs } else { nil }
     }
 
     /// Looks up a key in a map (first match); `nil` for a missing key or when this is no map.
@@ -106,7 +130,8 @@ public struct CBORDecoder {
         var decoder = CBORDecoder(bytes: bytes, offset: 0)
         let item = try decoder.item(depth: 0)
         guard decoder.offset == bytes.count else {
-            throw .malformed("CBOR item ends at byte \(decoder.offset) but \(bytes.count - decoder.offset) bytes follow it")
+            throw .malformed(
+                "CBOR item ends at byte \(decoder.offset) but \(bytes.count - decoder.offset) bytes follow it")
         }
         return item
     }
@@ -119,7 +144,9 @@ public struct CBORDecoder {
 
     private mutating func take(_ count: UInt64) throws(FormatError) -> ArraySlice<UInt8> {
         guard count <= UInt64(bytes.count - offset) else {
-            throw .malformed("CBOR length \(count) at byte \(offset) runs past the end of the data (\(bytes.count - offset) bytes left)")
+            throw .malformed(
+                "CBOR length \(count) at byte \(offset) runs past the end of the data (\(bytes.count - offset) bytes left)"
+            )
         }
         let n = Int(count)
         defer { offset += n }
@@ -141,7 +168,9 @@ public struct CBORDecoder {
     }
 
     private mutating func item(depth: Int) throws(FormatError) -> CBOR {
-        guard depth <= Self.maximumDepth else { throw .malformed("CBOR nesting deeper than \(Self.maximumDepth) at byte \(offset)") }
+        guard depth <= Self.maximumDepth else {
+            throw .malformed("CBOR nesting deeper than \(Self.maximumDepth) at byte \(offset)")
+        }
         let start = offset
         let initial = try byte()
         let major = initial >> 5
@@ -211,7 +240,9 @@ public enum CBOREncoder {
         let m = major << 5
         switch value {
         case 0..<24: out.append(m | UInt8(value))
-        case 24...0xFF: out.append(m | 24); out.append(UInt8(value))
+        case 24...0xFF:
+            out.append(m | 24)
+            out.append(UInt8(value))
         case 0x100...0xFFFF:
             out.append(m | 25)
             out.append(contentsOf: [UInt8(value >> 8), UInt8(value & 0xFF)])
@@ -226,34 +257,45 @@ public enum CBOREncoder {
 
     private static func write(_ item: CBOR, into out: inout [UInt8]) {
         switch item {
-        case let .unsigned(v): head(0, v, into: &out)
-        case let .negative(v): head(1, v, into: &out)
-        case let .bytes(b): head(2, UInt64(b.count), into: &out); out.append(contentsOf: b)
-        case let .text(t):
+        case .unsigned(let v): head(0, v, into: &out)
+        case .negative(let v): head(1, v, into: &out)
+        case .bytes(let b):
+            head(2, UInt64(b.count), into: &out)
+            out.append(contentsOf: b)
+        case .text(let t):
             let utf8 = Array(t.utf8)
             head(3, UInt64(utf8.count), into: &out)
             out.append(contentsOf: utf8)
-        case let .array(a):
+        case .array(let a):
             head(4, UInt64(a.count), into: &out)
             for element in a { write(element, into: &out) }
-        case let .map(pairs):
+        case .map(let pairs):
             head(5, UInt64(pairs.count), into: &out)
             for pair in pairs {
                 write(pair.key, into: &out)
                 write(pair.value, into: &out)
             }
-        case let .tagged(tag, inner): head(6, tag, into: &out); write(inner, into: &out)
-        case let .simple(v):
-            if v < 24 { out.append(0xE0 | v) } else { out.append(0xF8); out.append(v) }
-        case let .bool(b): out.append(b ? 0xF5 : 0xF4)
+        case .tagged(let tag, let inner):
+            head(6, tag, into: &out)
+            write(inner, into: &out)
+        case .simple(let v):
+            if v < 24 {
+                out.append(0xE0 | v)
+            } else {
+                out.append(0xF8)
+                out.append(v)
+            }
+        case .bool(let b): out.append(b ? 0xF5 : 0xF4)
         case .null: out.append(0xF6)
         case .undefined: out.append(0xF7)
-        case let .float(bits, width):
+        case .float(let bits, let width):
             // Written back at the width it was read with, so a decoded item re-encodes to the same bytes.
             let info: UInt8 = width == 2 ? 25 : width == 4 ? 26 : 27
             out.append(0xE0 | info)
             let byteCount = 1 << Int(info - 24)
-            for index in stride(from: byteCount - 1, through: 0, by: -1) { out.append(UInt8((bits >> UInt64(index * 8)) & 0xFF)) }
+            for index in stride(from: byteCount - 1, through: 0, by: -1) {
+                out.append(UInt8((bits >> UInt64(index * 8)) & 0xFF))
+            }
         }
     }
 }

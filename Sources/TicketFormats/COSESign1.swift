@@ -39,7 +39,7 @@ public struct COSESign1: Sendable {
     /// The `kid` (label 4): from the protected header, else from the unprotected one.
     public var keyID: [UInt8]? {
         for header in [protectedHeader, unprotectedHeader] {
-            if case let .bytes(kid) = header[.unsigned(4)] { return kid }
+            if case .bytes(let kid) = header[.unsigned(4)] { return kid }
         }
         return nil
     }
@@ -69,8 +69,13 @@ public struct COSESign1: Sendable {
     private static func appendByteStringHead(_ count: Int, into out: inout [UInt8]) {
         switch count {
         case 0..<24: out.append(0x40 | UInt8(count))
-        case 24...0xFF: out.append(0x58); out.append(UInt8(count))
-        case 0x100...0xFFFF: out.append(0x59); out.append(UInt8(count >> 8)); out.append(UInt8(count & 0xFF))
+        case 24...0xFF:
+            out.append(0x58)
+            out.append(UInt8(count))
+        case 0x100...0xFFFF:
+            out.append(0x59)
+            out.append(UInt8(count >> 8))
+            out.append(UInt8(count & 0xFF))
         default:
             out.append(0x5A)
             for shift in [24, 16, 8, 0] { out.append(UInt8((count >> shift) & 0xFF)) }
@@ -80,15 +85,17 @@ public struct COSESign1: Sendable {
     /// Takes a COSE_Sign1 apart (tagged with 18 or untagged), checking every type on the way.
     public init(decoding bytes: [UInt8]) throws(FormatError) {
         var item = try CBORDecoder.decode(bytes)
-        if case let .tagged(tag, inner) = item {
-            guard tag == 18 else { throw .unsupported("COSE message has tag \(tag); only COSE_Sign1 (tag 18) is supported") }
+        if case .tagged(let tag, let inner) = item {
+            guard tag == 18 else {
+                throw .unsupported("COSE message has tag \(tag); only COSE_Sign1 (tag 18) is supported")
+            }
             item = inner
         }
-        guard case let .array(parts) = item else {
+        guard case .array(let parts) = item else {
             throw .malformed("COSE_Sign1 must be an array, found a \(item.typeName)")
         }
         guard parts.count == 4 else { throw .malformed("COSE_Sign1 must have 4 elements, found \(parts.count)") }
-        guard case let .bytes(protectedBytes) = parts[0] else {
+        guard case .bytes(let protectedBytes) = parts[0] else {
             throw .malformed("COSE protected header must be a byte string, found a \(parts[0].typeName)")
         }
         let protectedMap: CBOR = protectedBytes.isEmpty ? .map([]) : try CBORDecoder.decode(protectedBytes)
@@ -98,10 +105,11 @@ public struct COSESign1: Sendable {
         guard parts[1].mapPairs != nil else {
             throw .malformed("COSE unprotected header must be a map, found a \(parts[1].typeName)")
         }
-        guard case let .bytes(payload) = parts[2] else {
-            throw .malformed("COSE payload must be a byte string (detached payloads are not tickets), found a \(parts[2].typeName)")
+        guard case .bytes(let payload) = parts[2] else {
+            throw .malformed(
+                "COSE payload must be a byte string (detached payloads are not tickets), found a \(parts[2].typeName)")
         }
-        guard case let .bytes(signature) = parts[3] else {
+        guard case .bytes(let signature) = parts[3] else {
             throw .malformed("COSE signature must be a byte string, found a \(parts[3].typeName)")
         }
         self.protectedHeaderBytes = protectedBytes
@@ -115,8 +123,10 @@ public struct COSESign1: Sendable {
     public static func sign<E: Error>(
         algorithm: COSEAlgorithm, keyID: [UInt8], payload: [UInt8], sign: ([UInt8]) throws(E) -> [UInt8]
     ) throws(E) -> [UInt8] {
-        let protected = CBOREncoder.encode(.map([(.unsigned(1), .int(algorithm.rawValue)), (.unsigned(4), .bytes(keyID))]))
+        let protected = CBOREncoder.encode(
+            .map([(.unsigned(1), .int(algorithm.rawValue)), (.unsigned(4), .bytes(keyID))]))
         let signature = try sign(sigStructure(protectedHeaderBytes: protected, payload: payload))
-        return CBOREncoder.encode(.tagged(18, .array([.bytes(protected), .map([]), .bytes(payload), .bytes(signature)])))
+        return CBOREncoder.encode(
+            .tagged(18, .array([.bytes(protected), .map([]), .bytes(payload), .bytes(signature)])))
     }
 }

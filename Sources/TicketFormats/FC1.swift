@@ -21,7 +21,7 @@ public enum FC1 {
     /// Wraps COSE bytes for a barcode.
     public static func encode(cose: [UInt8], transport: Transport) -> [UInt8] {
         switch transport {
-        case let .text(prefix): Array(prefix.utf8) + Base45.encode(Zlib.deflate(cose))
+        case .text(let prefix): Array(prefix.utf8) + Base45.encode(Zlib.deflate(cose))
         case .zlib: Zlib.deflate(cose)
         case .plain: cose
         }
@@ -90,9 +90,16 @@ public enum FC1 {
     /// Reads the claims of a verified payload into a ticket; `malformed` names the claim at fault.
     public static func ticket(fromClaims payload: [UInt8]) throws(FormatError) -> Ticket {
         let claims = try CBORDecoder.decode(payload)
-        guard let claimPairs = claims.mapPairs else { throw .malformed("CWT claims must be a map, found a \(claims.typeName)") }
+        guard let claimPairs = claims.mapPairs else {
+            throw .malformed("CWT claims must be a map, found a \(claims.typeName)")
+        }
         // One pass over the pairs (first occurrence wins): this runs for every scan.
-        var iss, exp, nbf, iat, cti, tkt: CBOR?
+        var iss: CBOR?
+        var exp: CBOR?
+        var nbf: CBOR?
+        var iat: CBOR?
+        var cti: CBOR?
+        var tkt: CBOR?
         for (key, value) in claimPairs {
             switch key {
             case .unsigned(1): if iss == nil { iss = value }
@@ -109,15 +116,24 @@ public enum FC1 {
         let expires = try claim.date(exp, name: "exp (4)", required: true)!
         let notBefore = try claim.date(nbf, name: "nbf (5)")
         let issuedAt = try claim.date(iat, name: "iat (6)")
-        guard case let .bytes(ticketID)? = cti else {
+        guard case .bytes(let ticketID)? = cti else {
             if let other = cti { throw .malformed("claim cti (7) must be a byte string, found a \(other.typeName)") }
             throw .malformed("claim cti (7), the ticket id, is missing")
         }
         guard let body = tkt else { throw .malformed("claim tkt, the ticket itself, is missing") }
-        guard let bodyPairs = body.mapPairs else { throw .malformed("claim tkt must be a map, found a \(body.typeName)") }
-        var p, z, c, n, h, a, d, r: CBOR?
+        guard let bodyPairs = body.mapPairs else {
+            throw .malformed("claim tkt must be a map, found a \(body.typeName)")
+        }
+        var p: CBOR?
+        var z: CBOR?
+        var c: CBOR?
+        var n: CBOR?
+        var h: CBOR?
+        var a: CBOR?
+        var d: CBOR?
+        var r: CBOR?
         for (key, value) in bodyPairs {
-            guard case let .text(name) = key else { continue }
+            guard case .text(let name) = key else { continue }
             switch name {
             case "p": if p == nil { p = value }
             case "z": if z == nil { z = value }
@@ -134,9 +150,13 @@ public enum FC1 {
         let product = try field.text(p, name: "p", required: true)!
         var zones: [String]?
         if let zoneItem = z {
-            guard case let .array(items) = zoneItem else { throw .malformed("ticket field z must be an array, found a \(zoneItem.typeName)") }
+            guard case .array(let items) = zoneItem else {
+                throw .malformed("ticket field z must be an array, found a \(zoneItem.typeName)")
+            }
             zones = try items.map { item throws(FormatError) -> String in
-                guard case let .text(zone) = item else { throw .malformed("ticket field z must hold text, found a \(item.typeName)") }
+                guard case .text(let zone) = item else {
+                    throw .malformed("ticket field z must hold text, found a \(item.typeName)")
+                }
                 return zone
             }
         }
@@ -172,7 +192,9 @@ private struct ClaimReader {
             if required { throw .malformed("\(context) \(name) is missing") }
             return nil
         }
-        guard case let .text(value) = item else { throw .malformed("\(context) \(name) must be text, found a \(item.typeName)") }
+        guard case .text(let value) = item else {
+            throw .malformed("\(context) \(name) must be text, found a \(item.typeName)")
+        }
         return value
     }
 
@@ -190,7 +212,7 @@ private struct ClaimReader {
 
     func count(_ item: CBOR?, name: String) throws(FormatError) -> Int? {
         guard let item else { return nil }
-        guard case let .unsigned(value) = item, value <= UInt64(Int32.max) else {
+        guard case .unsigned(let value) = item, value <= UInt64(Int32.max) else {
             throw .malformed("\(context) \(name) must be a small unsigned integer, found \(item)")
         }
         return Int(value)

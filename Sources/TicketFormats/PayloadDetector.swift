@@ -41,7 +41,9 @@ public struct PayloadDetector: Sendable {
             }
         }
         if let prefix = textPrefix(of: payload) {
-            throw .unsupported("the prefix \"\(prefix)\" is not an accepted ticket prefix (accepted: \(acceptedPrefixes.joined(separator: ", ")))")
+            throw .unsupported(
+                "the prefix \"\(prefix)\" is not an accepted ticket prefix (accepted: \(acceptedPrefixes.joined(separator: ", ")))"
+            )
         }
         switch payload[0] {
         case 0xD2, 0x84:
@@ -56,7 +58,9 @@ public struct PayloadDetector: Sendable {
             }
             return .fc1(try COSESign1(decoding: cose), transport: .zlib)
         }
-        throw .unsupported("the payload (\(payload.count) bytes, starting \(payload.prefix(4).hexString)) is in no format farecheck knows")
+        throw .unsupported(
+            "the payload (\(payload.count) bytes, starting \(payload.prefix(4).hexString)) is in no format farecheck knows"
+        )
     }
 
     /// `XYZ:`-style prefix of a text payload (2–8 uppercase letters or digits, then a colon), if any.

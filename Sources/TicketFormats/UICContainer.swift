@@ -261,10 +261,10 @@ public struct UICContainer: Sendable, Hashable {
         let signature: [UInt8]
         let form: UICSignatureForm
         switch UICSignatureField.derLength(field) {
-        case let .success(length):
+        case .success(let length):
             signature = Array(field.prefix(length))
             form = .der
-        case let .failure(reason):
+        case .failure(let reason):
             guard !derOnly else {
                 throw .malformed("the \(fieldLength)-byte signature field at byte \(fieldStart) \(reason)")
             }

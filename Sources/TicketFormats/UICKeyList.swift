@@ -51,7 +51,7 @@ public enum UICSignatureAlgorithm: Sendable, Hashable {
     /// The hashes the text names; empty when it names none.
     public var hashes: [UICHash] {
         switch self {
-        case let .dsa(hashes), let .ecdsa(hashes): hashes
+        case .dsa(let hashes), .ecdsa(let hashes): hashes
         case .unknown: []
         }
     }
@@ -177,8 +177,8 @@ public struct UICKeyList: Sendable {
         var list = UICKeyList(entries: [])
         for element in root.children where element.name == "key" {
             switch entry(element) {
-            case let .success(entry): list.entries.append(entry)
-            case let .failure(problem): list.problems.append(problem)
+            case .success(let entry): list.entries.append(entry)
+            case .failure(let problem): list.problems.append(problem)
             }
         }
         return list

@@ -50,7 +50,8 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Reads `DD.MM.YYYY`, with surrounding spaces tolerated.
     static func dotted(_ text: String) -> UICDay? {
         // On the UTF-8 bytes: String splitting is far slower, and this runs for every scan.
-        let parts = Array(text.trimmingASCIIWhitespace().utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let parts = Array(text.trimmingASCIIWhitespace().utf8).split(
+            separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, parts[2].count == 4,
             let day = UICFieldCursor.asciiNumber(parts[0]),
             let month = UICFieldCursor.asciiNumber(parts[1]),

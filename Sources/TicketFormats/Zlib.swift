@@ -40,7 +40,9 @@ public enum Zlib {
                     initialized = Int(stream.total_out)
                     if status == Z_STREAM_END { break }
                     if stream.avail_out == 0 {
-                        failure = .malformed("zlib stream inflates past the \(limit / 1024) KiB limit (a compression bomb, not a ticket)")
+                        failure = .malformed(
+                            "zlib stream inflates past the \(limit / 1024) KiB limit (a compression bomb, not a ticket)"
+                        )
                         return
                     }
                     switch status {

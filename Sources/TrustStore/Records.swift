@@ -124,7 +124,10 @@ public struct KeyRevocationRecord: Sendable, Equatable, Codable, FetchableRecord
     public var revokedAt: Int64
 
     enum CodingKeys: String, CodingKey {
-        case format, issuer, keyID = "key_id", reason, revokedAt = "revoked_at"
+        case format, issuer
+        case keyID = "key_id"
+        case reason
+        case revokedAt = "revoked_at"
     }
 
     public init(format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date = Date()) {

@@ -16,10 +16,13 @@ public final class TrustStore: Sendable {
 
     /// The store path: `explicit` if given, else `$FARECHECK_DB`, else
     /// `$XDG_DATA_HOME/farecheck/farecheck.sqlite` (default `~/.local/share/…`).
-    public static func resolvePath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func resolvePath(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let fromEnvironment = environment["FARECHECK_DB"], !fromEnvironment.isEmpty { return fromEnvironment }
-        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let dataHome =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
         return dataHome + "/farecheck/farecheck.sqlite"
     }
@@ -33,7 +36,8 @@ public final class TrustStore: Sendable {
             do {
                 try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw StoreError(.cannotOpen, "Cannot create the directory for the store", path: path, underlying: error)
+                throw StoreError(
+                    .cannotOpen, "Cannot create the directory for the store", path: path, underlying: error)
             }
         }
         let existed = fileManager.fileExists(atPath: path)
@@ -70,7 +74,8 @@ public final class TrustStore: Sendable {
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             verdict = try queue.read { db in
-                let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+                let tableCount =
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
                 guard try db.tableExists("grdb_migrations") else { return (tableCount > 0, false) }
                 return (false, try migrator.hasBeenSuperseded(db))
             }
@@ -79,10 +84,14 @@ public final class TrustStore: Sendable {
             throw classify(error, path: path, opening: true)
         }
         if verdict.foreign {
-            throw StoreError(.notAStore, "The database holds tables but is not a farecheck store; refusing to change it", path: path)
+            throw StoreError(
+                .notAStore, "The database holds tables but is not a farecheck store; refusing to change it", path: path)
         }
         if verdict.superseded {
-            throw StoreError(.newerSchema, "The store was written by a newer farecheck (unknown schema migrations); upgrade farecheck or use another --db", path: path)
+            throw StoreError(
+                .newerSchema,
+                "The store was written by a newer farecheck (unknown schema migrations); upgrade farecheck or use another --db",
+                path: path)
         }
     }
 
@@ -144,16 +153,22 @@ public final class TrustStore: Sendable {
         if let dbError = error as? DatabaseError {
             switch dbError.resultCode {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return StoreError(.notAStore, "The store file is damaged or not a farecheck store; it was left untouched", path: path, underlying: dbError)
+                return StoreError(
+                    .notAStore, "The store file is damaged or not a farecheck store; it was left untouched", path: path,
+                    underlying: dbError)
             case .SQLITE_FULL:
                 return StoreError(.ioFailure, "The disk is full; nothing was written", path: path, underlying: dbError)
             case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
-                return StoreError(.cannotOpen, opening ? "Cannot open the store" : "The store cannot be written", path: path, underlying: dbError)
+                return StoreError(
+                    .cannotOpen, opening ? "Cannot open the store" : "The store cannot be written", path: path,
+                    underlying: dbError)
             default:
                 return StoreError(.ioFailure, "The store failed", path: path, underlying: dbError)
             }
         }
-        return StoreError(.ioFailure, "The store failed", path: path, underlying: StoreError.Cause(description: String(describing: error)))
+        return StoreError(
+            .ioFailure, "The store failed", path: path,
+            underlying: StoreError.Cause(description: String(describing: error)))
     }
 
     private func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
@@ -205,7 +220,9 @@ public final class TrustStore: Sendable {
 
     /// Saves many keys in one transaction (all or none); returns how many were new rather than updated.
     @discardableResult
-    public func saveKeys(_ records: [KeyRecord], replacingFormat format: String? = nil) throws(StoreError) -> (added: Int, updated: Int, removed: Int) {
+    public func saveKeys(_ records: [KeyRecord], replacingFormat format: String? = nil) throws(StoreError) -> (
+        added: Int, updated: Int, removed: Int
+    ) {
         try write { db in
             var added = 0
             var updated = 0
@@ -216,7 +233,8 @@ public final class TrustStore: Sendable {
             var removed = 0
             if let format {
                 let kept = Set(records.map { "\($0.issuer)/\($0.keyID)" })
-                for stale in try KeyRecord.filter(Column("format") == format).fetchAll(db) where !kept.contains("\(stale.issuer)/\(stale.keyID)") {
+                for stale in try KeyRecord.filter(Column("format") == format).fetchAll(db)
+                where !kept.contains("\(stale.issuer)/\(stale.keyID)") {
                     try stale.delete(db)
                     removed += 1
                 }
@@ -261,19 +279,25 @@ public final class TrustStore: Sendable {
         for record in keyRecords {
             do {
                 let publicKey = try PublicKey(spkiDER: record.spki)
-                trust.add(TrustedKey(
-                    format: record.format, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
-                    publicKey: publicKey, notBefore: record.notBeforeDate, notAfter: record.notAfterDate
-                ))
+                trust.add(
+                    TrustedKey(
+                        format: record.format, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
+                        publicKey: publicKey, notBefore: record.notBeforeDate, notAfter: record.notAfterDate
+                    ))
             } catch {
                 skipped.append("\(record.format) key \(record.keyID) of \(record.issuer): \(error)")
             }
         }
         for ticket in tickets {
-            trust.revokeTicket(ticket.ticketID, issuer: ticket.issuer, Revocation(reason: ticket.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(ticket.revokedAt))))
+            trust.revokeTicket(
+                ticket.ticketID, issuer: ticket.issuer,
+                Revocation(
+                    reason: ticket.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(ticket.revokedAt))))
         }
         for key in revokedKeys {
-            trust.revokeKey(key.keyID, issuer: key.issuer, format: key.format, Revocation(reason: key.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(key.revokedAt))))
+            trust.revokeKey(
+                key.keyID, issuer: key.issuer, format: key.format,
+                Revocation(reason: key.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(key.revokedAt))))
         }
         return (trust, skipped)
     }

@@ -21,7 +21,9 @@ extension TrustStore {
     /// and skipped, never aborting the rest. With `replace`, UIC keys the list does not name are removed.
     ///
     /// All writes happen in one transaction: a failure (disk full) leaves the store as it was.
-    public func importUICKeyList(_ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list") throws(StoreError) -> UICKeyImportReport {
+    public func importUICKeyList(_ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list")
+        throws(StoreError) -> UICKeyImportReport
+    {
         var problems = list.problems
         var records: [KeyRecord] = []
         var seen: Set<String> = []
@@ -31,22 +33,32 @@ extension TrustStore {
             do {
                 material = try KeyMaterial(parsingKeyFile: entry.certificateDER)
             } catch {
-                problems.append(UICKeyList.Problem(issuerCode: entry.issuerCode, keyID: entry.keyID, message: "the public key cannot be read: \(error.message)"))
+                problems.append(
+                    UICKeyList.Problem(
+                        issuerCode: entry.issuerCode, keyID: entry.keyID,
+                        message: "the public key cannot be read: \(error.message)"))
                 continue
             }
             let identity = "\(entry.normalizedIssuerCode)/\(entry.normalizedKeyID)"
             guard seen.insert(identity).inserted else {
-                problems.append(UICKeyList.Problem(issuerCode: entry.issuerCode, keyID: entry.keyID, message: "listed twice; the first entry was kept"))
+                problems.append(
+                    UICKeyList.Problem(
+                        issuerCode: entry.issuerCode, keyID: entry.keyID,
+                        message: "listed twice; the first entry was kept"))
                 continue
             }
-            records.append(KeyRecord(
-                format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
-                notBefore: entry.validFrom ?? material.certificate?.notBefore, notAfter: entry.validUntil ?? material.certificate?.notAfter,
-                source: source, issuerName: entry.issuerName, versionType: entry.versionType
-            ))
+            records.append(
+                KeyRecord(
+                    format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                    algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER,
+                    certificate: material.certificate?.der,
+                    notBefore: entry.validFrom ?? material.certificate?.notBefore,
+                    notAfter: entry.validUntil ?? material.certificate?.notAfter,
+                    source: source, issuerName: entry.issuerName, versionType: entry.versionType
+                ))
         }
         let counts = try saveKeys(records, replacingFormat: replace ? UIC918_3.formatName : nil)
-        return UICKeyImportReport(added: counts.added, updated: counts.updated, removed: counts.removed, problems: problems)
+        return UICKeyImportReport(
+            added: counts.added, updated: counts.updated, removed: counts.removed, problems: problems)
     }
 }

@@ -37,10 +37,17 @@ public struct KeyValidityPolicy: TicketPolicy {
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         let key = context.key
         if let notAfter = key.notAfter, context.now > notAfter {
-            return .fails(.keyExpired, reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on \(describe(notAfter)).")
+            return .fails(
+                .keyExpired,
+                reason:
+                    "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on \(describe(notAfter)).")
         }
         if let notBefore = key.notBefore, context.now < notBefore {
-            return .fails(.keyExpired, reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) is only valid from \(describe(notBefore)).")
+            return .fails(
+                .keyExpired,
+                reason:
+                    "The signature is genuine, but key \(key.keyID) of \(key.issuer) is only valid from \(describe(notBefore))."
+            )
         }
         return .meets
     }
@@ -52,7 +59,11 @@ public struct IssuerPolicy: TicketPolicy {
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         guard context.ticket.issuer == context.key.issuer else {
-            return .fails(.wrongIssuer, reason: "The ticket claims issuer \"\(context.ticket.issuer)\" but is signed with key \(context.key.keyID) of \"\(context.key.issuer)\".")
+            return .fails(
+                .wrongIssuer,
+                reason:
+                    "The ticket claims issuer \"\(context.ticket.issuer)\" but is signed with key \(context.key.keyID) of \"\(context.key.issuer)\"."
+            )
         }
         return .meets
     }
@@ -83,14 +94,19 @@ public struct ValidityWindowPolicy: TicketPolicy {
         }
         var warnings: [VerdictWarning] = []
         if ticket.validFrom == nil, ticket.validUntil == nil {
-            warnings.append(VerdictWarning(
-                code: VerdictWarning.validityNotCheckedCode,
-                message: "The ticket states its validity in a part farecheck does not read; check the printed dates."
-            ))
+            warnings.append(
+                VerdictWarning(
+                    code: VerdictWarning.validityNotCheckedCode,
+                    message:
+                        "The ticket states its validity in a part farecheck does not read; check the printed dates."
+                ))
         }
         if let activated = ticket.activatedAt, context.now.timeIntervalSince(activated) < recentActivation {
             let seconds = max(0, Int(context.now.timeIntervalSince(activated)))
-            warnings.append(VerdictWarning(code: VerdictWarning.recentlyActivatedCode, message: "The ticket was activated \(seconds) s before this check."))
+            warnings.append(
+                VerdictWarning(
+                    code: VerdictWarning.recentlyActivatedCode,
+                    message: "The ticket was activated \(seconds) s before this check."))
         }
         return .meets(warnings: warnings)
     }
@@ -108,10 +124,15 @@ public struct RevocationPolicy: TicketPolicy {
     public func evaluate(_ context: PolicyContext) throws -> PolicyOutcome {
         let ticket = context.ticket
         if let revocation = try revocations.revocation(ofTicket: ticket.ticketID, issuer: ticket.issuer) {
-            return .fails(.revoked, reason: "Ticket \(ticket.ticketIDHex) of \(ticket.issuer) has been revoked\(Self.because(revocation)).")
+            return .fails(
+                .revoked,
+                reason: "Ticket \(ticket.ticketIDHex) of \(ticket.issuer) has been revoked\(Self.because(revocation)).")
         }
         if let revocation = try revocations.revocation(ofKey: context.key) {
-            return .fails(.revoked, reason: "Key \(context.key.keyID) of \(context.key.issuer) has been revoked\(Self.because(revocation)).")
+            return .fails(
+                .revoked,
+                reason: "Key \(context.key.keyID) of \(context.key.issuer) has been revoked\(Self.because(revocation))."
+            )
         }
         return .meets
     }

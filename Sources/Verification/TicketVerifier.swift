@@ -50,15 +50,19 @@ public struct TicketVerifier: Sendable {
     ) {
         self.keys = keys
         self.clock = clock
-        self.detector = PayloadDetector(acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
-        let window = ValidityWindowPolicy(clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
+        self.detector = PayloadDetector(
+            acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
+        let window = ValidityWindowPolicy(
+            clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
         let revocation = RevocationPolicy(revocations: revocations)
         self.policies = [KeyValidityPolicy(), IssuerPolicy(), window, revocation]
         self.uicPolicies = [KeyValidityPolicy(), window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.
-    public init(trust: TrustSnapshot, clock: any InspectionClock = SystemClock(), configuration: Configuration = Configuration()) {
+    public init(
+        trust: TrustSnapshot, clock: any InspectionClock = SystemClock(), configuration: Configuration = Configuration()
+    ) {
         self.init(keys: trust, revocations: trust, clock: clock, configuration: configuration)
     }
 
@@ -79,9 +83,9 @@ public struct TicketVerifier: Sendable {
             )
         }
         switch recognised {
-        case let .fc1(message, _):
+        case .fc1(let message, _):
             return try verifyFC1(message, at: now)
-        case let .uic(container):
+        case .uic(let container):
             return try verifyUIC(container, at: now)
         }
     }
@@ -89,15 +93,20 @@ public struct TicketVerifier: Sendable {
     private func verifyFC1(_ message: COSESign1, at now: Date) throws(VerifierError) -> Verdict {
         let format = FC1.formatName
         guard let kidBytes = message.keyID else {
-            return Verdict(kind: .malformed, reason: "The COSE header carries no key id (kid).", signature: .notChecked, format: format, inspectedAt: now)
+            return Verdict(
+                kind: .malformed, reason: "The COSE header carries no key id (kid).", signature: .notChecked,
+                format: format, inspectedAt: now)
         }
         let kid = kidBytes.hexString
         guard let algorithmID = message.algorithmID else {
-            return Verdict(kind: .malformed, reason: "The COSE protected header names no algorithm.", signature: .notChecked, format: format, keyID: kid, inspectedAt: now)
+            return Verdict(
+                kind: .malformed, reason: "The COSE protected header names no algorithm.", signature: .notChecked,
+                format: format, keyID: kid, inspectedAt: now)
         }
         guard let algorithm = COSEAlgorithm(rawValue: algorithmID) else {
             return Verdict(
-                kind: .unsupported, reason: "COSE algorithm \(algorithmID) is not supported (ES256, EdDSA and PS256 are).",
+                kind: .unsupported,
+                reason: "COSE algorithm \(algorithmID) is not supported (ES256, EdDSA and PS256 are).",
                 signature: .unsupported, format: format, keyID: kid, inspectedAt: now
             )
         }
@@ -114,11 +123,17 @@ public struct TicketVerifier: Sendable {
             )
         }
         if let mismatch = Self.mismatch(algorithm, key) {
-            return Verdict(kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now)
-        }
-        guard key.publicKey.isValidSignature(message.signature, for: message.signedBytes, scheme: Self.scheme(algorithm)) else {
             return Verdict(
-                kind: .invalidSignature, reason: "The \(algorithm.name) signature does not match key \(kid) of \(key.issuer): the ticket was altered or forged.",
+                kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format, issuer: key.issuer,
+                keyID: kid, inspectedAt: now)
+        }
+        guard
+            key.publicKey.isValidSignature(message.signature, for: message.signedBytes, scheme: Self.scheme(algorithm))
+        else {
+            return Verdict(
+                kind: .invalidSignature,
+                reason:
+                    "The \(algorithm.name) signature does not match key \(kid) of \(key.issuer): the ticket was altered or forged.",
                 signature: .invalid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
             )
         }
@@ -127,7 +142,8 @@ public struct TicketVerifier: Sendable {
             ticket = try FC1.ticket(fromClaims: message.payload)
         } catch {
             return Verdict(
-                kind: .malformed, reason: "The signature is valid but the claims make no ticket: \(sentence(error.message))",
+                kind: .malformed,
+                reason: "The signature is valid but the claims make no ticket: \(sentence(error.message))",
                 signature: .valid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
             )
         }
@@ -147,20 +163,27 @@ public struct TicketVerifier: Sendable {
         }
         guard let key else {
             return Verdict(
-                kind: .unknownKey, reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's certificate.",
+                kind: .unknownKey,
+                reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's certificate.",
                 signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
         let schemes = UICSignatureSchemes.candidates(for: key, form: container.signatureForm)
         guard !schemes.isEmpty else {
             return Verdict(
-                kind: .unsupported, reason: "Key \(label) is a \(key.publicKey.kind) key, which UIC 918.3 tickets are not signed with.",
+                kind: .unsupported,
+                reason: "Key \(label) is a \(key.publicKey.kind) key, which UIC 918.3 tickets are not signed with.",
                 signature: .unsupported, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
-        guard schemes.contains(where: { key.publicKey.isValidSignature(container.signature, for: container.signedData, scheme: $0) }) else {
+        guard
+            schemes.contains(where: {
+                key.publicKey.isValidSignature(container.signature, for: container.signedData, scheme: $0)
+            })
+        else {
             return Verdict(
-                kind: .invalidSignature, reason: "The signature does not match key \(label): the ticket was altered or forged.",
+                kind: .invalidSignature,
+                reason: "The signature does not match key \(label): the ticket was altered or forged.",
                 signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
@@ -169,7 +192,8 @@ public struct TicketVerifier: Sendable {
             ticket = try UIC918_3.ticket(from: container)
         } catch {
             return Verdict(
-                kind: .malformed, reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
+                kind: .malformed,
+                reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
                 signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
@@ -178,7 +202,9 @@ public struct TicketVerifier: Sendable {
         return try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
     }
 
-    private func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError) -> Verdict {
+    private func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
+        -> Verdict
+    {
         var warnings: [VerdictWarning] = []
         let ticket = context.ticket
         for policy in policies {
@@ -189,9 +215,9 @@ public struct TicketVerifier: Sendable {
                 throw VerifierError(message: "the \(type(of: policy)) check could not run", underlying: error)
             }
             switch outcome {
-            case let .meets(more):
+            case .meets(let more):
                 warnings += more
-            case let .fails(kind, reason):
+            case .fails(let kind, let reason):
                 return Verdict(
                     kind: kind, reason: reason, signature: .valid, format: ticket.format, issuer: ticket.issuer,
                     keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
@@ -200,7 +226,8 @@ public struct TicketVerifier: Sendable {
         }
         return Verdict(
             kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: ticket.format,
-            issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
+            issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+            inspectedAt: context.now
         )
     }
 
@@ -211,7 +238,9 @@ public struct TicketVerifier: Sendable {
         case (.es256, .ecP256), (.edDSA, .ed25519), (.ps256, .rsa): fits = true
         default: fits = false
         }
-        return fits ? nil : "The ticket claims \(algorithm.name) but key \(key.keyID) is a \(key.publicKey.kind) key: the signature cannot be genuine."
+        return fits
+            ? nil
+            : "The ticket claims \(algorithm.name) but key \(key.keyID) is a \(key.publicKey.kind) key: the signature cannot be genuine."
     }
 
     private static func scheme(_ algorithm: COSEAlgorithm) -> SignatureScheme {

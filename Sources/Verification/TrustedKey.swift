@@ -102,7 +102,9 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     }
 
     /// Records a revoked key.
-    public mutating func revokeKey(_ keyID: String, issuer: String, format: String, _ revocation: Revocation = Revocation()) {
+    public mutating func revokeKey(
+        _ keyID: String, issuer: String, format: String, _ revocation: Revocation = Revocation()
+    ) {
         revokedKeys[RevokedKeyIndex(format: format, issuer: issuer, keyID: keyID)] = revocation
     }
 

@@ -11,12 +11,13 @@ enum UICSignatureSchemes {
         let encoding: SignatureEncoding = form == .der ? .der : .raw
         let named = UICSignatureAlgorithm(text: key.algorithm ?? "").hashes.map(digest)
         switch key.publicKey.kind {
-        case let .dsa(_, qBits):
-            let fitting: [DigestAlgorithm] = switch qBits {
-            case ...160: [.sha1]
-            case 161...224: [.sha224, .sha256]
-            default: [.sha256, .sha224]
-            }
+        case .dsa(_, let qBits):
+            let fitting: [DigestAlgorithm] =
+                switch qBits {
+                case ...160: [.sha1]
+                case 161...224: [.sha224, .sha256]
+                default: [.sha256, .sha224]
+                }
             return unique(named + fitting).map { .dsa($0, encoding) }
         case .ecP256:
             return unique(named + [.sha256]).map { .ecdsa($0, encoding) }

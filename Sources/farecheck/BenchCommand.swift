@@ -40,33 +40,44 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
         if part == .scanner || part == .all {
             let result = try await SerialLatencyBenchmark.run(scans: scans)
-            printLine("scanner latency, simulated Zebra SSI scanner on a pseudo-terminal, last byte on the wire → event in the consumer:")
+            printLine(
+                "scanner latency, simulated Zebra SSI scanner on a pseudo-terminal, last byte on the wire → event in the consumer:"
+            )
             printLine("  \(result)")
         }
     }
 
     private func benchVerify() throws {
-        printLine("verify throughput per CPU second, one thread (FC1 text form, payload bytes → verdict), median of \(Self.rounds) rounds alternating with `openssl speed`:")
+        printLine(
+            "verify throughput per CPU second, one thread (FC1 text form, payload bytes → verdict), median of \(Self.rounds) rounds alternating with `openssl speed`:"
+        )
         let speedNames = ["ES256": "ecdsap256", "EdDSA": "ed25519", "PS256": "rsa2048"]
         for demo in DemoKeys.issuingKeys {
             let key = try IssuingKey.parse(demo.text, source: demo.file)
             var trust = TrustSnapshot()
-            trust.add(TrustedKey(format: FC1.formatName, issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name, publicKey: key.privateKey.publicKey))
+            trust.add(
+                TrustedKey(
+                    format: FC1.formatName, issuer: "demo-transit", keyID: key.keyID.hexString,
+                    algorithm: key.algorithm.name, publicKey: key.privateKey.publicKey))
             let now = Date()
             let claims = FC1.Claims(
                 issuer: "demo-transit", ticketID: Array(0..<16), issuedAt: now, validFrom: now.addingTimeInterval(-60),
-                validUntil: now.addingTimeInterval(86400), product: "day", zones: ["A", "B"], category: "adult", holder: "ID ****1234"
+                validUntil: now.addingTimeInterval(86400), product: "day", zones: ["A", "B"], category: "adult",
+                holder: "ID ****1234"
             )
             let payload = try key.payload(for: claims, barcode: .qr)
             let verifier = TicketVerifier(trust: trust, clock: FixedClock(now))
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(key.algorithm.name) ticket does not verify")
             }
-            let (rate, bare) = try Self.compared(seconds: seconds, reference: noCompare ? nil : speedNames[key.algorithm.name]) {
+            let (rate, bare) = try Self.compared(
+                seconds: seconds, reference: noCompare ? nil : speedNames[key.algorithm.name]
+            ) {
                 let verdict = try verifier.verify(payload)
                 precondition(verdict.isValid)
             }
-            printLine(Self.line(key.algorithm.name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) }))
+            printLine(
+                Self.line(key.algorithm.name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) }))
         }
     }
 
@@ -79,7 +90,10 @@ struct BenchCommand: AsyncParsableCommand {
         var ours: [Double] = []
         var theirs: [Double] = []
         for _ in 0..<rounds {
-            if let reference, let bare = OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int((seconds / Double(rounds)).rounded()))) {
+            if let reference,
+                let bare = OpenSSLSpeed.verifyRate(
+                    reference, seconds: max(1, Int((seconds / Double(rounds)).rounded())))
+            {
                 theirs.append(bare)
             }
             ours.append(try rate(seconds: seconds / Double(rounds), body))
@@ -131,7 +145,8 @@ struct BenchCommand: AsyncParsableCommand {
 enum MachineDescription {
     static var current: String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let memory = ProcessInfo.processInfo.physicalMemory / (1 << 30)
@@ -187,7 +202,7 @@ enum OpenSSLSpeed {
     /// (RSA-2048 PKCS#1, the nearest it has), DSA1024, DSA2048.
     static func verifyRates(seconds: Int, algorithms: [String]) -> [String: Double] {
         guard let openssl = findTool("openssl"),
-              let output = runTool(openssl, ["speed", "-seconds", "\(seconds)"] + algorithms)
+            let output = runTool(openssl, ["speed", "-seconds", "\(seconds)"] + algorithms)
         else { return [:] }
         var rates: [String: Double] = [:]
         for line in output.split(separator: "\n") {

@@ -34,7 +34,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() throws {
-        let directory = out ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-demo-\(getpid())").path
+        let directory =
+            out ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-demo-\(getpid())").path
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -52,10 +53,11 @@ struct DemoCommand: AsyncParsableCommand {
             let key = try IssuingKey.parse(demo.text, source: demo.file)
             keys.append(key)
             do {
-                try trustStore.saveKey(KeyRecord(
-                    format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
-                    algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
-                ))
+                try trustStore.saveKey(
+                    KeyRecord(
+                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
+                    ))
             } catch {
                 throw CommandFailure.exit(error.description)
             }
@@ -90,17 +92,23 @@ struct DemoCommand: AsyncParsableCommand {
             let asExpected = verdict.kind == demoCase.expected && symbol.bytes == demoCase.payload
             if !asExpected { mismatches += 1 }
             if json {
-                var report = VerdictReport(verdict, source: path, symbology: symbol.symbology, payloadBytes: symbol.bytes.count)
+                var report = VerdictReport(
+                    verdict, source: path, symbology: symbol.symbology, payloadBytes: symbol.bytes.count)
                 report.expected = demoCase.expected.rawValue
                 printLine(jsonLine(report))
             } else {
                 let name = demoCase.name.padding(toLength: 18, withPad: " ", startingAt: 0)
                 let kind = verdict.kind.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)
-                printLine("\(asExpected ? "ok  " : "FAIL") \(name) \(demoCase.barcode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(kind) \(verdict.reason)")
+                printLine(
+                    "\(asExpected ? "ok  " : "FAIL") \(name) \(demoCase.barcode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(kind) \(verdict.reason)"
+                )
             }
         }
         if !json {
-            printLine(mismatches == 0 ? "All \(cases.count) verdicts as expected." : "\(mismatches) of \(cases.count) verdicts not as expected.")
+            printLine(
+                mismatches == 0
+                    ? "All \(cases.count) verdicts as expected."
+                    : "\(mismatches) of \(cases.count) verdicts not as expected.")
         }
         if mismatches > 0 { throw ExitCode(1) }
     }
@@ -117,21 +125,31 @@ struct DemoCommand: AsyncParsableCommand {
         var cases: [Case] = []
         for (index, key) in keys.enumerated() {
             let barcode: BarcodeKind = index % 2 == 0 ? .qr : .aztec
-            cases.append(Case(name: "valid-\(key.algorithm.name.lowercased())", barcode: barcode, expected: .valid,
-                              payload: try key.payload(for: claims(UInt8(index), from: -600, until: 86400), barcode: barcode)))
+            cases.append(
+                Case(
+                    name: "valid-\(key.algorithm.name.lowercased())", barcode: barcode, expected: .valid,
+                    payload: try key.payload(for: claims(UInt8(index), from: -600, until: 86400), barcode: barcode)))
         }
         let es256 = keys[0]
-        cases.append(Case(name: "expired", barcode: .qr, expected: .expired,
-                          payload: try es256.payload(for: claims(0x10, from: -2 * 86400, until: -86400), barcode: .qr)))
-        cases.append(Case(name: "not-yet-valid", barcode: .aztec, expected: .notYetValid,
-                          payload: try es256.payload(for: claims(0x11, from: 86400, until: 2 * 86400), barcode: .aztec)))
+        cases.append(
+            Case(
+                name: "expired", barcode: .qr, expected: .expired,
+                payload: try es256.payload(for: claims(0x10, from: -2 * 86400, until: -86400), barcode: .qr)))
+        cases.append(
+            Case(
+                name: "not-yet-valid", barcode: .aztec, expected: .notYetValid,
+                payload: try es256.payload(for: claims(0x11, from: 86400, until: 2 * 86400), barcode: .aztec)))
         let revoked = claims(0x12, from: -600, until: 86400, product: "month")
         do {
-            try store.revokeTicket(TicketRevocationRecord(issuer: revoked.issuer, ticketID: revoked.ticketID, reason: "reported stolen"))
+            try store.revokeTicket(
+                TicketRevocationRecord(issuer: revoked.issuer, ticketID: revoked.ticketID, reason: "reported stolen"))
         } catch {
             throw CommandFailure.exit(error.description)
         }
-        cases.append(Case(name: "revoked", barcode: .qr, expected: .revoked, payload: try es256.payload(for: revoked, barcode: .qr)))
+        cases.append(
+            Case(
+                name: "revoked", barcode: .qr, expected: .revoked,
+                payload: try es256.payload(for: revoked, barcode: .qr)))
         // A forger with a key of their own who copies the demo key id.
         let forgerKey: PrivateKey
         do {
@@ -140,10 +158,13 @@ struct DemoCommand: AsyncParsableCommand {
             throw CommandFailure.exit("cannot generate a key: \(error)")
         }
         let forger = IssuingKey(privateKey: forgerKey, issuer: "demo-transit", keyID: es256.keyID, algorithm: .es256)
-        cases.append(Case(name: "forged", barcode: .aztec, expected: .invalidSignature,
-                          payload: try forger.payload(for: claims(0x13, from: -600, until: 86400), barcode: .aztec)))
+        cases.append(
+            Case(
+                name: "forged", barcode: .aztec, expected: .invalidSignature,
+                payload: try forger.payload(for: claims(0x13, from: -600, until: 86400), barcode: .aztec)))
         // A genuine ticket whose product was changed after signing.
-        var tampered = try es256.payload(for: claims(0x14, from: -600, until: 86400, product: "single"), barcode: .aztec)
+        var tampered = try es256.payload(
+            for: claims(0x14, from: -600, until: 86400, product: "single"), barcode: .aztec)
         tampered = Self.tamper(tampered)
         cases.append(Case(name: "tampered", barcode: .aztec, expected: .invalidSignature, payload: tampered))
         return cases

@@ -4,7 +4,9 @@
 enum DemoKeys {
     /// Private key files (farecheck issuing-key format) by algorithm name.
     static let issuingKeys: [(algorithm: String, file: String, text: String)] = [
-        ("ES256", "demo-transit-es256.key", """
+        (
+            "ES256", "demo-transit-es256.key",
+            """
             # farecheck issuing key (DEMO ONLY: published, never use for real tickets)
             # issuer: demo-transit
             # kid: a6615e0f615889bb
@@ -14,8 +16,11 @@ enum DemoKeys {
             tX+cZnKpYud4PxhMmGme/rp/g1WhRANCAARE5yc+zeEY8A7w3zwIlJf85xmrKTL1
             WjnQ/iP4sk07Ncx7z+PcgGU7kwAT0viM91zbv7m8lOFJoyBq7L9LrDSU
             -----END PRIVATE KEY-----
-            """ + "\n"),
-        ("EdDSA", "demo-transit-eddsa.key", """
+            """ + "\n"
+        ),
+        (
+            "EdDSA", "demo-transit-eddsa.key",
+            """
             # farecheck issuing key (DEMO ONLY: published, never use for real tickets)
             # issuer: demo-transit
             # kid: 3e4978b524b37a2f
@@ -23,8 +28,11 @@ enum DemoKeys {
             -----BEGIN PRIVATE KEY-----
             MC4CAQAwBQYDK2VwBCIEINdmg8UXw5uH80K9qzUSRt3BGTK5YUEJ3P86Yk9Rpy6f
             -----END PRIVATE KEY-----
-            """ + "\n"),
-        ("PS256", "demo-transit-ps256.key", """
+            """ + "\n"
+        ),
+        (
+            "PS256", "demo-transit-ps256.key",
+            """
             # farecheck issuing key (DEMO ONLY: published, never use for real tickets)
             # issuer: demo-transit
             # kid: 720e03a90b9162eb
@@ -57,6 +65,7 @@ enum DemoKeys {
             wYH7YOtL/3EJE6qX1zuW+IM/jVVtcuKiqaBsSSdQHqT/T991fCBdh+9Y01BJL124
             Zi18QK7BdDlywOYbkm3ditOO1w==
             -----END PRIVATE KEY-----
-            """ + "\n"),
+            """ + "\n"
+        ),
     ]
 }

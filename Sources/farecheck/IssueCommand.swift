@@ -65,14 +65,18 @@ struct IssueCommand: AsyncParsableCommand {
     @Option(help: "Number of passengers.") var passengers: Int?
     @Option(help: "What the inspector checks against the holder, e.g. \"ID ****1234\".") var holder: String?
     @Option(name: .customLong("valid-from"), help: "Start of validity (default now).") var validFrom: DateArgument?
-    @Option(name: .customLong("valid-until"), help: "End of validity (default: valid-from + 1 day).") var validUntil: DateArgument?
-    @Option(name: .customLong("activated-at"), help: "Activation time, for tickets activated by the rider.") var activatedAt: DateArgument?
+    @Option(name: .customLong("valid-until"), help: "End of validity (default: valid-from + 1 day).") var validUntil:
+        DateArgument?
+    @Option(name: .customLong("activated-at"), help: "Activation time, for tickets activated by the rider.")
+    var activatedAt: DateArgument?
     @Option(name: .customLong("duration"), help: "Validity in seconds after activation.") var duration: Int?
-    @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (default: 16 random bytes).") var ticketID: String?
+    @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (default: 16 random bytes).") var ticketID:
+        String?
     @Option(help: "The key id to put in the ticket, in hex (default: the one named in the key file).") var kid: String?
     @Option(help: "qr or aztec.") var barcode: BarcodeKind = .qr
     @Option(help: "The PNG to write.") var out: String?
-    @Option(name: .customLong("payload-out"), help: "Also write the raw barcode payload to this file.") var payloadOut: String?
+    @Option(name: .customLong("payload-out"), help: "Also write the raw barcode payload to this file.") var payloadOut:
+        String?
     @Option(name: .customLong("module-size"), help: "Pixels per barcode module.") var moduleSize: Int = 6
     @Option(help: "The text prefix of the QR form.") var prefix: String = FC1.defaultPrefix
 
@@ -97,7 +101,9 @@ struct IssueCommand: AsyncParsableCommand {
         guard end > start else { throw ValidationError("--valid-until must be after --valid-from") }
         var id: [UInt8]
         if let ticketID {
-            guard let parsed = [UInt8](hex: ticketID), !parsed.isEmpty else { throw ValidationError("--ticket-id must be hex") }
+            guard let parsed = [UInt8](hex: ticketID), !parsed.isEmpty else {
+                throw ValidationError("--ticket-id must be hex")
+            }
             id = parsed
         } else {
             var generator = SystemRandomNumberGenerator()
@@ -119,6 +125,8 @@ struct IssueCommand: AsyncParsableCommand {
             try barcode.render(payload, moduleSize: moduleSize, to: out)
         }
         let written = [out, payloadOut].compactMap { $0 }.joined(separator: " and ")
-        printLine("ticket \(id.hexString) (\(product), \(issuer), kid \(signingKey.keyID.hexString), \(payload.count) payload bytes) written to \(written)")
+        printLine(
+            "ticket \(id.hexString) (\(product), \(issuer), kid \(signingKey.keyID.hexString), \(payload.count) payload bytes) written to \(written)"
+        )
     }
 }

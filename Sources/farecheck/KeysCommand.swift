@@ -16,7 +16,8 @@ struct KeysCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a signing key pair: the private key goes to a file, the public key into the store.",
-            discussion: "The key id (kid) is the first 8 bytes of SHA-256 over the public key (DER SubjectPublicKeyInfo), printed in hex."
+            discussion:
+                "The key id (kid) is the first 8 bytes of SHA-256 over the public key (DER SubjectPublicKeyInfo), printed in hex."
         )
 
         @Option(help: "The issuer the key signs for, e.g. demo-transit.") var issuer: String
@@ -50,14 +51,18 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit("cannot write \(out): \(error)")
             }
             do {
-                try trustStore.saveKey(KeyRecord(
-                    format: FC1.formatName, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name, spki: spki,
-                    notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
-                ))
+                try trustStore.saveKey(
+                    KeyRecord(
+                        format: FC1.formatName, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
+                        spki: spki,
+                        notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
+                    ))
             } catch {
                 throw CommandFailure.exit(error.description)
             }
-            printLine("kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)); private key written to \(out); public key stored in \(trustStore.path)")
+            printLine(
+                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)); private key written to \(out); public key stored in \(trustStore.path)"
+            )
         }
     }
 
@@ -83,7 +88,8 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "With --uic-xml: remove UIC keys the list no longer has.") var replace = false
         @Option(help: "The issuer the key signs for (an FC1 issuer name, or a UIC RICS code).") var issuer: String?
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
-        @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg: String?
+        @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg:
+            String?
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
         @OptionGroup var store: StoreOptions
@@ -109,20 +115,25 @@ struct KeysCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit("\(file): \(error)")
             }
-            let record = try Self.isRICSCode(issuer) ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
+            let record =
+                try Self.isRICSCode(issuer) ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
             let trustStore = try store.open()
             do {
                 try trustStore.saveKey(record)
             } catch {
                 throw CommandFailure.exit(error.description)
             }
-            printLine("\(record.format) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)")
+            printLine(
+                "\(record.format) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)"
+            )
         }
 
         private func fc1Record(_ material: KeyMaterial, issuer: String) throws -> KeyRecord {
             let keyID: [UInt8]
             if let kid {
-                guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else { throw ValidationError("--kid must be hex, e.g. 0a1b2c3d4e5f6071") }
+                guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else {
+                    throw ValidationError("--kid must be hex, e.g. 0a1b2c3d4e5f6071")
+                }
                 keyID = parsed
             } else if let certificate = material.certificate {
                 keyID = Array(digest(.sha256, certificate.der).prefix(8))
@@ -131,12 +142,16 @@ struct KeysCommand: AsyncParsableCommand {
             }
             let algorithm: String
             if let alg {
-                guard let named = COSEAlgorithm(name: alg) else { throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)") }
+                guard let named = COSEAlgorithm(name: alg) else {
+                    throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)")
+                }
                 algorithm = named.name
             } else if let derived = IssuingKey.algorithm(for: material.publicKey.kind) {
                 algorithm = derived.name
             } else {
-                throw CommandFailure.exit("\(file ?? ""): a \(material.publicKey.kind) key cannot sign FC1 tickets (ES256, EdDSA, PS256); for a UIC key give the RICS code as --issuer")
+                throw CommandFailure.exit(
+                    "\(file ?? ""): a \(material.publicKey.kind) key cannot sign FC1 tickets (ES256, EdDSA, PS256); for a UIC key give the RICS code as --issuer"
+                )
             }
             return KeyRecord(
                 format: FC1.formatName, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
@@ -153,10 +168,14 @@ struct KeysCommand: AsyncParsableCommand {
             }
             switch material.publicKey.kind {
             case .dsa, .ecP256: break
-            default: throw CommandFailure.exit("\(file ?? ""): a \(material.publicKey.kind) key does not sign UIC 918.3 tickets (DSA or ECDSA P-256)")
+            default:
+                throw CommandFailure.exit(
+                    "\(file ?? ""): a \(material.publicKey.kind) key does not sign UIC 918.3 tickets (DSA or ECDSA P-256)"
+                )
             }
             return KeyRecord(
-                format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuer), keyID: UICKeyList.normalizedCode(kid),
+                format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuer),
+                keyID: UICKeyList.normalizedCode(kid),
                 algorithm: alg, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
@@ -174,7 +193,8 @@ struct KeysCommand: AsyncParsableCommand {
             let trustStore = try store.open()
             let report: UICKeyImportReport
             do {
-                report = try trustStore.importUICKeyList(list, replace: replace, source: (path as NSString).lastPathComponent)
+                report = try trustStore.importUICKeyList(
+                    list, replace: replace, source: (path as NSString).lastPathComponent)
             } catch {
                 throw CommandFailure.exit(error.description)
             }
@@ -220,7 +240,8 @@ struct KeysCommand: AsyncParsableCommand {
             let revokedSet = Set(revoked.map { "\($0.format)/\($0.issuer)/\($0.keyID)" })
             let rows = records.map { record in
                 Row(
-                    format: record.format, issuer: record.issuer, issuerName: record.issuerName, versionType: record.versionType,
+                    format: record.format, issuer: record.issuer, issuerName: record.issuerName,
+                    versionType: record.versionType,
                     kid: record.keyID, algorithm: record.algorithm,
                     keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
                     notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
@@ -232,7 +253,8 @@ struct KeysCommand: AsyncParsableCommand {
                 return
             }
             if rows.isEmpty {
-                printLine("No keys in \(trustStore.path). Add one with `farecheck keys generate` or `farecheck keys import`.")
+                printLine(
+                    "No keys in \(trustStore.path). Add one with `farecheck keys generate` or `farecheck keys import`.")
                 return
             }
             for row in rows {
@@ -242,7 +264,9 @@ struct KeysCommand: AsyncParsableCommand {
                 }
                 let name = row.issuerName.map { " (\($0))" } ?? ""
                 let version = row.versionType.map { " \($0)" } ?? ""
-                printLine("\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]")
+                printLine(
+                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]"
+                )
             }
         }
     }
@@ -307,7 +331,10 @@ struct IssuingKey {
         if let issuer { text += "# issuer: \(issuer)\n" }
         text += "# kid: \(keyID.hexString)\n# alg: \(algorithm.name)\n"
         text += try privateKey.pemPKCS8
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw CommandFailure("the file could not be written")
         }
     }
@@ -332,7 +359,8 @@ struct IssuingKey {
         } catch {
             throw CommandFailure.exit("\(path): not a private key file (\(error))")
         }
-        guard let algorithm = fields["alg"].flatMap(COSEAlgorithm.init(name:)) ?? Self.algorithm(for: privateKey.kind) else {
+        guard let algorithm = fields["alg"].flatMap(COSEAlgorithm.init(name:)) ?? Self.algorithm(for: privateKey.kind)
+        else {
             throw CommandFailure.exit("\(path): a \(privateKey.kind) key cannot sign FC1 tickets")
         }
         let keyID = fields["kid"].flatMap { [UInt8](hex: $0) } ?? keyID(forSPKI: privateKey.publicKey.spkiDER)

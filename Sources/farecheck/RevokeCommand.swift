@@ -18,14 +18,17 @@ struct RevokeCommand: AsyncParsableCommand {
 
     @Option(help: "The issuer of the ticket (or of the key, when its id is not in the store).") var issuer: String?
     @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (as `verify` prints it).") var ticketID: String?
-    @Option(name: .customLong("ticket-key"), help: "The ticket id as text (a UIC U_HEAD ticket key).") var ticketKey: String?
+    @Option(name: .customLong("ticket-key"), help: "The ticket id as text (a UIC U_HEAD ticket key).") var ticketKey:
+        String?
     @Option(help: "The key id (hex for FC1 keys).") var key: String?
     @Option(help: "Why, shown to the inspector.") var reason: String?
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
         let targets = [ticketID, ticketKey, key].compactMap { $0 }.count
-        guard targets == 1 else { throw ValidationError("give one of --ticket-id or --ticket-key (with --issuer), or --key") }
+        guard targets == 1 else {
+            throw ValidationError("give one of --ticket-id or --ticket-key (with --issuer), or --key")
+        }
         if key == nil, issuer == nil { throw ValidationError("revoking a ticket needs --issuer") }
     }
 
@@ -42,7 +45,9 @@ struct RevokeCommand: AsyncParsableCommand {
                 if let ticketKey {
                     bytes = Array(ticketKey.utf8)
                 } else {
-                    guard let parsed = ticketID.flatMap({ [UInt8](hex: $0) }), !parsed.isEmpty else { throw ValidationError("--ticket-id must be hex") }
+                    guard let parsed = ticketID.flatMap({ [UInt8](hex: $0) }), !parsed.isEmpty else {
+                        throw ValidationError("--ticket-id must be hex")
+                    }
                     bytes = parsed
                 }
                 try trustStore.revokeTicket(TicketRevocationRecord(issuer: issuer, ticketID: bytes, reason: reason))
@@ -52,12 +57,15 @@ struct RevokeCommand: AsyncParsableCommand {
                 let keyID = isUIC ? UICKeyList.normalizedCode(key) : key.lowercased()
                 let known = try trustStore.keys(withID: keyID, issuer: storedIssuer)
                 let fallbackFormat = isUIC ? UIC918_3.formatName : FC1.formatName
-                let targets = known.isEmpty ? storedIssuer.map { [($0, fallbackFormat)] } ?? [] : known.map { ($0.issuer, $0.format) }
+                let targets =
+                    known.isEmpty
+                    ? storedIssuer.map { [($0, fallbackFormat)] } ?? [] : known.map { ($0.issuer, $0.format) }
                 guard !targets.isEmpty else {
                     throw CommandFailure.exit("key \(key) is not in the store; give --issuer to revoke it anyway")
                 }
                 for (owner, format) in targets {
-                    try trustStore.revokeKey(KeyRevocationRecord(format: format, issuer: owner, keyID: keyID, reason: reason))
+                    try trustStore.revokeKey(
+                        KeyRevocationRecord(format: format, issuer: owner, keyID: keyID, reason: reason))
                     printLine("revoked \(format) key \(keyID) of \(owner)")
                 }
             }

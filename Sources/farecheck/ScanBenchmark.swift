@@ -12,13 +12,17 @@ struct ScanBenchmark {
         let key = try IssuingKey.parse(DemoKeys.issuingKeys[0].text, source: DemoKeys.issuingKeys[0].file)
         let now = Date()
         let claims = FC1.Claims(
-            issuer: "demo-transit", ticketID: Array(0..<16), issuedAt: now, validFrom: now, validUntil: now.addingTimeInterval(86400),
+            issuer: "demo-transit", ticketID: Array(0..<16), issuedAt: now, validFrom: now,
+            validUntil: now.addingTimeInterval(86400),
             product: "day", zones: ["A", "B"], category: "adult", holder: "ID ****1234"
         )
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-bench-\(getpid())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-bench-\(getpid())")
+            .path
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        printLine("scan time, 1280×720 photo-like image with one ticket, median of \(runs) runs (whole process, PNG decode included):")
+        printLine(
+            "scan time, 1280×720 photo-like image with one ticket, median of \(runs) runs (whole process, PNG decode included):"
+        )
         for barcode in BarcodeKind.allCases {
             let payload = try key.payload(for: claims, barcode: barcode)
             let symbol = try barcode.image(payload, moduleSize: 4)
@@ -35,7 +39,9 @@ struct ScanBenchmark {
                 inProcess.append(Self.milliseconds(ContinuousClock.now - start))
                 found = symbols.contains { $0.bytes == payload }
             }
-            printLine("  \(barcode.rawValue) (\(payload.count) bytes): in-process scan \(Self.median(inProcess)) ms, decoded: \(found ? "yes" : "NO")")
+            printLine(
+                "  \(barcode.rawValue) (\(payload.count) bytes): in-process scan \(Self.median(inProcess)) ms, decoded: \(found ? "yes" : "NO")"
+            )
             guard compare else { continue }
             var tools: [(String, String, [String])] = []
             if let own = Self.ownExecutable() { tools.append(("farecheck scan", own, ["scan", path])) }
@@ -50,7 +56,9 @@ struct ScanBenchmark {
                     times.append(Self.milliseconds(ContinuousClock.now - start))
                 }
                 let decoded = !output.isEmpty && !output.contains("No barcode") && !output.contains("Error")
-                printLine("    \(name.padding(toLength: 15, withPad: " ", startingAt: 0)) \(Self.median(times)) ms, decoded: \(decoded ? "yes" : "no")")
+                printLine(
+                    "    \(name.padding(toLength: 15, withPad: " ", startingAt: 0)) \(Self.median(times)) ms, decoded: \(decoded ? "yes" : "no")"
+                )
             }
         }
     }

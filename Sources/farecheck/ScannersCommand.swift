@@ -21,7 +21,9 @@ struct ScannersCommand: AsyncParsableCommand {
             discussion: "Exit status 0 when at least one scanner was found, 1 when none (with the reason)."
         )
 
-        @Option(name: .customLong("id"), help: "Also treat this USB vendor:product as a scanner (e.g. 1234:5678; repeatable).")
+        @Option(
+            name: .customLong("id"),
+            help: "Also treat this USB vendor:product as a scanner (e.g. 1234:5678; repeatable).")
         var ids: [String] = []
         @Option(name: .customLong("sysfs"), help: "The sysfs root to look in.") var sysfs: String = "/sys"
         @Option(name: .customLong("dev"), help: "The device directory.") var dev: String = "/dev"
@@ -41,7 +43,9 @@ struct ScannersCommand: AsyncParsableCommand {
         func run() throws {
             var extra: [USBDeviceID] = []
             for text in ids {
-                guard let id = USBDeviceID(text) else { throw ValidationError("--id must be vendor:product in hex, e.g. 05e0:1900") }
+                guard let id = USBDeviceID(text) else {
+                    throw ValidationError("--id must be vendor:product in hex, e.g. 05e0:1900")
+                }
                 extra.append(id)
             }
             let result = ScannerDiscovery(sysfsRoot: sysfs, deviceRoot: dev, additionalIDs: extra).discover()
@@ -59,7 +63,9 @@ struct ScannersCommand: AsyncParsableCommand {
             } else {
                 for row in rows {
                     let name = [row.manufacturer, row.product].compactMap { $0 }.joined(separator: " ")
-                    printLine("\(row.node)  \(row.kind)  \(row.protocols.joined(separator: "|"))  \(row.usb) \(name)\(row.serial.map { " serial \($0)" } ?? "")  [\(row.access)]")
+                    printLine(
+                        "\(row.node)  \(row.kind)  \(row.protocols.joined(separator: "|"))  \(row.usb) \(name)\(row.serial.map { " serial \($0)" } ?? "")  [\(row.access)]"
+                    )
                 }
                 if let explanation = result.explanation { printLine(explanation) }
             }
@@ -79,7 +85,8 @@ struct ScannersCommand: AsyncParsableCommand {
         )
 
         @Option(help: "The device node, e.g. /dev/ttyACM0, /dev/hidraw2, /dev/input/event5.") var device: String
-        @Option(name: .customLong("protocol"), help: "ssi, raw, hidpos, snapi or wedge.") var scannerProtocol: ScannerProtocolName
+        @Option(name: .customLong("protocol"), help: "ssi, raw, hidpos, snapi or wedge.") var scannerProtocol:
+            ScannerProtocolName
         @Option(help: "Serial speed (ssi, raw).") var baud: Int = 9600
         @Option(help: "Keyboard layout of a wedge scanner: us or de.") var layout: String = "us"
         @Flag(help: "Verify each scan and print the verdict.") var verify = false
@@ -98,7 +105,9 @@ struct ScannersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let verifier = verify ? try verification.verifier(store: try store.open()) : nil
-            guard let keyboard = KeyboardLayout.named(layout) else { throw ValidationError("--layout must be us or de") }
+            guard let keyboard = KeyboardLayout.named(layout) else {
+                throw ValidationError("--layout must be us or de")
+            }
             var settings = SerialSettings()
             settings.baudRate = baud
             let reader = ScannerReader(
@@ -109,16 +118,22 @@ struct ScannersCommand: AsyncParsableCommand {
                 var report: VerdictReport?
                 if let verifier {
                     let verdict = try verifier.verify(scan.payload)
-                    report = VerdictReport(verdict, source: scan.device, symbology: scan.symbology, payloadBytes: scan.payload.count)
+                    report = VerdictReport(
+                        verdict, source: scan.device, symbology: scan.symbology, payloadBytes: scan.payload.count)
                     await reader.signal(verdict.isValid ? .good : .bad)
                 }
                 if json {
-                    printLine(jsonLine(Line(
-                        device: scan.device, symbology: scan.symbology.rawValue, byteCount: scan.payload.count,
-                        payloadBase64: Data(scan.payload).base64EncodedString(), receivedAt: scan.receivedAt, verdict: report
-                    )))
+                    printLine(
+                        jsonLine(
+                            Line(
+                                device: scan.device, symbology: scan.symbology.rawValue, byteCount: scan.payload.count,
+                                payloadBase64: Data(scan.payload).base64EncodedString(), receivedAt: scan.receivedAt,
+                                verdict: report
+                            )))
                 } else {
-                    printLine("\(scan.receivedAt.iso8601) \(scan.device) \(scan.symbology.rawValue) \(scan.payload.count) bytes: \(PayloadText.describe(scan.payload))")
+                    printLine(
+                        "\(scan.receivedAt.iso8601) \(scan.device) \(scan.symbology.rawValue) \(scan.payload.count) bytes: \(PayloadText.describe(scan.payload))"
+                    )
                     if let report { printLine(report.text) }
                 }
             }

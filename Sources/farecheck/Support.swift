@@ -30,7 +30,11 @@ func printLine(_ line: String) {
 
 /// `--db PATH`, shared by every command that uses the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The trust store (SQLite).", discussion: "Default: $FARECHECK_DB, else ~/.local/share/farecheck/farecheck.sqlite.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The trust store (SQLite).",
+            discussion: "Default: $FARECHECK_DB, else ~/.local/share/farecheck/farecheck.sqlite.", valueName: "path"))
     var db: String?
 
     /// The resolved path of the store.
@@ -76,7 +80,9 @@ struct DateArgument: ExpressibleByArgument, Sendable {
         }
         if let date = try? Date(text, strategy: .iso8601) { return date }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day()) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
         return nil
     }
 
@@ -92,7 +98,9 @@ extension Date {
 func readFile(_ path: String) throws -> [UInt8] {
     if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
     guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure.exit("\(path): no such file") }
-    guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure.exit("\(path): cannot be read") }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CommandFailure.exit("\(path): cannot be read")
+    }
     return Array(data)
 }
 

@@ -12,7 +12,9 @@ struct UICBenchmark {
     var keyList: String
 
     func run() throws {
-        printLine("UIC 918.3 verify throughput per CPU second, one thread (payload → verdict: header, inflate, records, signature, policies), median of \(BenchCommand.rounds) rounds alternating with `openssl speed`:")
+        printLine(
+            "UIC 918.3 verify throughput per CPU second, one thread (payload → verdict: header, inflate, records, signature, policies), median of \(BenchCommand.rounds) rounds alternating with `openssl speed`:"
+        )
         let cases: [(String, KeyKind, DigestAlgorithm, Int, String?)] = [
             ("DSA-1024/160 SHA-1, v1", .dsa(bits: 1024, qBits: 160), .sha1, 1, "dsa1024"),
             // `openssl speed dsa2048` uses a 160-bit q; UIC's 2048-bit keys have a 256-bit q, a third slower.
@@ -33,14 +35,20 @@ struct UICBenchmark {
             let head = UICHead(issuerCode: "1080", ticketKey: "BENCH0001", issuedAt: Date())
             let bl = UIC0080BL(
                 validityBlocks: [.init(firstDay: from, lastDay: until, serial: "0000000001")],
-                fields: [.init(tag: 1, value: "Flexpreis"), .init(tag: 15, value: "Mainz"), .init(tag: 16, value: "Kassel"),
-                         .init(tag: 31, value: from.description), .init(tag: 32, value: until.description)]
+                fields: [
+                    .init(tag: 1, value: "Flexpreis"), .init(tag: 15, value: "Mainz"), .init(tag: 16, value: "Kassel"),
+                    .init(tag: 31, value: from.description), .init(tag: 32, value: until.description),
+                ]
             )
-            let payload = try UIC918_3.encode(records: [head.record(), bl.record()], version: version, issuerCode: "1080", keyID: "00042") {
+            let payload = try UIC918_3.encode(
+                records: [head.record(), bl.record()], version: version, issuerCode: "1080", keyID: "00042"
+            ) {
                 try key.signature(for: $0, scheme: scheme)
             }
             var trust = TrustSnapshot()
-            trust.add(TrustedKey(format: UIC918_3.formatName, issuer: "1080", keyID: "42", algorithm: nil, publicKey: key.publicKey))
+            trust.add(
+                TrustedKey(
+                    format: UIC918_3.formatName, issuer: "1080", keyID: "42", algorithm: nil, publicKey: key.publicKey))
             let verifier = TicketVerifier(trust: trust)
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(name) ticket does not verify")
@@ -49,7 +57,9 @@ struct UICBenchmark {
                 let verdict = try verifier.verify(payload)
                 precondition(verdict.isValid)
             }
-            printLine(BenchCommand.line(name, width: 26, rate: rate, reference: bare.map { ("openssl speed \(referenceName ?? "")", $0) }))
+            printLine(
+                BenchCommand.line(
+                    name, width: 26, rate: rate, reference: bare.map { ("openssl speed \(referenceName ?? "")", $0) }))
         }
         try benchImport()
     }
@@ -59,7 +69,8 @@ struct UICBenchmark {
             printLine("  key list import: \(keyList) not found (run from the repository root, or give --uic-key-list)")
             return
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-bench-uic-\(getpid())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-bench-uic-\(getpid())")
+            .path
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var times: [Double] = []
@@ -79,6 +90,8 @@ struct UICBenchmark {
             times.append(ScanBenchmark.milliseconds(ContinuousClock.now - start))
             count = report.added
         }
-        printLine("  key list import (\(count) keys: parse XML, read certificates, one transaction to a new store): median \(ScanBenchmark.median(times)) ms of 10, of which XML parsing \(ScanBenchmark.median(parseTimes)) ms; the rest is certificates and the durable (fsync) commit")
+        printLine(
+            "  key list import (\(count) keys: parse XML, read certificates, one transaction to a new store): median \(ScanBenchmark.median(times)) ms of 10, of which XML parsing \(ScanBenchmark.median(parseTimes)) ms; the rest is certificates and the durable (fsync) commit"
+        )
     }
 }

@@ -28,7 +28,8 @@ struct VerificationOptions: ParsableArguments {
 
     /// A verifier over the store's current keys and revocations; exits with status 2 if the store fails.
     static func verifier(
-        store: TrustStore, clock: any InspectionClock = SystemClock(), configuration: TicketVerifier.Configuration = .init()
+        store: TrustStore, clock: any InspectionClock = SystemClock(),
+        configuration: TicketVerifier.Configuration = .init()
     ) throws -> TicketVerifier {
         do {
             let loaded = try store.snapshot()
@@ -65,13 +66,17 @@ struct VerifyCommand: AsyncParsableCommand {
     func validate() throws {
         let sources = [image != nil, payloadFile != nil, stdin != nil].filter { $0 }.count
         guard sources == 1 else { throw ValidationError("give exactly one of --image FILE, --payload-file FILE or -") }
-        if let stdin, stdin != "-" { throw ValidationError("unexpected argument \(stdin); use --image or --payload-file for files") }
+        if let stdin, stdin != "-" {
+            throw ValidationError("unexpected argument \(stdin); use --image or --payload-file for files")
+        }
     }
 
     func run() throws {
         var payloads: [(source: String, symbology: Symbology?, bytes: [UInt8])] = []
         if let image {
-            guard FileManager.default.fileExists(atPath: image) else { throw CommandFailure.exit("\(image): no such file") }
+            guard FileManager.default.fileExists(atPath: image) else {
+                throw CommandFailure.exit("\(image): no such file")
+            }
             let symbols: [DecodedSymbol]
             do {
                 symbols = try SymbolScanner().scan(fileAtPath: image)
@@ -102,7 +107,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             allValid = allValid && verdict.isValid
-            var report = VerdictReport(verdict, source: payload.source, symbology: payload.symbology, payloadBytes: payload.bytes.count)
+            var report = VerdictReport(
+                verdict, source: payload.source, symbology: payload.symbology, payloadBytes: payload.bytes.count)
             let layout = showLayout ? Self.layoutLines(payload.bytes) : nil
             if json {
                 report.layout = layout
@@ -123,8 +129,8 @@ struct VerifyCommand: AsyncParsableCommand {
     /// its verdict, because the inspector compares it with the paper.
     static func layoutLines(_ payload: [UInt8]) -> [String]? {
         guard let container = try? UICContainer(parsing: payload),
-              let record = container.record(UICLayout.recordID),
-              let layout = try? UICLayout(record: record)
+            let record = container.record(UICLayout.recordID),
+            let layout = try? UICLayout(record: record)
         else { return nil }
         return layout.renderedLines()
     }
@@ -133,7 +139,8 @@ struct VerifyCommand: AsyncParsableCommand {
     static func boxed(_ lines: [String]) -> String {
         let width = lines.map(\.count).max() ?? 0
         let rule = "  +" + String(repeating: "-", count: width) + "+"
-        return ([rule] + lines.map { "  |" + $0.padding(toLength: width, withPad: " ", startingAt: 0) + "|" } + [rule]).joined(separator: "\n")
+        return ([rule] + lines.map { "  |" + $0.padding(toLength: width, withPad: " ", startingAt: 0) + "|" } + [rule])
+            .joined(separator: "\n")
     }
 
     /// A text payload saved with a trailing newline (`echo … > file`) still verifies; binary stays as is.
@@ -227,7 +234,11 @@ struct VerdictReport: Encodable {
         add("issuer", issuer)
         add("ticket", ticketId)
         var productLine = product ?? ""
-        if let zones { productLine += ", zones \(zones.joined(separator: " "))" } else if product != nil { productLine += ", whole network" }
+        if let zones {
+            productLine += ", zones \(zones.joined(separator: " "))"
+        } else if product != nil {
+            productLine += ", whole network"
+        }
         if let category { productLine += ", \(category)" }
         if let passengers, passengers != 1 { productLine += " ×\(passengers)" }
         add("product", productLine)

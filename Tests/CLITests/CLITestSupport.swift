@@ -22,7 +22,8 @@ final class Workbench {
     var db: String { directory + "/store.sqlite" }
 
     init() {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-cli-\(UUID().uuidString)").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-cli-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
@@ -31,7 +32,9 @@ final class Workbench {
     /// The farecheck binary SwiftPM built beside this test bundle.
     static let farecheck: String = {
         let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [bundle, bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent()] {
+        for candidate in [
+            bundle, bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent(),
+        ] {
             let path = candidate.appendingPathComponent("farecheck").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
@@ -48,7 +51,9 @@ final class Workbench {
         return try run(Self.farecheck, arguments, stdin: stdin, environment: environment)
     }
 
-    func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil) throws -> Run {
+    func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil)
+        throws -> Run
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -81,7 +86,9 @@ final class Workbench {
         let outputData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: Array(outputData), stderr: String(decoding: errorData, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, stdout: Array(outputData),
+            stderr: String(decoding: errorData, as: UTF8.self))
     }
 
     /// Runs a shell command line (for openssl and other reference tools).
@@ -92,4 +99,5 @@ final class Workbench {
 }
 
 /// Locates the repository (for files such as Keys/) from this source file.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path

@@ -20,8 +20,10 @@ struct CLITests {
             for barcode in ["qr", "aztec"] {
                 let png = bench.path("\(alg)-\(barcode).png")
                 let issued = try bench.farecheck([
-                    "issue", "--key", bench.path("\(alg).key"), "--product", "day", "--zones", "A,B", "--category", "adult",
-                    "--holder", "ID ****1234", "--valid-from", "now-1h", "--valid-until", "now+1d", "--barcode", barcode,
+                    "issue", "--key", bench.path("\(alg).key"), "--product", "day", "--zones", "A,B", "--category",
+                    "adult",
+                    "--holder", "ID ****1234", "--valid-from", "now-1h", "--valid-until", "now+1d", "--barcode",
+                    barcode,
                     "--out", png, "--payload-out", bench.path("\(alg)-\(barcode).bin"),
                 ])
                 #expect(issued.status == 0, "\(issued.stderr)")
@@ -55,18 +57,26 @@ struct CLITests {
     @Test("exit status: 0 valid, 1 for any other verdict, 2 when the command cannot run")
     func exitStatus() throws {
         _ = try generate("ES256", file: "k.key")
-        try bench.farecheck(["issue", "--key", bench.path("k.key"), "--valid-from", "2020-01-01T00:00:00Z", "--valid-until", "2020-01-02T00:00:00Z", "--payload-out", bench.path("old.bin")])
+        try bench.farecheck([
+            "issue", "--key", bench.path("k.key"), "--valid-from", "2020-01-01T00:00:00Z", "--valid-until",
+            "2020-01-02T00:00:00Z", "--payload-out", bench.path("old.bin"),
+        ])
         let expired = try bench.farecheck(["verify", "--payload-file", bench.path("old.bin")])
         #expect(expired.status == 1)
         #expect(expired.text.hasPrefix("EXPIRED"))
-        let then = try bench.farecheck(["verify", "--payload-file", bench.path("old.bin"), "--at", "2020-01-01T12:00:00Z"])
+        let then = try bench.farecheck([
+            "verify", "--payload-file", bench.path("old.bin"), "--at", "2020-01-01T12:00:00Z",
+        ])
         #expect(then.status == 0, "\(then.text)")
         #expect(then.text.hasPrefix("VALID"))
         let missing = try bench.farecheck(["verify", "--payload-file", bench.path("nope.bin")])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("no such file"))
-        _ = FileManager.default.createFile(atPath: bench.path("junk.sqlite"), contents: Data("not a database at all".utf8))
-        let badStore = try bench.farecheck(["verify", "--payload-file", bench.path("old.bin"), "--db", bench.path("junk.sqlite")])
+        _ = FileManager.default.createFile(
+            atPath: bench.path("junk.sqlite"), contents: Data("not a database at all".utf8))
+        let badStore = try bench.farecheck([
+            "verify", "--payload-file", bench.path("old.bin"), "--db", bench.path("junk.sqlite"),
+        ])
         #expect(badStore.status == 2)
         #expect(badStore.stderr.contains("not a SQLite database"))
         #expect(FileManager.default.contents(atPath: bench.path("junk.sqlite")) == Data("not a database at all".utf8))
@@ -75,7 +85,9 @@ struct CLITests {
     @Test("verify reads the payload from standard input, text with a trailing newline included")
     func standardInput() throws {
         _ = try generate("EdDSA", file: "k.key")
-        try bench.farecheck(["issue", "--key", bench.path("k.key"), "--barcode", "qr", "--payload-out", bench.path("t.txt")])
+        try bench.farecheck([
+            "issue", "--key", bench.path("k.key"), "--barcode", "qr", "--payload-out", bench.path("t.txt"),
+        ])
         let payload = try #require(FileManager.default.contents(atPath: bench.path("t.txt")))
         #expect(payload.starts(with: Data("FC1:".utf8)))
         let run = try bench.farecheck(["verify", "-", "--json"], stdin: Array(payload) + [0x0A])
@@ -89,9 +101,15 @@ struct CLITests {
     @Test("revoking a ticket and a key turns their tickets revoked")
     func revoke() throws {
         let kid = try generate("ES256", file: "k.key")
-        try bench.farecheck(["issue", "--key", bench.path("k.key"), "--ticket-id", "0badc0de", "--payload-out", bench.path("a.bin")])
-        try bench.farecheck(["issue", "--key", bench.path("k.key"), "--ticket-id", "600d", "--payload-out", bench.path("b.bin")])
-        let revoke = try bench.farecheck(["revoke", "--issuer", "demo-transit", "--ticket-id", "0BADC0DE", "--reason", "reported stolen"])
+        try bench.farecheck([
+            "issue", "--key", bench.path("k.key"), "--ticket-id", "0badc0de", "--payload-out", bench.path("a.bin"),
+        ])
+        try bench.farecheck([
+            "issue", "--key", bench.path("k.key"), "--ticket-id", "600d", "--payload-out", bench.path("b.bin"),
+        ])
+        let revoke = try bench.farecheck([
+            "revoke", "--issuer", "demo-transit", "--ticket-id", "0BADC0DE", "--reason", "reported stolen",
+        ])
         #expect(revoke.status == 0, "\(revoke.stderr)")
         let a = try bench.farecheck(["verify", "--payload-file", bench.path("a.bin"), "--json"])
         #expect(a.status == 1)
@@ -111,7 +129,9 @@ struct CLITests {
         try bench.shell("openssl req -x509 -new -key signer.pem -subj /CN=other-transit -days 30 -out cert.pem")
         try bench.shell("openssl x509 -in cert.pem -outform DER -out cert.der")
         try bench.shell("openssl pkey -in signer.pem -pubout -out pub.pem")
-        let certKid = try bench.shell("openssl x509 -in cert.pem -outform DER | openssl dgst -sha256 -binary | head -c 8 | od -An -tx1 | tr -d ' \\n'").text
+        let certKid = try bench.shell(
+            "openssl x509 -in cert.pem -outform DER | openssl dgst -sha256 -binary | head -c 8 | od -An -tx1 | tr -d ' \\n'"
+        ).text
 
         let imported = try bench.farecheck(["keys", "import", bench.path("cert.pem"), "--issuer", "other-transit"])
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -123,13 +143,22 @@ struct CLITests {
         #expect(list.first?["notAfter"] is String)
 
         // The same key under an explicit kid, from DER, replaces nothing but adds a second entry.
-        #expect(try bench.farecheck(["keys", "import", bench.path("cert.der"), "--issuer", "other-transit", "--kid", "00112233"]).status == 0)
-        #expect(try bench.farecheck(["keys", "import", bench.path("pub.pem"), "--issuer", "other-transit", "--kid", "44556677"]).status == 0)
+        #expect(
+            try bench.farecheck([
+                "keys", "import", bench.path("cert.der"), "--issuer", "other-transit", "--kid", "00112233",
+            ]).status == 0)
+        #expect(
+            try bench.farecheck([
+                "keys", "import", bench.path("pub.pem"), "--issuer", "other-transit", "--kid", "44556677",
+            ]).status == 0)
         list = try bench.farecheck(["keys", "list", "--json"]).jsonLines
         #expect(Set(list.compactMap { $0["kid"] as? String }) == [certKid, "00112233", "44556677"])
 
         // A ticket signed with the OpenSSL-made key verifies against the imported certificate.
-        try bench.farecheck(["issue", "--key", bench.path("signer.pem"), "--issuer", "other-transit", "--kid", certKid, "--payload-out", bench.path("t.bin")])
+        try bench.farecheck([
+            "issue", "--key", bench.path("signer.pem"), "--issuer", "other-transit", "--kid", certKid, "--payload-out",
+            bench.path("t.bin"),
+        ])
         let verdict = try bench.farecheck(["verify", "--payload-file", bench.path("t.bin")])
         #expect(verdict.status == 0, "\(verdict.text)")
 
@@ -163,11 +192,15 @@ struct CLITests {
     @Test("scan --raw writes the payload bytes exactly, and exits 1 when there is no symbol")
     func scanRaw() throws {
         _ = try generate("ES256", file: "k.key")
-        try bench.farecheck(["issue", "--key", bench.path("k.key"), "--barcode", "aztec", "--out", bench.path("t.png"), "--payload-out", bench.path("t.bin")])
+        try bench.farecheck([
+            "issue", "--key", bench.path("k.key"), "--barcode", "aztec", "--out", bench.path("t.png"), "--payload-out",
+            bench.path("t.bin"),
+        ])
         let raw = try bench.farecheck(["scan", "--raw", bench.path("t.png")])
         #expect(raw.status == 0)
         #expect(Data(raw.stdout) == FileManager.default.contents(atPath: bench.path("t.bin")))
-        try bench.shell("printf 'P5\\n8 8\\n255\\n' > blank.pgm && head -c 64 /dev/zero | tr '\\0' '\\377' >> blank.pgm")
+        try bench.shell(
+            "printf 'P5\\n8 8\\n255\\n' > blank.pgm && head -c 64 /dev/zero | tr '\\0' '\\377' >> blank.pgm")
         let none = try bench.farecheck(["scan", "--raw", bench.path("blank.pgm")])
         #expect(none.status == 1)
         #expect(none.stdout.isEmpty)
@@ -185,7 +218,8 @@ struct CLITests {
     func demoKeysMatchFiles() throws {
         for name in ["demo-transit-es256", "demo-transit-eddsa", "demo-transit-ps256"] {
             let file = try String(contentsOfFile: "\(repositoryRoot)/Keys/\(name).key", encoding: .utf8)
-            let source = try String(contentsOfFile: "\(repositoryRoot)/Sources/farecheck/DemoKeys.swift", encoding: .utf8)
+            let source = try String(
+                contentsOfFile: "\(repositoryRoot)/Sources/farecheck/DemoKeys.swift", encoding: .utf8)
             for line in file.split(separator: "\n") {
                 #expect(source.contains("            \(line)\n"), "\(name): \(line)")
             }

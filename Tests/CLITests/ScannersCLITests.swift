@@ -33,14 +33,19 @@ struct ScannersCLITests {
     func listenToSSI() throws {
         let key = bench.path("k.key")
         #expect(try bench.farecheck(["keys", "generate", "--issuer", "demo-transit", "--out", key]).status == 0)
-        #expect(try bench.farecheck(["issue", "--key", key, "--barcode", "aztec", "--payload-out", bench.path("t.bin")]).status == 0)
+        #expect(
+            try bench.farecheck(["issue", "--key", key, "--barcode", "aztec", "--payload-out", bench.path("t.bin")])
+                .status == 0)
         let payload = Array(try #require(FileManager.default.contents(atPath: bench.path("t.bin"))))
         #expect(payload.count < 250)
 
         let terminal = try PseudoTerminal()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
-        process.arguments = ["scanners", "listen", "--device", terminal.replicaPath, "--protocol", "ssi", "--verify", "--json", "--db", bench.db]
+        process.arguments = [
+            "scanners", "listen", "--device", terminal.replicaPath, "--protocol", "ssi", "--verify", "--json", "--db",
+            bench.db,
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -64,7 +69,7 @@ struct ScannersCLITests {
         var commands: [UInt8] = []
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, collector.lines.isEmpty {
-            if case let .bytes(bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
+            if case .bytes(let bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
             while let first = pending.first, first == 0 { pending.removeFirst() }  // wake-up bytes
             while let length = pending.first.map(Int.init), pending.count >= length + 2 {
                 let frame = Array(pending.prefix(length + 2))
@@ -94,7 +99,7 @@ struct ScannersCLITests {
         // The good-verdict beep follows the verdict.
         let beepDeadline = Date().addingTimeInterval(5)
         while Date() < beepDeadline, !commands.contains(SSIOpcode.beep.rawValue) {
-            if case let .bytes(bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
+            if case .bytes(let bytes) = try terminal.read(timeout: .milliseconds(50)) { pending += bytes }
             while let length = pending.first.map(Int.init), length > 0, pending.count >= length + 2 {
                 commands.append(pending[1])
                 if pending[1] != SSIOpcode.commandAck.rawValue {
@@ -109,7 +114,8 @@ struct ScannersCLITests {
     @Test("list explains why nothing is found")
     func listNothing() throws {
         for node in ["class/hidraw", "class/tty", "class/input"] {
-            try FileManager.default.createDirectory(atPath: bench.path("sys/\(node)"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: bench.path("sys/\(node)"), withIntermediateDirectories: true)
         }
         let run = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys")])
         #expect(run.status == 1)

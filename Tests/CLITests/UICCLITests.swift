@@ -23,7 +23,10 @@ struct UICCLITests {
         #expect((d7["keyType"] as? String)?.hasPrefix("DSA") == true)
 
         // A key of our own that the list does not name survives a re-import, and goes with --replace.
-        #expect(try bench.farecheck(["keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007"]).status == 0)
+        #expect(
+            try bench.farecheck([
+                "keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007",
+            ]).status == 0)
         let again = try bench.farecheck(["keys", "import", "--uic-xml", xml])
         #expect(again.text.contains("0 added, 59 updated"))
         #expect(try bench.farecheck(["keys", "list", "--json"]).jsonLines.count == 60)
@@ -34,7 +37,10 @@ struct UICCLITests {
 
     @Test("a UIC ticket verifies with its certificate, as of a date in the key window, and key-expired today")
     func verifyWithCertificate() throws {
-        #expect(try bench.farecheck(["keys", "import", "\(uicFixtures)/1080-00002.pem", "--issuer", "1080", "--kid", "00002"]).status == 0)
+        #expect(
+            try bench.farecheck([
+                "keys", "import", "\(uicFixtures)/1080-00002.pem", "--issuer", "1080", "--kid", "00002",
+            ]).status == 0)
         let ticket = "\(uicFixtures)/db-supersparpreis-v2-sha256.bin"
         let then = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2023-06-01T12:00:00Z", "--json"])
         #expect(then.status == 0, "\(then.text)")
@@ -53,7 +59,10 @@ struct UICCLITests {
     @Test("verify shows the inspector-facing content and draws the layout")
     func showLayout() throws {
         try bench.farecheck(["keys", "import", "--uic-xml", "\(uicFixtures)/uic-publickeys-snapshot.xml"])
-        let run = try bench.farecheck(["verify", "--payload-file", "\(uicFixtures)/db-deutschland-ticket-2025.bin", "--at", "2025-02-15T12:00:00Z", "--show-layout"])
+        let run = try bench.farecheck([
+            "verify", "--payload-file", "\(uicFixtures)/db-deutschland-ticket-2025.bin", "--at", "2025-02-15T12:00:00Z",
+            "--show-layout",
+        ])
         #expect(run.status == 0, "\(run.text)")
         #expect(run.text.hasPrefix("VALID"))
         #expect(run.text.contains("ticket key QWXY3BTA"))
@@ -69,7 +78,9 @@ struct UICCLITests {
         try bench.farecheck(["keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007"])
         let ticket = "\(uicFixtures)/db-city-mobil-v1-sha1.bin"
         #expect(try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z"]).status == 0)
-        #expect(try bench.farecheck(["revoke", "--issuer", "0080", "--ticket-key", "RPEX4F-4", "--reason", "refunded"]).status == 0)
+        #expect(
+            try bench.farecheck(["revoke", "--issuer", "0080", "--ticket-key", "RPEX4F-4", "--reason", "refunded"])
+                .status == 0)
         let run = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--json"])
         #expect(run.jsonLines.first?["verdict"] as? String == "revoked")
     }

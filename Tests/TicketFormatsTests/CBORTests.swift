@@ -5,15 +5,18 @@ import Testing
 
 @Suite("CBOR")
 struct CBORTests {
-    @Test("RFC 8949 appendix A examples decode and re-encode byte for byte", arguments: [
-        ("00", CBOR.unsigned(0)), ("17", .unsigned(23)), ("1818", .unsigned(24)), ("1903e8", .unsigned(1000)),
-        ("1a000f4240", .unsigned(1_000_000)), ("1b000000e8d4a51000", .unsigned(1_000_000_000_000)),
-        ("20", .negative(0)), ("3863", .int(-100)), ("4401020304", .bytes([1, 2, 3, 4])), ("6449455446", .text("IETF")),
-        ("83010203", .array([.unsigned(1), .unsigned(2), .unsigned(3)])),
-        ("a201020304", .map([(.unsigned(1), .unsigned(2)), (.unsigned(3), .unsigned(4))])),
-        ("d818456449455446", .tagged(24, .bytes(Array("dIETF".utf8)))), ("f4", .bool(false)), ("f6", .null),
-        ("f93c00", .float(bits: 0x3C00, width: 2)),
-    ])
+    @Test(
+        "RFC 8949 appendix A examples decode and re-encode byte for byte",
+        arguments: [
+            ("00", CBOR.unsigned(0)), ("17", .unsigned(23)), ("1818", .unsigned(24)), ("1903e8", .unsigned(1000)),
+            ("1a000f4240", .unsigned(1_000_000)), ("1b000000e8d4a51000", .unsigned(1_000_000_000_000)),
+            ("20", .negative(0)), ("3863", .int(-100)), ("4401020304", .bytes([1, 2, 3, 4])),
+            ("6449455446", .text("IETF")),
+            ("83010203", .array([.unsigned(1), .unsigned(2), .unsigned(3)])),
+            ("a201020304", .map([(.unsigned(1), .unsigned(2)), (.unsigned(3), .unsigned(4))])),
+            ("d818456449455446", .tagged(24, .bytes(Array("dIETF".utf8)))), ("f4", .bool(false)), ("f6", .null),
+            ("f93c00", .float(bits: 0x3C00, width: 2)),
+        ])
     func appendixA(hex: String, expected: CBOR) throws {
         let bytes = try #require([UInt8](hex: hex))
         let decoded = try CBORDecoder.decode(bytes)

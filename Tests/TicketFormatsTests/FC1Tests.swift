@@ -14,7 +14,8 @@ struct FC1Tests {
 
     /// A COSE message with a fake signature: these tests are about the envelope, not cryptography.
     static func message(payload: [UInt8] = claims.encoded()) -> [UInt8] {
-        COSESign1.sign(algorithm: .es256, keyID: [1, 2, 3, 4], payload: payload) { _ in [UInt8](repeating: 7, count: 64) }
+        COSESign1.sign(algorithm: .es256, keyID: [1, 2, 3, 4], payload: payload) { _ in [UInt8](repeating: 7, count: 64)
+        }
     }
 
     @Test("every transport is recognised and yields the same COSE message")
@@ -22,7 +23,7 @@ struct FC1Tests {
         let cose = Self.message()
         for transport: FC1.Transport in [.text(prefix: "FC1:"), .zlib, .plain] {
             let payload = FC1.encode(cose: cose, transport: transport)
-            guard case let .fc1(message, found) = try PayloadDetector().recognise(payload) else {
+            guard case .fc1(let message, let found) = try PayloadDetector().recognise(payload) else {
                 Issue.record("not recognised as FC1")
                 return
             }
@@ -66,15 +67,31 @@ struct FC1Tests {
         #expect(try FC1.ticket(fromClaims: claims.encoded()).validUntil == Date(timeIntervalSince1970: 1_800_080_600))
     }
 
-    @Test("claims of the wrong type are malformed and name the claim", arguments: [
-        (CBOR.map([(.unsigned(1), .unsigned(5))]), "claim iss (1) must be text, found a integer"),
-        (.map([(.unsigned(1), .text("x"))]), "claim exp (4) is missing"),
-        (.map([(.unsigned(1), .text("x")), (.unsigned(4), .text("tomorrow"))]), "claim exp (4) must be a date in whole seconds, found a text string"),
-        (.map([(.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .text("id"))]), "claim cti (7) must be a byte string, found a text string"),
-        (.map([(.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .bytes([1]))]), "claim tkt, the ticket itself, is missing"),
-        (.map([(.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .bytes([1])), (.text("tkt"), .map([(.text("p"), .text("day")), (.text("z"), .text("A"))]))]), "ticket field z must be an array, found a text string"),
-        (.array([]), "CWT claims must be a map, found a array"),
-    ])
+    @Test(
+        "claims of the wrong type are malformed and name the claim",
+        arguments: [
+            (CBOR.map([(.unsigned(1), .unsigned(5))]), "claim iss (1) must be text, found a integer"),
+            (.map([(.unsigned(1), .text("x"))]), "claim exp (4) is missing"),
+            (
+                .map([(.unsigned(1), .text("x")), (.unsigned(4), .text("tomorrow"))]),
+                "claim exp (4) must be a date in whole seconds, found a text string"
+            ),
+            (
+                .map([(.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .text("id"))]),
+                "claim cti (7) must be a byte string, found a text string"
+            ),
+            (
+                .map([(.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .bytes([1]))]),
+                "claim tkt, the ticket itself, is missing"
+            ),
+            (
+                .map([
+                    (.unsigned(1), .text("x")), (.unsigned(4), .unsigned(9)), (.unsigned(7), .bytes([1])),
+                    (.text("tkt"), .map([(.text("p"), .text("day")), (.text("z"), .text("A"))])),
+                ]), "ticket field z must be an array, found a text string"
+            ),
+            (.array([]), "CWT claims must be a map, found a array"),
+        ])
     func wrongTypes(claims: CBOR, message: String) {
         #expect(throws: FormatError.malformed(message)) { try FC1.ticket(fromClaims: CBOREncoder.encode(claims)) }
     }
@@ -83,7 +100,9 @@ struct FC1Tests {
     func prefixes() throws {
         let cose = Self.message()
         let other = FC1.encode(cose: cose, transport: .text(prefix: "HC1:"))
-        #expect(throws: FormatError.unsupported("the prefix \"HC1:\" is not an accepted ticket prefix (accepted: FC1:)")) {
+        #expect(
+            throws: FormatError.unsupported("the prefix \"HC1:\" is not an accepted ticket prefix (accepted: FC1:)")
+        ) {
             try PayloadDetector().recognise(other)
         }
         let detector = PayloadDetector(acceptedPrefixes: ["FC1:", "HC1:"])
@@ -100,11 +119,15 @@ struct FC1Tests {
         #expect(throws: FormatError.self) { try detector.recognise([]) }
         #expect(throws: FormatError.self) { try detector.recognise(Array(cose.dropLast(10))) }
         #expect(throws: FormatError.self) { try detector.recognise(Array("FC1:ABC".utf8)) }
-        #expect(throws: FormatError.self) { try detector.recognise(Array("FC1:".utf8) + Base45.encode(Array("not zlib".utf8))) }
+        #expect(throws: FormatError.self) {
+            try detector.recognise(Array("FC1:".utf8) + Base45.encode(Array("not zlib".utf8)))
+        }
         #expect(throws: FormatError.self) { try detector.recognise(Zlib.deflate(Array("plain text".utf8))) }
         // A tag other than 18 (COSE_Sign) and a Sign1 array of the wrong shape.
         #expect(throws: FormatError.self) { try detector.recognise(CBOREncoder.encode(.tagged(98, .array([])))) }
-        #expect(throws: FormatError.self) { try detector.recognise(CBOREncoder.encode(.array([.bytes([]), .map([]), .bytes([])]))) }
+        #expect(throws: FormatError.self) {
+            try detector.recognise(CBOREncoder.encode(.array([.bytes([]), .map([]), .bytes([])])))
+        }
         #expect(throws: FormatError.self) {
             try detector.recognise(CBOREncoder.encode(.array([.text("x"), .map([]), .bytes([]), .bytes([])])))
         }
@@ -113,7 +136,9 @@ struct FC1Tests {
             var bytes = cose
             bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
             _ = try? detector.recognise(bytes)
-            if case let .fc1(message, _)? = try? detector.recognise(bytes) { _ = try? FC1.ticket(fromClaims: message.payload) }
+            if case .fc1(let message, _)? = try? detector.recognise(bytes) {
+                _ = try? FC1.ticket(fromClaims: message.payload)
+            }
         }
     }
 }

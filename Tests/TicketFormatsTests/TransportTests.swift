@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Base45 and zlib")
 struct TransportTests {
-    @Test("RFC 9285 examples", arguments: [("AB", "BB8"), ("Hello!!", "%69 VD92EX0"), ("base-45", "UJCLQE7W581"), ("ietf!", "QED8WEX0")])
+    @Test(
+        "RFC 9285 examples",
+        arguments: [("AB", "BB8"), ("Hello!!", "%69 VD92EX0"), ("base-45", "UJCLQE7W581"), ("ietf!", "QED8WEX0")])
     func base45Examples(plain: String, encoded: String) throws {
         #expect(String(decoding: Base45.encode(Array(plain.utf8)), as: UTF8.self) == encoded)
         #expect(try Base45.decode(Array(encoded.utf8)) == Array(plain.utf8))
@@ -46,7 +48,10 @@ struct TransportTests {
     func zlibBomb() {
         let bomb = Zlib.deflate([UInt8](repeating: 0, count: 10 * 1024 * 1024))
         #expect(bomb.count < 20_000)
-        #expect(throws: FormatError.malformed("zlib stream inflates past the 64 KiB limit (a compression bomb, not a ticket)")) {
+        #expect(
+            throws: FormatError.malformed(
+                "zlib stream inflates past the 64 KiB limit (a compression bomb, not a ticket)")
+        ) {
             try Zlib.inflate(bomb)
         }
         // Exactly at the cap is fine.

@@ -206,7 +206,9 @@ struct UICRecordsTests {
         #expect(ticket.product == nil && ticket.holder == nil && ticket.passengers == nil)
         #expect(ticket.details.last?.value == "U_FLEX 13 185")
         #expect(
-            ticket.details.contains { $0.label == "signature field" && $0.value == "raw r‖s, 64 bytes in a 64-byte field" })
+            ticket.details.contains {
+                $0.label == "signature field" && $0.value == "raw r‖s, 64 bytes in a 64-byte field"
+            })
     }
 
     @Test("the Deutschland-Ticket maps with its U_HEAD and lists its layout text")

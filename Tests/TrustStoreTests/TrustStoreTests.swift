@@ -10,7 +10,8 @@ import Testing
 final class TemporaryDirectory {
     let path: String
     init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-store-\(UUID().uuidString)").path
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-store-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
@@ -22,7 +23,9 @@ struct TrustStoreTests {
 
     func key(_ id: String, issuer: String = "demo-transit", notAfter: Date? = nil) throws -> KeyRecord {
         let privateKey = try PrivateKey.generate(.ed25519)
-        return KeyRecord(format: "fc1", issuer: issuer, keyID: id, algorithm: "EdDSA", spki: privateKey.publicKey.spkiDER, notAfter: notAfter, source: "test")
+        return KeyRecord(
+            format: "fc1", issuer: issuer, keyID: id, algorithm: "EdDSA", spki: privateKey.publicKey.spkiDER,
+            notAfter: notAfter, source: "test")
     }
 
     @Test("a missing store is created with its directory, in WAL mode, and keeps what is saved")
@@ -32,7 +35,8 @@ struct TrustStoreTests {
             let store = try TrustStore(path: path)
             try store.saveKey(try key("0a0b"))
             try store.saveKey(try key("0c0d", notAfter: Date(timeIntervalSince1970: 2_000_000_000)))
-            try store.revokeTicket(TicketRevocationRecord(issuer: "demo-transit", ticketID: [1, 2, 3], reason: "stolen"))
+            try store.revokeTicket(
+                TicketRevocationRecord(issuer: "demo-transit", ticketID: [1, 2, 3], reason: "stolen"))
         }
         let reopened = try TrustStore(path: path)
         let keys = try reopened.keys()
@@ -53,7 +57,8 @@ struct TrustStoreTests {
             try store.revokeTicket(TicketRevocationRecord(issuer: "demo-transit", ticketID: [0xDE, 0xAD], reason: nil))
         }
         let row = try DatabaseQueue(path: path).read { db in
-            try Row.fetchOne(db, sql: "SELECT typeof(spki) AS t, spki, (SELECT hex(ticket_id) FROM revoked_ticket) AS id FROM key")
+            try Row.fetchOne(
+                db, sql: "SELECT typeof(spki) AS t, spki, (SELECT hex(ticket_id) FROM revoked_ticket) AS id FROM key")
         }
         let found = try #require(row)
         #expect(found["t"] as String == "blob")
@@ -122,7 +127,9 @@ struct TrustStoreTests {
         let path = directory.path + "/other.sqlite"
         try DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE photos (id INTEGER)") }
         #expect { try TrustStore(path: path) } throws: { ($0 as? StoreError)?.code == .notAStore }
-        let tables = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type='table'") }
+        let tables = try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type='table'")
+        }
         #expect(tables == ["photos"])
     }
 
@@ -141,14 +148,21 @@ struct TrustStoreTests {
 
     @Test("a store that cannot be read is a clear error")
     func unreadable() throws {
-        #expect { try TrustStore(path: "/proc/farecheck/store.sqlite") } throws: { ($0 as? StoreError)?.code == .cannotOpen }
+        #expect { try TrustStore(path: "/proc/farecheck/store.sqlite") } throws: {
+            ($0 as? StoreError)?.code == .cannotOpen
+        }
     }
 
     @Test("the store path: --db, then $FARECHECK_DB, then the XDG data directory")
     func pathResolution() {
-        #expect(TrustStore.resolvePath(explicit: "/a.sqlite", environment: ["FARECHECK_DB": "/b.sqlite"]) == "/a.sqlite")
+        #expect(
+            TrustStore.resolvePath(explicit: "/a.sqlite", environment: ["FARECHECK_DB": "/b.sqlite"]) == "/a.sqlite")
         #expect(TrustStore.resolvePath(explicit: nil, environment: ["FARECHECK_DB": "/b.sqlite"]) == "/b.sqlite")
-        #expect(TrustStore.resolvePath(explicit: nil, environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"]) == "/x/farecheck/farecheck.sqlite")
-        #expect(TrustStore.resolvePath(explicit: nil, environment: ["HOME": "/h"]) == "/h/.local/share/farecheck/farecheck.sqlite")
+        #expect(
+            TrustStore.resolvePath(explicit: nil, environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"])
+                == "/x/farecheck/farecheck.sqlite")
+        #expect(
+            TrustStore.resolvePath(explicit: nil, environment: ["HOME": "/h"])
+                == "/h/.local/share/farecheck/farecheck.sqlite")
     }
 }

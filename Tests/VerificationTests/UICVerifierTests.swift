@@ -23,17 +23,21 @@ enum UICFixtures {
         let list = try UICKeyList.parse(xml: try bytes("uic-publickeys-snapshot.xml"))
         for entry in list.entries {
             guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER) else { continue }
-            snapshot.add(TrustedKey(
-                format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey, notBefore: entry.validFrom, notAfter: entry.validUntil
-            ))
+            snapshot.add(
+                TrustedKey(
+                    format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                    algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey, notBefore: entry.validFrom,
+                    notAfter: entry.validUntil
+                ))
         }
         for (file, issuer, keyID) in [("0080-00007.pem", "80", "7"), ("1080-00002.pem", "1080", "2")] {
             let certificate = try X509Certificate(pem: String(decoding: try bytes(file), as: UTF8.self))
-            snapshot.add(TrustedKey(
-                format: UIC918_3.formatName, issuer: issuer, keyID: keyID, algorithm: nil, publicKey: certificate.publicKey,
-                notBefore: certificate.notBefore, notAfter: certificate.notAfter
-            ))
+            snapshot.add(
+                TrustedKey(
+                    format: UIC918_3.formatName, issuer: issuer, keyID: keyID, algorithm: nil,
+                    publicKey: certificate.publicKey,
+                    notBefore: certificate.notBefore, notAfter: certificate.notAfter
+                ))
         }
         return snapshot
     }
@@ -102,7 +106,9 @@ struct UICVerifierTests {
                 let verdict = try verify(bytes, at: inside)
                 #expect(verdict.kind != .valid, "\(file) byte \(index)")
                 if index >= dataStart {
-                    #expect(verdict.kind == .invalidSignature || verdict.kind == .malformed, "\(file) byte \(index): \(verdict.kind)")
+                    #expect(
+                        verdict.kind == .invalidSignature || verdict.kind == .malformed,
+                        "\(file) byte \(index): \(verdict.kind)")
                 }
             }
         }
@@ -128,7 +134,9 @@ struct UICVerifierTests {
         var letters = payload
         letters.replaceSubrange(64..<68, with: Array("02x5".utf8))
         #expect(try verify(letters, at: .now).kind == .malformed)
-        let bomb = UIC918_3.encode(inflated: [UInt8](repeating: 0x30, count: 200_000), issuerCode: "0080", keyID: "00007") { _ in
+        let bomb = UIC918_3.encode(
+            inflated: [UInt8](repeating: 0x30, count: 200_000), issuerCode: "0080", keyID: "00007"
+        ) { _ in
             [0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]
         }
         let verdict = try verify(bomb, at: .now)
@@ -147,17 +155,22 @@ struct UICTestIssuer {
 
     func trustedKey(notAfter: Date? = nil) -> TrustedKey {
         TrustedKey(
-            format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuerCode), keyID: UICKeyList.normalizedCode(keyID),
+            format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuerCode),
+            keyID: UICKeyList.normalizedCode(keyID),
             algorithm: algorithmText, publicKey: privateKey.publicKey, notAfter: notAfter
         )
     }
 
-    func ticket(version: Int, from: UICDay, until: UICDay, form: UICSignatureForm? = nil, fieldLength: Int? = nil) throws -> [UInt8] {
+    func ticket(version: Int, from: UICDay, until: UICDay, form: UICSignatureForm? = nil, fieldLength: Int? = nil)
+        throws -> [UInt8]
+    {
         let head = UICHead(issuerCode: issuerCode, ticketKey: "TEST-\(version)", issuedAt: date("2026-01-01T08:00:00Z"))
         let bl = UIC0080BL(
             validityBlocks: [.init(firstDay: from, lastDay: until, serial: "0000000001")],
-            fields: [.init(tag: 1, value: "Flexpreis"), .init(tag: 15, value: "Mainz"), .init(tag: 16, value: "Kassel"),
-                     .init(tag: 31, value: from.description), .init(tag: 32, value: until.description)]
+            fields: [
+                .init(tag: 1, value: "Flexpreis"), .init(tag: 15, value: "Mainz"), .init(tag: 16, value: "Kassel"),
+                .init(tag: 31, value: from.description), .init(tag: 32, value: until.description),
+            ]
         )
         return try UIC918_3.encode(
             records: [head.record(), bl.record()], version: version, issuerCode: issuerCode, keyID: keyID,
@@ -169,11 +182,35 @@ struct UICTestIssuer {
 @Suite("UIC 918.3 tickets made by the tests")
 struct UICGeneratedTicketTests {
     static let issuers: [(String, UICTestIssuer)] = [
-        ("DSA-1024/SHA1", UICTestIssuer(privateKey: try! .generate(.dsa(bits: 1024, qBits: 160)), scheme: .dsa(.sha1, .der), algorithmText: "SHA1withDSA(1024,160)")),
-        ("DSA-2048/SHA256", UICTestIssuer(privateKey: try! .generate(.dsa(bits: 2048, qBits: 256)), scheme: .dsa(.sha256, .der), algorithmText: "SHA256withDSA(2048,256)")),
-        ("DSA-2048/SHA224", UICTestIssuer(privateKey: try! .generate(.dsa(bits: 2048, qBits: 224)), scheme: .dsa(.sha224, .der), algorithmText: "SHA224withDSA")),
-        ("ECDSA P-256", UICTestIssuer(privateKey: try! .generate(.ecP256), scheme: .ecdsa(.sha256, .der), algorithmText: "SHA256withECDSA")),
-        ("DSA-2048/SHA256, no algorithm text", UICTestIssuer(privateKey: try! .generate(.dsa(bits: 2048, qBits: 256)), scheme: .dsa(.sha256, .der), algorithmText: "DSA2048")),
+        (
+            "DSA-1024/SHA1",
+            UICTestIssuer(
+                privateKey: try! .generate(.dsa(bits: 1024, qBits: 160)), scheme: .dsa(.sha1, .der),
+                algorithmText: "SHA1withDSA(1024,160)")
+        ),
+        (
+            "DSA-2048/SHA256",
+            UICTestIssuer(
+                privateKey: try! .generate(.dsa(bits: 2048, qBits: 256)), scheme: .dsa(.sha256, .der),
+                algorithmText: "SHA256withDSA(2048,256)")
+        ),
+        (
+            "DSA-2048/SHA224",
+            UICTestIssuer(
+                privateKey: try! .generate(.dsa(bits: 2048, qBits: 224)), scheme: .dsa(.sha224, .der),
+                algorithmText: "SHA224withDSA")
+        ),
+        (
+            "ECDSA P-256",
+            UICTestIssuer(
+                privateKey: try! .generate(.ecP256), scheme: .ecdsa(.sha256, .der), algorithmText: "SHA256withECDSA")
+        ),
+        (
+            "DSA-2048/SHA256, no algorithm text",
+            UICTestIssuer(
+                privateKey: try! .generate(.dsa(bits: 2048, qBits: 256)), scheme: .dsa(.sha256, .der),
+                algorithmText: "DSA2048")
+        ),
     ]
 
     let from = UICDay(year: 2026, month: 3, day: 1)!
@@ -208,7 +245,8 @@ struct UICGeneratedTicketTests {
         let issuer = Self.issuers[0].1
         var trust = TrustSnapshot()
         trust.add(issuer.trustedKey(notAfter: date("2026-02-01T00:00:00Z")))
-        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(try issuer.ticket(version: 1, from: from, until: until))
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
+            try issuer.ticket(version: 1, from: from, until: until))
         #expect(verdict.kind == .keyExpired)
         #expect(verdict.signature == .valid)
     }
@@ -220,7 +258,8 @@ struct UICGeneratedTicketTests {
         other.issuerCode = "1181"
         var trust = TrustSnapshot()
         trust.add(other.trustedKey())
-        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(try issuer.ticket(version: 1, from: from, until: until))
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
+            try issuer.ticket(version: 1, from: from, until: until))
         #expect(verdict.kind == .unknownKey)
     }
 
@@ -230,7 +269,8 @@ struct UICGeneratedTicketTests {
         var trust = TrustSnapshot()
         trust.add(issuer.trustedKey())
         trust.revokeTicket(Array("TEST-2".utf8), issuer: "1080", Revocation(reason: "refunded"))
-        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(try issuer.ticket(version: 2, from: from, until: until))
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
+            try issuer.ticket(version: 2, from: from, until: until))
         #expect(verdict.kind == .revoked)
         #expect(verdict.reason.contains("refunded"))
     }

@@ -44,9 +44,13 @@ struct TestIssuer {
     }
 
     func cose(_ claimsBytes: [UInt8], keyID: [UInt8]? = nil, algorithmID: Int64? = nil) throws -> [UInt8] {
-        let protected = CBOREncoder.encode(.map([(.unsigned(1), .int(algorithmID ?? algorithm.rawValue)), (.unsigned(4), .bytes(keyID ?? self.keyID))]))
-        let signature = try privateKey.signature(for: COSESign1.sigStructure(protectedHeaderBytes: protected, payload: claimsBytes), scheme: scheme)
-        return CBOREncoder.encode(.tagged(18, .array([.bytes(protected), .map([]), .bytes(claimsBytes), .bytes(signature)])))
+        let protected = CBOREncoder.encode(
+            .map([(.unsigned(1), .int(algorithmID ?? algorithm.rawValue)), (.unsigned(4), .bytes(keyID ?? self.keyID))])
+        )
+        let signature = try privateKey.signature(
+            for: COSESign1.sigStructure(protectedHeaderBytes: protected, payload: claimsBytes), scheme: scheme)
+        return CBOREncoder.encode(
+            .tagged(18, .array([.bytes(protected), .map([]), .bytes(claimsBytes), .bytes(signature)])))
     }
 
     func payload(_ claims: FC1.Claims, transport: FC1.Transport = .text(prefix: "FC1:")) throws -> [UInt8] {
@@ -56,10 +60,15 @@ struct TestIssuer {
 
 let inspection = Date(timeIntervalSince1970: 1_800_000_000)
 
-func dayTicket(_ id: [UInt8] = [0xC0, 0xFF, 0xEE], from: TimeInterval = -3600, until: TimeInterval = 82800, issuer: String = "demo-transit") -> FC1.Claims {
+func dayTicket(
+    _ id: [UInt8] = [0xC0, 0xFF, 0xEE], from: TimeInterval = -3600, until: TimeInterval = 82800,
+    issuer: String = "demo-transit"
+) -> FC1.Claims {
     FC1.Claims(
-        issuer: issuer, ticketID: id, issuedAt: inspection.addingTimeInterval(-7200), validFrom: inspection.addingTimeInterval(from),
-        validUntil: inspection.addingTimeInterval(until), product: "day", zones: ["A", "B"], category: "adult", holder: "ID ****1234"
+        issuer: issuer, ticketID: id, issuedAt: inspection.addingTimeInterval(-7200),
+        validFrom: inspection.addingTimeInterval(from),
+        validUntil: inspection.addingTimeInterval(until), product: "day", zones: ["A", "B"], category: "adult",
+        holder: "ID ****1234"
     )
 }
 
@@ -81,7 +90,8 @@ struct VerifierTests {
     func valid() throws {
         for issuer in TestIssuer.all {
             for transport: FC1.Transport in [.text(prefix: "FC1:"), .zlib, .plain] {
-                let verdict = try verifier(trust(issuer.trustedKey())).verify(try issuer.payload(dayTicket(), transport: transport))
+                let verdict = try verifier(trust(issuer.trustedKey())).verify(
+                    try issuer.payload(dayTicket(), transport: transport))
                 #expect(verdict.kind == .valid, "\(issuer.algorithm.name) \(transport): \(verdict.reason)")
                 #expect(verdict.signature == .valid)
                 #expect(verdict.ticket?.product == "day")
@@ -139,7 +149,8 @@ struct VerifierTests {
 
     @Test("a kid with no trusted key is unknown-key")
     func unknownKey() throws {
-        let verdict = try verifier(trust(TestIssuer.es256.trustedKey())).verify(try TestIssuer.edDSA.payload(dayTicket()))
+        let verdict = try verifier(trust(TestIssuer.es256.trustedKey())).verify(
+            try TestIssuer.edDSA.payload(dayTicket()))
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
         #expect(verdict.keyID == TestIssuer.edDSA.keyID.hexString)
@@ -149,7 +160,8 @@ struct VerifierTests {
     func keyExpired() throws {
         let issuer = TestIssuer.es256
         let payload = try issuer.payload(dayTicket())
-        let expired = try verifier(trust(issuer.trustedKey(notAfter: inspection.addingTimeInterval(-1)))).verify(payload)
+        let expired = try verifier(trust(issuer.trustedKey(notAfter: inspection.addingTimeInterval(-1)))).verify(
+            payload)
         #expect(expired.kind == .keyExpired)
         #expect(expired.signature == .valid)
         let early = try verifier(trust(issuer.trustedKey(notBefore: inspection.addingTimeInterval(60)))).verify(payload)
@@ -210,8 +222,10 @@ struct VerifierTests {
     @Test("a well-signed payload whose claims make no ticket is malformed with signature valid")
     func signedGarbage() throws {
         let issuer = TestIssuer.es256
-        let claims = CBOREncoder.encode(.map([(.unsigned(1), .text("demo-transit")), (.unsigned(4), .text("tomorrow"))]))
-        let verdict = try verifier(trust(issuer.trustedKey())).verify(FC1.encode(cose: try issuer.cose(claims), transport: .zlib))
+        let claims = CBOREncoder.encode(
+            .map([(.unsigned(1), .text("demo-transit")), (.unsigned(4), .text("tomorrow"))]))
+        let verdict = try verifier(trust(issuer.trustedKey())).verify(
+            FC1.encode(cose: try issuer.cose(claims), transport: .zlib))
         #expect(verdict.kind == .malformed)
         #expect(verdict.signature == .valid)
         #expect(verdict.reason.contains("exp (4)"))
