@@ -65,14 +65,7 @@ final class Workbench {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        // The child inherits this thread's signal mask; the test runner's threads block most signals,
-        // and a farecheck that cannot see SIGTERM or SIGALRM behaves unlike one started from a shell.
-        var all = sigset_t()
-        var previous = sigset_t()
-        sigfillset(&all)
-        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
+        try startUnblocked(process)
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
         // Read both pipes concurrently with the process so neither fills up and blocks it.
@@ -101,3 +94,16 @@ final class Workbench {
 /// Locates the repository (for files such as Keys/) from this source file.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
+
+/// Starts a child with every signal unblocked on the spawning thread.
+///
+/// The child inherits this thread's signal mask; the test runner's threads block most signals, and a
+/// farecheck that cannot see SIGTERM or SIGALRM behaves unlike one started from a shell.
+func startUnblocked(_ process: Process) throws {
+    var all = sigset_t()
+    var previous = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    try process.run()
+}

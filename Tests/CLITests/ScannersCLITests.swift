@@ -49,12 +49,7 @@ struct ScannersCLITests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        var all = sigset_t()
-        var previous = sigset_t()
-        sigfillset(&all)
-        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
-        try process.run()
-        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        try startUnblocked(process)
         defer {
             process.terminate()
             process.waitUntilExit()
