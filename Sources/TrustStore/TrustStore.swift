@@ -145,6 +145,31 @@ public final class TrustStore: Sendable {
                 t.add(column: "version_type", .text)
             }
         }
+        migrator.registerMigration("v3-inspection-journal") { db in
+            try db.create(table: "inspection") { t in
+                t.column("id", .text).primaryKey()
+                t.column("inspected_at", .integer).notNull()
+                t.column("device", .text).notNull()
+                t.column("symbology", .text)
+                t.column("payload_digest", .blob).notNull()
+                t.column("format", .text)
+                t.column("issuer", .text)
+                t.column("ticket_id", .blob)
+                t.column("verdict", .text).notNull()
+                t.column("reason", .text).notNull()
+                t.column("signature", .text).notNull()
+                t.column("warnings", .text).notNull()
+                t.column("inspector", .text)
+                t.column("sent_at", .integer)
+            }
+            // Replay detection looks a ticket up by issuer and id within a time window.
+            try db.create(
+                index: "inspection_by_ticket", on: "inspection", columns: ["issuer", "ticket_id", "inspected_at"])
+            // Sync takes the unsent records oldest first.
+            try db.create(
+                index: "inspection_unsent", on: "inspection", columns: ["inspected_at"],
+                condition: Column("sent_at") == nil)
+        }
         return migrator
     }
 
@@ -171,7 +196,7 @@ public final class TrustStore: Sendable {
             underlying: StoreError.Cause(description: String(describing: error)))
     }
 
-    private func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.write(body)
         } catch {
@@ -179,7 +204,7 @@ public final class TrustStore: Sendable {
         }
     }
 
-    private func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)
         } catch {
