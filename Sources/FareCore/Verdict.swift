@@ -13,6 +13,8 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case expired = "expired"
     case notYetValid = "not-yet-valid"
     case revoked = "revoked"
+    /// A single-use ticket already used at a gate within the replay window.
+    case replayed = "replayed"
     case malformed = "malformed"
     case unsupported = "unsupported"
 }
@@ -47,6 +49,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let recentlyActivatedCode = "recently-activated"
     /// The ticket's validity dates could not be read (e.g. only in a UIC U_FLEX record), so were not checked.
     public static let validityNotCheckedCode = "validity-not-checked"
+    /// The same ticket was inspected before within the replay window.
+    public static let seenBeforeCode = "seen-before"
 }
 
 /// The complete answer for one scanned payload.

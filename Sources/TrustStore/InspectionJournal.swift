@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import GRDB
+import Verification
 
 /// One inspection as the journal keeps it: what was scanned, the verdict shown, and who and where.
 ///
@@ -130,6 +131,14 @@ extension TrustStore {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
         try write { db in
             _ = try InspectionRecord.filter(ids.contains(Column("id"))).updateAll(db, Column("sent_at").set(to: stamp))
+        }
+    }
+}
+
+extension TrustStore: InspectionHistory {
+    public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
+        try inspections(ofTicket: ticketID, issuer: issuer, since: since).map {
+            PastInspection(inspectedAt: $0.inspectedDate, device: $0.device, verdict: VerdictKind(rawValue: $0.verdict))
         }
     }
 }

@@ -1,0 +1,77 @@
+import FareCore
+import Foundation
+
+/// An earlier inspection of the same ticket, as the journal remembers it.
+public struct PastInspection: Sendable, Hashable {
+    /// When it was inspected.
+    public var inspectedAt: Date
+    /// Where: the scanner or source.
+    public var device: String
+    /// The verdict given then.
+    public var verdict: VerdictKind?
+
+    public init(inspectedAt: Date, device: String, verdict: VerdictKind?) {
+        self.inspectedAt = inspectedAt
+        self.device = device
+        self.verdict = verdict
+    }
+}
+
+/// Where earlier inspections are looked up (the store's journal).
+public protocol InspectionHistory: Sendable {
+    /// Inspections of ticket `ticketID` of `issuer` at or after `since`, newest first.
+    func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection]
+}
+
+/// How the validator is used, which decides what a ticket seen twice means.
+public enum InspectionMode: String, Sendable, CaseIterable {
+    /// A gate on a vehicle: a single-use ticket may pass once.
+    case gate
+    /// An inspector's handheld: seeing a ticket again is information, not a refusal.
+    case inspector
+}
+
+/// Replay detection: the same ticket seen again within a window.
+///
+/// In inspector mode a valid ticket seen before gets the warning `seen-before` saying where and when;
+/// in gate mode a single-use product already let through within the window becomes `replayed`.
+/// Only valid verdicts are looked at: a rejected ticket is rejected anyway.
+public struct ReplayCheck: Sendable {
+    /// How far back an earlier inspection counts.
+    public var window: TimeInterval
+    /// Gate or inspector.
+    public var mode: InspectionMode
+    /// Products that may pass a gate only once.
+    public var singleUseProducts: Set<String>
+
+    public init(window: TimeInterval = 3600, mode: InspectionMode, singleUseProducts: Set<String> = ["single"]) {
+        self.window = window
+        self.mode = mode
+        self.singleUseProducts = singleUseProducts
+    }
+
+    /// The verdict after replay detection. Throws only when the history cannot be read.
+    public func apply(to verdict: Verdict, history: any InspectionHistory) throws -> Verdict {
+        guard verdict.kind == .valid, let ticket = verdict.ticket, !ticket.ticketID.isEmpty else { return verdict }
+        let earlier = try history.pastInspections(
+            ofTicket: ticket.ticketID, issuer: ticket.issuer, since: verdict.inspectedAt.addingTimeInterval(-window)
+        ).filter { $0.inspectedAt <= verdict.inspectedAt }
+        guard let last = earlier.first else { return verdict }
+        let when = last.inspectedAt.formatted(.iso8601)
+        var result = verdict
+        if mode == .gate, let product = ticket.product, singleUseProducts.contains(product),
+            earlier.contains(where: { $0.verdict == .valid })
+        {
+            result.kind = .replayed
+            result.reason = "This single-use ticket already passed \(last.device) at \(when)."
+            return result
+        }
+        let times = earlier.count == 1 ? "once" : "\(earlier.count) times"
+        result.warnings.append(
+            VerdictWarning(
+                code: VerdictWarning.seenBeforeCode,
+                message: "Seen \(times) in the last \(Int(window / 60)) min, last at \(when) on \(last.device)."
+            ))
+        return result
+    }
+}
