@@ -8,12 +8,20 @@ let package = Package(
     name: "farecheck",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "farecheck", targets: ["farecheck"])
+        .executable(name: "farecheck", targets: ["farecheck"]),
+        .executable(name: "farecheck-server", targets: ["farecheck-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C libraries from Debian, one system library each.
@@ -72,10 +80,62 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The wire format of the online validation API: signed key bundles, revocation deltas, inspection
+        // batches, online checks. Pure values plus the signing and checking of bundles; shared by both ends.
+        .target(
+            name: "ValidationAPI",
+            dependencies: ["FareCore", "Signatures"],
+            swiftSettings: strict
+        ),
+        // The validator's side of sync: the API client and the worker that reconciles the store.
+        .target(
+            name: "Sync",
+            dependencies: [
+                "FareCore", "Signatures", "Verification", "TrustStore", "ValidationAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The long-running service: scanners, pipeline, journal, sinks, HTTP status page, sync.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
+                "Daemon", "Sync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // The reference online validation API: Hummingbird over SQLite (GRDB) or PostgreSQL (postgres-nio).
+        .target(
+            name: "ValidationServer",
+            dependencies: [
+                "FareCore", "Signatures", "ValidationAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "farecheck-server",
+            dependencies: [
+                "ValidationServer", "ValidationAPI", "Signatures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -114,6 +174,21 @@ let package = Package(
             dependencies: ["Scanners", "CLinuxShims"],
             // Recorded HID report and input_event streams, read next to the sources (#filePath).
             exclude: ["Recordings"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["farecheck", "Daemon", "TrustStore", "Scanners", "Symbols", "TicketFormats"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ValidationServerTests",
+            dependencies: ["ValidationServer", "ValidationAPI", "Signatures", "farecheck-server"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SyncTests",
+            dependencies: ["Sync", "ValidationServer", "ValidationAPI", "TrustStore", "farecheck", "farecheck-server"],
             swiftSettings: strict
         ),
         .testTarget(

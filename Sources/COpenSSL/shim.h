@@ -11,6 +11,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/sha.h>
+#include <openssl/rand.h>
 
 /// OPENSSL_free is a macro (it passes __FILE__/__LINE__), so Swift cannot call it.
 static inline void COpenSSL_free(void *pointer) {

@@ -39,6 +39,8 @@ public struct SignatureError: Error, CustomStringConvertible {
         public static let certificateCreationFailed = Code("certificateCreationFailed")
         /// OpenSSL failed to encode a key or certificate (almost always: out of memory).
         public static let encodingFailed = Code("encodingFailed")
+        /// OpenSSL failed to hash or to produce random bytes.
+        public static let hashingFailed = Code("hashingFailed")
     }
 
     /// What kind of failure this is.

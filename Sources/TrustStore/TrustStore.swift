@@ -170,6 +170,17 @@ public final class TrustStore: Sendable {
                 index: "inspection_unsent", on: "inspection", columns: ["inspected_at"],
                 condition: Column("sent_at") == nil)
         }
+        migrator.registerMigration("v4-staff") { db in
+            // Inspectors who may log in on a handheld: a PIN is kept only as a salted PBKDF2 hash.
+            try db.create(table: "staff") { t in
+                t.column("staff_id", .text).primaryKey()
+                t.column("name", .text)
+                t.column("pin_salt", .blob).notNull()
+                t.column("pin_hash", .blob).notNull()
+                t.column("pin_iterations", .integer).notNull()
+                t.column("added_at", .integer).notNull()
+            }
+        }
         return migrator
     }
 

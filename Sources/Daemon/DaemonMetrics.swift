@@ -1,0 +1,94 @@
+import FareCore
+import Foundation
+import Prometheus
+
+/// The daemon's Prometheus metrics, served at `/metrics`.
+///
+/// Names: `farecheck_scans_total{device}`, `farecheck_verdicts_total{verdict}` (every kind present from
+/// the start, at 0), `farecheck_inspection_latency_seconds` (scan arrival to journal write and sinks),
+/// `farecheck_scanner_connected{scanner}` (1 or 0), `farecheck_trust_data_age_seconds` (since the key and
+/// revocation data last changed: the last good sync, or the store's own change), `farecheck_journal_unsent`
+/// (inspections not yet acknowledged by the server), `farecheck_uptime_seconds`.
+public final class DaemonMetrics: Sendable {
+    /// The registry; exposed so that other services (sync) can add their own metrics.
+    public let registry = PrometheusCollectorRegistry()
+    private let verdicts: [String: Counter]
+    private let latency: DurationHistogram
+    private let trustAge: Gauge
+    private let unsent: Gauge
+    private let uptime: Gauge
+    private let startedAt: ContinuousClock.Instant
+    /// Called at each scrape to read values that are cheaper to compute on demand than to keep current.
+    private let refresh: @Sendable () -> (trustDataAge: TimeInterval?, unsentInspections: Int?)
+
+    public init(refresh: @escaping @Sendable () -> (trustDataAge: TimeInterval?, unsentInspections: Int?)) {
+        var verdicts: [String: Counter] = [:]
+        for kind in VerdictKind.allCases {
+            verdicts[kind.rawValue] = registry.makeCounter(
+                descriptor: Self.verdictsDescriptor, labels: [("verdict", kind.rawValue)])
+        }
+        // A refused scan (no inspector logged in) is counted as its own kind.
+        verdicts["refused"] = registry.makeCounter(
+            descriptor: Self.verdictsDescriptor, labels: [("verdict", "refused")])
+        self.verdicts = verdicts
+        latency = registry.makeDurationHistogram(
+            descriptor: Self.name(
+                "inspection_latency", "seconds",
+                "From a scan's arrival to its verdict being in the journal and handed to the sinks."),
+            buckets: [
+                .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+                .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(500),
+            ])
+        trustAge = registry.makeGauge(
+            descriptor: Self.name(
+                "trust_data_age", "seconds",
+                "Seconds since the keys and revocations last changed (last good sync or local change)."))
+        unsent = registry.makeGauge(
+            descriptor: Self.name(
+                "journal_unsent", "", "Inspections in the journal not yet acknowledged by the server."))
+        uptime = registry.makeGauge(descriptor: Self.name("uptime", "seconds", "Seconds since the daemon started."))
+        startedAt = .now
+        self.refresh = refresh
+    }
+
+    /// Counts one scan from `device`.
+    public func scanned(device: String) {
+        registry.makeCounter(descriptor: Self.name("scans", "total", "Scans received."), labels: [("device", device)])
+            .increment()
+    }
+
+    /// Counts one verdict of `kind` (a `VerdictKind` raw value, or `refused`) and its latency.
+    public func verdict(_ kind: String, latency: Duration) {
+        verdicts[kind]?.increment()
+        self.latency.recordNanoseconds(
+            Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)
+    }
+
+    /// Records whether `scanner` is connected.
+    public func scanner(_ scanner: String, connected: Bool) {
+        registry.makeGauge(
+            descriptor: Self.name(
+                "scanner_connected", "", "1 while the scanner is open, 0 while it is unplugged or failing."),
+            labels: [("scanner", scanner)]
+        ).set(to: connected ? 1 : 0)
+    }
+
+    private static var verdictsDescriptor: MetricNameDescriptor {
+        name("verdicts", "total", "Verdicts given, by kind.")
+    }
+
+    /// A metric name under the `farecheck` namespace.
+    private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "farecheck", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    /// The exposition text, with the on-demand values refreshed first.
+    public func render() -> [UInt8] {
+        let values = refresh()
+        trustAge.set(to: values.trustDataAge ?? -1)
+        unsent.set(to: Double(values.unsentInspections ?? 0))
+        let elapsed = ContinuousClock.now - startedAt
+        uptime.set(to: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return registry.emitToBuffer()
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+
+/// What the daemon knows about its own health, for `/healthz`, the inspector page and the logs.
+public final class DaemonStatus: Sendable {
+    /// One scanner as configured, and whether it is open.
+    public struct Scanner: Sendable, Codable, Equatable {
+        public var name: String
+        public var device: String
+        public var connected: Bool
+        /// Why it is not connected, when it is not.
+        public var reason: String?
+    }
+
+    /// The snapshot served as JSON.
+    public struct Report: Sendable, Codable, Equatable {
+        /// `ok` when every configured scanner is connected and the store is writable, else `degraded`.
+        public var status: String
+        public var mode: String
+        public var startedAt: Date
+        public var ready: Bool
+        public var scanners: [Scanner]
+        public var inspections: Int
+        public var lastVerdictAt: Date?
+        /// When the key and revocation data last changed (last good sync, or a local change).
+        public var trustUpdatedAt: Date?
+        /// When the sync worker last completed a round, if sync is configured.
+        public var lastSyncAt: Date?
+        /// The last store or sync failure, if the most recent attempt failed.
+        public var lastError: String?
+    }
+
+    private let state: Mutex<Report>
+
+    public init(mode: String, startedAt: Date = Date()) {
+        state = Mutex(
+            Report(
+                status: "ok", mode: mode, startedAt: startedAt, ready: false, scanners: [], inspections: 0,
+                lastVerdictAt: nil, trustUpdatedAt: nil, lastSyncAt: nil, lastError: nil))
+    }
+
+    /// The current report.
+    public var report: Report {
+        state.withLock { report in
+            var copy = report
+            let allConnected = copy.scanners.allSatisfy(\.connected)
+            copy.status = allConnected && copy.lastError == nil ? "ok" : "degraded"
+            return copy
+        }
+    }
+
+    public func markReady() { state.withLock { $0.ready = true } }
+
+    /// Registers a configured scanner (disconnected until its reader says otherwise).
+    public func addScanner(name: String, device: String) {
+        state.withLock {
+            $0.scanners.append(Scanner(name: name, device: device, connected: false, reason: "not opened yet"))
+        }
+    }
+
+    public func scanner(_ name: String, connected: Bool, reason: String?) {
+        state.withLock { report in
+            guard let index = report.scanners.firstIndex(where: { $0.name == name }) else { return }
+            report.scanners[index].connected = connected
+            report.scanners[index].reason = connected ? nil : reason
+        }
+    }
+
+    public func inspected(at date: Date) {
+        state.withLock {
+            $0.inspections += 1
+            $0.lastVerdictAt = date
+        }
+    }
+
+    public func trustUpdated(at date: Date?) { state.withLock { $0.trustUpdatedAt = date } }
+    public func synced(at date: Date) { state.withLock { $0.lastSyncAt = date } }
+    public func failed(_ message: String?) { state.withLock { $0.lastError = message } }
+}

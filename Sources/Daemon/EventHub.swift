@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Fans each verdict out to every live subscriber (unix socket clients, `/events` streams).
+///
+/// A subscriber that reads too slowly loses the oldest events past its buffer rather than slowing the
+/// pipeline: the journal, not a socket, is the record. A new subscriber first receives the last event, so
+/// that a page opened after a scan shows it at once.
+public final class EventHub: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<VerdictEvent>.Continuation] = [:]
+        var nextID = 0
+        var last: VerdictEvent?
+    }
+
+    private let state = Mutex(State())
+    /// How many events a slow subscriber may fall behind before the oldest are dropped.
+    public let bufferSize: Int
+
+    public init(bufferSize: Int = 256) {
+        self.bufferSize = bufferSize
+    }
+
+    /// The most recent event, if any.
+    public var last: VerdictEvent? { state.withLock { $0.last } }
+
+    /// How many subscribers are connected now.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Sends `event` to every subscriber; never waits.
+    public func publish(_ event: VerdictEvent) {
+        let targets = state.withLock { state in
+            state.last = event
+            return Array(state.subscribers.values)
+        }
+        for continuation in targets { continuation.yield(event) }
+    }
+
+    /// A stream of the events published from now on, starting with the last one when `replayLast` is set.
+    /// The stream ends when the hub is finished or the consumer stops iterating.
+    public func subscribe(replayLast: Bool = true) -> AsyncStream<VerdictEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: VerdictEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        let id = state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = continuation
+            if replayLast, let last = state.last { continuation.yield(last) }
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Ends every subscription (at shutdown).
+    public func finish() {
+        let targets = state.withLock { state in
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        for continuation in targets { continuation.finish() }
+    }
+}

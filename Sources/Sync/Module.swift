@@ -1,0 +1,1 @@
+// The Sync module; see Package.swift.

@@ -1,0 +1,1 @@
+// The ValidationAPI module; see Package.swift.

@@ -1,0 +1,1 @@
+// The ValidationServer module; see Package.swift.

@@ -1,0 +1,1 @@
+print("farecheck-server: not yet")
