@@ -142,3 +142,20 @@ extension TrustStore: InspectionHistory {
         }
     }
 }
+
+extension TrustStore {
+    /// How many inspections wait for the server's acknowledgement.
+    public func unsentInspectionCount() throws(StoreError) -> Int {
+        try read { db in try InspectionRecord.filter(Column("sent_at") == nil).fetchCount(db) }
+    }
+
+    /// The most recent inspections, newest first.
+    public func recentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
+        try read { db in try InspectionRecord.order(Column("inspected_at").desc).limit(limit).fetchAll(db) }
+    }
+
+    /// Every inspection, oldest first (for export and tests).
+    public func allInspections() throws(StoreError) -> [InspectionRecord] {
+        try read { db in try InspectionRecord.order(Column("inspected_at"), Column("id")).fetchAll(db) }
+    }
+}

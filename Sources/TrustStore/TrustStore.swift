@@ -181,6 +181,16 @@ public final class TrustStore: Sendable {
                 t.column("added_at", .integer).notNull()
             }
         }
+        migrator.registerMigration("v5-trust-lookups") { db in
+            // The daemon looks keys up by id on every scan; without this the primary key (format, issuer, id)
+            // cannot serve a lookup that does not name the issuer.
+            try db.create(index: "key_by_id", on: "key", columns: ["format", "key_id"])
+            // Small facts about the store itself, e.g. when the trust data last changed.
+            try db.create(table: "meta") { t in
+                t.column("name", .text).primaryKey()
+                t.column("value", .text).notNull()
+            }
+        }
         return migrator
     }
 
@@ -207,6 +217,17 @@ public final class TrustStore: Sendable {
             underlying: StoreError.Cause(description: String(describing: error)))
     }
 
+    /// Closes the store: the write-ahead log is checkpointed into the main file and removed. Further calls fail.
+    public func close() throws(StoreError) {
+        do {
+            // Everything into the main file, the log emptied: a clean store a backup can copy alone.
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try pool.close()
+        } catch {
+            throw Self.classify(error, path: path, opening: false)
+        }
+    }
+
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.write(body)
@@ -227,7 +248,10 @@ public final class TrustStore: Sendable {
 
     /// Adds a key, or replaces the key with the same format, issuer and id.
     public func saveKey(_ record: KeyRecord) throws(StoreError) {
-        try write { db in try record.save(db) }
+        try write { db in
+            try record.save(db)
+            try Self.trustChanged(db)
+        }
     }
 
     /// Every key, ordered by format, issuer and id.
@@ -250,7 +274,9 @@ public final class TrustStore: Sendable {
         try write { db in
             var request = KeyRecord.filter(Column("key_id") == keyID)
             if let issuer { request = request.filter(Column("issuer") == issuer) }
-            return try request.deleteAll(db)
+            let removed = try request.deleteAll(db)
+            if removed > 0 { try Self.trustChanged(db) }
+            return removed
         }
     }
 
@@ -275,6 +301,7 @@ public final class TrustStore: Sendable {
                     removed += 1
                 }
             }
+            try Self.trustChanged(db)
             return (added, updated, removed)
         }
     }
@@ -283,12 +310,18 @@ public final class TrustStore: Sendable {
 
     /// Records a revoked ticket (again: a second revocation replaces the first).
     public func revokeTicket(_ record: TicketRevocationRecord) throws(StoreError) {
-        try write { db in try record.save(db) }
+        try write { db in
+            try record.save(db)
+            try Self.trustChanged(db)
+        }
     }
 
     /// Records a revoked key.
     public func revokeKey(_ record: KeyRevocationRecord) throws(StoreError) {
-        try write { db in try record.save(db) }
+        try write { db in
+            try record.save(db)
+            try Self.trustChanged(db)
+        }
     }
 
     /// Every revoked ticket.
@@ -299,6 +332,26 @@ public final class TrustStore: Sendable {
     /// Every revoked key.
     public func keyRevocations() throws(StoreError) -> [KeyRevocationRecord] {
         try read { db in try KeyRevocationRecord.fetchAll(db) }
+    }
+
+    // MARK: Trust data age
+
+    /// Notes, inside the writing transaction, that keys or revocations changed now.
+    static func trustChanged(_ db: Database, at date: Date = Date()) throws {
+        try db.execute(
+            sql: "INSERT INTO meta(name, value) VALUES ('trust_changed_at', ?) "
+                + "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            arguments: [String(Int64((date.timeIntervalSince1970 * 1000).rounded()))])
+    }
+
+    /// When keys or revocations last changed in this store (by sync, import or the CLI); `nil` if never.
+    public func trustChangedAt() throws(StoreError) -> Date? {
+        try read { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'trust_changed_at'"),
+                let millis = Int64(text)
+            else { return nil }
+            return Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+        }
     }
 
     // MARK: Snapshot for the verifier

@@ -42,27 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
             throw CommandFailure.exit("cannot create \(directory): \(error)")
         }
         let storePath = db ?? directory + "/demo.sqlite"
-        let trustStore: TrustStore
-        do {
-            trustStore = try TrustStore(path: storePath)
-        } catch {
-            throw CommandFailure.exit(error.description)
-        }
-        var keys: [IssuingKey] = []
-        for demo in DemoKeys.issuingKeys {
-            let key = try IssuingKey.parse(demo.text, source: demo.file)
-            keys.append(key)
-            do {
-                try trustStore.saveKey(
-                    KeyRecord(
-                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
-                        algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
-                    ))
-            } catch {
-                throw CommandFailure.exit(error.description)
-            }
-        }
-        let cases = try makeCases(keys: keys, store: trustStore)
+        let (trustStore, cases) = try Self.prepare(directory: directory, storePath: storePath)
         if !json {
             printLine("farecheck demo: store \(storePath), images in \(directory)")
         }
@@ -71,7 +51,6 @@ struct DemoCommand: AsyncParsableCommand {
         var mismatches = 0
         for demoCase in cases {
             let path = "\(directory)/\(demoCase.name).png"
-            try demoCase.barcode.render(demoCase.payload, moduleSize: 4, to: path)
             let symbols: [DecodedSymbol]
             do {
                 symbols = try scanner.scan(fileAtPath: path)
@@ -113,7 +92,37 @@ struct DemoCommand: AsyncParsableCommand {
         if mismatches > 0 { throw ExitCode(1) }
     }
 
-    private func makeCases(keys: [IssuingKey], store: TrustStore) throws -> [Case] {
+    /// Creates (or opens) the store at `storePath` with the embedded demo keys, issues the demo tickets and
+    /// renders each as `<name>.png` in `directory`. `farecheck daemon --demo` feeds the same images.
+    static func prepare(directory: String, storePath: String) throws -> (TrustStore, [Case]) {
+        let trustStore: TrustStore
+        do {
+            trustStore = try TrustStore(path: storePath)
+        } catch {
+            throw CommandFailure.exit(error.description)
+        }
+        var keys: [IssuingKey] = []
+        for demo in DemoKeys.issuingKeys {
+            let key = try IssuingKey.parse(demo.text, source: demo.file)
+            keys.append(key)
+            do {
+                try trustStore.saveKey(
+                    KeyRecord(
+                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
+                    ))
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+        }
+        let cases = try makeCases(keys: keys, store: trustStore)
+        for demoCase in cases {
+            try demoCase.barcode.render(demoCase.payload, moduleSize: 4, to: "\(directory)/\(demoCase.name).png")
+        }
+        return (trustStore, cases)
+    }
+
+    private static func makeCases(keys: [IssuingKey], store: TrustStore) throws -> [Case] {
         let now = Date()
         func claims(_ id: UInt8, from: TimeInterval, until: TimeInterval, product: String = "day") -> FC1.Claims {
             FC1.Claims(

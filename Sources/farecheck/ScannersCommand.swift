@@ -112,7 +112,9 @@ struct ScannersCommand: AsyncParsableCommand {
             settings.baudRate = baud
             let reader = ScannerReader(
                 device: device, log: { printError("farecheck: \($0)") },
-                open: Self.opener(device: device, protocol: scannerProtocol, settings: settings, layout: keyboard)
+                open: ScannerOpener.opener(
+                    device: device, protocol: scannerProtocol, settings: settings, layout: keyboard,
+                    log: { printError("farecheck: \($0)") })
             )
             for try await scan in reader {
                 var report: VerdictReport?
@@ -136,28 +138,6 @@ struct ScannersCommand: AsyncParsableCommand {
                     )
                     if let report { printLine(report.text) }
                 }
-            }
-        }
-
-        /// How to open the device for each protocol; the reader calls it again after an unplug.
-        static func opener(
-            device: String, protocol name: ScannerProtocolName, settings: SerialSettings, layout: KeyboardLayout
-        ) -> @Sendable () async throws -> any ScannerConnection {
-            let log: @Sendable (String) -> Void = { printError("farecheck: \($0)") }
-            switch name {
-            case .ssi:
-                var ssi = SSIConfiguration()
-                ssi.serial = settings
-                let configuration = ssi
-                return { try await SSIConnection.open(path: device, configuration: configuration, log: log) }
-            case .raw:
-                return { try SerialRawConnection.open(path: device, settings: settings, log: log) }
-            case .hidpos:
-                return { try HIDScannerConnection.openHIDRaw(path: device, protocol: .hidPOS(), log: log) }
-            case .snapi:
-                return { try HIDScannerConnection.openHIDRaw(path: device, protocol: .snapi, log: log) }
-            case .wedge:
-                return { try WedgeConnection.open(path: device, framer: WedgeFramer(layout: layout), log: log) }
             }
         }
     }

@@ -1,0 +1,359 @@
+import Foundation
+import Scanners
+import TOMLKit
+import Verification
+
+/// Everything `farecheck daemon` is told by its configuration file (TOML; see `Config/farecheck.toml` for every
+/// key with its meaning and default).
+///
+/// Parsing is strict: an unknown key, a value of the wrong type or out of range is refused at start with the
+/// key and the reason, so a typo never leaves a gate half-configured.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// One scanner to open.
+    public struct Scanner: Sendable, Equatable {
+        /// A name for logs, metrics and the journal (default `scanner1`, `scanner2`, …).
+        public var name: String
+        /// The device node, or `auto` for the first attached scanner that speaks ``protocolName``.
+        public var device: String
+        public var protocolName: ScannerProtocolName
+        /// Serial speed (ssi, raw).
+        public var baud: Int
+        /// Keyboard layout of a wedge scanner (`us`, `de`).
+        public var layout: String
+
+        public init(name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us") {
+            self.name = name
+            self.device = device
+            self.protocolName = protocolName
+            self.baud = baud
+            self.layout = layout
+        }
+    }
+
+    /// A bench source: image files fed through the pipeline as if scanned, for demos and bench tests.
+    public struct ImageSource: Sendable, Equatable {
+        public var name: String
+        /// A directory of PNG/JPEG/PNM images (or one image file).
+        public var path: String
+        /// Seconds between two images.
+        public var interval: Double
+        /// Start again from the first image after the last.
+        public var loop: Bool
+
+        public init(name: String, path: String, interval: Double, loop: Bool) {
+            self.name = name
+            self.path = path
+            self.interval = interval
+            self.loop = loop
+        }
+    }
+
+    /// The gate hook: a command run for each verdict (e.g. the relay that opens the gate).
+    public struct GateHook: Sendable, Equatable {
+        /// The program and its arguments (no shell).
+        public var command: [String]
+        /// Seconds before the command is killed.
+        public var timeout: Double
+        /// The verdicts that run it (default: only `valid`); `["*"]` for every verdict.
+        public var verdicts: [String]
+
+        public init(command: [String], timeout: Double = 2, verdicts: [String] = ["valid"]) {
+            self.command = command
+            self.timeout = timeout
+            self.verdicts = verdicts
+        }
+    }
+
+    /// `gate` or `inspector`.
+    public var mode: InspectionMode = .gate
+    /// This validator's name (vehicle and door, or handheld id): shown on the page and sent with inspections.
+    public var validator: String = ProcessInfo.processInfo.hostName
+    /// The SQLite store.
+    public var store: String = "/var/lib/farecheck/farecheck.sqlite"
+
+    /// Payload formats accepted (`fc1`, `uic-918-3`); others get the verdict `unsupported`.
+    public var formats: [String] = ["fc1", "uic-918-3"]
+    /// Text prefixes accepted for FC1 base45 payloads.
+    public var prefixes: [String] = ["FC1:"]
+    /// Seconds the clock may be off when checking validity windows.
+    public var clockSkew: Double = 120
+    /// Seconds within which a ticket seen again counts as seen before (or replayed, at a gate).
+    public var replayWindow: Double = 3600
+    /// Products that may pass a gate only once within the replay window.
+    public var singleUseProducts: [String] = ["single"]
+
+    public var scanners: [Scanner] = []
+    public var imageSources: [ImageSource] = []
+
+    /// Write each verdict as a JSON line on standard output.
+    public var stdout: Bool = true
+    /// A unix socket that streams each verdict as a JSON line to every connected client; `nil` for none.
+    public var socket: String? = nil
+    public var gateHook: GateHook? = nil
+    /// The HTTP listen address (`127.0.0.1:8080`); `nil` to serve no HTTP.
+    public var httpListen: String? = "127.0.0.1:8080"
+    /// Idle seconds after which an inspector's session ends (inspector mode).
+    public var sessionTimeout: Double = 8 * 3600
+
+    /// The default configuration file.
+    public static let defaultPath = "/etc/farecheck/farecheck.toml"
+
+    public init() {}
+
+    /// The host and port of ``httpListen``.
+    public var httpAddress: (host: String, port: Int)? {
+        guard let httpListen else { return nil }
+        return Self.splitAddress(httpListen)
+    }
+
+    /// Reads and checks the file at `path`.
+    public static func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason =
+                FileManager.default.fileExists(atPath: path)
+                ? "cannot be read by this user" : "no such file (give --config PATH, or create it from Config/farecheck.toml)"
+            throw ConfigurationError(file: path, key: nil, message: reason)
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: path)
+    }
+
+    /// Parses and checks configuration text; `file` names it in errors.
+    public static func parse(_ text: String, file: String = "farecheck.toml") throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(
+                file: file, key: nil, message: "\(error.description) (line \(error.source.begin.line))")
+        } catch {
+            throw ConfigurationError(file: file, key: nil, message: "\(error)")
+        }
+        var reader = TableReader(table: table, path: "", file: file)
+        var configuration = DaemonConfiguration()
+        if let mode = try reader.string("mode") {
+            guard let parsed = InspectionMode(rawValue: mode) else {
+                throw reader.error("mode", "must be \"gate\" or \"inspector\" (got \"\(mode)\")")
+            }
+            configuration.mode = parsed
+        }
+        if let validator = try reader.string("validator") {
+            guard !validator.isEmpty else { throw reader.error("validator", "must not be empty") }
+            configuration.validator = validator
+        }
+        if let store = try reader.string("store") {
+            guard !store.isEmpty else { throw reader.error("store", "must be a file path") }
+            configuration.store = store
+        }
+
+        if var verification = try reader.table("verification") {
+            if let formats = try verification.strings("formats") {
+                let known = ["fc1", "uic-918-3"]
+                for format in formats where !known.contains(format) {
+                    throw verification.error("formats", "unknown format \"\(format)\" (known: fc1, uic-918-3)")
+                }
+                configuration.formats = formats
+            }
+            if let prefixes = try verification.strings("prefixes") { configuration.prefixes = prefixes }
+            if let skew = try verification.number("clock_skew", in: 0...86400) { configuration.clockSkew = skew }
+            if let window = try verification.number("replay_window", in: 0...(30 * 86400)) {
+                configuration.replayWindow = window
+            }
+            if let products = try verification.strings("single_use_products") {
+                configuration.singleUseProducts = products
+            }
+            try verification.finish()
+        }
+
+        for (index, var entry) in try reader.tables("scanner").enumerated() {
+            let name = try entry.string("name") ?? "scanner\(index + 1)"
+            guard let device = try entry.string("device"), !device.isEmpty else {
+                throw entry.error("device", "is required: a device node such as /dev/ttyACM0, or \"auto\"")
+            }
+            let protocolText = try entry.string("protocol") ?? "ssi"
+            guard let protocolName = ScannerProtocolName(rawValue: protocolText) else {
+                throw entry.error(
+                    "protocol", "must be one of ssi, raw, hidpos, snapi, wedge (got \"\(protocolText)\")")
+            }
+            let baud = try entry.number("baud", in: 300...921_600).map { Int($0) } ?? 9600
+            let layout = try entry.string("layout") ?? "us"
+            guard ["us", "de"].contains(layout) else { throw entry.error("layout", "must be \"us\" or \"de\"") }
+            if configuration.scanners.contains(where: { $0.name == name }) {
+                throw entry.error("name", "\"\(name)\" is used by another scanner")
+            }
+            try entry.finish()
+            configuration.scanners.append(
+                Scanner(name: name, device: device, protocolName: protocolName, baud: baud, layout: layout))
+        }
+
+        for (index, var entry) in try reader.tables("source").enumerated() {
+            let name = try entry.string("name") ?? "bench\(index + 1)"
+            guard let path = try entry.string("images"), !path.isEmpty else {
+                throw entry.error("images", "is required: a directory of ticket images")
+            }
+            let interval = try entry.number("interval", in: 0...3600) ?? 2
+            let loop = try entry.bool("loop") ?? true
+            try entry.finish()
+            configuration.imageSources.append(ImageSource(name: name, path: path, interval: interval, loop: loop))
+        }
+
+        if var output = try reader.table("output") {
+            if let stdout = try output.bool("stdout") { configuration.stdout = stdout }
+            if let socket = try output.string("socket") { configuration.socket = socket.isEmpty ? nil : socket }
+            try output.finish()
+        }
+
+        if var gate = try reader.table("gate") {
+            guard let command = try gate.strings("command"), let program = command.first, !program.isEmpty else {
+                throw gate.error("command", "is required: the program and its arguments, e.g. [\"/usr/local/bin/open-gate\"]")
+            }
+            let timeout = try gate.number("timeout", in: 0.01...60) ?? 2
+            let verdicts = try gate.strings("verdicts") ?? ["valid"]
+            try gate.finish()
+            configuration.gateHook = GateHook(command: command, timeout: timeout, verdicts: verdicts)
+        }
+
+        if var http = try reader.table("http") {
+            if let listen = try http.string("listen") {
+                if listen.isEmpty {
+                    configuration.httpListen = nil
+                } else {
+                    guard splitAddress(listen) != nil else {
+                        throw http.error("listen", "must be HOST:PORT, e.g. 127.0.0.1:8080 (got \"\(listen)\")")
+                    }
+                    configuration.httpListen = listen
+                }
+            }
+            try http.finish()
+        }
+
+        if var inspector = try reader.table("inspector") {
+            if let timeout = try inspector.number("session_timeout", in: 60...(7 * 86400)) {
+                configuration.sessionTimeout = timeout
+            }
+            try inspector.finish()
+        }
+        try reader.finish()
+
+        if configuration.scanners.isEmpty, configuration.imageSources.isEmpty {
+            throw ConfigurationError(
+                file: file, key: "scanner",
+                message: "no [[scanner]] and no [[source]]: the daemon would have nothing to read")
+        }
+        return configuration
+    }
+
+    /// `HOST:PORT` (or `[v6]:PORT`) split in two; `nil` when it is not one.
+    public static func splitAddress(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            return nil
+        }
+        return (host, port)
+    }
+}
+
+/// A configuration that cannot be used: which file, which key, and why.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    /// The configuration file.
+    public var file: String
+    /// The key, dotted (`gate.timeout`, `scanner[2].protocol`), when one key is at fault.
+    public var key: String?
+    /// Why, and what would be accepted.
+    public var message: String
+
+    public var description: String {
+        if let key { return "\(file): \(key): \(message)" }
+        return "\(file): \(message)"
+    }
+}
+
+/// Reads one TOML table, remembering which keys were used so that leftovers (typos) are refused.
+private struct TableReader {
+    let table: TOMLTable
+    let path: String
+    let file: String
+    private var used: Set<String> = []
+
+    init(table: TOMLTable, path: String, file: String) {
+        self.table = table
+        self.path = path
+        self.file = file
+    }
+
+    func qualified(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func error(_ key: String, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, key: qualified(key), message: message)
+    }
+
+    private mutating func value(_ key: String) -> TOMLValue? {
+        used.insert(key)
+        return table[key]?.tomlValue
+    }
+
+    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard let text = value.string else { throw error(key, "must be a string (in quotes)") }
+        return text
+    }
+
+    mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let flag = value.bool else { throw error(key, "must be true or false") }
+        return flag
+    }
+
+    mutating func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+        guard let value = value(key) else { return nil }
+        guard let number = value.double ?? value.int.map(Double.init) else { throw error(key, "must be a number") }
+        guard range.contains(number) else {
+            throw error(key, "must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound))")
+        }
+        return number
+    }
+
+    mutating func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard let array = value.array else { throw error(key, "must be a list of strings, e.g. [\"a\", \"b\"]") }
+        var result: [String] = []
+        for element in array {
+            guard let text = element.tomlValue.string else { throw error(key, "must hold only strings") }
+            result.append(text)
+        }
+        return result
+    }
+
+    mutating func table(_ key: String) throws(ConfigurationError) -> TableReader? {
+        guard let value = value(key) else { return nil }
+        guard let table = value.table else { throw error(key, "must be a table ([\(qualified(key))])") }
+        return TableReader(table: table, path: qualified(key), file: file)
+    }
+
+    /// An array of tables (`[[scanner]]`); a single `[scanner]` table is accepted as a list of one.
+    mutating func tables(_ key: String) throws(ConfigurationError) -> [TableReader] {
+        guard let value = value(key) else { return [] }
+        if let table = value.table { return [TableReader(table: table, path: qualified(key), file: file)] }
+        guard let array = value.array else { throw error(key, "must be an array of tables ([[\(qualified(key))]])") }
+        var result: [TableReader] = []
+        for (index, element) in array.enumerated() {
+            guard let table = element.tomlValue.table else { throw error(key, "must hold only tables") }
+            result.append(TableReader(table: table, path: "\(qualified(key))[\(index + 1)]", file: file))
+        }
+        return result
+    }
+
+    /// Refuses any key that was not read: almost always a typo.
+    func finish() throws(ConfigurationError) {
+        for key in table.keys.sorted() where !used.contains(key) {
+            throw error(key, "unknown key (check the spelling against Config/farecheck.toml)")
+        }
+    }
+
+    private static func format(_ number: Double) -> String {
+        number == number.rounded() ? String(Int(number)) : String(number)
+    }
+}

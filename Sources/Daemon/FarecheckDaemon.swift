@@ -1,0 +1,172 @@
+import FareCore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TrustStore
+import Verification
+
+/// `farecheck daemon`: the store, the verifier, the pipeline and every configured service, run by one
+/// ServiceGroup and shut down in order on SIGTERM or SIGINT: sources and scanners stop first (no new scans),
+/// then the sinks, then the store is closed (its write-ahead log checkpointed).
+public struct FarecheckDaemon: Sendable {
+    public let configuration: DaemonConfiguration
+    public let logger: Logger
+
+    public init(configuration: DaemonConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// What a running daemon exposes to its caller once ready (the CLI prints it; tests read it).
+    public struct Endpoints: Sendable {
+        /// The HTTP address actually bound (port 0 in the configuration becomes a real port).
+        public var http: (host: String, port: Int)?
+        public var socket: String?
+        /// From the start of ``run(onReady:)`` to every listener bound.
+        public var startup: Duration
+    }
+
+    /// Runs until SIGTERM/SIGINT. Throws when the daemon cannot start (the store cannot be opened, a socket
+    /// cannot be bound); `onReady` is called once every listener is up.
+    public func run(onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }) async throws {
+        let started = ContinuousClock.now
+        let configuration = self.configuration
+        let logger = self.logger
+        let store = try TrustStore(path: configuration.store)
+        let trust = StoreTrust(store: store)
+        var verification = TicketVerifier.Configuration()
+        verification.clockSkew = configuration.clockSkew
+        verification.acceptedPrefixes = configuration.prefixes
+        let verifier = TicketVerifier(keys: trust, revocations: trust, configuration: verification)
+        let replay = ReplayCheck(
+            window: configuration.replayWindow, mode: configuration.mode,
+            singleUseProducts: Set(configuration.singleUseProducts))
+        let sessions = InspectorSessions(
+            store: store, isRequired: configuration.mode == .inspector, timeout: configuration.sessionTimeout)
+        let hub = EventHub()
+        let status = DaemonStatus(mode: configuration.mode.rawValue)
+        status.trustUpdated(at: try? store.trustChangedAt())
+        let metrics = DaemonMetrics(refresh: {
+            let changed = try? store.trustChangedAt()
+            let synced = status.report.lastSyncAt
+            let newest = [changed ?? nil, synced].compactMap { $0 }.max()
+            return (newest.map { Date().timeIntervalSince($0) }, try? store.unsentInspectionCount())
+        })
+
+        var sinks: [any VerdictSink] = []
+        if configuration.stdout { sinks.append(StandardOutputSink()) }
+        sinks.append(EventHubSink(hub: hub))
+        var services: [any Service] = []
+        if let hook = configuration.gateHook {
+            let gate = GateHookService(hook: hook, logger: logger)
+            sinks.append(gate)
+            services.append(gate)
+        }
+        let pipeline = InspectionPipeline(
+            verifier: verifier, store: store, replay: replay, acceptedFormats: Set(configuration.formats),
+            sessions: sessions, sinks: sinks, metrics: metrics, status: status, logger: logger)
+
+        // Readiness: every listener reports once bound; then systemd and the caller are told.
+        var listeners: Set<String> = []
+        if configuration.socket != nil { listeners.insert("socket") }
+        if configuration.httpListen != nil, Self.servesHTTP { listeners.insert("http") }
+        let notifier = SystemdNotifier()
+        let readiness = Readiness(waitingFor: listeners) { endpoints in
+            var endpoints = endpoints
+            endpoints.startup = started.duration(to: .now)
+            status.markReady()
+            notifier.notify("READY=1\nSTATUS=Inspecting (\(configuration.mode.rawValue) mode)")
+            let page = endpoints.http.map { ": inspector page on http://\($0.host):\($0.port)/" } ?? ""
+            logger.notice("ready in \(Self.milliseconds(endpoints.startup)) ms\(page)")
+            onReady(endpoints)
+        }
+
+        if let socket = configuration.socket {
+            services.append(
+                UnixSocketService(
+                    path: socket, hub: hub, logger: logger, onBound: { readiness.ready("socket") { $0.socket = socket } }))
+        }
+        if let address = configuration.httpAddress, Self.servesHTTP {
+            _ = address  // HTTPService arrives with the http branch.
+        }
+        services.append(SystemdWatchdogService(notifier: notifier, healthy: { (try? store.unsentInspectionCount()) != nil }))
+        for scanner in configuration.scanners {
+            status.addScanner(name: scanner.name, device: scanner.device)
+            services.append(
+                ScannerService(scanner: scanner, pipeline: pipeline, metrics: metrics, status: status, logger: logger))
+        }
+        for source in configuration.imageSources {
+            services.append(ImageSourceService(source: source, pipeline: pipeline, logger: logger))
+        }
+
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                cancellationSignals: [],
+                logger: logger))
+        readiness.start()
+        defer {
+            hub.finish()
+            do {
+                try store.close()
+            } catch {
+                logger.error("the store did not close cleanly: \(error.description)")
+            }
+        }
+        try await group.run()
+        let left = await pipeline.unwrittenCount
+        if left > 0 {
+            logger.critical("\(left) inspection(s) could not be written to the journal before shutdown")
+        }
+        logger.notice("stopped")
+    }
+
+    static let servesHTTP = false
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// Counts listeners down to ready.
+final class Readiness: Sendable {
+    private struct State {
+        var waiting: Set<String>
+        var endpoints = FarecheckDaemon.Endpoints(http: nil, socket: nil, startup: .zero)
+        var started = false
+        var done = false
+    }
+
+    private let state: Mutex<State>
+    private let onReady: @Sendable (FarecheckDaemon.Endpoints) -> Void
+
+    init(waitingFor listeners: Set<String>, onReady: @escaping @Sendable (FarecheckDaemon.Endpoints) -> Void) {
+        state = Mutex(State(waiting: listeners))
+        self.onReady = onReady
+    }
+
+    /// Called once the group is about to run: with no listeners, that is ready.
+    func start() {
+        state.withLock { $0.started = true }
+        fireIfReady()
+    }
+
+    func ready(_ listener: String, _ update: (inout FarecheckDaemon.Endpoints) -> Void) {
+        state.withLock { state in
+            update(&state.endpoints)
+            state.waiting.remove(listener)
+        }
+        fireIfReady()
+    }
+
+    private func fireIfReady() {
+        let endpoints = state.withLock { state -> FarecheckDaemon.Endpoints? in
+            guard state.started, state.waiting.isEmpty, !state.done else { return nil }
+            state.done = true
+            return state.endpoints
+        }
+        if let endpoints { onReady(endpoints) }
+    }
+}

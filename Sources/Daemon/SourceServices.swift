@@ -1,0 +1,119 @@
+import FareCore
+import Foundation
+import Logging
+import Scanners
+import ServiceLifecycle
+import Symbols
+
+/// One configured scanner: reads scans (reopening the device when it is unplugged), sends each through the
+/// pipeline, and beeps good or bad on the scanner where the protocol allows.
+public struct ScannerService: Service {
+    private let scanner: DaemonConfiguration.Scanner
+    private let pipeline: InspectionPipeline
+    private let metrics: DaemonMetrics
+    private let status: DaemonStatus
+    private let logger: Logger
+
+    public init(
+        scanner: DaemonConfiguration.Scanner, pipeline: InspectionPipeline, metrics: DaemonMetrics,
+        status: DaemonStatus, logger: Logger
+    ) {
+        self.scanner = scanner
+        self.pipeline = pipeline
+        self.metrics = metrics
+        self.status = status
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        var settings = SerialSettings()
+        settings.baudRate = scanner.baud
+        let name = scanner.name
+        let logger = self.logger
+        let metrics = self.metrics
+        let status = self.status
+        metrics.scanner(name, connected: false)
+        let reader = ScannerReader(
+            device: name, log: { logger.notice("\($0)") },
+            onStateChange: { state in
+                switch state {
+                case .connected:
+                    metrics.scanner(name, connected: true)
+                    status.scanner(name, connected: true, reason: nil)
+                case .disconnected(let reason):
+                    metrics.scanner(name, connected: false)
+                    status.scanner(name, connected: false, reason: reason)
+                }
+            },
+            open: ScannerOpener.opener(
+                device: scanner.device, protocol: scanner.protocolName, settings: settings,
+                layout: KeyboardLayout.named(scanner.layout) ?? .us, log: { logger.info("\($0)") })
+        )
+        // Stop reading at shutdown; the reader closes the device when its task is cancelled.
+        try await cancelWhenGracefulShutdown {
+            for try await var scan in reader {
+                scan.device = name
+                await pipeline.inspect(scan) { feedback in await reader.signal(feedback) }
+            }
+        }
+    }
+}
+
+/// A bench source: the images in a directory, decoded and fed through the pipeline as if scanned, one every
+/// `interval` seconds (for the demo, and for testing a gate without a scanner).
+public struct ImageSourceService: Service {
+    private let source: DaemonConfiguration.ImageSource
+    private let pipeline: InspectionPipeline
+    private let logger: Logger
+
+    public init(source: DaemonConfiguration.ImageSource, pipeline: InspectionPipeline, logger: Logger) {
+        self.source = source
+        self.pipeline = pipeline
+        self.logger = logger
+    }
+
+    /// The image files of the source, sorted by name.
+    public static func imageFiles(at path: String) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
+        guard isDirectory.boolValue else { return [path] }
+        let extensions: Set<String> = ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+            .map { path + "/" + $0 }
+    }
+
+    public func run() async throws {
+        let scanner = SymbolScanner()
+        try await cancelWhenGracefulShutdown {
+            repeat {
+                let files = Self.imageFiles(at: source.path)
+                if files.isEmpty {
+                    logger.warning("\(source.name): no images in \(source.path)")
+                }
+                for file in files {
+                    // Cancelled at shutdown: stop between images, not with an error.
+                    guard (try? await Task.sleep(for: .milliseconds(Int64(source.interval * 1000)))) != nil else {
+                        return
+                    }
+                    let symbols: [DecodedSymbol]
+                    do {
+                        symbols = try scanner.scan(fileAtPath: file)
+                    } catch {
+                        logger.warning("\(source.name): \(file): \(error)")
+                        continue
+                    }
+                    guard let symbol = symbols.first else {
+                        logger.warning("\(source.name): \(file): no barcode found")
+                        continue
+                    }
+                    await pipeline.inspect(
+                        ScanEvent(payload: symbol.bytes, symbology: symbol.symbology, device: source.name))
+                }
+                if files.isEmpty, (try? await Task.sleep(for: .seconds(max(source.interval, 1)))) == nil { return }
+            } while source.loop && !Task.isCancelled
+            // A source that has played once stays idle rather than ending the daemon.
+            try await gracefulShutdown()
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Daemon
+import Foundation
+import Logging
+import Scanners
+import Verification
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// `farecheck daemon`: the long-running validator for gates and handhelds.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the validator: scanners in, verdicts out (journal, beep, JSON lines, socket, gate hook, web page).",
+        discussion: """
+            Reads the configuration file (TOML; every key is documented in Config/farecheck.toml), opens the \
+            store and the scanners, and inspects every scan until SIGTERM or SIGINT. Each verdict is written to \
+            the journal in the store before the scanner beeps, the page shows it, or the gate opens.
+
+            --demo needs no configuration, no hardware and no keys: it creates a demo store with the embedded \
+            demo keys, renders the demo tickets (valid, expired, not yet valid, revoked, forged, tampered) as \
+            images and feeds them through the pipeline one every two seconds, with the inspector page on \
+            http://127.0.0.1:8080/ (change with --http).
+
+            Under systemd (Type=notify) the daemon reports READY=1 once every listener is bound and pets the \
+            watchdog. Exit status 0 after a clean shutdown, 2 when it cannot start (bad configuration, store \
+            or socket unusable).
+            """
+    )
+
+    @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
+    var config: String?
+    @Flag(help: "Run on embedded demo data: demo keys, demo ticket images, no hardware.") var demo = false
+    @Option(help: ArgumentHelp("The HTTP listen address, overriding the configuration (port 0: any free port).", valueName: "host:port"))
+    var http: String?
+    @Option(help: ArgumentHelp("A directory for --demo's store and images (default: a new temporary one).", valueName: "path"))
+    var out: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+    @Flag(help: "Check the configuration and exit (status 0 when it is usable).") var check = false
+
+    func validate() throws {
+        if demo, config != nil { throw ValidationError("--demo and --config cannot be combined") }
+        if let http, !http.isEmpty, DaemonConfiguration.splitAddress(http) == nil {
+            throw ValidationError("--http must be HOST:PORT, e.g. 127.0.0.1:8080")
+        }
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "farecheck")
+        var configuration: DaemonConfiguration
+        if demo {
+            configuration = try demoConfiguration()
+        } else {
+            do {
+                configuration = try DaemonConfiguration.load(path: config ?? DaemonConfiguration.defaultPath)
+            } catch {
+                throw CommandFailure.exit("bad configuration: \(error.description)")
+            }
+        }
+        if let http { configuration.httpListen = http.isEmpty ? nil : http }
+        if check {
+            printLine("\(config ?? DaemonConfiguration.defaultPath): configuration is usable")
+            return
+        }
+        do {
+            try await FarecheckDaemon(configuration: configuration, logger: logger).run()
+        } catch let error as CommandFailure {
+            throw CommandFailure.exit(error.message)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw CommandFailure.exit("the daemon stopped: \(error)")
+        }
+    }
+
+    private func demoConfiguration() throws -> DaemonConfiguration {
+        let directory =
+            out ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-daemon-demo-\(getpid())")
+            .path
+        let images = directory + "/tickets"
+        do {
+            try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
+        } catch {
+            throw CommandFailure.exit("cannot create \(images): \(error)")
+        }
+        let storePath = directory + "/demo.sqlite"
+        _ = try DemoCommand.prepare(directory: images, storePath: storePath)
+        var configuration = DaemonConfiguration()
+        configuration.mode = .gate
+        configuration.validator = "demo-gate"
+        configuration.store = storePath
+        configuration.imageSources = [.init(name: "demo-bench", path: images, interval: 2, loop: true)]
+        configuration.socket = directory + "/verdicts.sock"
+        configuration.httpListen = "127.0.0.1:8080"
+        printError("farecheck daemon --demo: store \(storePath), ticket images in \(images)")
+        return configuration
+    }
+}
