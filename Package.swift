@@ -180,9 +180,11 @@ let package = Package(
             exclude: ["Recordings"],
             swiftSettings: strict
         ),
+        // What the test targets share: running the built binaries, scratch directories.
+        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["farecheck", "Daemon", "TrustStore", "Scanners", "Symbols", "TicketFormats"],
+            dependencies: ["TestSupport", "farecheck", "Daemon", "TrustStore", "Scanners", "Symbols", "TicketFormats"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -197,7 +199,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["farecheck", "Symbols", "TicketFormats", "Scanners"],
+            dependencies: ["TestSupport", "farecheck", "Symbols", "TicketFormats", "Scanners"],
             swiftSettings: strict
         ),
     ],

@@ -21,7 +21,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// Keyboard layout of a wedge scanner (`us`, `de`).
         public var layout: String
 
-        public init(name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us") {
+        public init(
+            name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us"
+        ) {
             self.name = name
             self.device = device
             self.protocolName = protocolName
@@ -111,7 +113,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason =
                 FileManager.default.fileExists(atPath: path)
-                ? "cannot be read by this user" : "no such file (give --config PATH, or create it from Config/farecheck.toml)"
+                ? "cannot be read by this user"
+                : "no such file (give --config PATH, or create it from Config/farecheck.toml)"
             throw ConfigurationError(file: path, key: nil, message: reason)
         }
         return try parse(String(decoding: data, as: UTF8.self), file: path)
@@ -206,7 +209,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
         if var gate = try reader.table("gate") {
             guard let command = try gate.strings("command"), let program = command.first, !program.isEmpty else {
-                throw gate.error("command", "is required: the program and its arguments, e.g. [\"/usr/local/bin/open-gate\"]")
+                throw gate.error(
+                    "command", "is required: the program and its arguments, e.g. [\"/usr/local/bin/open-gate\"]")
             }
             let timeout = try gate.number("timeout", in: 0.01...60) ?? 2
             let verdicts = try gate.strings("verdicts") ?? ["valid"]

@@ -85,12 +85,14 @@ public struct FarecheckDaemon: Sendable {
         if let socket = configuration.socket {
             services.append(
                 UnixSocketService(
-                    path: socket, hub: hub, logger: logger, onBound: { readiness.ready("socket") { $0.socket = socket } }))
+                    path: socket, hub: hub, logger: logger,
+                    onBound: { readiness.ready("socket") { $0.socket = socket } }))
         }
         if let address = configuration.httpAddress, Self.servesHTTP {
             _ = address  // HTTPService arrives with the http branch.
         }
-        services.append(SystemdWatchdogService(notifier: notifier, healthy: { (try? store.unsentInspectionCount()) != nil }))
+        services.append(
+            SystemdWatchdogService(notifier: notifier, healthy: { (try? store.unsentInspectionCount()) != nil }))
         for scanner in configuration.scanners {
             status.addScanner(name: scanner.name, device: scanner.device)
             services.append(

@@ -99,7 +99,8 @@ public actor InspectionPipeline {
             }
         }
         let elapsed = started.duration(to: .now)
-        event.latencyMicros = Int(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
+        event.latencyMicros = Int(
+            elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
         if let feedback { await feedback(event.isValid ? .good : .bad) }
         for sink in sinks { await sink.deliver(event) }
         metrics.verdict(kindLabel, latency: started.duration(to: .now))

@@ -141,9 +141,6 @@ public final class GateHookService: Service, VerdictSink {
     /// Runs the command once for `event`; returns its exit status, or `nil` if it could not run or timed out.
     @discardableResult
     public func runHook(for event: VerdictEvent) async -> Int32? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: hook.command[0])
-        process.arguments = Array(hook.command.dropFirst())
         var environment = ProcessInfo.processInfo.environment
         environment["FARECHECK_VERDICT"] = event.verdict
         environment["FARECHECK_VALID"] = event.isValid ? "1" : "0"
@@ -153,65 +150,82 @@ public final class GateHookService: Service, VerdictSink {
         environment["FARECHECK_TICKET_ID"] = event.ticketId ?? ""
         environment["FARECHECK_PRODUCT"] = event.product ?? ""
         environment["FARECHECK_EVENT"] = event.jsonLine
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let exited = ExitSignal()
-        process.terminationHandler = { _ in exited.fire() }
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess.spawn(hook.command, environment: environment)
         } catch {
             logger.error("gate hook \(hook.command[0]) cannot run: \(error)")
             return nil
         }
-        let finished = await exited.wait(timeout: .milliseconds(Int64(hook.timeout * 1000)))
-        if !finished {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        guard let status = await child.wait(timeout: .milliseconds(Int64(hook.timeout * 1000))) else {
             logger.error("gate hook \(hook.command[0]) took longer than \(hook.timeout) s and was killed")
             return nil
         }
-        let status = process.terminationStatus
         if status != 0 {
             logger.warning("gate hook \(hook.command[0]) exited with status \(status) for \(event.verdict)")
         }
         return status
     }
+}
 
-    /// A one-shot "the process exited", awaitable with a timeout.
-    private final class ExitSignal: Sendable {
-        private let state = Mutex<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+/// A program started with `posix_spawn` in a process group of its own, with default signal handling and no
+/// blocked signals (whatever the daemon's threads have), stdin from /dev/null.
+struct ChildProcess: Sendable {
+    let pid: pid_t
 
-        func fire() {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.fired = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
+    struct SpawnError: Error, CustomStringConvertible {
+        var errorNumber: Int32
+        var description: String { String(cString: strerror(errorNumber)) }
+    }
+
+    static func spawn(_ command: [String], environment: [String: String]) throws(SpawnError) -> ChildProcess {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let arguments = command.map { strdup($0) } + [nil]
+        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            variables.forEach { free($0) }
         }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)
+        guard result == 0 else { throw SpawnError(errorNumber: result) }
+        return ChildProcess(pid: pid)
+    }
 
-        func wait(timeout: Duration) async -> Bool {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await withCheckedContinuation { continuation in
-                        let fired = self.state.withLock { state -> Bool in
-                            if state.fired { return true }
-                            state.waiter = continuation
-                            return false
-                        }
-                        if fired { continuation.resume() }
-                    }
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                let first = await group.next() ?? false
-                if !first { self.fire() }  // release the waiting child
-                group.cancelAll()
-                return first
+    /// The exit status (128 + signal number when killed by a signal), or `nil` after killing the process
+    /// group once `timeout` passed.
+    func wait(timeout: Duration) async -> Int32? {
+        let giveUp = ContinuousClock.now + timeout
+        while true {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid {
+                let signal = status & 0x7F
+                return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
             }
+            if reaped < 0, errno != EINTR { return nil }
+            if ContinuousClock.now >= giveUp {
+                kill(-pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return nil
+            }
+            // Hooks are short; polling every few milliseconds costs nothing and needs no SIGCHLD handler.
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -85,6 +85,7 @@ public final class SimulatedSSIScanner: Sendable {
         var framer = SSIFramer(expecting: .host)
         var sending: [[UInt8]] = []
         var awaitingAck = false
+        var sentAt = ContinuousClock.now
         while !state.withLock({ $0.stopped }) {
             let result: PseudoTerminal.ReadResult
             do {
@@ -111,6 +112,9 @@ public final class SimulatedSSIScanner: Sendable {
                 }
                 try? terminal.write(SSIFrame.ack(from: .decoder).encoded)
             }
+            // A host that vanished (killed, unplugged) never acknowledges: like a real decoder, give up on the
+            // packet after a while and go on.
+            if awaitingAck, ContinuousClock.now - sentAt > .milliseconds(500) { awaitingAck = false }
             guard !awaitingAck else { continue }
             if sending.isEmpty {
                 sending = state.withLock { state in
@@ -126,6 +130,7 @@ public final class SimulatedSSIScanner: Sendable {
                     return
                 }
                 awaitingAck = true
+                sentAt = .now
                 if sending.isEmpty { state.withLock { $0.sentScans += 1 } }
             }
         }

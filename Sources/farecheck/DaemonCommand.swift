@@ -11,7 +11,8 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
-        abstract: "Run the validator: scanners in, verdicts out (journal, beep, JSON lines, socket, gate hook, web page).",
+        abstract:
+            "Run the validator: scanners in, verdicts out (journal, beep, JSON lines, socket, gate hook, web page).",
         discussion: """
             Reads the configuration file (TOML; every key is documented in Config/farecheck.toml), opens the \
             store and the scanners, and inspects every scan until SIGTERM or SIGINT. Each verdict is written to \
@@ -31,9 +32,13 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
     var config: String?
     @Flag(help: "Run on embedded demo data: demo keys, demo ticket images, no hardware.") var demo = false
-    @Option(help: ArgumentHelp("The HTTP listen address, overriding the configuration (port 0: any free port).", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "The HTTP listen address, overriding the configuration (port 0: any free port).", valueName: "host:port"))
     var http: String?
-    @Option(help: ArgumentHelp("A directory for --demo's store and images (default: a new temporary one).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "A directory for --demo's store and images (default: a new temporary one).", valueName: "path"))
     var out: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
@@ -82,7 +87,8 @@ struct DaemonCommand: AsyncParsableCommand {
 
     private func demoConfiguration() throws -> DaemonConfiguration {
         let directory =
-            out ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-daemon-demo-\(getpid())")
+            out
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-daemon-demo-\(getpid())")
             .path
         let images = directory + "/tickets"
         do {

@@ -26,7 +26,9 @@ struct StaffCommand: AsyncParsableCommand {
 
         func run() throws {
             let line = readLine(strippingNewline: true) ?? ""
-            guard line.count >= 4 else { throw CommandFailure.exit("the PIN (first line of standard input) must have at least 4 characters") }
+            guard line.count >= 4 else {
+                throw CommandFailure.exit("the PIN (first line of standard input) must have at least 4 characters")
+            }
             let hash: PINHash
             do {
                 hash = try PINHash(pin: line)

@@ -1,29 +1,7 @@
+import TestSupport
 import Foundation
 import Scanners
 import Testing
-
-/// Collects a child's standard output as it arrives, on a thread of its own.
-final class OutputCollector: @unchecked Sendable {
-    // Guarded by `lock`: written by the reading thread, read by the test.
-    private var buffer: [UInt8] = []
-    private let lock = NSLock()
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { return }
-                lock.withLock { buffer.append(contentsOf: data) }
-            }
-        }
-    }
-
-    /// Complete lines so far.
-    var lines: [String] {
-        let bytes = lock.withLock { buffer }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-}
 
 @Suite("farecheck scanners")
 struct ScannersCLITests {

@@ -1,15 +1,14 @@
 import Foundation
-import Testing
 
 /// The result of running the `farecheck` binary.
-struct Run {
-    var status: Int32
-    var stdout: [UInt8]
-    var stderr: String
-    var text: String { String(decoding: stdout, as: UTF8.self) }
+public struct Run {
+    public var status: Int32
+    public var stdout: [UInt8]
+    public var stderr: String
+    public var text: String { String(decoding: stdout, as: UTF8.self) }
 
     /// Standard output parsed as JSON lines.
-    var jsonLines: [[String: Any]] {
+    public var jsonLines: [[String: Any]] {
         text.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
@@ -17,11 +16,11 @@ struct Run {
 }
 
 /// Runs programs, with a scratch directory and a store of its own.
-final class Workbench {
-    let directory: String
-    var db: String { directory + "/store.sqlite" }
+public final class Workbench {
+    public let directory: String
+    public var db: String { directory + "/store.sqlite" }
 
-    init() {
+    public init() {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-cli-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -30,7 +29,7 @@ final class Workbench {
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     /// The farecheck binary SwiftPM built beside this test bundle.
-    static let farecheck: String = {
+    public static let farecheck: String = {
         let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         for candidate in [
             bundle, bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent(),
@@ -41,17 +40,19 @@ final class Workbench {
         return bundle.appendingPathComponent("farecheck").path
     }()
 
-    func path(_ name: String) -> String { directory + "/" + name }
+    public func path(_ name: String) -> String { directory + "/" + name }
 
     /// Runs `farecheck` with `--db` pointing at this bench's store where the command takes one.
     @discardableResult
-    func farecheck(_ arguments: [String], stdin: [UInt8]? = nil, useStore: Bool = true) throws -> Run {
+    public func farecheck(_ arguments: [String], stdin: [UInt8]? = nil, useStore: Bool = true) throws -> Run {
         var environment = ProcessInfo.processInfo.environment
         if useStore { environment["FARECHECK_DB"] = db }
         return try run(Self.farecheck, arguments, stdin: stdin, environment: environment)
     }
 
-    func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil)
+    public func run(
+        _ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil
+    )
         throws -> Run
     {
         let process = Process()
@@ -86,24 +87,50 @@ final class Workbench {
 
     /// Runs a shell command line (for openssl and other reference tools).
     @discardableResult
-    func shell(_ command: String) throws -> Run {
+    public func shell(_ command: String) throws -> Run {
         try run("/bin/sh", ["-c", command])
     }
 }
 
 /// Locates the repository (for files such as Keys/) from this source file.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
 /// Starts a child with every signal unblocked on the spawning thread.
 ///
 /// The child inherits this thread's signal mask; the test runner's threads block most signals, and a
 /// farecheck that cannot see SIGTERM or SIGALRM behaves unlike one started from a shell.
-func startUnblocked(_ process: Process) throws {
+public func startUnblocked(_ process: Process) throws {
     var all = sigset_t()
     var previous = sigset_t()
     sigfillset(&all)
     pthread_sigmask(SIG_UNBLOCK, &all, &previous)
     defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     try process.run()
+}
+
+/// Collects a child's standard output as it arrives, on a thread of its own.
+public final class OutputCollector: @unchecked Sendable {
+    // Guarded by `lock`: written by the reading thread, read by the test.
+    private var buffer: [UInt8] = []
+    private let lock = NSLock()
+
+    public init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                lock.withLock { buffer.append(contentsOf: data) }
+            }
+        }
+    }
+
+    /// Everything so far, as text.
+    public var text: String { String(decoding: lock.withLock { buffer }, as: UTF8.self) }
+
+    /// Complete lines so far.
+    public var lines: [String] {
+        let bytes = lock.withLock { buffer }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
 }

@@ -1,0 +1,287 @@
+import Daemon
+import Foundation
+import Glibc
+import Scanners
+import TestSupport
+import Testing
+import TrustStore
+
+/// A store with an issuing key, tickets issued by the real CLI, and a daemon configuration around them.
+final class DaemonBench {
+    let bench = Workbench()
+    var key: String { bench.path("issuer.key") }
+    var socket: String { bench.path("verdicts.sock") }
+
+    init() throws {
+        let generated = try bench.farecheck(["keys", "generate", "--issuer", "demo-transit", "--out", key])
+        guard generated.status == 0 else { throw DaemonProcess.Failure(message: generated.stderr) }
+    }
+
+    /// Issues a ticket and returns its payload bytes.
+    func ticket(_ id: String, product: String = "day", extra: [String] = []) throws -> [UInt8] {
+        let out = bench.path("\(id).bin")
+        let issued = try bench.farecheck(
+            [
+                "issue", "--key", key, "--barcode", "aztec", "--ticket-id", id, "--product", product, "--payload-out",
+                out,
+            ]
+                + extra)
+        guard issued.status == 0 else { throw DaemonProcess.Failure(message: issued.stderr) }
+        return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    /// Writes a configuration for one simulated SSI scanner and returns its path.
+    func config(scanner: String, mode: String = "gate", extra: String = "") throws -> String {
+        let text = """
+            mode = "\(mode)"
+            validator = "test-gate"
+            store = "\(bench.db)"
+
+            [[scanner]]
+            name = "front-door"
+            device = "\(scanner)"
+            protocol = "ssi"
+
+            [output]
+            stdout = true
+            socket = "\(socket)"
+
+            [http]
+            listen = "127.0.0.1:0"
+            \(extra)
+            """
+        let path = bench.path("farecheck.toml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func event(_ line: String?) throws -> VerdictEvent {
+        let line = try #require(line, "no verdict line arrived")
+        return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+    }
+}
+
+@Suite("farecheck daemon, end to end", .serialized)
+struct DaemonEndToEndTests {
+    @Test("an SSI scanner on a pseudo-terminal: verdicts on the socket and stdout, beeps, journal, clean SIGTERM")
+    func scannerToSinksToJournal() throws {
+        let setup = try DaemonBench()
+        let day = try setup.ticket("d1")
+        let single = try setup.ticket("51", product: "single")
+        let stolen = try setup.ticket("57")
+        #expect(
+            try setup.bench.farecheck([
+                "revoke", "--ticket-id", "57", "--issuer", "demo-transit", "--reason", "reported stolen",
+            ]).status == 0)
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
+        let socket = try LineSocket(path: setup.socket)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+
+        var events: [VerdictEvent] = []
+        for payload in [day, day, single, single, stolen, Array("not a ticket".utf8)] {
+            scanner.scan(payload)
+            events.append(try setup.event(socket.readLine()))
+        }
+        #expect(events.map(\.verdict) == ["valid", "valid", "valid", "replayed", "revoked", "unsupported"])
+        #expect(events[0].device == "front-door" && events[0].product == "day" && events[0].warnings.isEmpty)
+        // A day ticket seen again is information at a gate; a single ticket seen again is refused.
+        #expect(events[1].warnings == ["seen-before"])
+        #expect(events[1].warningMessages.first?.contains("front-door") == true)
+        #expect(events[3].reason.contains("already passed front-door"))
+        #expect(events[4].reason.contains("reported stolen"))
+        // Every verdict beeped on the scanner (good or bad).
+        #expect(scanner.wait(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
+
+        // SIGTERM: everything stops promptly, the journal is closed with its write-ahead log emptied.
+        let started = Date()
+        #expect(daemon.stop(signal: SIGTERM, timeout: 2) == 0, "\(daemon.stderr.text)")
+        #expect(Date().timeIntervalSince(started) < 2)
+        let wal = (try? FileManager.default.attributesOfItem(atPath: setup.bench.db + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+        #expect(!FileManager.default.fileExists(atPath: setup.socket))
+
+        // Standard output carried the same verdicts, one JSON line each.
+        let printed = try daemon.stdout.lines.map { try setup.event($0) }
+        #expect(printed.map(\.id) == events.map(\.id))
+        // The journal holds each inspection once, as shown.
+        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        #expect(journal.map(\.id) == events.map(\.id))
+        #expect(journal.map(\.verdict) == events.map(\.verdict))
+        #expect(journal.allSatisfy { $0.device == "front-door" && $0.sentAt == nil })
+    }
+
+    @Test("SIGKILL in the middle of a stream of scans: every verdict that reached a sink is in the journal")
+    func killedMidStream() throws {
+        let setup = try DaemonBench()
+        let payloads = try (0..<6).map { try setup.ticket(String(format: "a0%02x", $0)) }
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
+        let socket = try LineSocket(path: setup.socket)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        for index in 0..<200 { scanner.scan(payloads[index % payloads.count]) }
+        var seen: [String] = []
+        while seen.count < 40, let line = socket.readLine(timeout: 10) { seen.append(try setup.event(line).id) }
+        #expect(seen.count == 40)
+        #expect(daemon.stop(signal: SIGKILL) == SIGKILL)
+        // What else reached a sink before the kill: the rest of the socket stream and stdout.
+        while let line = socket.readLine(timeout: 0.5) { seen.append(try setup.event(line).id) }
+        let printed = daemon.stdout.lines.compactMap { try? setup.event($0).id }
+        let shown = Set(seen).union(printed)
+        #expect(shown.count >= 40)
+
+        let journal = Set(try TrustStore(path: setup.bench.db).allInspections().map(\.id))
+        #expect(shown.subtracting(journal).isEmpty, "shown but not journaled: \(shown.subtracting(journal))")
+
+        // Restarted on the same store, the daemon goes on where it stopped.
+        let again = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
+        let socketAgain = try LineSocket(path: setup.socket)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        scanner.scan(payloads[0])
+        var next = try setup.event(socketAgain.readLine())
+        // Scans still queued in the simulated scanner from before the kill may come first.
+        while !next.warnings.contains("seen-before") || next.ticketId != "a000" {
+            next = try setup.event(socketAgain.readLine())
+        }
+        #expect(next.verdict == "valid")
+        #expect(again.stop() == 0)
+    }
+
+    @Test("the gate hook runs with the verdict in its environment; a hook that hangs is killed")
+    func gateHook() throws {
+        let setup = try DaemonBench()
+        let day = try setup.ticket("9a7e")
+        let script = setup.bench.path("open-gate.sh")
+        let record = setup.bench.path("gate.log")
+        try """
+        #!/bin/sh
+        if [ "$FARECHECK_PRODUCT" = "hang" ]; then sleep 30; fi
+        echo "$FARECHECK_VERDICT $FARECHECK_VALID $FARECHECK_TICKET_ID $FARECHECK_DEVICE" >> \(record)
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let hang = try setup.ticket("4a", product: "hang")
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let config = try setup.config(
+            scanner: scanner.devicePath,
+            extra: """
+
+                [gate]
+                command = ["\(script)"]
+                timeout = 0.5
+                verdicts = ["*"]
+                """)
+        let daemon = try DaemonProcess(config: config)
+        let socket = try LineSocket(path: setup.socket)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        scanner.scan(hang)
+        _ = try setup.event(socket.readLine())
+        scanner.scan(day)
+        _ = try setup.event(socket.readLine())
+        scanner.scan(Array("garbage".utf8))
+        _ = try setup.event(socket.readLine())
+        let deadline = Date().addingTimeInterval(10)
+        var lines: [String] = []
+        while Date() < deadline {
+            lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+            if lines.count >= 2 { break }
+            usleep(20_000)
+        }
+        #expect(lines == ["valid 1 9a7e front-door", "unsupported 0  front-door"])
+        #expect(daemon.stderr.text.contains("was killed"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("inspector mode: scans are refused until an inspector logs in with a staff badge, then recorded with them")
+    func inspectorSession() throws {
+        let setup = try DaemonBench()
+        let badge = try setup.ticket("b0", product: "staff-badge", extra: ["--holder", "insp-17"])
+        let day = try setup.ticket("d4")
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
+        let socket = try LineSocket(path: setup.socket)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        scanner.scan(day)
+        let refused = try setup.event(socket.readLine())
+        #expect(refused.verdict == "refused")
+        #expect(refused.reason.contains("log in"))
+        scanner.scan(badge)
+        let login = try setup.event(socket.readLine())
+        #expect(login.verdict == "valid" && login.reason.hasPrefix("Logged in: insp-17"))
+        scanner.scan(day)
+        let inspected = try setup.event(socket.readLine())
+        #expect(inspected.verdict == "valid" && inspected.inspector == "insp-17")
+        #expect(daemon.stop() == 0)
+        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        #expect(!journal.contains { $0.id == refused.id })
+        #expect(journal.last?.inspector == "insp-17")
+    }
+
+    @Test("under systemd: READY=1 on the notification socket once listening, STOPPING=1 at shutdown")
+    func systemdNotify() throws {
+        let setup = try DaemonBench()
+        let notifyPath = setup.bench.path("notify.sock")
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(notifyPath.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try DaemonProcess(
+            config: try setup.config(scanner: scanner.devicePath),
+            environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "400000"])
+        func receive() -> String? {
+            var poller = pollfd(fd: receiver, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 5000) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = recv(receiver, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+        }
+        var messages: [String] = []
+        while messages.count < 3, let message = receive() { messages.append(message) }
+        #expect(messages.contains { $0.hasPrefix("READY=1") })
+        #expect(messages.contains("WATCHDOG=1"))
+        #expect(daemon.stop() == 0)
+        while let message = receive() {
+            messages.append(message)
+            if message == "STOPPING=1" { break }
+        }
+        #expect(messages.last == "STOPPING=1")
+    }
+
+    @Test("a bad configuration is refused at start, naming the key and the reason")
+    func badConfiguration() throws {
+        let bench = Workbench()
+        let cases: [(String, String)] = [
+            ("mode = \"bus\"\n[[scanner]]\ndevice = \"auto\"", "mode: must be \"gate\" or \"inspector\""),
+            ("[[scanner]]\ndevice = \"auto\"\nprotocol = \"usb\"", "scanner[1].protocol: must be one of"),
+            (
+                "[[scanner]]\ndevice = \"auto\"\n[verification]\nreplay_windw = 10",
+                "verification.replay_windw: unknown key"
+            ),
+            ("[[scanner]]\ndevice = \"auto\"\n[gate]\ntimeout = 2", "gate.command: is required"),
+            ("mode = \"gate\"", "no [[scanner]] and no [[source]]"),
+            ("[[scanner]\n", "line 1"),
+        ]
+        for (text, expected) in cases {
+            let path = bench.path("bad.toml")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let run = try bench.farecheck(["daemon", "--config", path, "--check"])
+            #expect(run.status == 2, "\(text)")
+            #expect(run.stderr.contains(expected), "\(run.stderr)")
+        }
+        let missing = try bench.farecheck(["daemon", "--config", bench.path("none.toml")])
+        #expect(missing.status == 2 && missing.stderr.contains("no such file"))
+    }
+}

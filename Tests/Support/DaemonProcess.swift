@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+
+/// A `farecheck daemon` child process with a configuration file of its own, for end-to-end tests.
+public final class DaemonProcess {
+    public let process = Process()
+    public let stdout: OutputCollector
+    public let stderr: OutputCollector
+
+    /// Starts `farecheck daemon --config <config>` with `environment` added, and waits until it logs that it is
+    /// ready (or gives up after `timeout`, throwing with what it printed).
+    public init(config: String, arguments: [String] = [], environment: [String: String] = [:], timeout: Double = 30)
+        throws
+    {
+        process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
+        process.arguments = ["daemon", "--config", config] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        stdout = OutputCollector(out.fileHandleForReading)
+        stderr = OutputCollector(err.fileHandleForReading)
+        try startUnblocked(process)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if stderr.lines.contains(where: { $0.contains("ready in") }) { return }
+            if !process.isRunning {
+                throw Failure(message: "the daemon exited with \(process.terminationStatus): \(stderr.text)")
+            }
+            usleep(10_000)
+        }
+        throw Failure(message: "the daemon did not get ready: \(stderr.text)")
+    }
+
+    /// The HTTP port from the ready line (`http://127.0.0.1:PORT/`), if it serves HTTP.
+    public var httpPort: Int? {
+        for line in stderr.lines {
+            guard let range = line.range(of: "http://127.0.0.1:") else { continue }
+            let digits = line[range.upperBound...].prefix { $0.isNumber }
+            return Int(digits)
+        }
+        return nil
+    }
+
+    /// Sends `signal` and waits up to `timeout` seconds; returns the exit status, or `nil` if it did not exit.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
+        kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+        public init(message: String) { self.message = message }
+    }
+}
+
+/// A client of a unix stream socket that reads newline-terminated lines.
+public final class LineSocket {
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    /// Connects to the socket at `path`, retrying for up to `timeout` seconds while it does not exist yet.
+    public init(path: String, timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if result == 0 {
+                self.descriptor = descriptor
+                return
+            }
+            close(descriptor)
+            guard Date() < deadline else {
+                throw DaemonProcess.Failure(message: "cannot connect to \(path): errno \(errno)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The next line, or `nil` if none arrives within `timeout` seconds or the other end closed.
+    public func readLine(timeout: Double = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { return nil }
+            pending += buffer[..<count]
+        }
+    }
+}
