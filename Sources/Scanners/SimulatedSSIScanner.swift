@@ -16,6 +16,7 @@ public final class SimulatedSSIScanner: Sendable {
         var enabled = false
         var stopped = false
         var sentScans = 0
+        var sentAt: [ContinuousClock.Instant] = []
     }
 
     private let terminal: PseudoTerminal
@@ -56,6 +57,9 @@ public final class SimulatedSSIScanner: Sendable {
     /// Whether the host has sent SCAN_ENABLE.
     public var isEnabled: Bool { state.withLock { $0.enabled } }
 
+    /// When the last packet of each scan sent so far was written, in order (for latency measurements).
+    public var sendTimes: [ContinuousClock.Instant] { state.withLock { $0.sentAt } }
+
     /// How many queued scans have been sent whole.
     public var sentScans: Int { state.withLock { $0.sentScans } }
 
@@ -89,7 +93,7 @@ public final class SimulatedSSIScanner: Sendable {
         while !state.withLock({ $0.stopped }) {
             let result: PseudoTerminal.ReadResult
             do {
-                result = try terminal.read(timeout: .milliseconds(5))
+                result = try terminal.read(timeout: .milliseconds(1))
             } catch {
                 return
             }
@@ -124,6 +128,7 @@ public final class SimulatedSSIScanner: Sendable {
             }
             if !sending.isEmpty {
                 let packet = sending.removeFirst()
+                let now = ContinuousClock.now
                 do {
                     try terminal.write(packet)
                 } catch {
@@ -131,7 +136,12 @@ public final class SimulatedSSIScanner: Sendable {
                 }
                 awaitingAck = true
                 sentAt = .now
-                if sending.isEmpty { state.withLock { $0.sentScans += 1 } }
+                if sending.isEmpty {
+                    state.withLock {
+                        $0.sentScans += 1
+                        $0.sentAt.append(now)
+                    }
+                }
             }
         }
     }

@@ -316,6 +316,14 @@ public final class TrustStore: Sendable {
         }
     }
 
+    /// Records many revoked tickets in one transaction (all or none).
+    public func revokeTickets(_ records: [TicketRevocationRecord]) throws(StoreError) {
+        try write { db in
+            for record in records { try record.save(db) }
+            try Self.trustChanged(db)
+        }
+    }
+
     /// Records a revoked key.
     public func revokeKey(_ record: KeyRevocationRecord) throws(StoreError) {
         try write { db in

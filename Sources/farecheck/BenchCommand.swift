@@ -20,16 +20,18 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, all
+        case verify, uic, scan, scanner, daemon, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner, daemon or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
     @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
+    @Option(help: "Filler keys in the store for the daemon figures.") var keys: Int = 100_000
+    @Option(help: "Revoked tickets in the store for the daemon figures.") var revocations: Int = 100_000
 
     func run() async throws {
         printLine("machine: \(MachineDescription.current)")
@@ -44,6 +46,9 @@ struct BenchCommand: AsyncParsableCommand {
                 "scanner latency, simulated Zebra SSI scanner on a pseudo-terminal, last byte on the wire → event in the consumer:"
             )
             printLine("  \(result)")
+        }
+        if part == .daemon || part == .all {
+            try DaemonBenchmark(scans: scans, keys: keys, revocations: revocations).run()
         }
     }
 

@@ -1,0 +1,307 @@
+import Daemon
+import FareCore
+import Foundation
+import Scanners
+import Signatures
+import TicketFormats
+import TrustStore
+
+/// `farecheck bench daemon`: the running daemon measured from outside, as a gate would see it.
+///
+/// A store is filled with `keys` filler keys and `revocations` revoked tickets beside the demo keys; a real
+/// `farecheck daemon` child reads a simulated Zebra SSI scanner on a pseudo-terminal. Start-up is timed from
+/// spawn to systemd's READY=1; memory is the idle daemon's VmRSS; latency runs from the scanner writing a
+/// scan's last byte to the verdict line arriving on the unix socket, journal write (fsync) included. One scan
+/// is sent at a time: the figure is latency, not queueing.
+struct DaemonBenchmark {
+    var scans: Int
+    var keys: Int
+    var revocations: Int
+
+    func run() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "farecheck-bench-daemon-\(getpid())"
+        )
+        .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storePath = directory + "/bench.sqlite"
+        let store = try openStore(storePath)
+
+        // Trust data: the demo keys, filler keys, revoked tickets.
+        var issuing: IssuingKey?
+        for demo in DemoKeys.issuingKeys {
+            let key = try IssuingKey.parse(demo.text, source: demo.file)
+            if issuing == nil { issuing = key }
+            try save {
+                try store.saveKey(
+                    KeyRecord(
+                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"))
+            }
+        }
+        guard let issuing else { throw CommandFailure.exit("bench: no demo key") }
+        let filler = try PrivateKey.generate(.ecP256).publicKey.spkiDER
+        let fillStarted = ContinuousClock.now
+        for batch in stride(from: 0, to: keys, by: 10_000) {
+            let records = (batch..<min(batch + 10_000, keys)).map { index in
+                KeyRecord(
+                    format: FC1.formatName, issuer: "issuer-\(index % 100)", keyID: String(format: "%016x", index),
+                    algorithm: "ES256", spki: filler, source: "bench")
+            }
+            try save { _ = try store.saveKeys(records) }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for batch in stride(from: 0, to: revocations, by: 50_000) {
+            let records = (batch..<min(batch + 50_000, revocations)).map { _ in
+                TicketRevocationRecord(
+                    issuer: "demo-transit",
+                    ticketID: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) },
+                    reason: "bench")
+            }
+            try save { try store.revokeTickets(records) }
+        }
+        try save { try store.close() }
+        printLine(
+            "daemon: store with \(keys + DemoKeys.issuingKeys.count) keys and \(revocations) revoked tickets "
+                + "(filled in \(Self.format(fillStarted.duration(to: .now))))")
+
+        // Tickets: distinct ids, so that replay detection looks each up and finds nothing.
+        let now = Date()
+        let payloads = try (0..<min(scans, 2_000)).map { index in
+            try issuing.payload(
+                for: FC1.Claims(
+                    issuer: "demo-transit",
+                    ticketID: [0xBE, 0x4C] + withUnsafeBytes(of: UInt32(index).bigEndian, Array.init),
+                    issuedAt: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86400),
+                    product: "day", zones: ["A"], category: "adult", holder: "ID ****1234"),
+                barcode: .aztec)
+        }
+
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let socketPath = directory + "/verdicts.sock"
+        let config = """
+            mode = "gate"
+            validator = "bench"
+            store = "\(storePath)"
+            [verification]
+            replay_window = 60
+            [[scanner]]
+            name = "bench-scanner"
+            device = "\(scanner.devicePath)"
+            protocol = "ssi"
+            [output]
+            stdout = false
+            socket = "\(socketPath)"
+            [http]
+            listen = "127.0.0.1:0"
+            """
+        try config.write(toFile: directory + "/farecheck.toml", atomically: true, encoding: .utf8)
+
+        let notify = try NotificationSocket(path: directory + "/notify.sock")
+        let spawned = ContinuousClock.now
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        daemon.arguments = ["daemon", "--config", directory + "/farecheck.toml", "--log-level", "warning"]
+        daemon.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+        daemon.standardOutput = FileHandle.nullDevice
+        try daemon.run()
+        defer {
+            if daemon.isRunning {
+                kill(daemon.processIdentifier, SIGKILL)
+                daemon.waitUntilExit()
+            }
+        }
+        guard notify.waitForReady(timeout: 30) else { throw CommandFailure.exit("bench: the daemon never got ready") }
+        let startup = spawned.duration(to: .now)
+        printLine("  start-up, spawn to READY=1: \(Self.format(startup)) (goal: under 500 ms)")
+        Thread.sleep(forTimeInterval: 1)
+        let idleRSS = Self.residentMemory(of: daemon.processIdentifier)
+        printLine("  resident memory, idle: \(idleRSS.map { "\($0 / 1024) MB" } ?? "unknown") (goal: under 60 MB)")
+
+        let socket = try VerdictSocket(path: socketPath)
+        guard scanner.wait(timeout: .seconds(10), until: { $0.isEnabled }) else {
+            throw CommandFailure.exit("bench: the daemon never enabled the scanner")
+        }
+        var latencies: [Duration] = []
+        var journalLatencies: [Int] = []
+        latencies.reserveCapacity(scans)
+        let warmUp = min(100, scans)
+        let benchStarted = ContinuousClock.now
+        for index in 0..<(scans + warmUp) {
+            scanner.scan(payloads[index % payloads.count])
+            guard let line = socket.readLine(timeout: 10) else {
+                throw CommandFailure.exit("bench: no verdict for scan \(index)")
+            }
+            let arrived = ContinuousClock.now
+            guard index >= warmUp else { continue }
+            let sent = scanner.sendTimes[index]
+            latencies.append(sent.duration(to: arrived))
+            if let event = try? VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8)) {
+                journalLatencies.append(event.latencyMicros)
+                if index == warmUp, event.verdict != "valid" {
+                    throw CommandFailure.exit("bench: the bench ticket verified \(event.verdict): \(event.reason)")
+                }
+            }
+            if index % 1000 == 0, isatty(2) != 0 {
+                FileHandle.standardError.write(Data("\r  \(index - warmUp)/\(scans) scans".utf8))
+            }
+        }
+        if isatty(2) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        let elapsed = benchStarted.duration(to: .now)
+        latencies.sort()
+        journalLatencies.sort()
+        func percentile<T>(_ sorted: [T], _ fraction: Double) -> T {
+            sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
+        }
+        printLine(
+            "  scan → verdict on the socket, \(scans) scans (SSI over a pty, verify, replay lookup, journal fsync, sinks): "
+                + "median \(Self.format(percentile(latencies, 0.5))), p90 \(Self.format(percentile(latencies, 0.9))), "
+                + "p99 \(Self.format(percentile(latencies, 0.99))), max \(Self.format(latencies.last ?? .zero)) (goal: p99 under 5 ms)"
+        )
+        printLine(
+            "  of which scan arrival → journal written, inside the daemon: median \(percentile(journalLatencies, 0.5)) µs, "
+                + "p99 \(percentile(journalLatencies, 0.99)) µs; \(String(format: "%.0f", Double(scans) / Self.seconds(elapsed))) scans/s end to end"
+        )
+        let (syncMedian, syncP99) = Self.fsyncCost(directory: directory)
+        printLine(
+            "  this disk's floor: one 4 KiB write + fdatasync takes median \(Self.format(syncMedian)), p99 \(Self.format(syncP99)) "
+                + "(every verdict waits for one before any sink fires)")
+        let busyRSS = Self.residentMemory(of: daemon.processIdentifier)
+        printLine("  resident memory after the run: \(busyRSS.map { "\($0 / 1024) MB" } ?? "unknown")")
+        let stopping = ContinuousClock.now
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        printLine(
+            "  SIGTERM → exited (status \(daemon.terminationStatus)): \(Self.format(stopping.duration(to: .now)))")
+    }
+
+    private func openStore(_ path: String) throws -> TrustStore {
+        do {
+            return try TrustStore(path: path)
+        } catch {
+            throw CommandFailure.exit(error.description)
+        }
+    }
+
+    private func save(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as StoreError {
+            throw CommandFailure.exit(error.description)
+        }
+    }
+
+    /// What durability costs on this disk, independent of farecheck: 200 appends each followed by fdatasync.
+    static func fsyncCost(directory: String) -> (median: Duration, p99: Duration) {
+        let path = directory + "/fsync-probe"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let block = [UInt8](repeating: 0x5A, count: 4096)
+        var times: [Duration] = []
+        for _ in 0..<200 {
+            let started = ContinuousClock.now
+            _ = block.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            fdatasync(descriptor)
+            times.append(started.duration(to: .now))
+        }
+        times.sort()
+        return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
+    }
+
+    static func residentMemory(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let microseconds = seconds(duration) * 1e6
+        if microseconds < 1000 { return String(format: "%.0f µs", microseconds) }
+        if microseconds < 10_000_000 { return String(format: "%.2f ms", microseconds / 1000) }
+        return String(format: "%.1f s", microseconds / 1e6)
+    }
+}
+
+/// systemd's side of the notification socket, to time start-up to READY=1.
+private final class NotificationSocket {
+    let path: String
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else { throw CommandFailure.exit("bench: cannot bind \(path)") }
+    }
+
+    deinit { close(descriptor) }
+
+    func waitForReady(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0, String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("READY=1") { return true }
+        }
+        return false
+    }
+}
+
+/// A reader of the daemon's verdict socket.
+private final class VerdictSocket {
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { throw CommandFailure.exit("bench: cannot connect to \(path)") }
+    }
+
+    deinit { close(descriptor) }
+
+    func readLine(timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            guard deadline.timeIntervalSinceNow > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { return nil }
+            pending += buffer[..<count]
+        }
+    }
+}
