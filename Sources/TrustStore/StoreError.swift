@@ -13,6 +13,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         public static let ioFailure = Code(name: "io-failure")
         /// A record was not found, or a value was refused.
         public static let invalidRequest = Code(name: "invalid-request")
+        /// Sync data that does not follow what the store holds (an older bundle, a delta from another cursor).
+        public static let outOfSequence = Code(name: "out-of-sequence")
         public var description: String { name }
     }
 

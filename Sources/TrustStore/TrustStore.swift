@@ -191,6 +191,12 @@ public final class TrustStore: Sendable {
                 t.column("value", .text).notNull()
             }
         }
+        migrator.registerMigration("v6-sync") { db in
+            // Revocations learnt from the server are told apart from local ones, so a full snapshot replaces
+            // only what sync brought.
+            try db.alter(table: "revoked_ticket") { t in t.add(column: "source", .text) }
+            try db.alter(table: "revoked_key") { t in t.add(column: "source", .text) }
+        }
         return migrator
     }
 

@@ -1,0 +1,151 @@
+import Foundation
+import GRDB
+
+/// Where this validator stands with the validation API: what it holds, and when it last heard from it.
+public struct SyncState: Sendable, Equatable {
+    /// The sequence number of the key bundle applied last; `nil` before the first.
+    public var keyBundleSequence: Int64?
+    /// The revocation cursor to ask from next; 0 before the first delta.
+    public var revocationCursor: Int64
+    /// When a sync round last completed.
+    public var lastSyncAt: Date?
+}
+
+/// A revoked ticket or key to remove, by its identity.
+public struct RevocationReference: Sendable, Hashable {
+    public var issuer: String
+    /// The ticket id (tickets), or empty for keys.
+    public var ticketID: [UInt8]
+    /// Format and key id (keys), or empty for tickets.
+    public var format: String
+    public var keyID: String
+
+    public static func ticket(issuer: String, ticketID: [UInt8]) -> RevocationReference {
+        RevocationReference(issuer: issuer, ticketID: ticketID, format: "", keyID: "")
+    }
+
+    public static func key(format: String, issuer: String, keyID: String) -> RevocationReference {
+        RevocationReference(issuer: issuer, ticketID: [], format: format, keyID: keyID)
+    }
+}
+
+extension TrustStore {
+    /// The key `source` of keys that came from a signed bundle.
+    public static let syncSource = "sync"
+
+    /// What the store holds from sync.
+    public func syncState() throws(StoreError) -> SyncState {
+        try read { db in
+            func value(_ name: String) throws -> String? {
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name])
+            }
+            return SyncState(
+                keyBundleSequence: try value("key_bundle_sequence").flatMap { Int64($0) },
+                revocationCursor: try value("revocation_cursor").flatMap { Int64($0) } ?? 0,
+                lastSyncAt: try value("last_sync_at").flatMap { Int64($0) }.map {
+                    Date(timeIntervalSince1970: TimeInterval($0) / 1000)
+                })
+        }
+    }
+
+    /// Notes a completed sync round.
+    public func recordSync(at date: Date) throws(StoreError) {
+        try write { db in
+            try Self.setMeta(db, "last_sync_at", String(Int64((date.timeIntervalSince1970 * 1000).rounded())))
+        }
+    }
+
+    /// Applies a verified key bundle in one transaction: its keys replace the keys an earlier bundle brought
+    /// (keys added locally stay). Refused, with nothing changed, when `sequence` is lower than the one held.
+    @discardableResult
+    public func applyKeyBundle(sequence: Int64, keys: [KeyRecord]) throws(StoreError) -> (
+        added: Int, updated: Int, removed: Int
+    ) {
+        let path = self.path
+        return try write { db in
+            let held = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'key_bundle_sequence'")
+                .flatMap { Int64($0) }
+            if let held, sequence < held {
+                throw StoreError(
+                    .outOfSequence, "Key bundle \(sequence) is older than bundle \(held) already applied", path: path)
+            }
+            var added = 0
+            var updated = 0
+            var kept = Set<String>()
+            for var record in keys {
+                record.source = Self.syncSource
+                if try record.exists(db) { updated += 1 } else { added += 1 }
+                try record.save(db)
+                kept.insert("\(record.format)/\(record.issuer)/\(record.keyID)")
+            }
+            var removed = 0
+            for stale in try KeyRecord.filter(Column("source") == Self.syncSource).fetchAll(db)
+            where !kept.contains("\(stale.format)/\(stale.issuer)/\(stale.keyID)") {
+                try stale.delete(db)
+                removed += 1
+            }
+            try Self.setMeta(db, "key_bundle_sequence", String(sequence))
+            try Self.trustChanged(db)
+            return (added, updated, removed)
+        }
+    }
+
+    /// Applies a verified revocation delta in one transaction, and moves the cursor to `next`.
+    ///
+    /// A delta must start at the cursor held (`from`); a `full` snapshot replaces every revocation sync
+    /// brought before (local revocations stay). Readers (verification) go on meanwhile: WAL.
+    public func applyRevocations(
+        from: Int64, next: Int64, full: Bool, addedTickets: [TicketRevocationRecord],
+        addedKeys: [KeyRevocationRecord], removed: [RevocationReference]
+    ) throws(StoreError) {
+        let path = self.path
+        try write { db in
+            let held =
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'revocation_cursor'")
+                .flatMap { Int64($0) } ?? 0
+            if !full, from != held {
+                throw StoreError(
+                    .outOfSequence, "The revocation delta starts at \(from), but this store is at \(held)", path: path)
+            }
+            if full {
+                try db.execute(sql: "DELETE FROM revoked_ticket WHERE source = ?", arguments: [Self.syncSource])
+                try db.execute(sql: "DELETE FROM revoked_key WHERE source = ?", arguments: [Self.syncSource])
+            }
+            let insertTicket = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO revoked_ticket(issuer, ticket_id, reason, revoked_at, source) "
+                    + "VALUES (?, ?, ?, ?, ?)")
+            for ticket in addedTickets {
+                try insertTicket.execute(arguments: [
+                    ticket.issuer, Data(ticket.ticketID), ticket.reason, ticket.revokedAt, Self.syncSource,
+                ])
+            }
+            let insertKey = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO revoked_key(format, issuer, key_id, reason, revoked_at, source) "
+                    + "VALUES (?, ?, ?, ?, ?, ?)")
+            for key in addedKeys {
+                try insertKey.execute(arguments: [
+                    key.format, key.issuer, key.keyID, key.reason, key.revokedAt, Self.syncSource,
+                ])
+            }
+            let deleteTicket = try db.cachedStatement(
+                sql: "DELETE FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?")
+            let deleteKey = try db.cachedStatement(
+                sql: "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?")
+            for reference in removed {
+                if reference.keyID.isEmpty {
+                    try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID)])
+                } else {
+                    try deleteKey.execute(arguments: [reference.format, reference.issuer, reference.keyID])
+                }
+            }
+            try Self.setMeta(db, "revocation_cursor", String(next))
+            try Self.trustChanged(db)
+        }
+    }
+
+    static func setMeta(_ db: Database, _ name: String, _ value: String) throws {
+        try db.execute(
+            sql: "INSERT INTO meta(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            arguments: [name, value])
+    }
+}
