@@ -178,7 +178,11 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["farecheck", "Daemon", "TrustStore", "Scanners", "Symbols", "TicketFormats"],
+            dependencies: [
+                "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols", "TicketFormats",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
