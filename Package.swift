@@ -184,7 +184,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["TestSupport", "farecheck", "Daemon", "TrustStore", "Scanners", "Symbols", "TicketFormats"],
+            dependencies: [
+                "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols", "TicketFormats",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

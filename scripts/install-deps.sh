@@ -6,6 +6,7 @@ packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
     libzbar-dev libzxing-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev
     openssl zbar-tools zxing-cpp-tools qrencode
+    chromium fonts-dejavu-core
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -70,7 +70,7 @@ public struct FarecheckDaemon: Sendable {
         // Readiness: every listener reports once bound; then systemd and the caller are told.
         var listeners: Set<String> = []
         if configuration.socket != nil { listeners.insert("socket") }
-        if configuration.httpListen != nil, Self.servesHTTP { listeners.insert("http") }
+        if configuration.httpListen != nil { listeners.insert("http") }
         let notifier = SystemdNotifier()
         let readiness = Readiness(waitingFor: listeners) { endpoints in
             var endpoints = endpoints
@@ -88,8 +88,12 @@ public struct FarecheckDaemon: Sendable {
                     path: socket, hub: hub, logger: logger,
                     onBound: { readiness.ready("socket") { $0.socket = socket } }))
         }
-        if let address = configuration.httpAddress, Self.servesHTTP {
-            _ = address  // HTTPService arrives with the http branch.
+        if let address = configuration.httpAddress {
+            services.append(
+                HTTPService(
+                    host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
+                    sessions: sessions, logger: logger,
+                    onServerRunning: { port in readiness.ready("http") { $0.http = (address.host, port) } }))
         }
         services.append(
             SystemdWatchdogService(notifier: notifier, healthy: { (try? store.unsentInspectionCount()) != nil }))
@@ -124,8 +128,6 @@ public struct FarecheckDaemon: Sendable {
         }
         logger.notice("stopped")
     }
-
-    static let servesHTTP = false
 
     static func milliseconds(_ duration: Duration) -> Int {
         Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)

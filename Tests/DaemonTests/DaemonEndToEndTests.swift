@@ -64,7 +64,7 @@ final class DaemonBench {
 @Suite("farecheck daemon, end to end", .serialized)
 struct DaemonEndToEndTests {
     @Test("an SSI scanner on a pseudo-terminal: verdicts on the socket and stdout, beeps, journal, clean SIGTERM")
-    func scannerToSinksToJournal() throws {
+    func scannerToSinksToJournal() async throws {
         let setup = try DaemonBench()
         let day = try setup.ticket("d1")
         let single = try setup.ticket("51", product: "single")
@@ -77,6 +77,8 @@ struct DaemonEndToEndTests {
         defer { scanner.stop() }
         let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
         let socket = try LineSocket(path: setup.socket)
+        let port = try #require(daemon.httpPort, "no HTTP port in \(daemon.stderr.text)")
+        let stream = try await EventStreamClient(port: port)
         #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
 
         var events: [VerdictEvent] = []
@@ -93,6 +95,33 @@ struct DaemonEndToEndTests {
         #expect(events[4].reason.contains("reported stolen"))
         // Every verdict beeped on the scanner (good or bad).
         #expect(scanner.wait(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
+
+        // The same verdicts as server-sent events, in order.
+        var streamed: [VerdictEvent] = []
+        while streamed.count < events.count {
+            let sse = try await stream.next(named: "verdict")
+            streamed.append(try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data((sse.data ?? "").utf8)))
+        }
+        #expect(streamed.map(\.id) == events.map(\.id))
+
+        // Prometheus metrics count what happened.
+        let metrics = try await LoopbackConnection.request(port: port, "GET", "/metrics")
+        #expect(metrics.status == 200)
+        var samples: [String: Double] = [:]
+        for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
+        }
+        #expect(samples[#"farecheck_verdicts_total{verdict="valid"}"#] == 3)
+        #expect(samples[#"farecheck_verdicts_total{verdict="replayed"}"#] == 1)
+        #expect(samples[#"farecheck_verdicts_total{verdict="revoked"}"#] == 1)
+        #expect(samples[#"farecheck_scans_total{device="front-door"}"#] == 6)
+        #expect(samples[#"farecheck_scanner_connected{scanner="front-door"}"#] == 1)
+        #expect(samples["farecheck_inspection_latency_seconds_count"] == 6)
+        #expect((samples["farecheck_trust_data_age_seconds"] ?? -1) >= 0)
+        #expect(samples["farecheck_journal_unsent"] == 6)
+        let health = try await LoopbackConnection.request(port: port, "GET", "/healthz")
+        #expect(health.status == 200 && health.text.contains(#""status":"ok""#))
 
         // SIGTERM: everything stops promptly, the journal is closed with its write-ahead log emptied.
         let started = Date()

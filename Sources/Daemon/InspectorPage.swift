@@ -1,0 +1,250 @@
+/// The inspector page served at `/`: one self-contained document that shows the last verdict, large.
+///
+/// The server sends only the frame; the script renders each verdict from `/events`, so the page that is
+/// tested in a browser is the page that updates live. Ticket fields come from scanned payloads, which
+/// anyone can write, so the script only ever sets them as text, never as markup.
+enum InspectorPage {
+    /// Nothing outside the document may load: no fonts, images or scripts from elsewhere.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+        + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+    /// The document; `loginRequired` shows the login form while no inspector is logged in.
+    static func html(loginRequired: Bool) -> String {
+        #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>farecheck inspector</title>
+        <style>
+        :root { color-scheme: light dark; --valid: #0b6b2b; --invalid: #a4161a; --idle: #3a3f47; }
+        * { box-sizing: border-box; }
+        html, body { margin: 0; height: 100%; }
+        body {
+          font: 18px/1.35 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+          display: flex; flex-direction: column; background: #111; color: #f4f4f4;
+        }
+        .bar {
+          display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; justify-content: space-between;
+          padding: .5rem 1rem; background: #1d1f23; font-size: 1rem;
+        }
+        .bar button, #login button {
+          font: inherit; font-weight: 600; padding: .45rem 1rem; border-radius: .4rem; border: 0;
+          background: #e8e8e8; color: #111; min-height: 44px;
+        }
+        #link[data-state="live"] { color: #8fe3a5; }
+        #link[data-state="down"] { color: #ffb3b3; }
+        #login { padding: .75rem 1rem; background: #26292e; }
+        #login h2 { margin: 0 0 .5rem; font-size: 1.3rem; }
+        #login form { display: grid; gap: .5rem .75rem; grid-template-columns: 1fr 1fr auto; align-items: end; }
+        #login-error { grid-column: 1 / -1; }
+        @media (max-width: 340px) { #login form { grid-template-columns: 1fr; } }
+        #login label { display: grid; gap: .25rem; font-weight: 600; }
+        #login input {
+          font: inherit; font-size: 1.3rem; padding: .4rem; border-radius: .4rem; border: 2px solid #888;
+          min-height: 48px; width: 100%;
+        }
+        #login-error { color: #ffb3b3; font-weight: 600; min-height: 1.35em; margin: 0; }
+        #verdict {
+          flex: 1; padding: 1rem 1.25rem 1.5rem; background: var(--idle); color: #fff;
+          display: flex; flex-direction: column; gap: .6rem;
+        }
+        #verdict[data-state="valid"] { background: var(--valid); }
+        #verdict[data-state="invalid"] { background: var(--invalid); }
+        #verdict-word {
+          margin: 0; font-size: clamp(2.6rem, 14vw, 6rem); font-weight: 800; line-height: 1.05;
+          text-transform: uppercase; letter-spacing: .02em; overflow-wrap: anywhere;
+        }
+        #verdict[data-state="waiting"] #verdict-word { font-size: clamp(1.8rem, 8vw, 3rem); text-transform: none; }
+        #verdict-reason { margin: 0; font-size: clamp(1.25rem, 5vw, 1.8rem); font-weight: 600; }
+        #holder-check {
+          margin: 0; padding: .6rem .8rem; border: 3px solid #fff; border-radius: .5rem;
+          font-size: clamp(1.2rem, 5vw, 1.6rem); font-weight: 700;
+        }
+        #facts { margin: 0; display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+        #facts dt { font-weight: 400; opacity: .85; }
+        #facts dd { margin: 0; font-weight: 700; font-size: 1.2rem; overflow-wrap: anywhere; }
+        #warnings { margin: 0; padding: 0; list-style: none; display: grid; gap: .4rem; }
+        #warnings li {
+          padding: .5rem .75rem; border-radius: .4rem; background: #fff3b0; color: #1b1b1b; font-weight: 700;
+        }
+        #warnings li::before { content: "\26A0\FE0E  "; }
+        #meta { margin: auto 0 0; font-size: 1rem; opacity: .9; }
+        footer { padding: .5rem 1rem; background: #1d1f23; font-size: .95rem; }
+        footer [data-stale="true"] { color: #ffd166; font-weight: 700; }
+        [hidden] { display: none !important; }
+        @media (min-width: 800px) { body { font-size: 20px; } #verdict { padding: 2rem 3rem; } }
+        </style>
+        </head>
+        <body data-login-required="\#(loginRequired ? "true" : "false")">
+        <header class="bar">
+          <span id="inspector">No inspector logged in</span>
+          <span id="link" data-state="connecting">Connecting…</span>
+          <button id="logout" type="button" hidden>Log out</button>
+        </header>
+        <section id="login" aria-labelledby="login-title" hidden>
+          <h2 id="login-title">Log in to inspect</h2>
+          <form id="login-form" method="post" action="/login">
+            <label>Staff ID <input name="staffID" autocomplete="username" autocapitalize="none" required></label>
+            <label>PIN <input name="pin" type="password" inputmode="numeric" autocomplete="current-password" required>
+            </label>
+            <button type="submit">Log in</button>
+            <p id="login-error" role="alert"></p>
+          </form>
+        </section>
+        <main id="verdict" data-state="waiting" role="status" aria-live="assertive" aria-atomic="true">
+          <p id="verdict-word">Waiting for the first scan</p>
+          <p id="verdict-reason" hidden></p>
+          <p id="holder-check" hidden></p>
+          <dl id="facts" hidden></dl>
+          <ul id="warnings" aria-label="Warnings" hidden></ul>
+          <p id="meta" hidden></p>
+        </main>
+        <footer><span id="trust">Trust data: checking…</span> <span id="health"></span></footer>
+        <script>
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        const loginRequired = document.body.dataset.loginRequired === "true";
+
+        function show(element, value) {
+          const empty = value === null || value === undefined || value === "";
+          element.textContent = empty ? "" : String(value);
+          element.hidden = empty;
+        }
+
+        function when(iso) {
+          if (!iso) return null;
+          const date = new Date(iso);
+          return isNaN(date) ? iso : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+        }
+
+        function age(iso) {
+          const seconds = Math.max(0, (Date.now() - new Date(iso).getTime()) / 1000);
+          if (seconds < 90) return Math.round(seconds) + " s ago";
+          if (seconds < 5400) return Math.round(seconds / 60) + " min ago";
+          if (seconds < 172800) return Math.round(seconds / 3600) + " h ago";
+          return Math.round(seconds / 86400) + " days ago";
+        }
+
+        function renderVerdict(event) {
+          const panel = $("verdict");
+          panel.dataset.state = event.verdict === "valid" ? "valid" : "invalid";
+          panel.dataset.verdict = event.verdict;
+          show($("verdict-word"), String(event.verdict).replace(/-/g, " "));
+          show($("verdict-reason"), event.reason);
+          show($("holder-check"), event.holder ? "Check ID \u2014 holder: " + event.holder : null);
+
+          const validity = [when(event.validFrom), when(event.validUntil)];
+          const rows = [
+            ["Product", event.product],
+            ["Valid", validity[0] || validity[1]
+              ? (validity[0] || "\u2026") + " \u2013 " + (validity[1] || "\u2026") : null],
+            ["Category", [event.category, event.passengers ? event.passengers + " passenger"
+              + (event.passengers === 1 ? "" : "s") : null].filter(Boolean).join(", ")],
+            ["Zones", Array.isArray(event.zones) ? event.zones.join(", ") : null],
+            ["Issuer", event.issuer],
+          ];
+          const facts = $("facts");
+          facts.replaceChildren();
+          for (const [label, value] of rows) {
+            if (value === null || value === undefined || value === "") continue;
+            const term = document.createElement("dt");
+            term.textContent = label;
+            const detail = document.createElement("dd");
+            detail.textContent = String(value);
+            facts.append(term, detail);
+          }
+          facts.hidden = facts.childElementCount === 0;
+
+          const warnings = $("warnings");
+          warnings.replaceChildren();
+          const messages = (event.warningMessages && event.warningMessages.length ? event.warningMessages
+            : event.warnings) || [];
+          for (const message of messages) {
+            const item = document.createElement("li");
+            item.textContent = message;
+            warnings.append(item);
+          }
+          warnings.hidden = messages.length === 0;
+
+          const meta = [event.device ? "Scanner " + event.device : null, when(event.inspectedAt),
+            event.inspector ? "inspector " + event.inspector : null,
+            event.decidedBy === "online" ? "decided online" : null];
+          show($("meta"), meta.filter(Boolean).join(" \u00B7 "));
+        }
+
+        function renderSession(session) {
+          show($("inspector"), session
+            ? "Inspector: " + (session.name ? session.name + " (" + session.staffID + ")" : session.staffID)
+            : "No inspector logged in");
+          $("inspector").hidden = false;
+          $("logout").hidden = !session;
+          $("login").hidden = !loginRequired || Boolean(session);
+        }
+
+        async function refreshHealth() {
+          try {
+            const response = await fetch("/healthz", { cache: "no-store" });
+            const report = await response.json();
+            const trust = $("trust");
+            const updated = report.trustUpdatedAt || report.lastSyncAt;
+            const sync = report.lastSyncAt ? " \u00B7 last sync " + age(report.lastSyncAt) : "";
+            trust.textContent = updated ? "Trust data updated " + age(updated) + sync : "Trust data age unknown";
+            trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000);
+            const down = (report.scanners || []).filter((scanner) => !scanner.connected)
+              .map((scanner) => scanner.name + ": " + (scanner.reason || "not connected"));
+            if (report.lastError) down.push(report.lastError);
+            show($("health"), report.status === "ok" ? null : "\u00B7 Degraded: " + down.join("; "));
+          } catch (error) {
+            $("trust").textContent = "Trust data: the daemon does not answer";
+          }
+        }
+
+        $("login-form").addEventListener("submit", async (submit) => {
+          submit.preventDefault();
+          const form = submit.target;
+          const body = JSON.stringify({ staffID: form.staffID.value.trim(), pin: form.pin.value });
+          form.pin.value = "";
+          try {
+            const response = await fetch("/login", {
+              method: "POST", headers: { "Content-Type": "application/json" }, body,
+            });
+            const answer = await response.json();
+            if (response.ok) {
+              show($("login-error"), null);
+              renderSession(answer);
+            } else {
+              show($("login-error"), answer.error || "Login refused.");
+            }
+          } catch (error) {
+            show($("login-error"), "The daemon does not answer.");
+          }
+        });
+
+        $("logout").addEventListener("click", async () => {
+          await fetch("/logout", { method: "POST" }).catch(() => {});
+          renderSession(null);
+        });
+
+        const link = $("link");
+        const source = new EventSource("/events");
+        source.addEventListener("open", () => { link.textContent = "Live"; link.dataset.state = "live"; });
+        source.addEventListener("error", () => {
+          link.textContent = "Reconnecting\u2026";
+          link.dataset.state = "down";
+        });
+        source.addEventListener("verdict", (message) => renderVerdict(JSON.parse(message.data)));
+        source.addEventListener("session", (message) => renderSession(JSON.parse(message.data)));
+
+        renderSession(null);
+        refreshHealth();
+        setInterval(refreshHealth, 30000);
+        </script>
+        </body>
+        </html>
+
+        """#
+    }
+}
