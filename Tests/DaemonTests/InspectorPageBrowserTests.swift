@@ -1,7 +1,9 @@
 import Daemon
 import FareCore
 import Foundation
+import Signatures
 import Testing
+import TrustStore
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +21,7 @@ struct InspectorPageBrowserTests {
 
     @Test func thePageRendersTheLiveVerdict() async throws {
         let bench = try EndpointBench(loginRequired: true)
+        try bench.store.saveStaff(StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913")))
         try await bench.run { port in
             let browser = try HeadlessChromium(width: 480, height: 800)
             try await browser.open("http://127.0.0.1:\(port)/", width: 480, height: 800)
@@ -56,6 +59,16 @@ struct InspectorPageBrowserTests {
             #expect(png.count > 1000)
             #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
             Self.keep(png, as: "inspector-revoked.png")
+
+            // The inspector logs in through the page's form: a wrong PIN is refused with the reason, the
+            // right one closes the form and names the inspector.
+            try await browser.submitLogin(staffID: "K-204", pin: "111111")
+            try await browser.waitUntil("document.getElementById('login-error').textContent !== ''")
+            #expect(try await browser.dom().contains("Unknown staff id or wrong PIN."))
+            try await browser.submitLogin(staffID: "K-204", pin: "482913")
+            try await browser.waitUntil("document.getElementById('login').hidden")
+            #expect(try await browser.dom().contains("Inspector: Kim Berger (K-204)"))
+            #expect(bench.sessions.current()?.staffID == "K-204")
             try await browser.quit()
         }
     }
@@ -179,6 +192,23 @@ final class HeadlessChromium {
     /// The document as it is now, as HTML.
     func dom() async throws -> String {
         try await evaluate("document.documentElement.outerHTML") as? String ?? ""
+    }
+
+    /// Fills in the page's login form and submits it, as an inspector would.
+    func submitLogin(staffID: String, pin: String) async throws {
+        let fields = String(decoding: try JSONSerialization.data(withJSONObject: [staffID, pin]), as: UTF8.self)
+        _ = try await evaluate(
+            """
+            (() => {
+              const [staffID, pin] = \(fields);
+              const form = document.getElementById('login-form');
+              document.getElementById('login-error').textContent = '';
+              form.staffID.value = staffID;
+              form.pin.value = pin;
+              form.requestSubmit();
+              return true;
+            })()
+            """)
     }
 
     /// A PNG of the page's viewport.
