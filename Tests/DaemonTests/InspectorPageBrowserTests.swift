@@ -2,6 +2,7 @@ import Daemon
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TrustStore
 
@@ -281,17 +282,4 @@ final class HeadlessChromium {
             }
         }
     }
-}
-
-/// Starts a child with every signal unblocked on the spawning thread.
-///
-/// The child inherits this thread's signal mask; the test runner's threads block most signals, and a
-/// browser that cannot see its own SIGCHLD or SIGTERM behaves unlike one started from a shell.
-func startUnblocked(_ process: Process) throws {
-    var all = sigset_t()
-    var previous = sigset_t()
-    sigfillset(&all)
-    pthread_sigmask(SIG_UNBLOCK, &all, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
 }
