@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C libraries from Debian, one system library each.
@@ -132,6 +133,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -139,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "farecheck-server",
             dependencies: [
-                "ValidationServer", "ValidationAPI", "Signatures",
+                "ValidationServer", "ValidationAPI", "Signatures", "FareCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -193,7 +195,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ValidationServerTests",
-            dependencies: ["ValidationServer", "ValidationAPI", "Signatures", "farecheck-server"],
+            dependencies: [
+                "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "farecheck-server",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

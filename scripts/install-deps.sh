@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages farecheck builds and tests against. Needs root (or sudo).
 # The Swift 6.3 toolchain itself is not a Debian package: install it from swift.org first.
+# postgresql (15 on Debian 12) is only for the reference server's PostgreSQL tests; .ci/run starts it.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
     libzbar-dev libzxing-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev
     openssl zbar-tools zxing-cpp-tools qrencode
     chromium fonts-dejavu-core
+    postgresql
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -1,0 +1,124 @@
+import Foundation
+
+/// The list of issuer keys a validator should trust, as the agency publishes it (signed, in a
+/// `SignedDocument`).
+///
+/// Each publication has a higher `sequence`; a validator applies a bundle only if its sequence is not
+/// lower than the one it holds (`checkNotRollback(holding:)`), so an old bundle replayed by an attacker
+/// cannot bring back a key the agency withdrew.
+public struct KeyBundle: Sendable, Equatable, Codable {
+    /// The publication's number, one more than the previous publication's.
+    public var sequence: Int64
+    /// When the bundle was published.
+    public var issuedAt: Date
+    /// Every key of the bundle; a validator replaces the synced keys it holds with these.
+    public var keys: [BundleKey]
+
+    /// Makes a bundle.
+    public init(sequence: Int64, issuedAt: Date, keys: [BundleKey]) {
+        self.sequence = sequence
+        self.issuedAt = issuedAt
+        self.keys = keys
+    }
+
+    /// Refuses this bundle if it is older than the one held.
+    ///
+    /// - Parameter held: The sequence of the bundle the validator applied last, nil if none.
+    /// - Throws: `BundleError` with code `.rollback` when `sequence` is lower than `held`.
+    public func checkNotRollback(holding held: Int64?) throws(BundleError) {
+        try Self.checkSequence(sequence, holding: held)
+    }
+
+    /// Refuses a bundle sequence lower than the one held; an equal sequence (the same bundle again) is accepted.
+    ///
+    /// - Parameters:
+    ///   - received: The sequence of the bundle received.
+    ///   - held: The sequence of the bundle the validator applied last, nil if none.
+    /// - Throws: `BundleError` with code `.rollback` when `received < held`.
+    public static func checkSequence(_ received: Int64, holding held: Int64?) throws(BundleError) {
+        guard let held, received < held else { return }
+        throw BundleError(
+            code: .rollback,
+            message: "The key bundle has sequence \(received), older than the bundle \(held) already applied: "
+                + "a replayed or rolled-back bundle; refused, the store is unchanged."
+        )
+    }
+}
+
+/// One issuer key in a `KeyBundle`.
+public struct BundleKey: Sendable, Equatable, Codable {
+    /// The ticket format the key signs: `fc1` or `uic` (UIC 918.3).
+    public var format: String
+    /// The issuer the key belongs to (FC1 issuer name, or UIC company code).
+    public var issuer: String
+    /// The key id as tickets carry it (lowercase hex for FC1, the UIC key id as text).
+    public var keyID: String
+    /// `ES256`, `EdDSA`, `PS256`, or the UIC key list's algorithm text; nil when not stated.
+    public var algorithm: String?
+    /// The public key, DER SubjectPublicKeyInfo (base64 on the wire).
+    public var spki: [UInt8]
+    /// The first moment the key may sign, when limited.
+    public var notBefore: Date?
+    /// The last moment the key may sign, when limited.
+    public var notAfter: Date?
+
+    /// The FC1 format name.
+    public static let fc1 = "fc1"
+    /// The UIC 918.3 format name on the wire.
+    public static let uic = "uic"
+
+    /// Makes a key entry.
+    public init(
+        format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
+        notAfter: Date? = nil
+    ) {
+        self.format = format
+        self.issuer = issuer
+        self.keyID = keyID
+        self.algorithm = algorithm
+        self.spki = spki
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+
+    /// The format as the validator's store names it: `uic` is `uic-918-3` there, other names are the same.
+    public var storeFormat: String { Self.storeFormat(of: format) }
+
+    /// Maps a wire format name to the store's (`uic` → `uic-918-3`).
+    public static func storeFormat(of wireFormat: String) -> String {
+        wireFormat == uic ? "uic-918-3" : wireFormat
+    }
+
+    /// Maps a store format name to the wire's (`uic-918-3` → `uic`).
+    public static func wireFormat(of storeFormat: String) -> String {
+        storeFormat == "uic-918-3" ? uic : storeFormat
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, issuer, keyID, algorithm, spki, notBefore, notAfter
+    }
+
+    /// Reads a key entry; `spki` is base64.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(String.self, forKey: .format)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        keyID = try container.decode(String.self, forKey: .keyID)
+        algorithm = try container.decodeIfPresent(String.self, forKey: .algorithm)
+        spki = try container.decodeBase64(forKey: .spki)
+        notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
+        notAfter = try container.decodeIfPresent(Date.self, forKey: .notAfter)
+    }
+
+    /// Writes a key entry; `spki` as base64, absent optionals left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encode(keyID, forKey: .keyID)
+        try container.encodeIfPresent(algorithm, forKey: .algorithm)
+        try container.encodeBase64(spki, forKey: .spki)
+        try container.encodeIfPresent(notBefore, forKey: .notBefore)
+        try container.encodeIfPresent(notAfter, forKey: .notAfter)
+    }
+}

@@ -1,1 +1,0 @@
-// The ValidationAPI module; see Package.swift.

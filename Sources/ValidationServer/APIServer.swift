@@ -1,0 +1,361 @@
+import FareCore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Signatures
+import ValidationAPI
+
+/// How the reference server listens and signs.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind, e.g. `127.0.0.1`.
+    public var host: String
+    /// The port to bind; 0 picks a free one (reported to `onListening`).
+    public var port: Int
+    /// The trust anchor's private key, which signs revocation deltas; without it `/v1/revocations` answers 503.
+    public var anchorKey: PrivateKey?
+    /// The largest `POST /v1/inspections` body read; larger ones get 413.
+    public var inspectionBodyLimit: Int
+    /// The least severe log level written (to standard error).
+    public var logLevel: Logger.Level
+
+    /// Makes a configuration.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8443, anchorKey: PrivateKey? = nil,
+        inspectionBodyLimit: Int = 1 << 20, logLevel: Logger.Level = .info
+    ) {
+        self.host = host
+        self.port = port
+        self.anchorKey = anchorKey
+        self.inspectionBodyLimit = inspectionBodyLimit
+        self.logLevel = logLevel
+    }
+
+    /// Reads a `--listen` value: `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (loopback).
+    ///
+    /// - Throws: `ServerError` with code `.invalidInput` for anything else.
+    public static func parseListenAddress(_ text: String) throws(ServerError) -> (host: String, port: Int) {
+        let invalid = ServerError(
+            code: .invalidInput,
+            message: "--listen \(text): expected HOST:PORT, e.g. 127.0.0.1:8443, [::1]:8443, or 127.0.0.1:0 for any "
+                + "free port.")
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { throw invalid }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty { host = "127.0.0.1" }
+        guard !host.contains(" ") else { throw invalid }
+        return (host, port)
+    }
+}
+
+/// The reference implementation of the online validation API (`API/openapi.yaml`) over a `ServerStore`.
+public struct APIServer: Sendable {
+    let store: any ServerStore
+    let configuration: ServerConfiguration
+    let logger: Logger
+
+    /// Makes a server over a store.
+    public init(store: any ServerStore, configuration: ServerConfiguration) {
+        self.store = store
+        self.configuration = configuration
+        var logger = Logger(label: "farecheck-server")
+        logger.logLevel = configuration.logLevel
+        self.logger = logger
+    }
+
+    /// Every path the server answers, for checking the OpenAPI document against.
+    public static let servedPaths = [
+        APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check,
+    ]
+
+    /// Serves until SIGTERM or SIGINT (or until the task is cancelled), then shuts down gracefully.
+    ///
+    /// - Parameter onListening: Called once the socket is bound, with the host and the actual port.
+    public func run(onListening: @escaping @Sendable (String, Int) async -> Void) async throws {
+        let application = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                await onListening(configuration.host, port)
+            },
+            logger: logger
+        )
+        do {
+            try await application.runService()
+        } catch {
+            throw ServerError(
+                code: .serveFailed,
+                message: "Cannot serve on \(configuration.host):\(configuration.port): \(error).", cause: error)
+        }
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(ErrorBodyMiddleware())
+        router.get(RouterPath(APIPath.health)) { _, _ in await health() }
+        router.get(RouterPath(APIPath.keys)) { request, _ in
+            await answer(request) { device in try await keyBundle(request, device: device) }
+        }
+        router.get(RouterPath(APIPath.revocations)) { request, _ in
+            await answer(request) { device in try await revocations(request, device: device) }
+        }
+        router.post(RouterPath(APIPath.inspections)) { request, _ in
+            await answer(request) { device in try await inspections(request, device: device) }
+        }
+        router.post(RouterPath(APIPath.check)) { request, _ in
+            await answer(request) { device in try await check(request, device: device) }
+        }
+        return router
+    }
+
+    // MARK: Handlers
+
+    private func health() async -> Response {
+        do {
+            try await store.checkHealth()
+            let bundle = try await store.latestBundle()
+            return Self.json(
+                .ok, HealthStatus(status: "ok", storage: store.backendName, keyBundleSequence: bundle?.sequence))
+        } catch {
+            logger.error("health check failed: \(error)")
+            return Self.json(
+                .serviceUnavailable,
+                HealthStatus(status: "degraded", storage: store.backendName, keyBundleSequence: nil))
+        }
+    }
+
+    private func keyBundle(_ request: Request, device: DeviceRecord) async throws -> Response {
+        guard let bundle = try await store.latestBundle() else {
+            throw APIFailure(
+                .notFound, "no-bundle",
+                "No key bundle is published yet; the agency runs `farecheck-server keys publish`.")
+        }
+        let entityTag = "\"\(bundle.sequence)\""
+        if let since = request.uri.queryParameters["since"] {
+            guard let held = Int64(since) else {
+                throw APIFailure(.badRequest, "bad-request", "since must be a bundle sequence number, not \(since).")
+            }
+            if held >= bundle.sequence { return Response(status: .notModified, headers: [.eTag: entityTag]) }
+        }
+        if let tags = request.headers[.ifNoneMatch],
+            tags == "*"
+                || tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == entityTag })
+        {
+            return Response(status: .notModified, headers: [.eTag: entityTag])
+        }
+        return Self.json(.ok, bytes: bundle.document, headers: [.eTag: entityTag, .cacheControl: "no-cache"])
+    }
+
+    private func revocations(_ request: Request, device: DeviceRecord) async throws -> Response {
+        var cursor: Int64 = 0
+        if let text = request.uri.queryParameters["cursor"] {
+            guard let value = Int64(text), value >= 0 else {
+                throw APIFailure(.badRequest, "bad-request", "cursor must be a change number (0 or more), not \(text).")
+            }
+            cursor = value
+        }
+        guard let anchorKey = configuration.anchorKey else {
+            throw APIFailure(
+                .serviceUnavailable, "anchor-key-missing",
+                "The server has no trust anchor key to sign revocations with; start it with --anchor-key.")
+        }
+        let delta = try await store.revocationDelta(since: cursor)
+        let document = try SignedDocument.sign(delta, with: anchorKey)
+        return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
+    }
+
+    private func inspections(_ request: Request, device: DeviceRecord) async throws -> Response {
+        let batch = try await Self.decodeBody(
+            InspectionBatch.self, of: request, limit: configuration.inspectionBodyLimit)
+        guard batch.records.count <= InspectionBatch.maximumRecordCount else {
+            throw APIFailure(
+                .contentTooLarge, "batch-too-large",
+                "A batch holds at most \(InspectionBatch.maximumRecordCount) records; this one has "
+                    + "\(batch.records.count). Send smaller batches.")
+        }
+        for record in batch.records where record.id.isEmpty || record.id.utf8.count > 128 {
+            throw APIFailure(
+                .badRequest, "bad-request",
+                "Every record needs an id of 1 to 128 bytes; one has \(record.id.utf8.count).")
+        }
+        let accepted = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
+        logger.info("stored inspections", metadata: ["device": "\(device.id)", "count": "\(accepted.count)"])
+        return Self.json(.ok, BatchAcknowledgement(accepted: accepted))
+    }
+
+    private func check(_ request: Request, device: DeviceRecord) async throws -> Response {
+        let query = try await Self.decodeBody(
+            OnlineCheckRequest.self, of: request, limit: OnlineCheckRequest.maximumBodyByteCount)
+        var lookedUp = false
+        if let issuer = query.issuer, let format = query.format, let keyID = query.keyID {
+            lookedUp = true
+            let reference = KeyReference(format: BundleKey.wireFormat(of: format), issuer: issuer, keyID: keyID)
+            if let revoked = try await store.keyRevocation(reference) {
+                return Self.json(
+                    .ok,
+                    OnlineCheckResponse(
+                        verdict: OnlineCheckResponse.revokedVerdict,
+                        reason: "The key \(keyID) of \(issuer) is revoked" + (revoked.reason.map { ": \($0)" } ?? "."),
+                        revoked: true, revokedAt: revoked.revokedAt))
+            }
+        }
+        if let issuer = query.issuer, let ticketID = query.ticketID {
+            lookedUp = true
+            let reference = TicketReference(issuer: issuer, ticketID: ticketID)
+            if let revoked = try await store.ticketRevocation(reference) {
+                return Self.json(
+                    .ok,
+                    OnlineCheckResponse(
+                        verdict: OnlineCheckResponse.revokedVerdict,
+                        reason: "The ticket \(ticketID.hexString) of \(issuer) is revoked"
+                            + (revoked.reason.map { ": \($0)" } ?? "."),
+                        revoked: true, revokedAt: revoked.revokedAt))
+            }
+        }
+        guard lookedUp else {
+            return Self.json(
+                .ok,
+                OnlineCheckResponse(
+                    verdict: OnlineCheckResponse.unknownVerdict,
+                    reason: "The request names no ticket (issuer and ticketID) or key (format, issuer, keyID) to "
+                        + "look up; the server does not parse payloads.",
+                    revoked: nil))
+        }
+        return Self.json(
+            .ok,
+            OnlineCheckResponse(
+                verdict: OnlineCheckResponse.notRevokedVerdict,
+                reason: "The server holds neither the ticket nor its key as revoked.", revoked: false))
+    }
+
+    // MARK: Authentication, bodies, errors
+
+    /// Authenticates the device, runs `handler`, and turns every failure into an error body.
+    private func answer(
+        _ request: Request, _ handler: (DeviceRecord) async throws -> Response
+    ) async -> Response {
+        do {
+            let device = try await authenticate(request)
+            return try await handler(device)
+        } catch let failure as APIFailure {
+            return failure.response
+        } catch let error as BundleError {
+            logger.error("signing failed: \(error)")
+            return APIFailure(.internalServerError, "signing-failed", "The server could not sign the document.")
+                .response
+        } catch {
+            logger.error("request failed: \(error)", metadata: ["path": "\(request.uri.path)"])
+            return APIFailure(
+                .internalServerError, "storage-failure", "The server could not reach its database; try again later."
+            ).response
+        }
+    }
+
+    /// The registered, not revoked, device whose token the request carries; anything else is 401.
+    private func authenticate(_ request: Request) async throws -> DeviceRecord {
+        // One answer for every refusal: whether a device exists, or was revoked, is not told.
+        let refused = APIFailure(
+            .unauthorized, "unauthorized", "The request needs the bearer token of a registered device.",
+            headers: [.wwwAuthenticate: "Bearer realm=\"farecheck\""])
+        guard let header = request.headers[.authorization] else { throw refused }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw refused }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty, token.utf8.count <= 512 else { throw refused }
+        guard let device = try await store.device(tokenHash: DeviceToken.hash(token)), !device.revoked else {
+            throw refused
+        }
+        return device
+    }
+
+    /// Reads and decodes a JSON body of at most `limit` bytes: 413 above it, 400 for anything not `T`.
+    private static func decodeBody<T: Decodable>(
+        _ type: T.Type, of request: Request, limit: Int
+    ) async throws -> T {
+        let tooLarge = APIFailure(
+            .contentTooLarge, "body-too-large", "The request body exceeds \(limit) bytes; send less at a time.")
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit { throw tooLarge }
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw tooLarge
+        }
+        do {
+            return try WireFormat.decode(type, from: Array(buffer.readableBytesView))
+        } catch {
+            throw APIFailure(
+                .badRequest, "bad-request", "The body is not a \(T.self) JSON document: \(Self.explain(error))")
+        }
+    }
+
+    private static func explain(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "missing field \(key.stringValue)."
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
+        default: "not JSON."
+        }
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
+        // The API's own documents always encode.
+        json(status, bytes: (try? WireFormat.encode(value)) ?? [], headers: headers)
+    }
+
+    static func json(_ status: HTTPResponse.Status, bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// A refusal with its status and error body.
+struct APIFailure: Error {
+    var status: HTTPResponse.Status
+    var body: ErrorBody
+    var headers: HTTPFields
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.body = ErrorBody(error: code, message: message)
+        self.headers = headers
+    }
+
+    var response: Response { APIServer.json(status, body, headers: headers) }
+}
+
+/// Gives the errors Hummingbird raises itself (no such route, wrong method) the API's error body.
+struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            let code =
+                switch error.status {
+                case .notFound: "not-found"
+                case .methodNotAllowed: "method-not-allowed"
+                case .contentTooLarge: "body-too-large"
+                default: "http-\(error.status.code)"
+                }
+            return APIFailure(
+                error.status, code, "\(request.method) \(request.uri.path): \(error.status.reasonPhrase)."
+            )
+            .response
+        }
+    }
+}
+
+extension ServerConfiguration {
+    /// The log level named `name` (`trace` … `critical`), or nil.
+    public static func logLevel(named name: String) -> Logger.Level? {
+        Logger.Level(rawValue: name.lowercased())
+    }
+}

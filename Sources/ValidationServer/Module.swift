@@ -1,1 +1,0 @@
-// The ValidationServer module; see Package.swift.

@@ -1,0 +1,127 @@
+import FareCore
+import Foundation
+import ValidationAPI
+
+/// One logged change of the revocation list: a ticket or key revoked (again) or lifted.
+///
+/// Every change gets the next number of one counter, taken inside the transaction that makes the change,
+/// so numbers follow commit order and a validator that has applied up to `n` has missed nothing below it.
+public struct RevocationChange: Sendable, Equatable {
+    /// What changed.
+    public enum Entry: Sendable, Equatable {
+        /// A ticket was revoked (or revoked again with another reason).
+        case ticketRevoked(RevokedTicket)
+        /// A ticket's revocation was lifted.
+        case ticketRestored(TicketReference)
+        /// A key was revoked.
+        case keyRevoked(RevokedKey)
+        /// A key's revocation was lifted.
+        case keyRestored(KeyReference)
+    }
+
+    /// The change's number.
+    public var sequence: Int64
+    /// What changed.
+    public var entry: Entry
+
+    /// Makes a change.
+    public init(sequence: Int64, entry: Entry) {
+        self.sequence = sequence
+        self.entry = entry
+    }
+}
+
+/// How the server answers `GET /v1/revocations?cursor=N`: a delta of logged changes, or a full snapshot.
+public enum RevocationLog {
+    /// Whether a validator at `cursor` needs a full snapshot.
+    ///
+    /// - Parameters:
+    ///   - cursor: The last change number the validator applied (0: none).
+    ///   - latest: The newest change number.
+    ///   - prunedThrough: The newest change number no longer in the log (0: none dropped).
+    /// - Returns: True for a fresh validator (cursor 0), one whose next changes were dropped, and one ahead of
+    ///   the server (its cursor came from another server, or the server was restored from a backup).
+    public static func needsSnapshot(cursor: Int64, latest: Int64, prunedThrough: Int64) -> Bool {
+        cursor <= 0 || cursor < prunedThrough || cursor > latest
+    }
+
+    /// Folds the changes after `cursor` into a delta: for each ticket and key only its last change counts,
+    /// so a ticket revoked and restored since the cursor is listed once, as removed.
+    ///
+    /// - Parameters:
+    ///   - cursor: The validator's cursor.
+    ///   - latest: The newest change number, the delta's `next`.
+    ///   - changes: The changes with numbers above `cursor`, in any order.
+    public static func delta(since cursor: Int64, latest: Int64, changes: [RevocationChange]) -> RevocationDelta {
+        var lastTicketChange: [TicketReference: RevocationChange] = [:]
+        var lastKeyChange: [KeyReference: RevocationChange] = [:]
+        for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
+            switch change.entry {
+            case .ticketRevoked(let entry): lastTicketChange[entry.reference] = change
+            case .ticketRestored(let reference): lastTicketChange[reference] = change
+            case .keyRevoked(let entry): lastKeyChange[entry.reference] = change
+            case .keyRestored(let reference): lastKeyChange[reference] = change
+            }
+        }
+        var delta = RevocationDelta(from: cursor, next: latest, full: false)
+        // Listed in change order, so that the same log always gives the same document.
+        for change in lastTicketChange.values.sorted(by: { $0.sequence < $1.sequence }) {
+            switch change.entry {
+            case .ticketRevoked(let entry): delta.addedTickets.append(entry)
+            case .ticketRestored(let reference): delta.removedTickets.append(reference)
+            default: break
+            }
+        }
+        for change in lastKeyChange.values.sorted(by: { $0.sequence < $1.sequence }) {
+            switch change.entry {
+            case .keyRevoked(let entry): delta.addedKeys.append(entry)
+            case .keyRestored(let reference): delta.removedKeys.append(reference)
+            default: break
+            }
+        }
+        return delta
+    }
+
+    /// A full snapshot of the current revocations.
+    public static func snapshot(
+        cursor: Int64, latest: Int64, tickets: [RevokedTicket], keys: [RevokedKey]
+    ) -> RevocationDelta {
+        RevocationDelta(from: cursor, next: latest, full: true, addedTickets: tickets, addedKeys: keys)
+    }
+}
+
+extension RevocationChange {
+    /// Reads a change from the columns of the `revocation_change` table.
+    init(
+        sequence: Int64, kind: String, action: String, issuer: String, ticketID: String?, format: String?,
+        keyID: String?, reason: String?, revokedAt: Int64?
+    ) throws(ServerError) {
+        let revokedDate = Date(unixMilliseconds: revokedAt ?? 0)
+        switch (kind, action) {
+        case ("ticket", _):
+            guard let ticketID, let bytes = [UInt8](hex: ticketID) else { throw Self.damaged(sequence) }
+            self.init(
+                sequence: sequence,
+                entry: action == "add"
+                    ? .ticketRevoked(
+                        RevokedTicket(issuer: issuer, ticketID: bytes, reason: reason, revokedAt: revokedDate))
+                    : .ticketRestored(TicketReference(issuer: issuer, ticketID: bytes)))
+        case ("key", _):
+            guard let format, let keyID else { throw Self.damaged(sequence) }
+            self.init(
+                sequence: sequence,
+                entry: action == "add"
+                    ? .keyRevoked(
+                        RevokedKey(format: format, issuer: issuer, keyID: keyID, reason: reason, revokedAt: revokedDate)
+                    )
+                    : .keyRestored(KeyReference(format: format, issuer: issuer, keyID: keyID)))
+        default:
+            throw Self.damaged(sequence)
+        }
+    }
+
+    private static func damaged(_ sequence: Int64) -> ServerError {
+        ServerError(
+            code: .storageFailure, message: "Revocation change \(sequence) in the database is damaged (unknown kind).")
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import ValidationAPI
+
+/// What the server keeps, whatever the database: devices, issuer keys, published key bundles, the
+/// revocation list with its change log, and the inspections validators hand in.
+///
+/// Two implementations: `SQLiteServerStore` (GRDB, one file, the default) and `PostgresServerStore`
+/// (postgres-nio, for a fleet). Both pass the same tests.
+public protocol ServerStore: Sendable {
+    /// `sqlite` or `postgresql`.
+    var backendName: String { get }
+
+    /// Registers a device with the SHA-256 of its token. A device id registered before is a conflict.
+    func addDevice(id: String, tokenHash: [UInt8], at date: Date) async throws(ServerError)
+    /// Marks a device revoked; its token is refused from then on. False when there is no such device.
+    func revokeDevice(id: String) async throws(ServerError) -> Bool
+    /// Every device, by id.
+    func devices() async throws(ServerError) -> [DeviceRecord]
+    /// The device whose token hashes to `tokenHash`, revoked or not.
+    func device(tokenHash: [UInt8]) async throws(ServerError) -> DeviceRecord?
+
+    /// Adds an issuer key, or replaces the one with the same format, issuer and key id.
+    func putIssuerKey(_ key: BundleKey, at date: Date) async throws(ServerError)
+    /// Removes an issuer key from the next bundle. False when there is no such key.
+    func removeIssuerKey(_ key: KeyReference) async throws(ServerError) -> Bool
+    /// Every issuer key, ordered by format, issuer and key id.
+    func issuerKeys() async throws(ServerError) -> [BundleKey]
+
+    /// The newest published key bundle.
+    func latestBundle() async throws(ServerError) -> PublishedBundle?
+    /// Stores a published bundle; `.conflict` when its sequence is not above every stored one.
+    func storeBundle(_ bundle: PublishedBundle) async throws(ServerError)
+
+    /// Revokes a ticket (again, with a new reason, if it was) and logs the change.
+    func revokeTicket(_ entry: RevokedTicket) async throws(ServerError)
+    /// Lifts a ticket's revocation and logs the change. False when it was not revoked.
+    func unrevokeTicket(_ ticket: TicketReference) async throws(ServerError) -> Bool
+    /// Revokes an issuer key and logs the change.
+    func revokeKey(_ entry: RevokedKey) async throws(ServerError)
+    /// Lifts a key's revocation and logs the change. False when it was not revoked.
+    func unrevokeKey(_ key: KeyReference) async throws(ServerError) -> Bool
+    /// The revocation of a ticket, if it is revoked.
+    func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket?
+    /// The revocation of a key, if it is revoked.
+    func keyRevocation(_ key: KeyReference) async throws(ServerError) -> RevokedKey?
+    /// What changed after `cursor`, or a full snapshot when the changes since then are no longer kept
+    /// (see `RevocationLog`). Read in one consistent snapshot.
+    func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta
+    /// Drops all but the newest `count` logged changes; validators with an older cursor then get a full
+    /// snapshot. Returns how many changes were dropped.
+    func pruneRevocationChanges(keepingLast count: Int) async throws(ServerError) -> Int
+
+    /// Stores inspection records for a device, each id once (a record stored before is left as it was).
+    /// Returns the ids of the batch, all of which are stored when this returns.
+    func storeInspections(_ records: [InspectionUpload], deviceID: String, receivedAt: Date)
+        async throws(ServerError) -> [String]
+    /// Stored inspections, newest first.
+    func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
+
+    /// Runs a trivial query: throws when the database cannot be reached.
+    func checkHealth() async throws(ServerError)
+}
+
+/// A registered validator.
+public struct DeviceRecord: Sendable, Equatable {
+    /// The device id chosen by the admin.
+    public var id: String
+    /// Whether its token is refused.
+    public var revoked: Bool
+    /// When it was registered.
+    public var createdAt: Date
+
+    /// Makes a record.
+    public init(id: String, revoked: Bool, createdAt: Date) {
+        self.id = id
+        self.revoked = revoked
+        self.createdAt = createdAt
+    }
+}
+
+/// A key bundle as published: its sequence and the exact bytes of its signed document.
+public struct PublishedBundle: Sendable, Equatable {
+    /// The bundle's sequence.
+    public var sequence: Int64
+    /// When it was published.
+    public var issuedAt: Date
+    /// The `SignedDocument` JSON, served as is.
+    public var document: [UInt8]
+
+    /// Makes a record.
+    public init(sequence: Int64, issuedAt: Date, document: [UInt8]) {
+        self.sequence = sequence
+        self.issuedAt = issuedAt
+        self.document = document
+    }
+}
+
+/// An inspection as the server stored it.
+public struct StoredInspection: Sendable, Equatable {
+    /// The device (by registered id) that uploaded it.
+    public var deviceID: String
+    /// When the server stored it.
+    public var receivedAt: Date
+    /// The record as uploaded.
+    public var record: InspectionUpload
+
+    /// Makes a record.
+    public init(deviceID: String, receivedAt: Date, record: InspectionUpload) {
+        self.deviceID = deviceID
+        self.receivedAt = receivedAt
+        self.record = record
+    }
+}
+
+/// Dates are stored as Unix milliseconds in both databases.
+extension Date {
+    var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    init(unixMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: TimeInterval(unixMilliseconds) / 1000)
+    }
+}

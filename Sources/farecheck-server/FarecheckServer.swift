@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import ValidationServer
+
+/// `farecheck-server`: the reference online validation API and its admin commands.
+@main
+struct FarecheckServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "farecheck-server",
+        abstract: "The reference server of farecheck's online validation API (API/openapi.yaml).",
+        discussion: """
+            Serves signed key bundles, signed revocation deltas, inspection uploads and online checks to \
+            validators, from a SQLite file (--db, default server.sqlite) or a PostgreSQL database \
+            (--database-url postgres://USER:PASSWORD@HOST:PORT/DATABASE). The admin commands work on the same \
+            database, also while the server runs.
+
+            Exit status: 0 done, 2 could not be done (missing database, bad key file, unknown device, ...).
+            """,
+        subcommands: [
+            Serve.self, Init.self, Devices.self, Keys.self, Revoke.self, Unrevoke.self, Revocations.self,
+            Inspections.self,
+        ]
+    )
+}
+
+/// Where the database is: the same two options on every command.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "The SQLite database file (default: server.sqlite, or $FARECHECK_SERVER_DB).")
+    var db: String?
+
+    @Option(
+        name: .customLong("database-url"),
+        help: """
+            A PostgreSQL database instead: postgres://USER:PASSWORD@HOST:PORT/DATABASE \
+            (or $FARECHECK_SERVER_DATABASE_URL).
+            """
+    )
+    var databaseURL: String?
+
+    /// The location named by the options, else by the environment, else `server.sqlite`.
+    func location() throws(ServerError) -> StoreLocation {
+        let environment = ProcessInfo.processInfo.environment
+        if db == nil && databaseURL == nil {
+            if let url = environment["FARECHECK_SERVER_DATABASE_URL"], !url.isEmpty {
+                return try StoreLocation(db: nil, databaseURL: url)
+            }
+            if let path = environment["FARECHECK_SERVER_DB"], !path.isEmpty {
+                return try StoreLocation(db: path, databaseURL: nil)
+            }
+        }
+        return try StoreLocation(db: db, databaseURL: databaseURL)
+    }
+}
+
+/// A command that works on the database and reports failures as one line on standard error, exit status 2.
+protocol StoreCommand: AsyncParsableCommand {
+    var database: DatabaseOptions { get }
+    /// Whether a missing SQLite file is created.
+    var createsDatabase: Bool { get }
+    func run(on store: any ServerStore) async throws
+}
+
+extension StoreCommand {
+    var createsDatabase: Bool { false }
+
+    func run() async throws {
+        do {
+            let location = try database.location()
+            try await location.withStore(create: createsDatabase) { store in try await run(on: store) }
+        } catch let error as ServerError {
+            fail(error.message)
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as CleanExit {
+            throw error
+        } catch {
+            fail("\(error)")
+        }
+    }
+}
+
+/// Prints a message on standard error and exits with status 2.
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("farecheck-server: \(message)\n".utf8))
+    Foundation.exit(2)
+}
+
+/// Prints a line on standard output at once, also when it is a pipe (tests read the port this way).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

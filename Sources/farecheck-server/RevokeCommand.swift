@@ -1,0 +1,180 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import ValidationAPI
+import ValidationServer
+
+/// What `revoke` and `unrevoke` name: a ticket by issuer and id, or a key by format, issuer and kid.
+struct RevocationTarget: ParsableArguments {
+    @Option(help: "The issuer of the ticket or key.")
+    var issuer: String
+
+    @Option(name: .customLong("ticket-id"), help: "The ticket id, hex (as `farecheck verify` prints it).")
+    var ticketID: String?
+
+    @Option(help: "A key id instead of a ticket: revokes every ticket the key signed.")
+    var key: String?
+
+    @Option(help: "The key's format, with --key: fc1 or uic.")
+    var format = "fc1"
+
+    enum Target {
+        case ticket(TicketReference)
+        case key(KeyReference)
+    }
+
+    func target() throws(ServerError) -> Target {
+        switch (ticketID, key) {
+        case (.some(let hex), .none):
+            guard let bytes = [UInt8](hex: hex), !bytes.isEmpty else {
+                throw ServerError(
+                    code: .invalidInput, message: "--ticket-id \(hex): expected hex, e.g. 9f86d081884c7d65.")
+            }
+            return .ticket(TicketReference(issuer: issuer, ticketID: bytes))
+        case (.none, .some(let keyID)):
+            return .key(KeyReference(format: try Keys.Add.wireFormat(format), issuer: issuer, keyID: keyID))
+        default:
+            throw ServerError(
+                code: .invalidInput, message: "Name either a ticket (--ticket-id HEX) or a key (--key KID).")
+        }
+    }
+}
+
+/// `revoke`: adds a ticket or key to the revocation list validators sync.
+struct Revoke: StoreCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Revoke a ticket (--issuer I --ticket-id HEX) or an issuer key (--issuer I --key KID --format F).",
+        discussion: "Validators learn it at their next sync; online checks see it at once.")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var what: RevocationTarget
+
+    @Option(help: "Why, shown to inspectors.")
+    var reason: String?
+
+    func run(on store: any ServerStore) async throws {
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        switch try what.target() {
+        case .ticket(let ticket):
+            try await store.revokeTicket(
+                RevokedTicket(issuer: ticket.issuer, ticketID: ticket.ticketID, reason: reason, revokedAt: now))
+            say("revoked ticket \(ticket.ticketID.hexString) of \(ticket.issuer)")
+        case .key(let key):
+            try await store.revokeKey(
+                RevokedKey(format: key.format, issuer: key.issuer, keyID: key.keyID, reason: reason, revokedAt: now))
+            say("revoked \(key.format) key \(key.keyID) of \(key.issuer)")
+        }
+    }
+}
+
+/// `unrevoke`: lifts a revocation.
+struct Unrevoke: StoreCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Lift the revocation of a ticket or key (same options as revoke).")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var what: RevocationTarget
+
+    func run(on store: any ServerStore) async throws {
+        switch try what.target() {
+        case .ticket(let ticket):
+            guard try await store.unrevokeTicket(ticket) else {
+                fail("Ticket \(ticket.ticketID.hexString) of \(ticket.issuer) is not revoked.")
+            }
+            say("ticket \(ticket.ticketID.hexString) of \(ticket.issuer) is no longer revoked")
+        case .key(let key):
+            guard try await store.unrevokeKey(key) else {
+                fail("The \(key.format) key \(key.keyID) of \(key.issuer) is not revoked.")
+            }
+            say("\(key.format) key \(key.keyID) of \(key.issuer) is no longer revoked")
+        }
+    }
+}
+
+/// `revocations`: the list and its change log.
+struct Revocations: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show revocations, or prune their change log.",
+        subcommands: [List.self, Prune.self]
+    )
+
+    /// `revocations list`.
+    struct List: StoreCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print what a validator with the given cursor would receive (default: everything), as JSON.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "The cursor (change number) a validator holds; 0 prints a full snapshot.")
+        var cursor: Int64 = 0
+
+        func run(on store: any ServerStore) async throws {
+            let delta = try await store.revocationDelta(since: cursor)
+            let encoder = WireFormat.encoder()
+            encoder.outputFormatting.insert(.prettyPrinted)
+            say(String(decoding: try encoder.encode(delta), as: UTF8.self))
+        }
+    }
+
+    /// `revocations prune --keep N`.
+    struct Prune: StoreCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Drop all but the newest N logged changes; validators with older cursors get a full snapshot.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "How many of the newest changes to keep.")
+        var keep: Int
+
+        func run(on store: any ServerStore) async throws {
+            let dropped = try await store.pruneRevocationChanges(keepingLast: keep)
+            say("dropped \(dropped) logged changes")
+        }
+    }
+}
+
+/// `inspections`: what validators handed in.
+struct Inspections: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the inspection records validators uploaded.",
+        subcommands: [List.self]
+    )
+
+    /// `inspections list`.
+    struct List: StoreCommand {
+        static let configuration = CommandConfiguration(abstract: "List inspections, newest first.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Flag(help: "One JSON object per line: the record as uploaded, with deviceID and receivedAt.")
+        var json = false
+
+        @Option(help: "At most this many records.")
+        var limit = 1000
+
+        func run(on store: any ServerStore) async throws {
+            for stored in try await store.inspections(limit: max(0, limit)) {
+                let record = stored.record
+                if json {
+                    let encoded = try WireFormat.encode(record)
+                    guard var object = try JSONSerialization.jsonObject(with: Data(encoded)) as? [String: Any] else {
+                        continue
+                    }
+                    object["deviceID"] = stored.deviceID
+                    object["receivedAt"] = stored.receivedAt.formatted(.iso8601)
+                    say(jsonLine(object))
+                } else {
+                    let when = Date(unixMilliseconds: record.inspectedAt).formatted(.iso8601)
+                    let ticket = record.ticketID.map { "\(record.issuer ?? "?")/\($0.hexString)" } ?? "-"
+                    say("\(when)\t\(stored.deviceID)\t\(record.verdict)\t\(ticket)\t\(record.id)")
+                }
+            }
+        }
+    }
+}
+
+extension Date {
+    init(unixMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: TimeInterval(unixMilliseconds) / 1000)
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import Signatures
+import ValidationAPI
+import ValidationServer
+
+/// `serve`: runs the API until SIGTERM or SIGINT.
+struct Serve: StoreCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the API (plain HTTP; put it behind a TLS proxy beyond loopback).",
+        discussion: """
+            Prints "farecheck-server listening on http://HOST:PORT" once the socket is bound (with the actual \
+            port when --listen asks for port 0). A missing SQLite database is created.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "The address to listen on, HOST:PORT; port 0 picks a free port.")
+    var listen = "127.0.0.1:8443"
+
+    @Option(
+        name: .customLong("anchor-key"),
+        help: "The trust anchor's private key (PEM), to sign revocation deltas; e.g. Keys/demo-anchor.key.")
+    var anchorKey: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    var createsDatabase: Bool { true }
+
+    func run(on store: any ServerStore) async throws {
+        let (host, port) = try ServerConfiguration.parseListenAddress(listen)
+        guard let level = ServerConfiguration.logLevel(named: logLevel) else {
+            fail("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical.")
+        }
+        var configuration = ServerConfiguration(host: host, port: port, logLevel: level)
+        if let anchorKey {
+            let key = try readAnchorKey(anchorKey)
+            configuration.anchorKey = key
+            let id = TrustAnchor.id(of: key.publicKey)
+            if id == DemoAnchor.id {
+                FileHandle.standardError.write(
+                    Data(
+                        "farecheck-server: signing with the DEMO trust anchor \(id): its private key is published.\n"
+                            .utf8))
+            }
+        } else {
+            FileHandle.standardError.write(
+                Data("farecheck-server: no --anchor-key: /v1/revocations answers 503 until one is given.\n".utf8))
+        }
+        let backend = store.backendName
+        try await APIServer(store: store, configuration: configuration).run { host, port in
+            let shownHost = host.contains(":") ? "[\(host)]" : host
+            say("farecheck-server listening on http://\(shownHost):\(port) (\(backend))")
+        }
+    }
+}
+
+/// Reads a trust anchor's private key file, or exits with a message.
+func readAnchorKey(_ path: String) throws(ServerError) -> PrivateKey {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw ServerError(code: .invalidInput, message: "Cannot read the anchor key file \(path).")
+    }
+    let key: PrivateKey
+    do {
+        key = try PrivateKey(pem: text)
+    } catch {
+        throw ServerError(code: .invalidInput, message: "\(path): \(error.message)", cause: error)
+    }
+    guard key.kind == .ecP256 else {
+        throw ServerError(
+            code: .invalidInput,
+            message: "\(path) is a \(key.kind) key; a trust anchor signs with ES256 and needs an ECDSA P-256 key "
+                + "(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256).")
+    }
+    return key
+}
+
+/// `init`: creates (or upgrades) the database and exits.
+struct Init: StoreCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create the server database (or bring its schema up to date).")
+
+    @OptionGroup var database: DatabaseOptions
+
+    var createsDatabase: Bool { true }
+
+    func run(on store: any ServerStore) async throws {
+        let location = try database.location()
+        say("farecheck-server database ready: \(location) (\(store.backendName))")
+    }
+}

@@ -1,1 +1,0 @@
-print("farecheck-server: not yet")
