@@ -73,6 +73,16 @@ public final class SimulatedSSIScanner: Sendable {
         return condition(self)
     }
 
+    /// Waits, without holding a thread, until `condition` holds or `timeout` passes; returns whether it held.
+    public func waitUntil(timeout: Duration, _ condition: (SimulatedSSIScanner) -> Bool) async -> Bool {
+        let giveUp = ContinuousClock.now + timeout
+        while ContinuousClock.now < giveUp {
+            if condition(self) { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return condition(self)
+    }
+
     /// Unplugs the scanner: the thread ends and the pseudo-terminal closes (the host sees the device vanish).
     public func stop() {
         let wasRunning = state.withLock { state in

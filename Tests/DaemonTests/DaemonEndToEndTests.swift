@@ -75,16 +75,16 @@ struct DaemonEndToEndTests {
             ]).status == 0)
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
-        let socket = try LineSocket(path: setup.socket)
+        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let socket = try await LineSocket.connect(path: setup.socket)
         let port = try #require(daemon.httpPort, "no HTTP port in \(daemon.stderr.text)")
         let stream = try await EventStreamClient(port: port)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
 
         var events: [VerdictEvent] = []
         for payload in [day, day, single, single, stolen, Array("not a ticket".utf8)] {
             scanner.scan(payload)
-            events.append(try setup.event(socket.readLine()))
+            events.append(try setup.event(await socket.readLine()))
         }
         #expect(events.map(\.verdict) == ["valid", "valid", "valid", "replayed", "revoked", "unsupported"])
         #expect(events[0].device == "front-door" && events[0].product == "day" && events[0].warnings.isEmpty)
@@ -94,7 +94,7 @@ struct DaemonEndToEndTests {
         #expect(events[3].reason.contains("already passed front-door"))
         #expect(events[4].reason.contains("reported stolen"))
         // Every verdict beeped on the scanner (good or bad).
-        #expect(scanner.wait(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
+        #expect(await scanner.waitUntil(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
 
         // The same verdicts as server-sent events, in order.
         var streamed: [VerdictEvent] = []
@@ -125,7 +125,7 @@ struct DaemonEndToEndTests {
 
         // SIGTERM: everything stops promptly, the journal is closed with its write-ahead log emptied.
         let started = Date()
-        #expect(daemon.stop(signal: SIGTERM, timeout: 2) == 0, "\(daemon.stderr.text)")
+        #expect(await daemon.stop(signal: SIGTERM, timeout: 2) == 0, "\(daemon.stderr.text)")
         #expect(Date().timeIntervalSince(started) < 2)
         let wal = (try? FileManager.default.attributesOfItem(atPath: setup.bench.db + "-wal")[.size] as? Int) ?? 0
         #expect(wal == 0)
@@ -142,21 +142,21 @@ struct DaemonEndToEndTests {
     }
 
     @Test("SIGKILL in the middle of a stream of scans: every verdict that reached a sink is in the journal")
-    func killedMidStream() throws {
+    func killedMidStream() async throws {
         let setup = try DaemonBench()
         let payloads = try (0..<6).map { try setup.ticket(String(format: "a0%02x", $0)) }
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
-        let socket = try LineSocket(path: setup.socket)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         for index in 0..<200 { scanner.scan(payloads[index % payloads.count]) }
         var seen: [String] = []
-        while seen.count < 40, let line = socket.readLine(timeout: 10) { seen.append(try setup.event(line).id) }
+        while seen.count < 40, let line = await socket.readLine(timeout: 10) { seen.append(try setup.event(line).id) }
         #expect(seen.count == 40)
-        #expect(daemon.stop(signal: SIGKILL) == SIGKILL)
+        #expect(await daemon.stop(signal: SIGKILL) == SIGKILL)
         // What else reached a sink before the kill: the rest of the socket stream and stdout.
-        while let line = socket.readLine(timeout: 0.5) { seen.append(try setup.event(line).id) }
+        while let line = await socket.readLine(timeout: 0.5) { seen.append(try setup.event(line).id) }
         let printed = daemon.stdout.lines.compactMap { try? setup.event($0).id }
         let shown = Set(seen).union(printed)
         #expect(shown.count >= 40)
@@ -165,21 +165,21 @@ struct DaemonEndToEndTests {
         #expect(shown.subtracting(journal).isEmpty, "shown but not journaled: \(shown.subtracting(journal))")
 
         // Restarted on the same store, the daemon goes on where it stopped.
-        let again = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath))
-        let socketAgain = try LineSocket(path: setup.socket)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        let again = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let socketAgain = try await LineSocket.connect(path: setup.socket)
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(payloads[0])
-        var next = try setup.event(socketAgain.readLine())
+        var next = try setup.event(await socketAgain.readLine())
         // Scans still queued in the simulated scanner from before the kill may come first.
         while !next.warnings.contains("seen-before") || next.ticketId != "a000" {
-            next = try setup.event(socketAgain.readLine())
+            next = try setup.event(await socketAgain.readLine())
         }
         #expect(next.verdict == "valid")
-        #expect(again.stop() == 0)
+        #expect(await again.stop() == 0)
     }
 
     @Test("the gate hook runs with the verdict in its environment; a hook that hangs is killed")
-    func gateHook() throws {
+    func gateHook() async throws {
         let setup = try DaemonBench()
         let day = try setup.ticket("9a7e")
         let script = setup.bench.path("open-gate.sh")
@@ -202,56 +202,56 @@ struct DaemonEndToEndTests {
                 timeout = 0.5
                 verdicts = ["*"]
                 """)
-        let daemon = try DaemonProcess(config: config)
-        let socket = try LineSocket(path: setup.socket)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        let daemon = try await DaemonProcess.start(config: config)
+        let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(hang)
-        _ = try setup.event(socket.readLine())
+        _ = try setup.event(await socket.readLine())
         scanner.scan(day)
-        _ = try setup.event(socket.readLine())
+        _ = try setup.event(await socket.readLine())
         scanner.scan(Array("garbage".utf8))
-        _ = try setup.event(socket.readLine())
+        _ = try setup.event(await socket.readLine())
         let deadline = Date().addingTimeInterval(10)
         var lines: [String] = []
         while Date() < deadline {
             lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
                 String.init)
             if lines.count >= 2 { break }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         #expect(lines == ["valid 1 9a7e front-door", "unsupported 0  front-door"])
         #expect(daemon.stderr.text.contains("was killed"))
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
     @Test("inspector mode: scans are refused until an inspector logs in with a staff badge, then recorded with them")
-    func inspectorSession() throws {
+    func inspectorSession() async throws {
         let setup = try DaemonBench()
         let badge = try setup.ticket("b0", product: "staff-badge", extra: ["--holder", "insp-17"])
         let day = try setup.ticket("d4")
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try DaemonProcess(config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
-        let socket = try LineSocket(path: setup.socket)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
+        let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(day)
-        let refused = try setup.event(socket.readLine())
+        let refused = try setup.event(await socket.readLine())
         #expect(refused.verdict == "refused")
         #expect(refused.reason.contains("log in"))
         scanner.scan(badge)
-        let login = try setup.event(socket.readLine())
+        let login = try setup.event(await socket.readLine())
         #expect(login.verdict == "valid" && login.reason.hasPrefix("Logged in: insp-17"))
         scanner.scan(day)
-        let inspected = try setup.event(socket.readLine())
+        let inspected = try setup.event(await socket.readLine())
         #expect(inspected.verdict == "valid" && inspected.inspector == "insp-17")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         let journal = try TrustStore(path: setup.bench.db).allInspections()
         #expect(!journal.contains { $0.id == refused.id })
         #expect(journal.last?.inspector == "insp-17")
     }
 
     @Test("under systemd: READY=1 on the notification socket once listening, STOPPING=1 at shutdown")
-    func systemdNotify() throws {
+    func systemdNotify() async throws {
         let setup = try DaemonBench()
         let notifyPath = setup.bench.path("notify.sock")
         let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -267,22 +267,26 @@ struct DaemonEndToEndTests {
         #expect(bound == 0)
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try DaemonProcess(
+        let daemon = try await DaemonProcess.start(
             config: try setup.config(scanner: scanner.devicePath),
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "400000"])
-        func receive() -> String? {
+        func receive() async -> String? {
             var poller = pollfd(fd: receiver, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 5000) > 0 else { return nil }
+            let deadline = Date().addingTimeInterval(5)
+            while poll(&poller, 1, 0) <= 0 {
+                guard Date() < deadline else { return nil }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             var buffer = [UInt8](repeating: 0, count: 512)
             let count = recv(receiver, &buffer, buffer.count, 0)
             return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
         }
         var messages: [String] = []
-        while messages.count < 3, let message = receive() { messages.append(message) }
+        while messages.count < 3, let message = await receive() { messages.append(message) }
         #expect(messages.contains { $0.hasPrefix("READY=1") })
         #expect(messages.contains("WATCHDOG=1"))
-        #expect(daemon.stop() == 0)
-        while let message = receive() {
+        #expect(await daemon.stop() == 0)
+        while let message = await receive() {
             messages.append(message)
             if message == "STOPPING=1" { break }
         }

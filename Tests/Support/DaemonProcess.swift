@@ -8,10 +8,25 @@ public final class DaemonProcess {
     public let stderr: OutputCollector
 
     /// Starts `farecheck daemon --config <config>` with `environment` added, and waits until it logs that it is
-    /// ready (or gives up after `timeout`, throwing with what it printed).
-    public init(config: String, arguments: [String] = [], environment: [String: String] = [:], timeout: Double = 30)
-        throws
-    {
+    /// ready (or gives up after `timeout`, throwing with what it printed). Waits with `Task.sleep`, never holding
+    /// one of the few threads that every test shares.
+    public static func start(
+        config: String, arguments: [String] = [], environment: [String: String] = [:], timeout: Double = 30
+    ) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(config: config, arguments: arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if daemon.stderr.lines.contains(where: { $0.contains("ready in") }) { return daemon }
+            if !daemon.process.isRunning {
+                throw Failure(
+                    message: "the daemon exited with \(daemon.process.terminationStatus): \(daemon.stderr.text)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw Failure(message: "the daemon did not get ready: \(daemon.stderr.text)")
+    }
+
+    private init(config: String, arguments: [String], environment: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
         process.arguments = ["daemon", "--config", config] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -23,15 +38,6 @@ public final class DaemonProcess {
         stdout = OutputCollector(out.fileHandleForReading)
         stderr = OutputCollector(err.fileHandleForReading)
         try startUnblocked(process)
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if stderr.lines.contains(where: { $0.contains("ready in") }) { return }
-            if !process.isRunning {
-                throw Failure(message: "the daemon exited with \(process.terminationStatus): \(stderr.text)")
-            }
-            usleep(10_000)
-        }
-        throw Failure(message: "the daemon did not get ready: \(stderr.text)")
     }
 
     /// The HTTP port from the ready line (`http://127.0.0.1:PORT/`), if it serves HTTP.
@@ -46,10 +52,10 @@ public final class DaemonProcess {
 
     /// Sends `signal` and waits up to `timeout` seconds; returns the exit status, or `nil` if it did not exit.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) async -> Int32? {
         kill(process.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
+        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -78,16 +84,26 @@ public final class LineSocket {
     private var pending: [UInt8] = []
 
     /// Connects to the socket at `path`, retrying for up to `timeout` seconds while it does not exist yet.
-    public init(path: String, timeout: Double = 10) throws {
+    public static func connect(path: String, timeout: Double = 10) async throws -> LineSocket {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
+            if let socket = LineSocket(path: path) { return socket }
+            guard Date() < deadline else {
+                throw DaemonProcess.Failure(message: "cannot connect to \(path): errno \(errno)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    private init?(path: String) {
+        do {  // one attempt
             let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
             let result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
             if result == 0 {
@@ -95,17 +111,14 @@ public final class LineSocket {
                 return
             }
             close(descriptor)
-            guard Date() < deadline else {
-                throw DaemonProcess.Failure(message: "cannot connect to \(path): errno \(errno)")
-            }
-            usleep(20_000)
+            return nil
         }
     }
 
     deinit { close(descriptor) }
 
     /// The next line, or `nil` if none arrives within `timeout` seconds or the other end closed.
-    public func readLine(timeout: Double = 10) -> String? {
+    public func readLine(timeout: Double = 10) async -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let newline = pending.firstIndex(of: 0x0A) {
@@ -116,7 +129,11 @@ public final class LineSocket {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
+            guard remaining > 0 else { return nil }
+            guard poll(&poller, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(1))
+                continue
+            }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = read(descriptor, &buffer, buffer.count)
             guard count > 0 else { return nil }
