@@ -70,21 +70,31 @@ public struct APIServer: Sendable {
         APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check,
     ]
 
-    /// Serves until SIGTERM or SIGINT (or until the task is cancelled), then shuts down gracefully.
+    /// Serves until SIGTERM or SIGINT (when `stopsOnSignals`), or until the task is cancelled, then shuts down
+    /// gracefully.
     ///
-    /// - Parameter onListening: Called once the socket is bound, with the host and the actual port.
-    public func run(onListening: @escaping @Sendable (String, Int) async -> Void) async throws {
+    /// - Parameters:
+    ///   - stopsOnSignals: Whether SIGTERM and SIGINT stop the server (the command line); a server run inside
+    ///     another program (a test) passes false and is stopped by cancelling its task.
+    ///   - onListening: Called once the socket is bound, with the host and the actual port.
+    public func run(
+        stopsOnSignals: Bool = true, onListening: @escaping @Sendable (String, Int) async -> Void
+    ) async throws {
         let application = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
-            onServerRunning: { channel in
+            onServerRunning: { [configuration] channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 await onListening(configuration.host, port)
             },
             logger: logger
         )
         do {
-            try await application.runService()
+            if stopsOnSignals {
+                try await application.runService()
+            } else {
+                try await application.runService(gracefulShutdownSignals: [])
+            }
         } catch {
             throw ServerError(
                 code: .serveFailed,

@@ -90,6 +90,24 @@ public final class PostgresServerStore: ServerStore {
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
+    /// Opens and closes one connection, to report why the database cannot be reached in PostgreSQL's words
+    /// (the pool would only say that it gave up).
+    static func probe(_ location: PostgresLocation, logger: Logger) async throws(ServerError) {
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: .disable)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try await connection.close()
+        } catch {
+            throw ServerError(
+                code: .cannotOpen,
+                message: "Cannot reach the PostgreSQL database \(location): \(explain(error)). "
+                    + "Is the server running, and do the role, password and database exist?",
+                cause: error)
+        }
+    }
+
     /// The schema as numbered migrations; applied under an advisory lock so that servers starting together
     /// do not race. Never edit a shipped migration: add the next one.
     private static let migrations: [(version: Int, statements: [String])] = [
@@ -580,6 +598,7 @@ public final class PostgresServerStore: ServerStore {
     static func explain(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
             return "\(error.code)"
         }
         if let error = error as? PostgresTransactionError,

@@ -51,21 +51,12 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         case .postgres(let location):
             var logger = Logger(label: "farecheck-server.postgres")
             logger.logLevel = .warning
+            try await PostgresServerStore.probe(location, logger: logger)
             let client = PostgresServerStore.makeClient(location, logger: logger)
             let store = PostgresServerStore(location: location, client: client, logger: logger)
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                do {
-                    try await store.checkHealth()
-                } catch let error as ServerError {
-                    let reason = error.cause.map(PostgresServerStore.explain) ?? error.message
-                    throw ServerError(
-                        code: .cannotOpen,
-                        message: "Cannot reach the PostgreSQL database \(location): \(reason). "
-                            + "Is the server running, and do the role, password and database exist?",
-                        cause: error.cause)
-                }
                 try await store.migrate()
                 return try await body(store)
             }

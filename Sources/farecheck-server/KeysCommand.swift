@@ -178,8 +178,18 @@ struct Keys: AsyncParsableCommand {
         @Option(name: .customLong("anchor-key"), help: "The trust anchor's private key (PEM).")
         var anchorKey: String
 
+        @Flag(
+            name: .customLong("allow-empty"),
+            help: "Publish even with no issuer keys (validators then drop every synced key).")
+        var allowEmpty = false
+
         func run(on store: any ServerStore) async throws {
             let key = try readAnchorKey(anchorKey)
+            if try await store.issuerKeys().isEmpty && !allowEmpty {
+                fail(
+                    "There are no issuer keys: an empty bundle makes validators drop every synced key. Add keys "
+                        + "with `farecheck-server keys add`, or pass --allow-empty if that is what you want.")
+            }
             let bundle = try await store.publishBundle(signedBy: key)
             say(
                 "published key bundle \(bundle.sequence) with \(bundle.keys.count) keys, signed by anchor "

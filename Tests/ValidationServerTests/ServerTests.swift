@@ -64,6 +64,9 @@ struct ServerTests {
         #expect(before.status == 404)
         #expect(before.errorBody?.error == "no-bundle")
 
+        let empty = try bench.admin(["keys", "publish", "--anchor-key", demoAnchorKey])
+        #expect(empty.status == 2)
+        #expect(empty.stderr.contains("--allow-empty"))
         try bench.adminOK(["keys", "add", "--issuer", "demo-transit", "--format", "fc1", issuerKey])
         let published = try bench.adminOK(["keys", "publish", "--anchor-key", demoAnchorKey])
         #expect(published.contains("published key bundle 1 with 1 keys"))

@@ -1,0 +1,32 @@
+import Foundation
+import NIOHTTP1
+import Testing
+import ValidationAPI
+import ValidationServer
+
+@Suite("The server inside another program")
+struct InProcessServerTests {
+    @Test("APIServer runs in a task over a store, answers on its port, and stops when the task is cancelled")
+    func runsInProcess() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let location = StoreLocation.sqlite(path: directory + "/server.sqlite")
+        let token = try await location.withStore(create: true) { store in try await store.registerDevice(id: "v1") }
+
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let server = Task {
+            try await location.withStore(create: true) { store in
+                try await APIServer(store: store, configuration: ServerConfiguration(port: 0, logLevel: .error))
+                    .run(stopsOnSignals: false) { _, port in portSink.yield(port) }
+            }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let answer = try await send(.GET, "http://127.0.0.1:\(port)/v1/keys", token: token)
+        #expect(answer.status == 404)
+        #expect(answer.errorBody?.error == "no-bundle")
+        server.cancel()
+        _ = await server.result
+    }
+}
