@@ -11,10 +11,13 @@ import CZXing
 public struct SymbolWriteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence for a person: what went wrong and what to change.
     public var message: String
+    /// The encoder (zxing-cpp) got these bytes wrong; other bytes, such as a payload signed again, will do.
+    public var isEncoderFault: Bool
 
     /// Creates an error.
-    public init(message: String) {
+    public init(message: String, isEncoderFault: Bool = false) {
         self.message = message
+        self.isEncoderFault = isEncoderFault
     }
 
     /// The message.
@@ -198,9 +201,21 @@ public struct SymbolWriter: Sendable, Hashable {
             throw SymbolWriteError(message: "cannot write \(payload.count) bytes as an Aztec code: \(detail)")
         }
         let count = Int(width) * Int(height)
-        return SymbolMatrix(
+        let matrix = SymbolMatrix(
             width: Int(width), height: Int(height),
             modules: (0..<count).map { modules[$0] != 0 })
+        // zxing-cpp 1.4's Aztec encoder occasionally writes a wrong byte when binary data runs into its
+        // text modes (seen: 0x7D after 0xF7 came back as 0x7E). A ticket that cannot be read back as issued is
+        // worse than none: read the symbol back and refuse it, so the issuer can sign again.
+        let image = matrix.rendered(moduleSize: 2, quietZone: 2)
+        let readBack = ZXingEngine.read(image, options: .init(symbologies: [.aztec], isPure: true))
+        guard readBack.contains(where: { $0.bytes == payload }) else {
+            throw SymbolWriteError(
+                message: "zxing-cpp's Aztec encoder wrote these \(payload.count) bytes wrongly (they do not read back "
+                    + "as written); a payload with other bytes, e.g. signed again, will encode correctly",
+                isEncoderFault: true)
+        }
+        return matrix
     }
 
     /// Whether a byte is in QR's 45-character alphanumeric set.

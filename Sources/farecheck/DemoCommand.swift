@@ -137,17 +137,18 @@ struct DemoCommand: AsyncParsableCommand {
             cases.append(
                 Case(
                     name: "valid-\(key.algorithm.name.lowercased())", barcode: barcode, expected: .valid,
-                    payload: try key.payload(for: claims(UInt8(index), from: -600, until: 86400), barcode: barcode)))
+                    payload: try key.checkedPayload(
+                        for: claims(UInt8(index), from: -600, until: 86400), barcode: barcode)))
         }
         let es256 = keys[0]
         cases.append(
             Case(
                 name: "expired", barcode: .qr, expected: .expired,
-                payload: try es256.payload(for: claims(0x10, from: -2 * 86400, until: -86400), barcode: .qr)))
+                payload: try es256.checkedPayload(for: claims(0x10, from: -2 * 86400, until: -86400), barcode: .qr)))
         cases.append(
             Case(
                 name: "not-yet-valid", barcode: .aztec, expected: .notYetValid,
-                payload: try es256.payload(for: claims(0x11, from: 86400, until: 2 * 86400), barcode: .aztec)))
+                payload: try es256.checkedPayload(for: claims(0x11, from: 86400, until: 2 * 86400), barcode: .aztec)))
         let revoked = claims(0x12, from: -600, until: 86400, product: "month")
         do {
             try store.revokeTicket(
@@ -158,7 +159,7 @@ struct DemoCommand: AsyncParsableCommand {
         cases.append(
             Case(
                 name: "revoked", barcode: .qr, expected: .revoked,
-                payload: try es256.payload(for: revoked, barcode: .qr)))
+                payload: try es256.checkedPayload(for: revoked, barcode: .qr)))
         // A forger with a key of their own who copies the demo key id.
         let forgerKey: PrivateKey
         do {
@@ -170,7 +171,7 @@ struct DemoCommand: AsyncParsableCommand {
         cases.append(
             Case(
                 name: "forged", barcode: .aztec, expected: .invalidSignature,
-                payload: try forger.payload(for: claims(0x13, from: -600, until: 86400), barcode: .aztec)))
+                payload: try forger.checkedPayload(for: claims(0x13, from: -600, until: 86400), barcode: .aztec)))
         // A genuine ticket whose product was changed after signing.
         var tampered = try es256.payload(
             for: claims(0x14, from: -600, until: 86400, product: "single"), barcode: .aztec)

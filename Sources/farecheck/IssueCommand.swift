@@ -42,6 +42,27 @@ extension IssuingKey {
         }
         return FC1.encode(cose: cose, transport: barcode.transport(prefix: prefix))
     }
+
+    /// Signs the claims into a payload that the barcode writer encodes faithfully.
+    ///
+    /// zxing-cpp 1.4's Aztec encoder gets a few byte sequences wrong, and the writer refuses those (it reads
+    /// each symbol back). The ticket is then signed again with `issuedAt` one second earlier, which changes the
+    /// bytes (EdDSA signatures are deterministic, so signing alone would not), up to 8 times.
+    func checkedPayload(for claims: FC1.Claims, barcode: BarcodeKind, prefix: String = FC1.defaultPrefix) throws
+        -> [UInt8]
+    {
+        var attempt = claims
+        for _ in 0..<8 {
+            let payload = try self.payload(for: attempt, barcode: barcode, prefix: prefix)
+            do {
+                _ = try barcode.image(payload, moduleSize: 1)
+                return payload
+            } catch let error as SymbolWriteError where error.isEncoderFault {
+                attempt.issuedAt = attempt.issuedAt.addingTimeInterval(-1)
+            }
+        }
+        throw CommandFailure.exit("the \(barcode.rawValue) encoder could not write this ticket faithfully")
+    }
 }
 
 /// `farecheck issue`: sign an FC1 test ticket and render it as a barcode image.
@@ -115,7 +136,7 @@ struct IssueCommand: AsyncParsableCommand {
             category: category, passengers: passengers, holder: holder, activatedAt: activatedAt?.date,
             activationDuration: duration
         )
-        let payload = try signingKey.payload(for: claims, barcode: barcode, prefix: prefix)
+        let payload = try signingKey.checkedPayload(for: claims, barcode: barcode, prefix: prefix)
         if let payloadOut {
             guard FileManager.default.createFile(atPath: payloadOut, contents: Data(payload)) else {
                 throw CommandFailure.exit("cannot write \(payloadOut)")
