@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -109,9 +110,11 @@ public struct HTTPService: Service {
             return Self.json(.ok, session)
         }
         router.post("/login") { request, _ in
-            try await login(request)
+            if Self.isCrossSite(request) { return Self.crossSiteRefusal }
+            return try await login(request)
         }
-        router.post("/logout") { _, _ in
+        router.post("/logout") { request, _ in
+            if Self.isCrossSite(request) { return Self.crossSiteRefusal }
             if let session = sessions.current() {
                 logger.notice("Inspector logged out", metadata: ["staff": "\(session.staffID)"])
             }
@@ -119,6 +122,25 @@ public struct HTTPService: Service {
             return Response(status: .noContent)
         }
         return router
+    }
+
+    /// Whether a state-changing request comes from another site's page: a form elsewhere must not log an
+    /// inspector in or out of a handheld through its loopback address. Browsers name the page's origin in
+    /// `Origin` (and `Sec-Fetch-Site`) on every cross-origin POST; tools that send neither are not browsers.
+    static func isCrossSite(_ request: Request) -> Bool {
+        if let name = HTTPField.Name("Sec-Fetch-Site"), let site = request.headers[name],
+            site == "cross-site" || site == "same-site"
+        {
+            return true
+        }
+        guard let origin = request.headers[.origin], let host = request.head.authority else { return false }
+        guard let url = URL(string: origin), let originHost = url.host else { return true }
+        let originAuthority = url.port.map { "\(originHost):\($0)" } ?? originHost
+        return originAuthority.lowercased() != host.lowercased()
+    }
+
+    static var crossSiteRefusal: Response {
+        json(.forbidden, Refusal(error: "Logins are accepted only from the inspector page itself."))
     }
 
     /// What `/login` accepts, as JSON or as a form.

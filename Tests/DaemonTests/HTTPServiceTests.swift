@@ -171,6 +171,19 @@ struct HTTPServiceTests {
             let plain = try await LoopbackConnection.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "text/plain"], body: Array("K-204".utf8))
             #expect(plain.status == 415)
+
+            // Another site's page cannot log an inspector in or out through the handheld's loopback address.
+            let crossSite = try await LoopbackConnection.request(
+                port: port, "POST", "/login",
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"],
+                body: Array("staffID=K-204&pin=2468".utf8))
+            #expect(crossSite.status == 403)
+            let fetched = try await LoopbackConnection.request(
+                port: port, "POST", "/logout", headers: ["Sec-Fetch-Site": "cross-site"])
+            #expect(fetched.status == 403)
+            let sameOrigin = try await LoopbackConnection.request(
+                port: port, "POST", "/logout", headers: ["Origin": "http://127.0.0.1:\(port)"])
+            #expect(sameOrigin.status == 204)
         }
     }
 
