@@ -110,7 +110,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             if let tokenFile {
                 guard let data = FileManager.default.contents(atPath: tokenFile) else {
                     throw ConfigurationError(
-                        file: file, key: "sync.token_file", message: "cannot read \(tokenFile) (missing, or not "
+                        file: file, key: "sync.token_file",
+                        message: "cannot read \(tokenFile) (missing, or not "
                             + "readable by this user)")
                 }
                 secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -327,7 +328,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     private static func parseSync(_ table: inout TableReader) throws(ConfigurationError) -> Sync {
         guard let url = try table.string("url"), !url.isEmpty else {
-            throw table.error("url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
+            throw table.error(
+                "url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
         }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), parsed.host != nil,
             scheme == "https" || scheme == "http"
@@ -339,7 +341,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         let tokenFile = try table.string("token_file")
         switch (token, tokenFile) {
         case (nil, nil):
-            throw table.error("token_file", "is required (or token): the device token from `farecheck-server devices add`")
+            throw table.error(
+                "token_file", "is required (or token): the device token from `farecheck-server devices add`")
         case (.some, .some):
             throw table.error("token", "give token or token_file, not both")
         default: break

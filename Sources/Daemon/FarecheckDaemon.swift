@@ -1,10 +1,10 @@
 import FareCore
 import Foundation
 import Logging
-import ServiceLifecycle
 import Prometheus
-import Synchronization
+import ServiceLifecycle
 import Sync
+import Synchronization
 import TrustStore
 import ValidationAPI
 import Verification

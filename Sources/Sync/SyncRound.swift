@@ -132,7 +132,7 @@ public struct SyncRound: Sendable {
         let counts: (added: Int, updated: Int, removed: Int)
         do {
             counts = try store.applyKeyBundle(sequence: bundle.sequence, keys: records)
-        } catch where error.code == .outOfSequence {
+        } catch  where error.code == .outOfSequence {
             throw SyncError(
                 code: .refused, message: "Key bundle \(bundle.sequence) refused: \(error.message).", cause: error)
         } catch {
@@ -190,7 +190,7 @@ public struct SyncRound: Sendable {
                             reason: $0.reason, revokedAt: $0.revokedAt)
                     },
                     removed: removed)
-            } catch where error.code == .outOfSequence {
+            } catch  where error.code == .outOfSequence {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message).", cause: error)
             } catch {
                 throw SyncError(

@@ -44,7 +44,8 @@ public struct ValidationAPIClient: Sendable {
 
         /// Refuses a base URL that is not `http(s)://host[:port]`.
         public func validate() throws(SyncError) {
-            guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme),
                 url.host != nil
             else {
                 throw SyncError(
@@ -128,7 +129,8 @@ public struct ValidationAPIClient: Sendable {
             let response = try await http.execute(request, deadline: deadline)
             let status = Int(response.status.code)
             let contentType = response.headers.first(name: "Content-Type") ?? ""
-            let isJSON = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+            let isJSON =
+                contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
                 .lowercased() == "application/json"
             if absentIsNil, status == 304 { return nil }
             if !(200..<300).contains(status) {

@@ -34,7 +34,8 @@ struct SyncCommand: AsyncParsableCommand {
         name: .customLong("token-file"),
         help: ArgumentHelp("A file holding the device token (else $FARECHECK_SYNC_TOKEN).", valueName: "path"))
     var tokenFile: String?
-    @Option(name: .customLong("anchor"), help: ArgumentHelp("A trust anchor to pin (PEM public key).", valueName: "pem"))
+    @Option(
+        name: .customLong("anchor"), help: ArgumentHelp("A trust anchor to pin (PEM public key).", valueName: "pem"))
     var anchors: [String] = []
     @Flag(name: .customLong("demo-anchor"), help: "Pin the published demo anchor (demo servers only).")
     var demoAnchor = false
@@ -46,7 +47,9 @@ struct SyncCommand: AsyncParsableCommand {
         if config != nil, url != nil || tokenFile != nil || !anchors.isEmpty {
             throw ValidationError("--config reads the server, token and anchors from [sync]; give one or the other")
         }
-        if config == nil, url == nil { throw ValidationError("give --url (with --token-file and --anchor) or --config") }
+        if config == nil, url == nil {
+            throw ValidationError("give --url (with --token-file and --anchor) or --config")
+        }
     }
 
     func run() async throws {

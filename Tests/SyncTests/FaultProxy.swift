@@ -155,7 +155,8 @@ final class FaultProxy: @unchecked Sendable {
             responseBody = Array(responseBody.prefix(responseBody.count / 2))
             responseHead = Self.setting("Content-Length", "\(responseBody.count)", in: responseHead)
         case .oversize(let size):
-            responseBody = Array(#"{"padding":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: size) + Array(#""}"#.utf8)
+            responseBody =
+                Array(#"{"padding":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: size) + Array(#""}"#.utf8)
             responseHead = Self.setting("Content-Length", "\(responseBody.count)", in: responseHead)
         case .wrongContentType:
             responseHead = Self.setting("Content-Type", "text/html; charset=utf-8", in: responseHead)

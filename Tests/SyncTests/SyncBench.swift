@@ -76,8 +76,10 @@ final class SyncBench: @unchecked Sendable {
     func ticket(_ id: String, key: String = SyncBench.es256Key, product: String = "day") throws -> String {
         let out = validator.path("ticket-\(id).bin")
         let issued = try validator.farecheck(
-            ["issue", "--key", key, "--ticket-id", id, "--product", product, "--payload-out", out,
-             "--out", validator.path("ticket-\(id).png")])
+            [
+                "issue", "--key", key, "--ticket-id", id, "--product", product, "--payload-out", out,
+                "--out", validator.path("ticket-\(id).png"),
+            ])
         guard issued.status == 0 else { throw DaemonProcess.Failure(message: issued.stderr) }
         return out
     }

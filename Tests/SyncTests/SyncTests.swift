@@ -13,7 +13,8 @@ import Verification
 
 @Suite("Sync with the reference server", .serialized)
 struct SyncTests {
-    @Test("a key published on the server verifies after one sync; a ticket revoked there verifies revoked after the next")
+    @Test(
+        "a key published on the server verifies after one sync; a ticket revoked there verifies revoked after the next")
     func keysAndRevocations() async throws {
         let bench = try SyncBench()
         let es256Ticket = try bench.ticket("a1")
@@ -184,7 +185,8 @@ struct SyncTests {
                 client: ValidationAPIClient.Configuration(baseURL: proxy.baseURL, token: bench.token),
                 anchors: [.demo],
                 schedule: SyncSchedule(
-                    interval: .seconds(3600), jitter: 0, firstRetry: .milliseconds(50), maximumRetry: .milliseconds(400))),
+                    interval: .seconds(3600), jitter: 0, firstRetry: .milliseconds(50), maximumRetry: .milliseconds(400)
+                )),
             store: try bench.store(), link: link, logger: Logger(label: "test"), observer: outcomes.append)
         let task = Task { try await worker.run() }
         defer { task.cancel() }
@@ -193,8 +195,11 @@ struct SyncTests {
         let failures = outcomes.snapshot.failures
         #expect(failures.allSatisfy { $0.error.code == .serverUnavailable })
         // Doubling from 50 ms, capped at 400 ms.
-        #expect(failures.prefix(5).map(\.retryIn) == [.milliseconds(50), .milliseconds(100), .milliseconds(200),
-            .milliseconds(400), .milliseconds(400)])
+        #expect(
+            failures.prefix(5).map(\.retryIn) == [
+                .milliseconds(50), .milliseconds(100), .milliseconds(200),
+                .milliseconds(400), .milliseconds(400),
+            ])
         #expect(try bench.trustState().keys.isEmpty)
         #expect(!link.isConnected)
         #expect(worker.lastSuccessfulSync == nil)
@@ -212,7 +217,8 @@ struct SyncTests {
         #expect(try bench.trustState().revokedTickets == ["demo-transit/d4"])
     }
 
-    @Test("online check: a ticket revoked on the server is revoked online; a server too slow leaves the offline verdict")
+    @Test(
+        "online check: a ticket revoked on the server is revoked online; a server too slow leaves the offline verdict")
     func onlineCheck() async throws {
         let bench = try SyncBench()
         _ = try await bench.round()
