@@ -165,7 +165,9 @@ public struct SyncRound: Sendable {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message)", cause: error)
             }
             if delta.isEmpty && delta.next == cursor { return }
-            guard delta.full || delta.from == cursor else {
+            // Snapshots too: the server echoes the cursor asked for, so an old signed snapshot replayed in
+            // transit (which would lift every revocation made since) does not fit the request.
+            guard delta.from == cursor else {
                 throw SyncError(
                     code: .refused,
                     message: "Revocation delta refused: it starts at \(delta.from), not at the cursor \(cursor) "
