@@ -143,9 +143,8 @@ public struct SyncRound: Sendable {
         report.keysAdded = counts.added
         report.keysUpdated = counts.updated
         report.keysRemoved = counts.removed
-        logger.info(
-            "applied key bundle \(bundle.sequence): \(counts.added) added, \(counts.updated) updated, \(counts.removed) removed"
-        )
+        let sequence = bundle.sequence
+        logger.info("applied key bundle \(sequence): +\(counts.added) ~\(counts.updated) -\(counts.removed) keys")
     }
 
     // MARK: Revocations
@@ -203,9 +202,8 @@ public struct SyncRound: Sendable {
             report.revocationsAdded += delta.addedTickets.count + delta.addedKeys.count
             report.revocationsRemoved += removed.count
             let added = delta.addedTickets.count + delta.addedKeys.count
-            logger.info(
-                "applied revocation \(delta.full ? "snapshot" : "delta") \(delta.from)→\(delta.next): +\(added) -\(removed.count)"
-            )
+            let kind = delta.full ? "snapshot" : "delta"
+            logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(added) -\(removed.count)")
             let moved = delta.next != cursor
             cursor = delta.next
             report.revocationCursor = cursor
