@@ -96,6 +96,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -104,6 +106,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
+                "ValidationAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -118,8 +121,9 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync",
+                "Daemon", "Sync", "ValidationAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -204,7 +208,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncTests",
-            dependencies: ["Sync", "ValidationServer", "ValidationAPI", "TrustStore", "farecheck", "farecheck-server"],
+            dependencies: [
+                "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
+                "Verification", "Daemon", "Scanners", "farecheck", "farecheck-server",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import Scanners
 import TOMLKit
+import ValidationAPI
 import Verification
 
 /// Everything `farecheck daemon` is told by its configuration file (TOML; see `Config/farecheck.toml` for every
@@ -66,6 +67,77 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
     }
 
+    /// Sync with the online validation API (`[sync]`): keys, revocations, inspection upload, online checks.
+    public struct Sync: Sendable, Equatable {
+        /// The API's base URL, e.g. `https://validation.example.org`.
+        public var url: String
+        /// This validator's device id as registered on the server (for logs).
+        public var deviceID: String?
+        /// The device token, given inline (`token`) …
+        public var token: String?
+        /// … or in a file readable only by the daemon (`token_file`), read at start.
+        public var tokenFile: String?
+        /// PEM files of the trust anchors pinned; `"demo"` pins the embedded demo anchor (demo validators only).
+        public var anchors: [String]
+        /// Seconds between two sync rounds (each ±10 %).
+        public var interval: Double = 300
+        /// Ask the server about each ticket the offline check finds valid, while connected.
+        public var onlineCheck: Bool = false
+        /// Milliseconds an online check may take before the offline verdict is shown.
+        public var onlineDeadlineMilliseconds: Int = 800
+        /// Seconds after the last good sync past which verdicts carry the warning `stale-trust-data`.
+        public var staleAfter: Double = 86400
+        /// The largest response body accepted (revocations; key bundles at most 8 MiB of it).
+        public var maximumBodyBytes: Int = 64 << 20
+        /// Seconds each sync request may take.
+        public var requestTimeout: Double = 30
+
+        public init(url: String, token: String? = nil, tokenFile: String? = nil, anchors: [String]) {
+            self.url = url
+            self.token = token
+            self.tokenFile = tokenFile
+            self.anchors = anchors
+        }
+
+        /// The pinned-anchor value that stands for the embedded demo anchor.
+        public static let demoAnchorName = "demo"
+
+        /// Reads the token file and the anchor files.
+        ///
+        /// - Parameter file: The configuration file, to name in errors.
+        public func resolve(file: String) throws(ConfigurationError) -> (token: String, anchors: [TrustAnchor]) {
+            var secret = token ?? ""
+            if let tokenFile {
+                guard let data = FileManager.default.contents(atPath: tokenFile) else {
+                    throw ConfigurationError(
+                        file: file, key: "sync.token_file",
+                        message: "cannot read \(tokenFile) (missing, or not "
+                            + "readable by this user)")
+                }
+                secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            guard !secret.isEmpty else {
+                throw ConfigurationError(file: file, key: "sync.token", message: "the device token is empty")
+            }
+            var pinned: [TrustAnchor] = []
+            for path in anchors {
+                if path == Self.demoAnchorName {
+                    pinned.append(.demo)
+                    continue
+                }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ConfigurationError(file: file, key: "sync.anchors", message: "cannot read \(path)")
+                }
+                do {
+                    pinned.append(try TrustAnchor(pem: String(decoding: data, as: UTF8.self)))
+                } catch {
+                    throw ConfigurationError(file: file, key: "sync.anchors", message: "\(path): \(error.message)")
+                }
+            }
+            return (secret, pinned)
+        }
+    }
+
     /// `gate` or `inspector`.
     public var mode: InspectionMode = .gate
     /// This validator's name (vehicle and door, or handheld id): shown on the page and sent with inspections.
@@ -96,6 +168,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var httpListen: String? = "127.0.0.1:8080"
     /// Idle seconds after which an inspector's session ends (inspector mode).
     public var sessionTimeout: Double = 8 * 3600
+    /// Sync with the validation API; `nil` (no `[sync]` table) for a validator that is only ever updated by hand.
+    public var sync: Sync? = nil
 
     /// The default configuration file.
     public static let defaultPath = "/etc/farecheck/farecheck.toml"
@@ -238,6 +312,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
             try inspector.finish()
         }
+
+        if var table = try reader.table("sync") {
+            configuration.sync = try parseSync(&table)
+        }
         try reader.finish()
 
         if configuration.scanners.isEmpty, configuration.imageSources.isEmpty {
@@ -246,6 +324,45 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 message: "no [[scanner]] and no [[source]]: the daemon would have nothing to read")
         }
         return configuration
+    }
+
+    private static func parseSync(_ table: inout TableReader) throws(ConfigurationError) -> Sync {
+        guard let url = try table.string("url"), !url.isEmpty else {
+            throw table.error(
+                "url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
+        }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), parsed.host != nil,
+            scheme == "https" || scheme == "http"
+        else {
+            throw table.error("url", "must be an https:// URL (http:// only for a test server), got \"\(url)\"")
+        }
+        let deviceID = try table.string("device_id")
+        let token = try table.string("token")
+        let tokenFile = try table.string("token_file")
+        switch (token, tokenFile) {
+        case (nil, nil):
+            throw table.error(
+                "token_file", "is required (or token): the device token from `farecheck-server devices add`")
+        case (.some, .some):
+            throw table.error("token", "give token or token_file, not both")
+        default: break
+        }
+        guard let anchors = try table.strings("anchors"), !anchors.isEmpty else {
+            throw table.error(
+                "anchors", "is required: the PEM files of the agency's trust anchors (\"demo\" for the demo anchor)")
+        }
+        var sync = Sync(url: url, token: token, tokenFile: tokenFile, anchors: anchors)
+        sync.deviceID = deviceID
+        if let interval = try table.number("interval", in: 1...86400) { sync.interval = interval }
+        if let online = try table.bool("online_check") { sync.onlineCheck = online }
+        if let deadline = try table.number("online_deadline_ms", in: 10...10000) {
+            sync.onlineDeadlineMilliseconds = Int(deadline)
+        }
+        if let stale = try table.number("stale_after", in: 1...(365 * 86400)) { sync.staleAfter = stale }
+        if let cap = try table.number("max_body_bytes", in: 1024...Double(1 << 30)) { sync.maximumBodyBytes = Int(cap) }
+        if let timeout = try table.number("request_timeout", in: 1...600) { sync.requestTimeout = timeout }
+        try table.finish()
+        return sync
     }
 
     /// `HOST:PORT` (or `[v6]:PORT`) split in two; `nil` when it is not one.

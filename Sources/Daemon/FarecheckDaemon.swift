@@ -1,9 +1,12 @@
 import FareCore
 import Foundation
 import Logging
+import Prometheus
 import ServiceLifecycle
+import Sync
 import Synchronization
 import TrustStore
+import ValidationAPI
 import Verification
 
 /// `farecheck daemon`: the store, the verifier, the pipeline and every configured service, run by one
@@ -63,9 +66,21 @@ public struct FarecheckDaemon: Sendable {
             sinks.append(gate)
             services.append(gate)
         }
+        var onlineChecker: OnlineChecker?
+        var staleness: StalenessPolicy?
+        if let sync = configuration.sync {
+            let worker = try Self.syncWorker(sync, store: store, status: status, metrics: metrics, logger: logger)
+            services.append(worker.worker)
+            staleness = StalenessPolicy(staleAfter: sync.staleAfter)
+            if sync.onlineCheck {
+                onlineChecker = OnlineChecker(
+                    link: worker.link, deadline: .milliseconds(sync.onlineDeadlineMilliseconds), logger: logger)
+            }
+        }
         let pipeline = InspectionPipeline(
             verifier: verifier, store: store, replay: replay, acceptedFormats: Set(configuration.formats),
-            sessions: sessions, sinks: sinks, metrics: metrics, status: status, logger: logger)
+            sessions: sessions, sinks: sinks, metrics: metrics, status: status, logger: logger,
+            onlineChecker: onlineChecker, staleness: staleness)
 
         // Readiness: every listener reports once bound; then systemd and the caller are told.
         var listeners: Set<String> = []
@@ -127,6 +142,54 @@ public struct FarecheckDaemon: Sendable {
             logger.critical("\(left) inspection(s) could not be written to the journal before shutdown")
         }
         logger.notice("stopped")
+    }
+
+    /// The sync worker of a `[sync]` table, reporting to the status and to two metrics of its own:
+    /// `farecheck_sync_failures_total` and `farecheck_last_sync_timestamp_seconds`.
+    static func syncWorker(
+        _ sync: DaemonConfiguration.Sync, store: TrustStore, status: DaemonStatus, metrics: DaemonMetrics,
+        logger: Logger
+    ) throws -> (worker: SyncWorker, link: ServerLink) {
+        let (token, anchors) = try sync.resolve(file: "[sync]")
+        let client = ValidationAPIClient.Configuration(
+            baseURL: sync.url, token: token, deviceID: sync.deviceID,
+            requestTimeout: .milliseconds(Int64(sync.requestTimeout * 1000)),
+            maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes), maximumRevocationBytes: sync.maximumBodyBytes)
+        try client.validate()
+        let interval = Duration.milliseconds(Int64(sync.interval * 1000))
+        // Connected for two intervals after a good exchange: a missed round or two still counts as connected.
+        let link = ServerLink(freshness: interval * 2 + .seconds(60))
+        let failures = metrics.registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "farecheck", metricName: "sync_failures", unitName: "total",
+                helpText: "Sync rounds that failed (network, server, refused data)."))
+        let lastSync = metrics.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "farecheck", metricName: "last_sync_timestamp", unitName: "seconds",
+                helpText: "Unix time of the last good sync round (0 before the first)."))
+        if let last = try? store.syncState().lastSyncAt {
+            status.synced(at: last)
+            lastSync.set(to: last.timeIntervalSince1970)
+        } else {
+            lastSync.set(to: 0)
+        }
+        let worker = SyncWorker(
+            configuration: SyncWorker.Configuration(
+                client: client, anchors: anchors, schedule: SyncSchedule(interval: interval)),
+            store: store, link: link, logger: logger
+        ) { outcome in
+            switch outcome {
+            case .synced(let report, _):
+                status.synced(at: report.completedAt)
+                status.trustUpdated(at: try? store.trustChangedAt())
+                status.failed(nil)
+                lastSync.set(to: report.completedAt.timeIntervalSince1970)
+            case .failed(let error, _, _):
+                failures.increment()
+                status.failed("sync: \(error.message)")
+            }
+        }
+        return (worker, link)
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

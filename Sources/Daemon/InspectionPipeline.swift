@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Scanners
 import Signatures
+import Sync
 import TrustStore
 import Verification
 
@@ -28,14 +29,20 @@ public actor InspectionPipeline {
     private let metrics: DaemonMetrics
     private let status: DaemonStatus
     private let logger: Logger
+    /// Asks the validation API about tickets found valid offline ([sync] online_check); nil when not configured.
+    private let onlineChecker: OnlineChecker?
+    /// Adds `stale-trust-data` past the configured staleness ([sync] stale_after); nil without sync.
+    private let staleness: StalenessPolicy?
     /// Records that could not be written (disk full, I/O error), kept and retried before the next write.
     private var unwritten: [InspectionRecord] = []
 
     public init(
         verifier: TicketVerifier, store: TrustStore, replay: ReplayCheck, acceptedFormats: Set<String>,
         sessions: InspectorSessions?, sinks: [any VerdictSink], metrics: DaemonMetrics, status: DaemonStatus,
-        logger: Logger
+        logger: Logger, onlineChecker: OnlineChecker? = nil, staleness: StalenessPolicy? = nil
     ) {
+        self.onlineChecker = onlineChecker
+        self.staleness = staleness
         self.verifier = verifier
         self.store = store
         self.replay = replay
@@ -59,6 +66,22 @@ public actor InspectionPipeline {
         let started = ContinuousClock.now
         metrics.scanned(device: scan.device)
         var verdict = decide(scan)
+        var decidedBy = OnlineChecker.Decider.offline
+        if !InspectorSessions.isBadge(verdict) {
+            if let onlineChecker {
+                let review = await onlineChecker.review(verdict, payload: scan.payload)
+                verdict = review.verdict
+                decidedBy = review.decidedBy
+            }
+            if let staleness {
+                let report = status.report
+                if let warning = staleness.warning(
+                    lastSync: report.lastSyncAt, trustChanged: report.trustUpdatedAt, now: Date())
+                {
+                    verdict.warnings.append(warning)
+                }
+            }
+        }
         var inspector: String?
         var kindLabel = verdict.kind.rawValue
         if let sessions, sessions.isRequired {
@@ -91,7 +114,7 @@ public actor InspectionPipeline {
                 payloadDigest: digest(.sha256, scan.payload), inspector: inspector)
             event = VerdictEvent(
                 id: id, verdict: verdict, device: scan.device, symbology: scan.symbology,
-                payloadBytes: scan.payload.count, inspector: inspector)
+                payloadBytes: scan.payload.count, inspector: inspector, decidedBy: decidedBy.rawValue)
             if !write(record) {
                 event.warnings.append("not-journaled")
                 event.warningMessages.append(

@@ -51,6 +51,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let validityNotCheckedCode = "validity-not-checked"
     /// The same ticket was inspected before within the replay window.
     public static let seenBeforeCode = "seen-before"
+    /// The keys and revocations have not been updated from the agency for longer than the configured staleness.
+    public static let staleTrustDataCode = "stale-trust-data"
 }
 
 /// The complete answer for one scanned payload.

@@ -71,6 +71,13 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         if let http { configuration.httpListen = http.isEmpty ? nil : http }
         if check {
+            if let sync = configuration.sync {
+                do {
+                    _ = try sync.resolve(file: config ?? DaemonConfiguration.defaultPath)
+                } catch {
+                    throw CommandFailure.exit("bad configuration: \(error.description)")
+                }
+            }
             printLine("\(config ?? DaemonConfiguration.defaultPath): configuration is usable")
             return
         }

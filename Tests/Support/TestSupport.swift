@@ -20,13 +20,22 @@ public final class Workbench {
     public let directory: String
     public var db: String { directory + "/store.sqlite" }
 
+    private let ownsDirectory: Bool
+
     public init() {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-cli-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        ownsDirectory = true
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// A bench that runs programs in an existing directory, and leaves it in place.
+    public init(directory: String) {
+        self.directory = directory
+        ownsDirectory = false
+    }
+
+    deinit { if ownsDirectory { try? FileManager.default.removeItem(atPath: directory) } }
 
     /// The farecheck binary SwiftPM built beside this test bundle.
     public static let farecheck: String = {

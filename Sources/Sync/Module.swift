@@ -1,1 +1,0 @@
-// The Sync module; see Package.swift.

@@ -1,0 +1,107 @@
+import FareCore
+import Foundation
+import Logging
+import ValidationAPI
+
+/// Asks the validation API about a ticket the offline check found valid, for what the server knows better
+/// (a ticket revoked minutes ago), within a short deadline.
+///
+/// Only a `valid` verdict is asked about, only while the `ServerLink` is connected, and the answer can only
+/// turn it into `revoked`: on a timeout, an error or any other answer the offline verdict stands. A failure
+/// marks the link down until the next good sync round, so that later scans are not slowed down.
+public struct OnlineChecker: Sendable {
+    /// Which verdict decided, as `VerdictEvent.decidedBy` records it.
+    public enum Decider: String, Sendable {
+        /// This validator's own check (keys and revocations in its store).
+        case offline
+        /// The validation API's answer.
+        case online
+    }
+
+    /// The verdict to show, and which check decided it.
+    public struct Review: Sendable {
+        /// The verdict to show.
+        public var verdict: Verdict
+        /// Which check decided.
+        public var decidedBy: Decider
+    }
+
+    private let link: ServerLink
+    /// The longest an online check may take before the offline verdict is shown.
+    public let deadline: Duration
+    private let logger: Logger
+
+    /// Makes a checker over the worker's link.
+    public init(link: ServerLink, deadline: Duration = .milliseconds(800), logger: Logger) {
+        self.link = link
+        self.deadline = deadline
+        self.logger = logger
+    }
+
+    /// Reviews an offline verdict; never throws and never takes much longer than `deadline`.
+    ///
+    /// - Parameters:
+    ///   - verdict: The offline verdict.
+    ///   - payload: The payload bytes as scanned.
+    public func review(_ verdict: Verdict, payload: [UInt8]) async -> Review {
+        let offline = Review(verdict: verdict, decidedBy: .offline)
+        guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
+        let request = OnlineCheckRequest(
+            payload: payload, format: verdict.format, issuer: verdict.ticket?.issuer ?? verdict.issuer,
+            ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID)
+        let answer: OnlineCheckResponse
+        do {
+            answer = try await client.check(request, deadline: deadline)
+        } catch {
+            link.failed()
+            logger.notice("online check skipped, the offline verdict stands: \(error.description)")
+            return offline
+        }
+        link.succeeded()
+        guard answer.revoked == true || answer.verdict == OnlineCheckResponse.revokedVerdict else { return offline }
+        var revoked = verdict
+        revoked.kind = .revoked
+        revoked.reason = answer.reason
+        return Review(verdict: revoked, decidedBy: .online)
+    }
+}
+
+/// When the keys and revocations are too old to be trusted without a remark: past `staleAfter` since the last
+/// good sync (or, before the first, since the store's trust data last changed), verdicts carry the warning
+/// `stale-trust-data`.
+public struct StalenessPolicy: Sendable, Equatable {
+    /// Seconds after which the trust data counts as stale.
+    public var staleAfter: TimeInterval
+
+    /// Makes a policy.
+    public init(staleAfter: TimeInterval) {
+        self.staleAfter = staleAfter
+    }
+
+    /// The warning to add to a verdict given at `now`, or nil while the data is fresh.
+    ///
+    /// Both dates come from this device's clock (when it synced, when the store changed), so a clock that is
+    /// off by hours shifts both alike; server dates are never used.
+    public func warning(lastSync: Date?, trustChanged: Date?, now: Date) -> VerdictWarning? {
+        guard let reference = lastSync ?? trustChanged else {
+            return VerdictWarning(
+                code: VerdictWarning.staleTrustDataCode,
+                message: "This validator has never synced its keys and revocations with the agency.")
+        }
+        let age = now.timeIntervalSince(reference)
+        guard age > staleAfter else { return nil }
+        return VerdictWarning(
+            code: VerdictWarning.staleTrustDataCode,
+            message: "Keys and revocations were last updated \(Self.describe(age)) ago; a ticket revoked since "
+                + "then is not known here.")
+    }
+
+    static func describe(_ seconds: TimeInterval) -> String {
+        switch seconds {
+        case ..<120: "\(Int(seconds)) seconds"
+        case ..<7200: "\(Int(seconds / 60)) minutes"
+        case ..<172_800: "\(Int(seconds / 3600)) hours"
+        default: "\(Int(seconds / 86400)) days"
+        }
+    }
+}

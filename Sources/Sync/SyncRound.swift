@@ -1,0 +1,250 @@
+import FareCore
+import Foundation
+import Logging
+import Signatures
+import TrustStore
+import ValidationAPI
+
+/// What one sync round changed, for the log and for `farecheck sync`.
+public struct SyncReport: Sendable, Equatable, Codable {
+    /// The key bundle sequence held after the round (nil when the server has published none).
+    public var keyBundleSequence: Int64?
+    /// Whether a new key bundle was applied.
+    public var keyBundleApplied = false
+    /// Keys the bundle added, replaced and withdrew.
+    public var keysAdded = 0
+    public var keysUpdated = 0
+    public var keysRemoved = 0
+    /// Revocation deltas applied, and whether one of them was a full snapshot.
+    public var revocationDeltas = 0
+    public var fullSnapshot = false
+    /// Revocations (tickets and keys) added and lifted.
+    public var revocationsAdded = 0
+    public var revocationsRemoved = 0
+    /// The revocation cursor held after the round.
+    public var revocationCursor: Int64 = 0
+    /// Inspections the server acknowledged in this round.
+    public var inspectionsUploaded = 0
+    /// Inspections still waiting for an acknowledgement.
+    public var inspectionsUnsent = 0
+    /// When the round completed, by the local clock (only for staleness; never compared to server dates).
+    public var completedAt = Date()
+
+    /// Makes an empty report.
+    public init() {}
+
+    /// One line for the log.
+    public var summary: String {
+        var parts: [String] = []
+        if keyBundleApplied {
+            parts.append(
+                "key bundle \(keyBundleSequence ?? 0): +\(keysAdded) ~\(keysUpdated) -\(keysRemoved) keys")
+        } else {
+            parts.append("key bundle \(keyBundleSequence.map(String.init) ?? "none") unchanged")
+        }
+        parts.append(
+            "revocations +\(revocationsAdded) -\(revocationsRemoved)\(fullSnapshot ? " (full snapshot)" : ""), "
+                + "cursor \(revocationCursor)")
+        parts.append("\(inspectionsUploaded) inspections uploaded")
+        return parts.joined(separator: "; ")
+    }
+}
+
+/// One sync round: keys, then revocations, then inspections, then the round is recorded.
+///
+/// Each signed document is checked against the pinned anchors before the store is touched, and applied in one
+/// transaction, so a refused or broken document leaves the store as it was. The round resumes from what the
+/// store holds (bundle sequence, revocation cursor, unsent inspections), never from a date: a device clock
+/// that is hours off changes nothing here.
+public struct SyncRound: Sendable {
+    /// The API client.
+    public var client: ValidationAPIClient
+    /// The validator's store.
+    public var store: TrustStore
+    /// The anchors whose signature a bundle or delta must carry.
+    public var anchors: [TrustAnchor]
+    /// Inspections per upload (the server takes at most `InspectionBatch.maximumRecordCount`).
+    public var uploadBatchSize: Int
+    /// Where progress is logged.
+    public var logger: Logger
+
+    /// Makes a round.
+    public init(
+        client: ValidationAPIClient, store: TrustStore, anchors: [TrustAnchor], uploadBatchSize: Int = 500,
+        logger: Logger = Logger(label: "farecheck.sync")
+    ) {
+        self.client = client
+        self.store = store
+        self.anchors = anchors
+        self.uploadBatchSize = max(1, min(uploadBatchSize, InspectionBatch.maximumRecordCount))
+        self.logger = logger
+    }
+
+    /// Runs the round; throws at the first step that fails (the steps before it stay applied).
+    public func run() async throws(SyncError) -> SyncReport {
+        guard !anchors.isEmpty else {
+            throw SyncError(
+                code: .misconfigured,
+                message: "No trust anchor is pinned, so no key bundle or revocation delta could be accepted; "
+                    + "configure anchors in [sync].")
+        }
+        var report = SyncReport()
+        try await syncKeys(into: &report)
+        try await syncRevocations(into: &report)
+        try await uploadInspections(into: &report)
+        report.completedAt = Date()
+        try storeStep { () throws(StoreError) in try store.recordSync(at: report.completedAt) }
+        report.inspectionsUnsent = (try? store.unsentInspectionCount()) ?? 0
+        return report
+    }
+
+    // MARK: Keys
+
+    private func syncKeys(into report: inout SyncReport) async throws(SyncError) {
+        let held = try storeStep { () throws(StoreError) in try store.syncState() }.keyBundleSequence
+        report.keyBundleSequence = held
+        guard let document = try await client.keyBundle(newerThan: held) else { return }
+        let bundle: KeyBundle
+        do {
+            bundle = try document.open(as: KeyBundle.self, trusting: anchors)
+            try bundle.checkNotRollback(holding: held)
+        } catch {
+            throw SyncError(code: .refused, message: "Key bundle refused: \(error.message)", cause: error)
+        }
+        if bundle.sequence == held { return }
+        var records: [KeyRecord] = []
+        for key in bundle.keys {
+            // A key that does not parse would fail every ticket it signed at verify time; refuse the bundle now.
+            do {
+                _ = try PublicKey(spkiDER: key.spki)
+            } catch {
+                throw SyncError(
+                    code: .refused,
+                    message: "Key bundle \(bundle.sequence) refused: key \(key.keyID) of \(key.issuer) is not a "
+                        + "usable public key; the store is unchanged.",
+                    cause: error)
+            }
+            records.append(
+                KeyRecord(
+                    format: key.storeFormat, issuer: key.issuer, keyID: key.keyID, algorithm: key.algorithm,
+                    spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource))
+        }
+        let counts: (added: Int, updated: Int, removed: Int)
+        do {
+            counts = try store.applyKeyBundle(sequence: bundle.sequence, keys: records)
+        } catch  where error.code == .outOfSequence {
+            throw SyncError(
+                code: .refused, message: "Key bundle \(bundle.sequence) refused: \(error.message).", cause: error)
+        } catch {
+            throw SyncError(code: .store, message: "The key bundle could not be stored: \(error.message)", cause: error)
+        }
+        report.keyBundleApplied = true
+        report.keyBundleSequence = bundle.sequence
+        report.keysAdded = counts.added
+        report.keysUpdated = counts.updated
+        report.keysRemoved = counts.removed
+        let sequence = bundle.sequence
+        logger.info("applied key bundle \(sequence): +\(counts.added) ~\(counts.updated) -\(counts.removed) keys")
+    }
+
+    // MARK: Revocations
+
+    /// The most deltas one round asks for; a server that keeps sending more is cut off until the next round.
+    static let maximumDeltasPerRound = 1000
+
+    private func syncRevocations(into report: inout SyncReport) async throws(SyncError) {
+        var cursor = try storeStep { () throws(StoreError) in try store.syncState() }.revocationCursor
+        report.revocationCursor = cursor
+        for _ in 0..<Self.maximumDeltasPerRound {
+            let document = try await client.revocations(since: cursor)
+            let delta: RevocationDelta
+            do {
+                delta = try document.open(as: RevocationDelta.self, trusting: anchors)
+            } catch {
+                throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message)", cause: error)
+            }
+            if delta.isEmpty && delta.next == cursor { return }
+            // Snapshots too: the server echoes the cursor asked for, so an old signed snapshot replayed in
+            // transit (which would lift every revocation made since) does not fit the request.
+            guard delta.from == cursor else {
+                throw SyncError(
+                    code: .refused,
+                    message: "Revocation delta refused: it starts at \(delta.from), not at the cursor \(cursor) "
+                        + "asked for; the store is unchanged.")
+            }
+            let removed =
+                delta.removedTickets.map { RevocationReference.ticket(issuer: $0.issuer, ticketID: $0.ticketID) }
+                + delta.removedKeys.map {
+                    RevocationReference.key(
+                        format: BundleKey.storeFormat(of: $0.format), issuer: $0.issuer, keyID: $0.keyID)
+                }
+            do {
+                try store.applyRevocations(
+                    from: delta.from, next: delta.next, full: delta.full,
+                    addedTickets: delta.addedTickets.map {
+                        TicketRevocationRecord(
+                            issuer: $0.issuer, ticketID: $0.ticketID, reason: $0.reason, revokedAt: $0.revokedAt)
+                    },
+                    addedKeys: delta.addedKeys.map {
+                        KeyRevocationRecord(
+                            format: BundleKey.storeFormat(of: $0.format), issuer: $0.issuer, keyID: $0.keyID,
+                            reason: $0.reason, revokedAt: $0.revokedAt)
+                    },
+                    removed: removed)
+            } catch  where error.code == .outOfSequence {
+                throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message).", cause: error)
+            } catch {
+                throw SyncError(
+                    code: .store, message: "The revocation delta could not be stored: \(error.message)", cause: error)
+            }
+            report.revocationDeltas += 1
+            report.fullSnapshot = report.fullSnapshot || delta.full
+            report.revocationsAdded += delta.addedTickets.count + delta.addedKeys.count
+            report.revocationsRemoved += removed.count
+            let added = delta.addedTickets.count + delta.addedKeys.count
+            let kind = delta.full ? "snapshot" : "delta"
+            logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(added) -\(removed.count)")
+            let moved = delta.next != cursor
+            cursor = delta.next
+            report.revocationCursor = cursor
+            // A snapshot or a delta that did not move the cursor is all the server has now.
+            if !moved || delta.isEmpty { return }
+        }
+    }
+
+    // MARK: Inspections
+
+    private func uploadInspections(into report: inout SyncReport) async throws(SyncError) {
+        while true {
+            let batch = try storeStep { () throws(StoreError) in try store.unsentInspections(limit: uploadBatchSize) }
+            guard !batch.isEmpty else { return }
+            let acknowledgement = try await client.upload(InspectionBatch(records: batch.map(Self.upload)))
+            // Only what the server says it holds is marked sent; anything else goes again next time.
+            let sent = Set(batch.map(\.id)).intersection(acknowledgement.accepted)
+            try storeStep { () throws(StoreError) in try store.markInspectionsSent(Array(sent)) }
+            report.inspectionsUploaded += sent.count
+            if sent.count < batch.count {
+                logger.warning("the server acknowledged \(sent.count) of \(batch.count) inspections; the rest later")
+                return
+            }
+            if batch.count < uploadBatchSize { return }
+        }
+    }
+
+    /// An inspection as it travels.
+    static func upload(_ record: InspectionRecord) -> InspectionUpload {
+        InspectionUpload(
+            id: record.id, inspectedAt: record.inspectedAt, device: record.device, symbology: record.symbology,
+            payloadDigest: record.payloadDigest, format: record.format, issuer: record.issuer,
+            ticketID: record.ticketID, verdict: record.verdict, reason: record.reason, signature: record.signature,
+            warnings: record.warnings, inspector: record.inspector)
+    }
+
+    private func storeStep<T>(_ body: () throws(StoreError) -> T) throws(SyncError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw SyncError(code: .store, message: "The store failed during sync: \(error.message)", cause: error)
+        }
+    }
+}

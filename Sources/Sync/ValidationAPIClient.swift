@@ -1,0 +1,236 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import ValidationAPI
+
+/// The validator's client of the online validation API (`API/openapi.yaml`): one method per operation, each
+/// with a deadline, a cap on the response size, and failures turned into `SyncError`s a person can act on.
+///
+/// It borrows an `HTTPClient` from its caller (the sync worker opens one for its lifetime with
+/// `HTTPClient.withHTTPClient`), so it holds no resources of its own.
+public struct ValidationAPIClient: Sendable {
+    /// Where the server is and how much to accept from it.
+    public struct Configuration: Sendable, Equatable {
+        /// The server's base URL, e.g. `https://validation.example.org` (plain `http://` only for loopback tests).
+        public var baseURL: String
+        /// The device's secret token, sent as `Authorization: Bearer`.
+        public var token: String
+        /// The device id the token belongs to (for logs; the server knows the device by its token).
+        public var deviceID: String?
+        /// The deadline of each sync request (keys, revocations, one upload batch).
+        public var requestTimeout: Duration
+        /// The largest key bundle accepted.
+        public var maximumKeyBundleBytes: Int
+        /// The largest revocation delta accepted.
+        public var maximumRevocationBytes: Int
+        /// The largest answer to an upload or an online check accepted.
+        public var maximumAnswerBytes: Int
+
+        /// Makes a configuration; the caps default to 8 MiB for keys, 64 MiB for revocations, 1 MiB otherwise.
+        public init(
+            baseURL: String, token: String, deviceID: String? = nil, requestTimeout: Duration = .seconds(30),
+            maximumKeyBundleBytes: Int = 8 << 20, maximumRevocationBytes: Int = 64 << 20,
+            maximumAnswerBytes: Int = 1 << 20
+        ) {
+            self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+            self.token = token
+            self.deviceID = deviceID
+            self.requestTimeout = requestTimeout
+            self.maximumKeyBundleBytes = maximumKeyBundleBytes
+            self.maximumRevocationBytes = maximumRevocationBytes
+            self.maximumAnswerBytes = maximumAnswerBytes
+        }
+
+        /// Refuses a base URL that is not `http(s)://host[:port]`.
+        public func validate() throws(SyncError) {
+            guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme),
+                url.host != nil
+            else {
+                throw SyncError(
+                    code: .misconfigured,
+                    message: "The sync URL \(baseURL) is not an http(s) URL such as https://validation.example.org.")
+            }
+            guard !token.isEmpty else {
+                throw SyncError(code: .misconfigured, message: "The device token is empty.")
+            }
+        }
+    }
+
+    /// How the client is set up.
+    public let configuration: Configuration
+    private let http: HTTPClient
+
+    /// Makes a client that sends its requests through `http`.
+    public init(configuration: Configuration, http: HTTPClient) {
+        self.configuration = configuration
+        self.http = http
+    }
+
+    /// `GET /v1/keys`: the signed key bundle, not yet checked (see `SignedDocument.open(as:trusting:)`).
+    ///
+    /// - Parameter held: The sequence of the bundle held; the server then sends a bundle only if it has a newer one.
+    /// - Returns: The signed bundle, or nil when the server has nothing newer than `held` or no bundle at all.
+    public func keyBundle(newerThan held: Int64? = nil) async throws(SyncError) -> SignedDocument? {
+        let path = APIPath.keys + (held.map { "?since=\($0)" } ?? "")
+        guard
+            let body = try await exchange(
+                .GET, path, body: nil, what: "key bundle", limit: configuration.maximumKeyBundleBytes,
+                timeout: configuration.requestTimeout, absentIsNil: true)
+        else { return nil }
+        return try envelope(body, what: "key bundle")
+    }
+
+    /// `GET /v1/revocations?cursor=N`: the signed revocation delta since `cursor`, not yet checked.
+    public func revocations(since cursor: Int64) async throws(SyncError) -> SignedDocument {
+        let body = try await exchange(
+            .GET, APIPath.revocations + "?cursor=\(cursor)", body: nil, what: "revocation delta",
+            limit: configuration.maximumRevocationBytes, timeout: configuration.requestTimeout)
+        return try envelope(body ?? [], what: "revocation delta")
+    }
+
+    /// `POST /v1/inspections`: hands a batch of inspection records over; returns the ids the server now holds.
+    public func upload(_ batch: InspectionBatch) async throws(SyncError) -> BatchAcknowledgement {
+        let body = try await exchange(
+            .POST, APIPath.inspections, body: try encode(batch), what: "inspection acknowledgement",
+            limit: configuration.maximumAnswerBytes, timeout: configuration.requestTimeout)
+        return try decode(BatchAcknowledgement.self, from: body ?? [], what: "inspection acknowledgement")
+    }
+
+    /// `POST /v1/check`: asks the server about one ticket, within `deadline`.
+    public func check(_ request: OnlineCheckRequest, deadline: Duration) async throws(SyncError) -> OnlineCheckResponse
+    {
+        let body = try await exchange(
+            .POST, APIPath.check, body: try encode(request), what: "online check answer",
+            limit: configuration.maximumAnswerBytes, timeout: deadline)
+        return try decode(OnlineCheckResponse.self, from: body ?? [], what: "online check answer")
+    }
+
+    // MARK: One exchange
+
+    /// Sends one request and returns the body of a 2xx JSON answer, or throws what went wrong; with
+    /// `absentIsNil`, 304 (nothing newer) and 404 `no-bundle` (nothing published) return nil.
+    private func exchange(
+        _ method: HTTPMethod, _ path: String, body: [UInt8]?, what: String, limit: Int, timeout: Duration,
+        absentIsNil: Bool = false
+    ) async throws(SyncError) -> [UInt8]? {
+        var request = HTTPClientRequest(url: configuration.baseURL + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        request.headers.add(name: "Accept", value: "application/json")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+        }
+        let started = NIODeadline.now()
+        let deadline = started + .nanoseconds(Self.nanoseconds(timeout))
+        do {
+            let response = try await http.execute(request, deadline: deadline)
+            let status = Int(response.status.code)
+            let contentType = response.headers.first(name: "Content-Type") ?? ""
+            let isJSON =
+                contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+                .lowercased() == "application/json"
+            if absentIsNil, status == 304 { return nil }
+            if !(200..<300).contains(status) {
+                // Error bodies are small; read a little of one for its message, never more.
+                let text = try? await response.body.collect(upTo: 64 << 10)
+                let detail = text.flatMap { buffer in
+                    try? WireFormat.decode(ErrorBody.self, from: Array(buffer.readableBytesView))
+                }
+                if absentIsNil, status == 404, detail?.error == "no-bundle" { return nil }
+                throw failure(status: status, path: path, detail: detail)
+            }
+            guard isJSON else {
+                throw SyncError(
+                    code: .wrongContentType,
+                    message: "The server sent the \(what) as \(contentType.isEmpty ? "no content type" : contentType), "
+                        + "not application/json: is \(configuration.baseURL) the validation API (and not a proxy's "
+                        + "login page)?")
+            }
+            let buffer = try await response.body.collect(upTo: limit)
+            return Array(buffer.readableBytesView)
+        } catch let error as SyncError {
+            throw error
+        } catch let error as NIOTooManyBytesError {
+            throw SyncError(
+                code: .bodyTooLarge,
+                message: "The server sent a \(what) larger than \(limit) bytes; refused without reading it all. Raise "
+                    + "max_body_bytes in [sync] if the agency's data is really that large.",
+                cause: error)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw SyncError(
+                code: .timedOut,
+                message: "The server did not send the \(what) within \(timeout) (\(configuration.baseURL)).",
+                cause: error)
+        } catch {
+            if NIODeadline.now() >= deadline {
+                throw SyncError(
+                    code: .timedOut,
+                    message: "The server did not send the \(what) within \(timeout) (\(configuration.baseURL)).",
+                    cause: error)
+            }
+            throw SyncError(
+                code: .unreachable,
+                message: "Cannot get the \(what) from \(configuration.baseURL): the connection failed or broke "
+                    + "off (\(error)).",
+                cause: error)
+        }
+    }
+
+    private func failure(status: Int, path: String, detail: ErrorBody?) -> SyncError {
+        let said = detail.map { " The server said: \($0.message)" } ?? ""
+        switch status {
+        case 401:
+            return SyncError(
+                code: .unauthorized,
+                message: "The server refused the device token (401): the device"
+                    + (configuration.deviceID.map { " \($0)" } ?? "")
+                    + " is unknown or revoked. Register it (farecheck-server devices add) and configure its token.")
+        case 500...599:
+            return SyncError(
+                code: .serverUnavailable,
+                message: "The server answered \(status) to \(path): it cannot serve now; retried later.\(said)")
+        default:
+            return SyncError(code: .rejected, message: "The server answered \(status) to \(path).\(said)")
+        }
+    }
+
+    private func envelope(_ body: [UInt8], what: String) throws(SyncError) -> SignedDocument {
+        do {
+            return try SignedDocument(jsonBytes: body)
+        } catch {
+            throw SyncError(
+                code: .malformedResponse,
+                message: "The server sent a malformed \(what) (\(body.count) bytes that are not a signed document: "
+                    + "truncated or corrupted on the way?); nothing applied.",
+                cause: error)
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws(SyncError) -> T {
+        do {
+            return try WireFormat.decode(type, from: body)
+        } catch {
+            throw SyncError(
+                code: .malformedResponse, message: "The server sent a malformed \(what) (\(body.count) bytes).",
+                cause: error)
+        }
+    }
+
+    private func encode(_ value: some Encodable) throws(SyncError) -> [UInt8] {
+        do {
+            return try WireFormat.encode(value)
+        } catch {
+            throw SyncError(
+                code: .store, message: "A request could not be encoded.",
+                cause: error)
+        }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

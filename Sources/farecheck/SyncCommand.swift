@@ -1,0 +1,158 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Daemon
+import Foundation
+import Logging
+import Sync
+import TrustStore
+import ValidationAPI
+
+/// `farecheck sync`: one sync round by hand, as the daemon's sync worker runs them.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync once with the online validation API: keys, revocations, then inspection upload.",
+        discussion: """
+            Fetches the signed key bundle and the revocation deltas since the store's cursor, checks each \
+            against the pinned trust anchors and applies it in one transaction, then uploads the inspections \
+            not yet acknowledged. A bundle with a bad signature, from an unknown anchor or older than the one \
+            held is refused and the store is left as it was.
+
+            Name the server with --url, --token-file (or $FARECHECK_SYNC_TOKEN) and --anchor PEM (repeatable; \
+            --demo-anchor pins the published demo anchor), or read all of it from the daemon's [sync] table \
+            with --config.
+
+            Exit status: 0 synced (prints what changed), 2 not synced (prints why).
+            """
+    )
+
+    @Option(help: ArgumentHelp("The daemon's configuration file: use its store and [sync] table.", valueName: "path"))
+    var config: String?
+    @Option(help: ArgumentHelp("The validation API's base URL.", valueName: "url")) var url: String?
+    @Option(name: .customLong("device-id"), help: "This validator's device id (for messages).") var deviceID: String?
+    @Option(
+        name: .customLong("token-file"),
+        help: ArgumentHelp("A file holding the device token (else $FARECHECK_SYNC_TOKEN).", valueName: "path"))
+    var tokenFile: String?
+    @Option(
+        name: .customLong("anchor"), help: ArgumentHelp("A trust anchor to pin (PEM public key).", valueName: "pem"))
+    var anchors: [String] = []
+    @Flag(name: .customLong("demo-anchor"), help: "Pin the published demo anchor (demo servers only).")
+    var demoAnchor = false
+    @Option(help: "Seconds each request may take.") var timeout: Double = 30
+    @Flag(help: "Print what changed as one JSON object.") var json = false
+    @OptionGroup var store: StoreOptions
+
+    func validate() throws {
+        if config != nil, url != nil || tokenFile != nil || !anchors.isEmpty {
+            throw ValidationError("--config reads the server, token and anchors from [sync]; give one or the other")
+        }
+        if config == nil, url == nil {
+            throw ValidationError("give --url (with --token-file and --anchor) or --config")
+        }
+    }
+
+    func run() async throws {
+        let (client, pinned, storePath) = try setUp()
+        let trustStore: TrustStore
+        do {
+            trustStore = try TrustStore(path: storePath)
+        } catch {
+            throw CommandFailure.exit(error.description)
+        }
+        defer { try? trustStore.close() }
+        var logger = Logger(label: "farecheck.sync")
+        logger.logLevel = .warning
+        let report: SyncReport
+        do {
+            report = try await HTTPClient.withHTTPClient { http in
+                try await SyncRound(
+                    client: ValidationAPIClient(configuration: client, http: http), store: trustStore,
+                    anchors: pinned, logger: logger
+                ).run()
+            }
+        } catch let error as SyncError {
+            throw CommandFailure.exit("not synced: \(error.message) [\(error.code)]")
+        } catch {
+            throw CommandFailure.exit("not synced: \(error)")
+        }
+        if json {
+            printLine(jsonLine(report))
+            return
+        }
+        if report.keyBundleApplied {
+            printLine(
+                "keys: bundle \(report.keyBundleSequence ?? 0) applied: \(report.keysAdded) added, "
+                    + "\(report.keysUpdated) updated, \(report.keysRemoved) removed")
+        } else {
+            printLine("keys: unchanged (bundle \(report.keyBundleSequence.map(String.init) ?? "none"))")
+        }
+        printLine(
+            "revocations: \(report.revocationsAdded) added, \(report.revocationsRemoved) removed"
+                + (report.fullSnapshot ? " (full snapshot)" : "") + "; cursor \(report.revocationCursor)")
+        printLine(
+            "inspections: \(report.inspectionsUploaded) uploaded, \(report.inspectionsUnsent) waiting")
+    }
+
+    /// The client configuration, the pinned anchors and the store path, from the options or from --config.
+    private func setUp() throws -> (ValidationAPIClient.Configuration, [TrustAnchor], String) {
+        let requestTimeout = Duration.milliseconds(Int64(max(timeout, 0.1) * 1000))
+        if let config {
+            let configuration: DaemonConfiguration
+            let sync: DaemonConfiguration.Sync
+            let resolved: (token: String, anchors: [TrustAnchor])
+            do {
+                configuration = try DaemonConfiguration.load(path: config)
+                guard let table = configuration.sync else {
+                    throw CommandFailure.exit("\(config) has no [sync] table")
+                }
+                sync = table
+                resolved = try sync.resolve(file: config)
+            } catch let error as ConfigurationError {
+                throw CommandFailure.exit("bad configuration: \(error.description)")
+            }
+            let client = ValidationAPIClient.Configuration(
+                baseURL: sync.url, token: resolved.token, deviceID: sync.deviceID, requestTimeout: requestTimeout,
+                maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes),
+                maximumRevocationBytes: sync.maximumBodyBytes)
+            try check(client)
+            return (client, resolved.anchors, store.db ?? configuration.store)
+        }
+        var token = ProcessInfo.processInfo.environment["FARECHECK_SYNC_TOKEN"] ?? ""
+        if let tokenFile {
+            guard let data = FileManager.default.contents(atPath: tokenFile) else {
+                throw CommandFailure.exit("cannot read the token file \(tokenFile)")
+            }
+            token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard !token.isEmpty else {
+            throw CommandFailure.exit("no device token: give --token-file, or set FARECHECK_SYNC_TOKEN")
+        }
+        var pinned: [TrustAnchor] = demoAnchor ? [.demo] : []
+        for path in anchors {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CommandFailure.exit("cannot read the anchor file \(path)")
+            }
+            do {
+                pinned.append(try TrustAnchor(pem: String(decoding: data, as: UTF8.self)))
+            } catch {
+                throw CommandFailure.exit("\(path): \(error.message)")
+            }
+        }
+        guard !pinned.isEmpty else {
+            throw CommandFailure.exit("no trust anchor pinned: give --anchor PEM (or --demo-anchor for a demo server)")
+        }
+        let client = ValidationAPIClient.Configuration(
+            baseURL: url ?? "", token: token, deviceID: deviceID, requestTimeout: requestTimeout)
+        try check(client)
+        return (client, pinned, store.path)
+    }
+
+    private func check(_ client: ValidationAPIClient.Configuration) throws {
+        do {
+            try client.validate()
+        } catch {
+            throw CommandFailure.exit(error.message)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// The reference validation API (`farecheck-server`) with a SQLite database in a scratch directory: admin
+/// commands run on it as an agency would, and `start()` serves it on a free loopback port.
+public final class ReferenceServer: @unchecked Sendable {
+    public let directory: String
+    public var database: String { directory + "/server.sqlite" }
+    /// The demo anchor's private key, which signs bundles and deltas.
+    public static let demoAnchorKey = repositoryRoot + "/Keys/demo-anchor.key"
+    /// The running server, if started.
+    public private(set) var process: Process?
+    /// `http://127.0.0.1:PORT` of the running server.
+    public private(set) var baseURL = ""
+
+    /// Makes a scratch directory and an empty server database.
+    public init() throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-refserver-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try admin(["init"])
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The farecheck-server binary SwiftPM built beside the test bundle.
+    public static let binary: String = {
+        URL(fileURLWithPath: Workbench.farecheck).deletingLastPathComponent().appendingPathComponent(
+            "farecheck-server"
+        ).path
+    }()
+
+    /// Runs an admin command on this database; throws with its standard error unless it exits 0.
+    @discardableResult
+    public func admin(_ arguments: [String]) throws -> String {
+        let run = try adminRun(arguments)
+        guard run.status == 0 else {
+            throw DaemonProcess.Failure(message: "farecheck-server \(arguments.joined(separator: " ")): \(run.stderr)")
+        }
+        return run.text
+    }
+
+    /// Runs an admin command on this database and returns how it went.
+    public func adminRun(_ arguments: [String]) throws -> Run {
+        var environment = ProcessInfo.processInfo.environment
+        environment["FARECHECK_SERVER_DB"] = database
+        environment["FARECHECK_SERVER_DATABASE_URL"] = nil
+        return try Workbench(directory: directory).run(Self.binary, arguments, environment: environment)
+    }
+
+    /// Registers a device and returns its token.
+    public func addDevice(_ id: String) throws -> String {
+        try admin(["devices", "add", id]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Adds an issuer public key (PEM) and publishes a new bundle signed with `anchorKey`.
+    public func publishKey(_ pem: String, issuer: String = "demo-transit", anchorKey: String = demoAnchorKey)
+        throws
+    {
+        try admin(["keys", "add", "--issuer", issuer, "--format", "fc1", pem])
+        try admin(["keys", "publish", "--anchor-key", anchorKey])
+    }
+
+    /// Starts `farecheck-server serve` on a free loopback port (revocations signed by `anchorKey`).
+    public func start(anchorKey: String = demoAnchorKey) throws {
+        stop()
+        let name = UUID().uuidString
+        let outputPath = directory + "/serve-\(name).out"
+        let logPath = directory + "/serve-\(name).err"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = [
+            "serve", "--db", database, "--listen", "127.0.0.1:0", "--log-level", "warning", "--anchor-key", anchorKey,
+        ]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        process.standardInput = FileHandle.nullDevice
+        try startUnblocked(process)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: " ") {
+                baseURL = String(text[range.upperBound..<end])
+                self.process = process
+                return
+            }
+            usleep(50_000)
+        }
+        if process.isRunning { process.terminate() }
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw DaemonProcess.Failure(message: "farecheck-server did not start: \(log)")
+    }
+
+    /// Stops the server (SIGTERM) and waits for it.
+    public func stop() {
+        guard let process else { return }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// The inspections the server holds, as `inspections list --json` prints them.
+    public func inspections() throws -> [[String: Any]] {
+        try admin(["inspections", "list", "--json"]).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import AsyncHTTPClient
+import Daemon
+import Foundation
+import Glibc
+import Scanners
+import TestSupport
+import Testing
+
+/// `farecheck daemon` with `[sync]` against the reference server: a scanner, the sync worker, metrics.
+@Suite("farecheck daemon with [sync]", .serialized)
+struct DaemonSyncTests {
+    /// A daemon configuration with one simulated SSI scanner and a [sync] table.
+    func config(_ bench: SyncBench, scanner: String, sync: String) throws -> String {
+        let text = """
+            mode = "gate"
+            validator = "sync-gate"
+            store = "\(bench.validator.db)"
+
+            [[scanner]]
+            name = "front-door"
+            device = "\(scanner)"
+            protocol = "ssi"
+
+            [output]
+            stdout = false
+            socket = "\(bench.validator.path("verdicts.sock"))"
+
+            [http]
+            listen = "127.0.0.1:0"
+
+            [sync]
+            url = "\(bench.server.baseURL)"
+            device_id = "validator-1"
+            token_file = "\(bench.tokenFile)"
+            anchors = ["\(SyncBench.demoAnchorPublic)"]
+            \(sync)
+            """
+        let path = bench.validator.path("farecheck.toml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func metrics(port: Int) async throws -> [String: Double] {
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
+        }
+        return samples
+    }
+
+    @Test("a ticket revoked on the server is revoked at the gate after a sync round; /metrics shows the last sync")
+    func revokedAfterSync() async throws {
+        let bench = try SyncBench()
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("f6"))))
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try DaemonProcess(
+            config: try config(bench, scanner: scanner.devicePath, sync: "interval = 1\nstale_after = 3600"))
+        defer { daemon.stop() }
+        let socket = try LineSocket(path: bench.validator.path("verdicts.sock"))
+        let port = try #require(daemon.httpPort)
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+
+        func scan() throws -> VerdictEvent {
+            scanner.scan(payload)
+            let line = try #require(socket.readLine(timeout: 10), "no verdict")
+            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+        }
+        // The first round brings the key (until it has completed, the data counts as never synced: stale).
+        var event = try scan()
+        for _ in 0..<30 where event.verdict != "valid" || event.warnings.contains("stale-trust-data") {
+            usleep(500_000)
+            event = try scan()
+        }
+        #expect(event.verdict == "valid" && event.decidedBy == "offline")
+        #expect(!event.warnings.contains("stale-trust-data"))
+
+        try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "f6", "--reason", "stolen"])
+        for _ in 0..<30 where event.verdict != "revoked" {
+            usleep(500_000)
+            event = try scan()
+        }
+        #expect(event.verdict == "revoked")
+        #expect(event.reason.contains("stolen"))
+
+        let samples = try await metrics(port: port)
+        #expect((samples["farecheck_last_sync_timestamp_seconds"] ?? 0) > 0)
+        #expect(samples["farecheck_sync_failures_total"] == 0)
+        #expect((samples["farecheck_trust_data_age_seconds"] ?? -1) >= 0)
+        #expect(daemon.stop() == 0, "\(daemon.stderr.text)")
+    }
+
+    @Test("past stale_after without a good sync, verdicts carry stale-trust-data; online check decides revoked")
+    func staleAndOnline() async throws {
+        let bench = try SyncBench()
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("a7"))))
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        // One round at start, the next an hour away: the data goes stale after a second.
+        let daemon = try DaemonProcess(
+            config: try config(
+                bench, scanner: scanner.devicePath, sync: "interval = 3600\nstale_after = 1\nonline_check = true"))
+        defer { daemon.stop() }
+        let socket = try LineSocket(path: bench.validator.path("verdicts.sock"))
+        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        func scan() throws -> VerdictEvent {
+            scanner.scan(payload)
+            let line = try #require(socket.readLine(timeout: 10), "no verdict")
+            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+        }
+        var event = try scan()
+        for _ in 0..<30 where event.verdict != "valid" {
+            usleep(500_000)
+            event = try scan()
+        }
+        #expect(event.verdict == "valid")
+        usleep(1_500_000)
+        event = try scan()
+        #expect(event.warnings.contains("stale-trust-data"), "\(event.warnings)")
+
+        // Revoked on the server after the last sync: the online check knows.
+        try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "a7", "--reason", "refunded"])
+        event = try scan()
+        #expect(event.verdict == "revoked" && event.decidedBy == "online")
+        #expect(event.reason.contains("refunded"))
+        #expect(daemon.stop() == 0, "\(daemon.stderr.text)")
+    }
+}
