@@ -28,6 +28,8 @@ public final class DaemonStatus: Sendable {
         public var lastSyncAt: Date?
         /// The last store or sync failure, if the most recent attempt failed.
         public var lastError: String?
+        /// Clients connected to the verdict socket now (a gate controller, a local UI).
+        public var socketClients: Int = 0
     }
 
     private let state: Mutex<Report>
@@ -72,6 +74,9 @@ public final class DaemonStatus: Sendable {
             $0.lastVerdictAt = date
         }
     }
+
+    /// Notes a verdict-socket client arriving (`+1`) or leaving (`-1`).
+    public func socketClients(changedBy delta: Int) { state.withLock { $0.socketClients += delta } }
 
     public func trustUpdated(at date: Date?) { state.withLock { $0.trustUpdatedAt = date } }
     public func synced(at date: Date) { state.withLock { $0.lastSyncAt = date } }

@@ -100,7 +100,7 @@ public struct FarecheckDaemon: Sendable {
         if let socket = configuration.socket {
             services.append(
                 UnixSocketService(
-                    path: socket, hub: hub, logger: logger,
+                    path: socket, hub: hub, status: status, logger: logger,
                     onBound: { readiness.ready("socket") { $0.socket = socket } }))
         }
         if let address = configuration.httpAddress {

@@ -43,10 +43,15 @@ public struct UnixSocketService: Service {
     private let hub: EventHub
     private let logger: Logger
     private let onBound: @Sendable () -> Void
+    private let status: DaemonStatus?
 
-    public init(path: String, hub: EventHub, logger: Logger, onBound: @escaping @Sendable () -> Void = {}) {
+    public init(
+        path: String, hub: EventHub, status: DaemonStatus? = nil, logger: Logger,
+        onBound: @escaping @Sendable () -> Void = {}
+    ) {
         self.path = path
         self.hub = hub
+        self.status = status
         self.logger = logger
         self.onBound = onBound
     }
@@ -68,6 +73,7 @@ public struct UnixSocketService: Service {
         onBound()
         let hub = self.hub
         let logger = self.logger
+        let status = self.status
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { clients in
@@ -80,8 +86,13 @@ public struct UnixSocketService: Service {
                                         connection.addTask {
                                             for try await _ in inbound {}
                                         }
+                                        // Subscribed before the client is counted: a client that sees itself
+                                        // counted in /healthz gets every verdict from then on.
+                                        let verdicts = hub.subscribe(replayLast: false)
+                                        status?.socketClients(changedBy: 1)
+                                        defer { status?.socketClients(changedBy: -1) }
                                         connection.addTask {
-                                            for await event in hub.subscribe(replayLast: false) {
+                                            for await event in verdicts {
                                                 try await outbound.write(ByteBuffer(string: event.jsonLine + "\n"))
                                             }
                                         }

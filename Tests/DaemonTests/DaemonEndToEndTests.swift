@@ -77,6 +77,7 @@ struct DaemonEndToEndTests {
         defer { scanner.stop() }
         let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
         let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await daemon.waitForSocketClients())
         let port = try #require(daemon.httpPort, "no HTTP port in \(daemon.stderr.text)")
         let stream = try await EventStreamClient(port: port)
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
@@ -149,6 +150,7 @@ struct DaemonEndToEndTests {
         defer { scanner.stop() }
         let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
         let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         for index in 0..<200 { scanner.scan(payloads[index % payloads.count]) }
         var seen: [String] = []
@@ -167,6 +169,7 @@ struct DaemonEndToEndTests {
         // Restarted on the same store, the daemon goes on where it stopped.
         let again = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
         let socketAgain = try await LineSocket.connect(path: setup.socket)
+        #expect(await again.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(payloads[0])
         var next = try setup.event(await socketAgain.readLine())
@@ -204,6 +207,7 @@ struct DaemonEndToEndTests {
                 """)
         let daemon = try await DaemonProcess.start(config: config)
         let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(hang)
         _ = try setup.event(await socket.readLine())
@@ -233,6 +237,7 @@ struct DaemonEndToEndTests {
         defer { scanner.stop() }
         let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
         let socket = try await LineSocket.connect(path: setup.socket)
+        #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(day)
         let refused = try setup.event(await socket.readLine())

@@ -70,8 +70,8 @@ public final class ReferenceServer: @unchecked Sendable {
         let name = UUID().uuidString
         let outputPath = directory + "/serve-\(name).out"
         let logPath = directory + "/serve-\(name).err"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = [

@@ -58,31 +58,32 @@ struct DaemonSyncTests {
         let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("f6"))))
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try DaemonProcess(
+        let daemon = try await DaemonProcess.start(
             config: try config(bench, scanner: scanner.devicePath, sync: "interval = 1\nstale_after = 3600"))
-        defer { daemon.stop() }
-        let socket = try LineSocket(path: bench.validator.path("verdicts.sock"))
+        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
+        #expect(await daemon.waitForSocketClients())
         let port = try #require(daemon.httpPort)
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
 
-        func scan() throws -> VerdictEvent {
+        func scan() async throws -> VerdictEvent {
             scanner.scan(payload)
-            let line = try #require(socket.readLine(timeout: 10), "no verdict")
+            let line = try #require(
+                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
             return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
         }
         // The first round brings the key (until it has completed, the data counts as never synced: stale).
-        var event = try scan()
+        var event = try await scan()
         for _ in 0..<30 where event.verdict != "valid" || event.warnings.contains("stale-trust-data") {
-            usleep(500_000)
-            event = try scan()
+            try await Task.sleep(for: .milliseconds(500))
+            event = try await scan()
         }
         #expect(event.verdict == "valid" && event.decidedBy == "offline")
         #expect(!event.warnings.contains("stale-trust-data"))
 
         try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "f6", "--reason", "stolen"])
         for _ in 0..<30 where event.verdict != "revoked" {
-            usleep(500_000)
-            event = try scan()
+            try await Task.sleep(for: .milliseconds(500))
+            event = try await scan()
         }
         #expect(event.verdict == "revoked")
         #expect(event.reason.contains("stolen"))
@@ -91,7 +92,7 @@ struct DaemonSyncTests {
         #expect((samples["farecheck_last_sync_timestamp_seconds"] ?? 0) > 0)
         #expect(samples["farecheck_sync_failures_total"] == 0)
         #expect((samples["farecheck_trust_data_age_seconds"] ?? -1) >= 0)
-        #expect(daemon.stop() == 0, "\(daemon.stderr.text)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
     }
 
     @Test("past stale_after without a good sync, verdicts carry stale-trust-data; online check decides revoked")
@@ -101,32 +102,33 @@ struct DaemonSyncTests {
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
         // One round at start, the next an hour away: the data goes stale after a second.
-        let daemon = try DaemonProcess(
+        let daemon = try await DaemonProcess.start(
             config: try config(
                 bench, scanner: scanner.devicePath, sync: "interval = 3600\nstale_after = 1\nonline_check = true"))
-        defer { daemon.stop() }
-        let socket = try LineSocket(path: bench.validator.path("verdicts.sock"))
-        #expect(scanner.wait(timeout: .seconds(10)) { $0.isEnabled })
-        func scan() throws -> VerdictEvent {
+        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
+        #expect(await daemon.waitForSocketClients())
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+        func scan() async throws -> VerdictEvent {
             scanner.scan(payload)
-            let line = try #require(socket.readLine(timeout: 10), "no verdict")
+            let line = try #require(
+                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
             return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
         }
-        var event = try scan()
+        var event = try await scan()
         for _ in 0..<30 where event.verdict != "valid" {
-            usleep(500_000)
-            event = try scan()
+            try await Task.sleep(for: .milliseconds(500))
+            event = try await scan()
         }
         #expect(event.verdict == "valid")
-        usleep(1_500_000)
-        event = try scan()
+        try await Task.sleep(for: .milliseconds(1500))
+        event = try await scan()
         #expect(event.warnings.contains("stale-trust-data"), "\(event.warnings)")
 
         // Revoked on the server after the last sync: the online check knows.
         try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "a7", "--reason", "refunded"])
-        event = try scan()
+        event = try await scan()
         #expect(event.verdict == "revoked" && event.decidedBy == "online")
         #expect(event.reason.contains("refunded"))
-        #expect(daemon.stop() == 0, "\(daemon.stderr.text)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
     }
 }

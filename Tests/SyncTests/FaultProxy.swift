@@ -100,7 +100,7 @@ final class FaultProxy: @unchecked Sendable {
 
     private func serve(_ client: Int32) {
         defer { close(client) }
-        guard var (head, body) = Self.readMessage(from: client, isResponse: false) else { return }
+        guard case (var head, let body)? = Self.readMessage(from: client, isResponse: false) else { return }
         let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
         let path = requestLine.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
         let fault = fault(for: path)
