@@ -111,7 +111,7 @@ public actor InspectionPipeline {
         } else {
             let record = InspectionRecord(
                 id: id, verdict: verdict, device: scan.device, symbology: scan.symbology,
-                payloadDigest: digest(.sha256, scan.payload), inspector: inspector)
+                payloadDigest: digest(.sha256, scan.payload), inspector: inspector, decidedBy: decidedBy.rawValue)
             event = VerdictEvent(
                 id: id, verdict: verdict, device: scan.device, symbology: scan.symbology,
                 payloadBytes: scan.payload.count, inspector: inspector, decidedBy: decidedBy.rawValue)

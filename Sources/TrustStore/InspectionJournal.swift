@@ -33,12 +33,14 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
     public var warnings: String
     /// The inspector logged in, if any.
     public var inspector: String?
+    /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
+    public var decidedBy: String
     /// When the server acknowledged this record, Unix milliseconds; `nil` until then.
     public var sentAt: Int64?
 
     public init(
         id: String = UUID().uuidString, verdict: Verdict, device: String, symbology: Symbology?, payloadDigest: [UInt8],
-        inspector: String? = nil
+        inspector: String? = nil, decidedBy: String = "offline"
     ) {
         self.id = id
         self.inspectedAt = Int64((verdict.inspectedAt.timeIntervalSince1970 * 1000).rounded())
@@ -53,6 +55,7 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
         self.signature = verdict.signature.rawValue
         self.warnings = verdict.warnings.map(\.code).joined(separator: ",")
         self.inspector = inspector
+        self.decidedBy = decidedBy
         self.sentAt = nil
     }
 
@@ -71,6 +74,7 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
         signature = row["signature"]
         warnings = row["warnings"]
         inspector = row["inspector"]
+        decidedBy = row["decided_by"] ?? "offline"
         sentAt = row["sent_at"]
     }
 
@@ -88,6 +92,7 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
         container["signature"] = signature
         container["warnings"] = warnings
         container["inspector"] = inspector
+        container["decided_by"] = decidedBy
         container["sent_at"] = sentAt
     }
 

@@ -197,6 +197,10 @@ public final class TrustStore: Sendable {
             try db.alter(table: "revoked_ticket") { t in t.add(column: "source", .text) }
             try db.alter(table: "revoked_key") { t in t.add(column: "source", .text) }
         }
+        migrator.registerMigration("v7-decided-by") { db in
+            // Which verdict decided: this validator's (`offline`) or the validation API's (`online`).
+            try db.alter(table: "inspection") { t in t.add(column: "decided_by", .text) }
+        }
         return migrator
     }
 

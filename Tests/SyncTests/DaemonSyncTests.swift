@@ -5,6 +5,7 @@ import Glibc
 import Scanners
 import TestSupport
 import Testing
+import TrustStore
 
 /// `farecheck daemon` with `[sync]` against the reference server: a scanner, the sync worker, metrics.
 @Suite("farecheck daemon with [sync]", .serialized)
@@ -130,5 +131,9 @@ struct DaemonSyncTests {
         #expect(event.verdict == "revoked" && event.decidedBy == "online")
         #expect(event.reason.contains("refunded"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
+        // The journal records which verdict decided.
+        let journal = try TrustStore(path: bench.validator.db).allInspections()
+        #expect(journal.first { $0.id == event.id }?.decidedBy == "online")
+        #expect(journal.filter { $0.id != event.id }.allSatisfy { $0.decidedBy == "offline" })
     }
 }
