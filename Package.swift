@@ -186,7 +186,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // What the test targets share: running the built binaries, scratch directories.
-        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Daemon"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

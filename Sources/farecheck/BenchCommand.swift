@@ -48,7 +48,7 @@ struct BenchCommand: AsyncParsableCommand {
             printLine("  \(result)")
         }
         if part == .daemon || part == .all {
-            try DaemonBenchmark(scans: scans, keys: keys, revocations: revocations).run()
+            try await DaemonBenchmark(scans: scans, keys: keys, revocations: revocations).run()
         }
     }
 

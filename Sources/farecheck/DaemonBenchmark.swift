@@ -18,7 +18,7 @@ struct DaemonBenchmark {
     var keys: Int
     var revocations: Int
 
-    func run() throws {
+    func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "farecheck-bench-daemon-\(getpid())"
         )
@@ -116,12 +116,12 @@ struct DaemonBenchmark {
         guard notify.waitForReady(timeout: 30) else { throw CommandFailure.exit("bench: the daemon never got ready") }
         let startup = spawned.duration(to: .now)
         printLine("  start-up, spawn to READY=1: \(Self.format(startup)) (goal: under 500 ms)")
-        Thread.sleep(forTimeInterval: 1)
+        try await Task.sleep(for: .seconds(1))
         let idleRSS = Self.residentMemory(of: daemon.processIdentifier)
         printLine("  resident memory, idle: \(idleRSS.map { "\($0 / 1024) MB" } ?? "unknown") (goal: under 60 MB)")
 
-        let socket = try VerdictSocket(path: socketPath)
-        guard scanner.wait(timeout: .seconds(10), until: { $0.isEnabled }) else {
+        let socket = try await VerdictSocketClient.connect(path: socketPath)
+        guard await scanner.waitUntil(timeout: .seconds(10), { $0.isEnabled }) else {
             throw CommandFailure.exit("bench: the daemon never enabled the scanner")
         }
         var latencies: [Duration] = []
@@ -131,7 +131,7 @@ struct DaemonBenchmark {
         let benchStarted = ContinuousClock.now
         for index in 0..<(scans + warmUp) {
             scanner.scan(payloads[index % payloads.count])
-            guard let line = socket.readLine(timeout: 10) else {
+            guard let line = await socket.readLine(timeout: 10) else {
                 throw CommandFailure.exit("bench: no verdict for scan \(index)")
             }
             let arrived = ContinuousClock.now
@@ -264,44 +264,5 @@ private final class NotificationSocket {
             if count > 0, String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("READY=1") { return true }
         }
         return false
-    }
-}
-
-/// A reader of the daemon's verdict socket.
-private final class VerdictSocket {
-    private let descriptor: Int32
-    private var pending: [UInt8] = []
-
-    init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else { throw CommandFailure.exit("bench: cannot connect to \(path)") }
-    }
-
-    deinit { close(descriptor) }
-
-    func readLine(timeout: Double) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            guard deadline.timeIntervalSinceNow > 0 else { return nil }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return nil }
-            pending += buffer[..<count]
-        }
     }
 }

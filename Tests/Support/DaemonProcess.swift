@@ -1,3 +1,4 @@
+import Daemon
 import Foundation
 import Glibc
 
@@ -129,66 +130,5 @@ public final class DaemonProcess {
     }
 }
 
-/// A client of a unix stream socket that reads newline-terminated lines.
-public final class LineSocket {
-    private let descriptor: Int32
-    private var pending: [UInt8] = []
-
-    /// Connects to the socket at `path`, retrying for up to `timeout` seconds while it does not exist yet.
-    public static func connect(path: String, timeout: Double = 10) async throws -> LineSocket {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let socket = LineSocket(path: path) { return socket }
-            guard Date() < deadline else {
-                throw DaemonProcess.Failure(message: "cannot connect to \(path): errno \(errno)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    private init?(path: String) {
-        do {  // one attempt
-            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            if result == 0 {
-                self.descriptor = descriptor
-                return
-            }
-            close(descriptor)
-            return nil
-        }
-    }
-
-    deinit { close(descriptor) }
-
-    /// The next line, or `nil` if none arrives within `timeout` seconds or the other end closed.
-    public func readLine(timeout: Double = 10) async -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard remaining > 0 else { return nil }
-            guard poll(&poller, 1, 0) > 0 else {
-                try? await Task.sleep(for: .milliseconds(1))
-                continue
-            }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return nil }
-            pending += buffer[..<count]
-        }
-    }
-}
+/// The daemon's verdict socket, as tests read it.
+public typealias LineSocket = VerdictSocketClient

@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A client of the daemon's verdict socket (`[output] socket`): one JSON line per verdict, as a gate
+/// controller or a local UI written in Swift reads them. Waits with `Task.sleep`, never blocking a thread.
+public final class VerdictSocketClient {
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    /// Connects to the socket at `path`, retrying for up to `timeout` seconds while it does not exist yet.
+    public static func connect(path: String, timeout: Double = 10) async throws -> VerdictSocketClient {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let socket = VerdictSocketClient(path: path) { return socket }
+            guard Date() < deadline else {
+                throw VerdictSocketError(message: "cannot connect to \(path): \(String(cString: strerror(errno)))")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// One connection attempt; `nil` when the socket is not there (yet) or refuses.
+    private init?(path: String) {
+        let pathBytes = Array(path.utf8)
+        var address = sockaddr_un()
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes + [0]) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// The next line, or `nil` if none arrives within `timeout` seconds or the other end closed.
+    public func readLine(timeout: Double = 10) async -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard remaining > 0 else { return nil }
+            guard poll(&poller, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(1))
+                continue
+            }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { return nil }
+            pending += buffer[..<count]
+        }
+    }
+}
+
+extension VerdictSocketClient {
+    /// The next verdict, or `nil` when none arrives within `timeout` seconds or the daemon closed the socket.
+    public func nextEvent(timeout: Double = 10) async throws -> VerdictEvent? {
+        guard let line = await readLine(timeout: timeout) else { return nil }
+        return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+    }
+}
+
+/// The verdict socket could not be reached.
+public struct VerdictSocketError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
