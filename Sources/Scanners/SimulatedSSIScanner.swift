@@ -128,7 +128,7 @@ public final class SimulatedSSIScanner: Sendable {
             }
             // A host that vanished (killed, unplugged) never acknowledges: like a real decoder, give up on the
             // packet after a while and go on.
-            if awaitingAck, ContinuousClock.now - sentAt > .milliseconds(500) { awaitingAck = false }
+            if awaitingAck, ContinuousClock.now - sentAt > .seconds(2) { awaitingAck = false }
             guard !awaitingAck else { continue }
             if sending.isEmpty {
                 sending = state.withLock { state in

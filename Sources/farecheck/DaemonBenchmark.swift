@@ -131,7 +131,7 @@ struct DaemonBenchmark {
         let benchStarted = ContinuousClock.now
         for index in 0..<(scans + warmUp) {
             scanner.scan(payloads[index % payloads.count])
-            guard let line = await socket.readLine(timeout: 10) else {
+            guard let line = await socket.readLine(timeout: 30) else {
                 throw CommandFailure.exit("bench: no verdict for scan \(index)")
             }
             let arrived = ContinuousClock.now
