@@ -8,7 +8,19 @@ import Foundation
 /// including `next`, which the validator asks with the next time. When the server no longer has the
 /// changes since `from` (the cursor is 0, older than what it retains, or ahead of it), it sends every
 /// current revocation with `full == true`: the validator then replaces everything it holds.
+///
+/// A delta is one page of at most a few tens of thousands of entries. When `more` is true the validator
+/// applies it and asks again with `cursor=next` at once. A full snapshot pages the same way: its first page
+/// has `full == true` and the following pages are ordinary deltas from `next`; they also carry whatever
+/// changed on the server between the pages, so the validator ends with the server's current list. While a
+/// snapshot is paged, `next` can be negative (a position in the snapshot, not a change number): the
+/// validator stores and sends it like any other cursor.
 public struct RevocationDelta: Sendable, Equatable, Codable {
+    /// Entries a page holds when the validator asks for no `limit`.
+    public static let defaultPageLimit = 10_000
+    /// The most entries a page may hold; a larger `limit` is refused.
+    public static let maximumPageLimit = 50_000
+
     /// The cursor this delta starts after (as the validator sent it).
     public var from: Int64
     /// The cursor to send next time: the newest change this delta includes.
@@ -23,11 +35,15 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
     public var addedKeys: [RevokedKey]
     /// Keys no longer revoked since `from` (always empty in a full snapshot).
     public var removedKeys: [KeyReference]
+    /// Whether the server holds more: apply this page, then ask again with `cursor=next`. Absent in
+    /// documents from servers that do not page, which read as false.
+    public var more: Bool
 
     /// Makes a delta.
     public init(
         from: Int64, next: Int64, full: Bool, addedTickets: [RevokedTicket] = [],
-        removedTickets: [TicketReference] = [], addedKeys: [RevokedKey] = [], removedKeys: [KeyReference] = []
+        removedTickets: [TicketReference] = [], addedKeys: [RevokedKey] = [], removedKeys: [KeyReference] = [],
+        more: Bool = false
     ) {
         self.from = from
         self.next = next
@@ -36,11 +52,47 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         self.removedTickets = removedTickets
         self.addedKeys = addedKeys
         self.removedKeys = removedKeys
+        self.more = more
+    }
+
+    /// How many entries the page holds, added and removed, tickets and keys.
+    public var entryCount: Int {
+        addedTickets.count + removedTickets.count + addedKeys.count + removedKeys.count
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more
+    }
+
+    /// Reads a delta; a missing `more` is false.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        from = try container.decode(Int64.self, forKey: .from)
+        next = try container.decode(Int64.self, forKey: .next)
+        full = try container.decode(Bool.self, forKey: .full)
+        addedTickets = try container.decode([RevokedTicket].self, forKey: .addedTickets)
+        removedTickets = try container.decode([TicketReference].self, forKey: .removedTickets)
+        addedKeys = try container.decode([RevokedKey].self, forKey: .addedKeys)
+        removedKeys = try container.decode([KeyReference].self, forKey: .removedKeys)
+        more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
+    }
+
+    /// Writes a delta, `more` included.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(from, forKey: .from)
+        try container.encode(next, forKey: .next)
+        try container.encode(full, forKey: .full)
+        try container.encode(addedTickets, forKey: .addedTickets)
+        try container.encode(removedTickets, forKey: .removedTickets)
+        try container.encode(addedKeys, forKey: .addedKeys)
+        try container.encode(removedKeys, forKey: .removedKeys)
+        try container.encode(more, forKey: .more)
     }
 
     /// Whether nothing changed: not a snapshot and no entries.
     public var isEmpty: Bool {
-        !full && addedTickets.isEmpty && removedTickets.isEmpty && addedKeys.isEmpty && removedKeys.isEmpty
+        !full && !more && addedTickets.isEmpty && removedTickets.isEmpty && addedKeys.isEmpty && removedKeys.isEmpty
     }
 }
 

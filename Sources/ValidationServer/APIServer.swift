@@ -162,17 +162,28 @@ public struct APIServer: Sendable {
     private func revocations(_ request: Request, device: DeviceRecord) async throws -> Response {
         var cursor: Int64 = 0
         if let text = request.uri.queryParameters["cursor"] {
-            guard let value = Int64(text), value >= 0 else {
-                throw APIFailure(.badRequest, "bad-request", "cursor must be a change number (0 or more), not \(text).")
+            // Negative cursors are positions inside a snapshot being paged (see `RevocationLog.plan`).
+            guard let value = Int64(text), value != .min else {
+                throw APIFailure(
+                    .badRequest, "bad-request", "cursor must be the next of the last delta applied, not \(text).")
             }
             cursor = value
+        }
+        var limit = RevocationDelta.defaultPageLimit
+        if let text = request.uri.queryParameters["limit"] {
+            guard let value = Int(text), (1...RevocationDelta.maximumPageLimit).contains(value) else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "limit must be a number of entries from 1 to \(RevocationDelta.maximumPageLimit), not \(text).")
+            }
+            limit = value
         }
         guard let anchorKey = configuration.anchorKey else {
             throw APIFailure(
                 .serviceUnavailable, "anchor-key-missing",
                 "The server has no trust anchor key to sign revocations with; start it with --anchor-key.")
         }
-        let delta = try await store.revocationDelta(since: cursor)
+        let delta = try await store.revocationDelta(since: cursor, limit: limit)
         let document = try SignedDocument.sign(delta, with: anchorKey)
         return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
     }

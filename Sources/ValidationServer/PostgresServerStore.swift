@@ -111,7 +111,8 @@ public final class PostgresServerStore: ServerStore {
     /// The schema as numbered migrations; applied under an advisory lock so that servers starting together
     /// do not race. Never edit a shipped migration: add the next one.
     private static let migrations: [(version: Int, statements: [String])] = [
-        (1, ServerSchema.version1Statements(dialect: .postgres))
+        (1, ServerSchema.version1Statements(dialect: .postgres)),
+        (2, ServerSchema.version2Statements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.
@@ -291,17 +292,55 @@ public final class PostgresServerStore: ServerStore {
     // MARK: Revocations
 
     public func revokeTicket(_ entry: RevokedTicket) async throws(ServerError) {
-        try await transaction("revoke ticket") { connection, logger in
-            let hex = entry.ticketID.hexString
-            try await connection.query(
+        try await revokeTickets([entry])
+    }
+
+    public func revokeTickets(_ entries: [RevokedTicket]) async throws(ServerError) {
+        // A row can be upserted once per statement: the last entry for a ticket wins, as one by one it would.
+        var seen: Set<TicketReference> = []
+        let unique = Array(entries.reversed().filter { seen.insert($0.reference).inserted }.reversed())
+        guard !unique.isEmpty else { return }
+        try await transaction("revoke \(unique.count) tickets") { connection, logger in
+            // Numbers for the whole batch at once; the counter's row lock holds other writers until commit.
+            var last: Int64 = 0
+            for try await value in try await connection.query(
                 """
-                INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at)
-                VALUES (\(entry.issuer), \(hex), \(entry.reason), \(entry.revokedAt.unixMilliseconds))
-                ON CONFLICT (issuer, ticket_id) DO UPDATE SET reason = excluded.reason, revoked_at = excluded.revoked_at
-                """, logger: logger)
-            try await Self.logChange(
-                connection, logger, kind: "ticket", action: "add", issuer: entry.issuer, ticketID: hex,
-                reason: entry.reason, revokedAt: entry.revokedAt)
+                UPDATE server_counter SET value = value + \(Int64(unique.count)) WHERE name = 'revocation_change'
+                RETURNING value
+                """, logger: logger
+            ).decode(Int64.self) {
+                last = value
+            }
+            let first = last - Int64(unique.count) + 1
+            // Arrays unnested server-side: a few statements per thousand entries, not three per entry.
+            for chunkStart in stride(from: 0, to: unique.count, by: 5_000) {
+                let chunk = unique[chunkStart..<min(chunkStart + 5_000, unique.count)]
+                let sequences = chunk.indices.map { first + Int64($0) }
+                let issuers = chunk.map(\.issuer)
+                let ticketIDs = chunk.map(\.ticketID.hexString)
+                let reasons = chunk.map { $0.reason ?? "" }
+                let hasReason = chunk.map { $0.reason != nil }
+                let revokedAt = chunk.map(\.revokedAt.unixMilliseconds)
+                try await connection.query(
+                    """
+                    INSERT INTO revocation_change (sequence, kind, action, issuer, ticket_id, reason, revoked_at)
+                    SELECT sequence, 'ticket', 'add', issuer, ticket_id,
+                        CASE WHEN has_reason THEN reason END, revoked_at
+                    FROM unnest(\(sequences)::bigint[], \(issuers)::text[], \(ticketIDs)::text[],
+                        \(reasons)::text[], \(hasReason)::boolean[], \(revokedAt)::bigint[])
+                        AS entry (sequence, issuer, ticket_id, reason, has_reason, revoked_at)
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at, sequence)
+                    SELECT issuer, ticket_id, CASE WHEN has_reason THEN reason END, revoked_at, sequence
+                    FROM unnest(\(sequences)::bigint[], \(issuers)::text[], \(ticketIDs)::text[],
+                        \(reasons)::text[], \(hasReason)::boolean[], \(revokedAt)::bigint[])
+                        AS entry (sequence, issuer, ticket_id, reason, has_reason, revoked_at)
+                    ON CONFLICT (issuer, ticket_id) DO UPDATE SET reason = excluded.reason,
+                        revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                    """, logger: logger)
+            }
         }
     }
 
@@ -321,17 +360,17 @@ public final class PostgresServerStore: ServerStore {
 
     public func revokeKey(_ entry: RevokedKey) async throws(ServerError) {
         try await transaction("revoke key \(entry.keyID)") { connection, logger in
-            try await connection.query(
-                """
-                INSERT INTO revoked_key (format, issuer, key_id, reason, revoked_at)
-                VALUES (\(entry.format), \(entry.issuer), \(entry.keyID), \(entry.reason),
-                    \(entry.revokedAt.unixMilliseconds))
-                ON CONFLICT (format, issuer, key_id) DO UPDATE SET reason = excluded.reason,
-                    revoked_at = excluded.revoked_at
-                """, logger: logger)
-            try await Self.logChange(
+            let sequence = try await Self.logChange(
                 connection, logger, kind: "key", action: "add", issuer: entry.issuer, format: entry.format,
                 keyID: entry.keyID, reason: entry.reason, revokedAt: entry.revokedAt)
+            try await connection.query(
+                """
+                INSERT INTO revoked_key (format, issuer, key_id, reason, revoked_at, sequence)
+                VALUES (\(entry.format), \(entry.issuer), \(entry.keyID), \(entry.reason),
+                    \(entry.revokedAt.unixMilliseconds), \(sequence))
+                ON CONFLICT (format, issuer, key_id) DO UPDATE SET reason = excluded.reason,
+                    revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                """, logger: logger)
         }
     }
 
@@ -353,12 +392,13 @@ public final class PostgresServerStore: ServerStore {
     }
 
     /// Takes the next change number and logs the change, in the caller's transaction. The counter's row lock
-    /// holds other writers until this transaction commits, so numbers follow commit order.
+    /// holds other writers until this transaction commits, so numbers follow commit order. Returns the number.
+    @discardableResult
     private static func logChange(
         _ connection: PostgresConnection, _ logger: Logger, kind: String, action: String, issuer: String,
         ticketID: String? = nil, format: String? = nil, keyID: String? = nil, reason: String? = nil,
         revokedAt: Date? = nil
-    ) async throws {
+    ) async throws -> Int64 {
         var sequence: Int64 = 0
         for try await value in try await connection.query(
             "UPDATE server_counter SET value = value + 1 WHERE name = 'revocation_change' RETURNING value",
@@ -373,6 +413,7 @@ public final class PostgresServerStore: ServerStore {
             VALUES (\(sequence), \(kind), \(action), \(issuer), \(ticketID), \(format), \(keyID), \(reason),
                 \(revokedAt?.unixMilliseconds))
             """, logger: logger)
+        return sequence
     }
 
     public func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket? {
@@ -397,13 +438,13 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta {
+    public func revocationDelta(since cursor: Int64, limit: Int) async throws(ServerError) -> RevocationDelta {
         try await run("read revocations") { [logger] in
             try await self.client.withConnection { connection in
                 // A consistent snapshot of counter, log and lists, as SQLite's read transaction gives.
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 do {
-                    let delta = try await Self.readDelta(connection, logger, since: cursor)
+                    let delta = try await Self.readDelta(connection, logger, since: cursor, limit: limit)
                     try await connection.query("COMMIT", logger: logger)
                     return delta
                 } catch {
@@ -415,7 +456,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     private static func readDelta(
-        _ connection: PostgresConnection, _ logger: Logger, since cursor: Int64
+        _ connection: PostgresConnection, _ logger: Logger, since cursor: Int64, limit: Int
     ) async throws -> RevocationDelta {
         var counters: [String: Int64] = [:]
         for try await (name, value) in try await connection.query(
@@ -425,35 +466,60 @@ public final class PostgresServerStore: ServerStore {
         }
         let latest = counters["revocation_change"] ?? 0
         let prunedThrough = counters["revocation_pruned_through"] ?? 0
-        if RevocationLog.needsSnapshot(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
-            let tickets = try await revokedTickets(
-                try await connection.query(
-                    "SELECT issuer, ticket_id, reason, revoked_at FROM revoked_ticket ORDER BY issuer, ticket_id",
-                    logger: logger))
-            let keys = try await revokedKeys(
-                try await connection.query(
-                    """
-                    SELECT format, issuer, key_id, reason, revoked_at FROM revoked_key
-                    ORDER BY format, issuer, key_id
-                    """,
-                    logger: logger))
-            return RevocationLog.snapshot(cursor: cursor, latest: latest, tickets: tickets, keys: keys)
+        // One more than a page holds tells whether another page follows.
+        let fetch = Int64(limit) + 1
+        switch RevocationLog.plan(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
+        case .changes(let after):
+            var changes: [RevocationChange] = []
+            for try await row in try await connection.query(
+                """
+                SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
+                FROM revocation_change WHERE sequence > \(after) ORDER BY sequence LIMIT \(fetch)
+                """, logger: logger
+            ) {
+                let (sequence, kind, action, issuer, ticketID, format, keyID, reason, revokedAt) = try row.decode(
+                    (Int64, String, String, String, String?, String?, String?, String?, Int64?).self)
+                changes.append(
+                    try RevocationChange(
+                        sequence: sequence, kind: kind, action: action, issuer: issuer, ticketID: ticketID,
+                        format: format, keyID: keyID, reason: reason, revokedAt: revokedAt))
+            }
+            return RevocationLog.changesPage(cursor: cursor, latest: latest, changes: changes, limit: limit)
+        case .current(let after, let through, let full):
+            let upper = through ?? Int64.max
+            var entries: [RevocationChange] = []
+            for try await (sequence, issuer, ticketID, reason, revokedAt) in try await connection.query(
+                """
+                SELECT sequence, issuer, ticket_id, reason, revoked_at FROM revoked_ticket
+                WHERE sequence > \(after) AND sequence <= \(upper) ORDER BY sequence LIMIT \(fetch)
+                """, logger: logger
+            ).decode((Int64, String, String, String?, Int64).self) {
+                entries.append(
+                    RevocationChange(
+                        sequence: sequence,
+                        entry: .ticketRevoked(
+                            RevokedTicket(
+                                issuer: issuer, ticketID: [UInt8](hex: ticketID) ?? [], reason: reason,
+                                revokedAt: Date(unixMilliseconds: revokedAt)))))
+            }
+            for try await (sequence, format, issuer, keyID, reason, revokedAt) in try await connection.query(
+                """
+                SELECT sequence, format, issuer, key_id, reason, revoked_at FROM revoked_key
+                WHERE sequence > \(after) AND sequence <= \(upper) ORDER BY sequence LIMIT \(fetch)
+                """, logger: logger
+            ).decode((Int64, String, String, String, String?, Int64).self) {
+                entries.append(
+                    RevocationChange(
+                        sequence: sequence,
+                        entry: .keyRevoked(
+                            RevokedKey(
+                                format: format, issuer: issuer, keyID: keyID, reason: reason,
+                                revokedAt: Date(unixMilliseconds: revokedAt)))))
+            }
+            return RevocationLog.currentPage(
+                cursor: cursor, latest: latest, prunedThrough: prunedThrough, entries: entries, through: through,
+                full: full, limit: limit)
         }
-        var changes: [RevocationChange] = []
-        for try await row in try await connection.query(
-            """
-            SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
-            FROM revocation_change WHERE sequence > \(cursor) ORDER BY sequence
-            """, logger: logger
-        ) {
-            let (sequence, kind, action, issuer, ticketID, format, keyID, reason, revokedAt) = try row.decode(
-                (Int64, String, String, String, String?, String?, String?, String?, Int64?).self)
-            changes.append(
-                try RevocationChange(
-                    sequence: sequence, kind: kind, action: action, issuer: issuer, ticketID: ticketID, format: format,
-                    keyID: keyID, reason: reason, revokedAt: revokedAt))
-        }
-        return RevocationLog.delta(since: cursor, latest: latest, changes: changes)
     }
 
     public func pruneRevocationChanges(keepingLast count: Int) async throws(ServerError) -> Int {

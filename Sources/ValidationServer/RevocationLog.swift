@@ -82,6 +82,99 @@ public enum RevocationLog {
         return delta
     }
 
+    /// What to read for one page of `GET /v1/revocations?cursor=N`.
+    public enum PagePlan: Sendable, Equatable {
+        /// Logged changes with numbers above `after`, folded (an ordinary delta).
+        case changes(after: Int64)
+        /// Current revocations ordered by the number of the change that made them, starting above `after` and
+        /// ending at `through` (nil: all of them). `full` on the first page of a snapshot.
+        case current(after: Int64, through: Int64?, full: Bool)
+    }
+
+    /// Decides how to serve `cursor`.
+    ///
+    /// A snapshot is served as the current revocations ordered by their change numbers. Its first page is
+    /// `full`; its `next` is the number of the last entry included. When that number is still in the log
+    /// (at or above `prunedThrough`), the next page is an ordinary delta from it: every current entry above it
+    /// is in the log as its last add, and every change since the first page is there too. Below the pruned
+    /// point the number alone would read as a stale cursor (which needs a snapshot again), so the page hands
+    /// out its negation instead: a negative cursor continues the snapshot with the current entries up to the
+    /// pruned point, after which the ordinary delta from there takes over. Changes made while a validator
+    /// pages carry numbers above its first page's, so it misses none of them, unless the log is pruned past
+    /// them in between (prune with a margin of more changes than happen during one sync).
+    ///
+    /// - Parameters:
+    ///   - cursor: The cursor the validator sent.
+    ///   - latest: The newest change number.
+    ///   - prunedThrough: The newest change number no longer in the log.
+    public static func plan(cursor: Int64, latest: Int64, prunedThrough: Int64) -> PagePlan {
+        if cursor < 0 {
+            let position = cursor == .min ? Int64.max : -cursor
+            if position > latest { return .current(after: 0, through: nil, full: true) }
+            if position < prunedThrough { return .current(after: position, through: prunedThrough, full: false) }
+            return .changes(after: position)
+        }
+        if needsSnapshot(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
+            return .current(after: 0, through: nil, full: true)
+        }
+        return .changes(after: cursor)
+    }
+
+    /// One page of an ordinary delta.
+    ///
+    /// - Parameters:
+    ///   - cursor: The cursor the validator sent (the delta's `from`).
+    ///   - latest: The newest change number.
+    ///   - changes: The logged changes after the cursor in number order, at most `limit + 1` of them (one more
+    ///     than a page holds tells whether another page follows).
+    ///   - limit: The most changes a page covers.
+    public static func changesPage(
+        cursor: Int64, latest: Int64, changes: [RevocationChange], limit: Int
+    ) -> RevocationDelta {
+        guard changes.count > limit, let last = changes.prefix(limit).last else {
+            return delta(since: cursor, latest: latest, changes: changes)
+        }
+        var page = delta(since: cursor, latest: last.sequence, changes: Array(changes.prefix(limit)))
+        page.more = true
+        return page
+    }
+
+    /// One page of current revocations, as `plan` asked with `.current`.
+    ///
+    /// - Parameters:
+    ///   - cursor: The cursor the validator sent (the page's `from`).
+    ///   - latest: The newest change number.
+    ///   - prunedThrough: The newest change number no longer in the log.
+    ///   - entries: Current revocations (`.ticketRevoked`, `.keyRevoked`) numbered by the change that made them,
+    ///     in the plan's range and in any order, at most `limit + 1` of tickets and as many of keys.
+    ///   - through: The plan's end of range (nil: none).
+    ///   - full: Whether this is the first page of a snapshot.
+    ///   - limit: The most entries a page holds.
+    public static func currentPage(
+        cursor: Int64, latest: Int64, prunedThrough: Int64, entries: [RevocationChange], through: Int64?,
+        full: Bool, limit: Int
+    ) -> RevocationDelta {
+        let ordered = entries.sorted { $0.sequence < $1.sequence }
+        let included = Array(ordered.prefix(limit))
+        let next: Int64
+        let more: Bool
+        if ordered.count > limit, let last = included.last {
+            next = last.sequence < prunedThrough ? -last.sequence : last.sequence
+            more = true
+        } else if let through {
+            // The rest of the snapshot is in the log: continue with an ordinary delta from the pruned point.
+            next = through
+            more = through < latest
+        } else {
+            next = latest
+            more = false
+        }
+        var page = delta(since: cursor, latest: next, changes: included)
+        page.full = full
+        page.more = more
+        return page
+    }
+
     /// A full snapshot of the current revocations.
     public static func snapshot(
         cursor: Int64, latest: Int64, tickets: [RevokedTicket], keys: [RevokedKey]

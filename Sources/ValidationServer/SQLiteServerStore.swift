@@ -103,6 +103,11 @@ public final class SQLiteServerStore: ServerStore {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("server-v2-revocation-sequence") { db in
+            for statement in ServerSchema.version2Statements(dialect: .sqlite) {
+                try db.execute(sql: statement)
+            }
+        }
         return migrator
     }
 
@@ -224,18 +229,26 @@ public final class SQLiteServerStore: ServerStore {
     // MARK: Revocations
 
     public func revokeTicket(_ entry: RevokedTicket) async throws(ServerError) {
-        try await write("revoke ticket") { db in
-            let hex = entry.ticketID.hexString
-            try db.execute(
+        try await revokeTickets([entry])
+    }
+
+    public func revokeTickets(_ entries: [RevokedTicket]) async throws(ServerError) {
+        try await write("revoke \(entries.count) tickets") { db in
+            let upsert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at) VALUES (?, ?, ?, ?)
+                    INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at, sequence) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (issuer, ticket_id) DO UPDATE SET reason = excluded.reason,
-                        revoked_at = excluded.revoked_at
-                    """,
-                arguments: [entry.issuer, hex, entry.reason, entry.revokedAt.unixMilliseconds])
-            try Self.logChange(
-                db, kind: "ticket", action: "add", issuer: entry.issuer, ticketID: hex, reason: entry.reason,
-                revokedAt: entry.revokedAt)
+                        revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                    """)
+            for entry in entries {
+                let hex = entry.ticketID.hexString
+                let sequence = try Self.logChange(
+                    db, kind: "ticket", action: "add", issuer: entry.issuer, ticketID: hex, reason: entry.reason,
+                    revokedAt: entry.revokedAt)
+                try upsert.execute(arguments: [
+                    entry.issuer, hex, entry.reason, entry.revokedAt.unixMilliseconds, sequence,
+                ])
+            }
         }
     }
 
@@ -252,16 +265,19 @@ public final class SQLiteServerStore: ServerStore {
 
     public func revokeKey(_ entry: RevokedKey) async throws(ServerError) {
         try await write("revoke key \(entry.keyID)") { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO revoked_key (format, issuer, key_id, reason, revoked_at) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (format, issuer, key_id) DO UPDATE SET reason = excluded.reason,
-                        revoked_at = excluded.revoked_at
-                    """,
-                arguments: [entry.format, entry.issuer, entry.keyID, entry.reason, entry.revokedAt.unixMilliseconds])
-            try Self.logChange(
+            let sequence = try Self.logChange(
                 db, kind: "key", action: "add", issuer: entry.issuer, format: entry.format, keyID: entry.keyID,
                 reason: entry.reason, revokedAt: entry.revokedAt)
+            try db.execute(
+                sql: """
+                    INSERT INTO revoked_key (format, issuer, key_id, reason, revoked_at, sequence)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (format, issuer, key_id) DO UPDATE SET reason = excluded.reason,
+                        revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                    """,
+                arguments: [
+                    entry.format, entry.issuer, entry.keyID, entry.reason, entry.revokedAt.unixMilliseconds, sequence,
+                ])
         }
     }
 
@@ -277,20 +293,25 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    /// Takes the next change number and logs the change, in the caller's transaction.
+    /// Takes the next change number and logs the change, in the caller's transaction; returns the number.
+    @discardableResult
     private static func logChange(
         _ db: Database, kind: String, action: String, issuer: String, ticketID: String? = nil, format: String? = nil,
         keyID: String? = nil, reason: String? = nil, revokedAt: Date? = nil
-    ) throws {
+    ) throws -> Int64 {
         let sequence = try Int64.fetchOne(
-            db, sql: "UPDATE server_counter SET value = value + 1 WHERE name = 'revocation_change' RETURNING value")!
-        try db.execute(
+            db.cachedStatement(
+                sql: "UPDATE server_counter SET value = value + 1 WHERE name = 'revocation_change' RETURNING value"))!
+        try db.cachedStatement(
             sql: """
                 INSERT INTO revocation_change
                     (sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [sequence, kind, action, issuer, ticketID, format, keyID, reason, revokedAt?.unixMilliseconds])
+                """
+        ).execute(arguments: [
+            sequence, kind, action, issuer, ticketID, format, keyID, reason, revokedAt?.unixMilliseconds,
+        ])
+        return sequence
     }
 
     public func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket? {
@@ -318,39 +339,55 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta {
+    public func revocationDelta(since cursor: Int64, limit: Int) async throws(ServerError) -> RevocationDelta {
         // One read transaction: a consistent snapshot of counter, log and lists.
         try await read("read revocations") { db in
             let latest = try Self.counter(db, "revocation_change")
             let prunedThrough = try Self.counter(db, "revocation_pruned_through")
-            if RevocationLog.needsSnapshot(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
+            // One more than a page holds tells whether another page follows.
+            let fetch = limit + 1
+            switch RevocationLog.plan(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
+            case .changes(let after):
+                let changes = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
+                        FROM revocation_change WHERE sequence > ? ORDER BY sequence LIMIT ?
+                        """,
+                    arguments: [after, fetch]
+                ).map { row in
+                    try RevocationChange(
+                        sequence: row["sequence"], kind: row["kind"], action: row["action"], issuer: row["issuer"],
+                        ticketID: row["ticket_id"], format: row["format"], keyID: row["key_id"],
+                        reason: row["reason"], revokedAt: row["revoked_at"])
+                }
+                return RevocationLog.changesPage(cursor: cursor, latest: latest, changes: changes, limit: limit)
+            case .current(let after, let through, let full):
+                let upper = through ?? Int64.max
                 let tickets = try Row.fetchAll(
                     db,
-                    sql: "SELECT issuer, ticket_id, reason, revoked_at FROM revoked_ticket ORDER BY issuer, ticket_id"
-                ).map(Self.revokedTicket)
+                    sql: """
+                        SELECT sequence, issuer, ticket_id, reason, revoked_at FROM revoked_ticket
+                        WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?
+                        """,
+                    arguments: [after, upper, fetch]
+                ).map { row in
+                    RevocationChange(sequence: row["sequence"], entry: .ticketRevoked(Self.revokedTicket(row)))
+                }
                 let keys = try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT format, issuer, key_id, reason, revoked_at FROM revoked_key
-                        ORDER BY format, issuer, key_id
-                        """
-                ).map(Self.revokedKey)
-                return RevocationLog.snapshot(cursor: cursor, latest: latest, tickets: tickets, keys: keys)
+                        SELECT sequence, format, issuer, key_id, reason, revoked_at FROM revoked_key
+                        WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?
+                        """,
+                    arguments: [after, upper, fetch]
+                ).map { row in
+                    RevocationChange(sequence: row["sequence"], entry: .keyRevoked(Self.revokedKey(row)))
+                }
+                return RevocationLog.currentPage(
+                    cursor: cursor, latest: latest, prunedThrough: prunedThrough, entries: tickets + keys,
+                    through: through, full: full, limit: limit)
             }
-            let changes = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
-                    FROM revocation_change WHERE sequence > ? ORDER BY sequence
-                    """,
-                arguments: [cursor]
-            ).map { row in
-                try RevocationChange(
-                    sequence: row["sequence"], kind: row["kind"], action: row["action"], issuer: row["issuer"],
-                    ticketID: row["ticket_id"], format: row["format"], keyID: row["key_id"], reason: row["reason"],
-                    revokedAt: row["revoked_at"])
-            }
-            return RevocationLog.delta(since: cursor, latest: latest, changes: changes)
         }
     }
 

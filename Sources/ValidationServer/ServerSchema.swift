@@ -109,4 +109,56 @@ enum ServerSchema {
             "CREATE INDEX inspection_by_time ON inspection (inspected_at)",
         ]
     }
+
+    /// Version 2: each current revocation carries the number of the change that made it, so that a full
+    /// snapshot can be served in pages ordered by it (see `RevocationLog.plan`).
+    ///
+    /// Existing rows take the number of their last logged add. Rows whose add was pruned from the log get
+    /// distinct small numbers (1, 2, …): they are at most as many as the pruned changes, so the numbers stay
+    /// at or below `revocation_pruned_through` and never collide with a logged change.
+    static func version2Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        return [
+            "ALTER TABLE revoked_ticket ADD COLUMN sequence \(integer)",
+            "ALTER TABLE revoked_key ADD COLUMN sequence \(integer)",
+            """
+            UPDATE revoked_ticket SET sequence = last_add.sequence
+            FROM (
+                SELECT issuer, ticket_id, max(sequence) AS sequence FROM revocation_change
+                WHERE kind = 'ticket' AND action = 'add' GROUP BY issuer, ticket_id
+            ) AS last_add
+            WHERE revoked_ticket.issuer = last_add.issuer AND revoked_ticket.ticket_id = last_add.ticket_id
+            """,
+            """
+            UPDATE revoked_key SET sequence = last_add.sequence
+            FROM (
+                SELECT format, issuer, key_id, max(sequence) AS sequence FROM revocation_change
+                WHERE kind = 'key' AND action = 'add' GROUP BY format, issuer, key_id
+            ) AS last_add
+            WHERE revoked_key.format = last_add.format AND revoked_key.issuer = last_add.issuer
+                AND revoked_key.key_id = last_add.key_id
+            """,
+            // Pruned tickets first as negative placeholders, so that the keys can count them.
+            """
+            UPDATE revoked_ticket SET sequence = -numbered.n
+            FROM (
+                SELECT issuer, ticket_id, row_number() OVER (ORDER BY issuer, ticket_id) AS n
+                FROM revoked_ticket WHERE sequence IS NULL
+            ) AS numbered
+            WHERE revoked_ticket.issuer = numbered.issuer AND revoked_ticket.ticket_id = numbered.ticket_id
+            """,
+            """
+            UPDATE revoked_key SET sequence = numbered.n + (SELECT count(*) FROM revoked_ticket WHERE sequence < 0)
+            FROM (
+                SELECT format, issuer, key_id, row_number() OVER (ORDER BY format, issuer, key_id) AS n
+                FROM revoked_key WHERE sequence IS NULL
+            ) AS numbered
+            WHERE revoked_key.format = numbered.format AND revoked_key.issuer = numbered.issuer
+                AND revoked_key.key_id = numbered.key_id
+            """,
+            "UPDATE revoked_ticket SET sequence = -sequence WHERE sequence < 0",
+            "CREATE INDEX revoked_ticket_by_sequence ON revoked_ticket (sequence)",
+            "CREATE INDEX revoked_key_by_sequence ON revoked_key (sequence)",
+        ]
+    }
 }

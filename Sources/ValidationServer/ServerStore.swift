@@ -43,9 +43,11 @@ public protocol ServerStore: Sendable {
     func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket?
     /// The revocation of a key, if it is revoked.
     func keyRevocation(_ key: KeyReference) async throws(ServerError) -> RevokedKey?
-    /// What changed after `cursor`, or a full snapshot when the changes since then are no longer kept
-    /// (see `RevocationLog`). Read in one consistent snapshot.
-    func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta
+    /// Revokes many tickets in one transaction, each logged as its own change (an agency's bulk import).
+    func revokeTickets(_ entries: [RevokedTicket]) async throws(ServerError)
+    /// One page of what changed after `cursor` (at most `limit` entries), or of a full snapshot when the
+    /// changes since then are no longer kept (see `RevocationLog.plan`). Read in one consistent snapshot.
+    func revocationDelta(since cursor: Int64, limit: Int) async throws(ServerError) -> RevocationDelta
     /// Drops all but the newest `count` logged changes; validators with an older cursor then get a full
     /// snapshot. Returns how many changes were dropped.
     func pruneRevocationChanges(keepingLast count: Int) async throws(ServerError) -> Int
@@ -59,6 +61,13 @@ public protocol ServerStore: Sendable {
 
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
+}
+
+extension ServerStore {
+    /// Everything that changed after `cursor` in one document, however large (the admin's `revocations list`).
+    public func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta {
+        try await revocationDelta(since: cursor, limit: Int(Int32.max))
+    }
 }
 
 /// A registered validator.

@@ -4,6 +4,7 @@ import Foundation
 import Scanners
 import Symbols
 import TicketFormats
+import ValidationAPI
 import Verification
 
 /// `farecheck bench`: the speed figures the README reports, measured on this machine.
@@ -15,15 +16,17 @@ struct BenchCommand: AsyncParsableCommand {
             verify: a warm verifier on one core, payload bytes to verdict (FC1 text form: base45, \
             inflate, COSE, signature, claims, policies), beside `openssl speed` for the bare signature \
             verification of the same algorithm. scan: a 1280×720 photo-like image holding one ticket, \
-            `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file.
+            `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file. sync: a revocation delta \
+            of --revocations entries applied page by page (time, peak memory, verify latency meanwhile), \
+            and lookups in a store of --store-entries revoked tickets.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, daemon, all
+        case verify, uic, scan, scanner, daemon, sync, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner, daemon or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner, daemon, sync or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
@@ -31,9 +34,26 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
     @Option(help: "Filler keys in the store for the daemon figures.") var keys: Int = 100_000
-    @Option(help: "Revoked tickets in the store for the daemon figures.") var revocations: Int = 100_000
+    @Option(
+        help:
+            "Revoked tickets in the store for the daemon figures (default 100,000), or in the delta for the sync figures (default 1,000,000)."
+    )
+    var revocations: Int?
+    @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
+    @Option(help: "Entries per revocation page for the sync figures.")
+    var pageLimit: Int = RevocationDelta.defaultPageLimit
+    @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
+    var anchorKey: String = "Keys/demo-anchor.key"
+    // The applying child of the sync figures: bench sync runs this program again with these.
+    @Option(help: .hidden) var applyPages: String?
+    @Option(help: .hidden) var applyStore: String?
+    @Option(help: .hidden) var applyReport: String?
 
     func run() async throws {
+        if let applyPages, let applyStore, let applyReport {
+            return try SyncBenchmark.applyPages(
+                pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport)
+        }
         printLine("machine: \(MachineDescription.current)")
         if part == .verify || part == .all { try benchVerify() }
         if part == .uic || part == .all {
@@ -48,7 +68,16 @@ struct BenchCommand: AsyncParsableCommand {
             printLine("  \(result)")
         }
         if part == .daemon || part == .all {
-            try await DaemonBenchmark(scans: scans, keys: keys, revocations: revocations).run()
+            try await DaemonBenchmark(scans: scans, keys: keys, revocations: revocations ?? 100_000).run()
+        }
+        if part == .sync || part == .all {
+            guard (1...RevocationDelta.maximumPageLimit).contains(pageLimit) else {
+                throw ValidationError("--page-limit must be from 1 to \(RevocationDelta.maximumPageLimit).")
+            }
+            try SyncBenchmark(
+                revocations: revocations ?? 1_000_000, storeEntries: storeEntries, pageLimit: pageLimit,
+                anchorKeyPath: anchorKey
+            ).run()
         }
     }
 

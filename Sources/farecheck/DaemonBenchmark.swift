@@ -78,49 +78,15 @@ struct DaemonBenchmark {
                 barcode: .aztec)
         }
 
-        let scanner = try SimulatedSSIScanner()
-        defer { scanner.stop() }
-        let socketPath = directory + "/verdicts.sock"
-        let config = """
-            mode = "gate"
-            validator = "bench"
-            store = "\(storePath)"
-            [verification]
-            replay_window = 60
-            [[scanner]]
-            name = "bench-scanner"
-            device = "\(scanner.devicePath)"
-            protocol = "ssi"
-            [output]
-            stdout = false
-            socket = "\(socketPath)"
-            [http]
-            listen = "127.0.0.1:0"
-            """
-        try config.write(toFile: directory + "/farecheck.toml", atomically: true, encoding: .utf8)
-
-        let notify = try NotificationSocket(path: directory + "/notify.sock")
-        let spawned = ContinuousClock.now
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        daemon.arguments = ["daemon", "--config", directory + "/farecheck.toml", "--log-level", "warning"]
-        daemon.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
-        daemon.standardOutput = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            if daemon.isRunning {
-                kill(daemon.processIdentifier, SIGKILL)
-                daemon.waitUntilExit()
-            }
-        }
-        guard notify.waitForReady(timeout: 30) else { throw CommandFailure.exit("bench: the daemon never got ready") }
-        let startup = spawned.duration(to: .now)
-        printLine("  start-up, spawn to READY=1: \(Self.format(startup)) (goal: under 500 ms)")
+        let daemon = try BenchDaemon(directory: directory, storePath: storePath)
+        defer { daemon.kill() }
+        let scanner = daemon.scanner
+        printLine("  start-up, spawn to READY=1: \(Self.format(daemon.startup)) (goal: under 500 ms)")
         try await Task.sleep(for: .seconds(1))
-        let idleRSS = Self.residentMemory(of: daemon.processIdentifier)
+        let idleRSS = daemon.residentKilobytes()
         printLine("  resident memory, idle: \(idleRSS.map { "\($0 / 1024) MB" } ?? "unknown") (goal: under 60 MB)")
 
-        let socket = try await VerdictSocketClient.connect(path: socketPath)
+        let socket = try await VerdictSocketClient.connect(path: daemon.socketPath)
         guard await scanner.waitUntil(timeout: .seconds(10), { $0.isEnabled }) else {
             throw CommandFailure.exit("bench: the daemon never enabled the scanner")
         }
@@ -168,13 +134,11 @@ struct DaemonBenchmark {
         printLine(
             "  this disk's floor: one 4 KiB write + fdatasync takes median \(Self.format(syncMedian)), p99 \(Self.format(syncP99)) "
                 + "(every verdict waits for one before any sink fires)")
-        let busyRSS = Self.residentMemory(of: daemon.processIdentifier)
+        let busyRSS = daemon.residentKilobytes()
         printLine("  resident memory after the run: \(busyRSS.map { "\($0 / 1024) MB" } ?? "unknown")")
         let stopping = ContinuousClock.now
-        kill(daemon.processIdentifier, SIGTERM)
-        daemon.waitUntilExit()
-        printLine(
-            "  SIGTERM → exited (status \(daemon.terminationStatus)): \(Self.format(stopping.duration(to: .now)))")
+        let status = daemon.terminate()
+        printLine("  SIGTERM → exited (status \(status)): \(Self.format(stopping.duration(to: .now)))")
     }
 
     private func openStore(_ path: String) throws -> TrustStore {
@@ -230,6 +194,81 @@ struct DaemonBenchmark {
         if microseconds < 1000 { return String(format: "%.0f µs", microseconds) }
         if microseconds < 10_000_000 { return String(format: "%.2f ms", microseconds / 1000) }
         return String(format: "%.1f s", microseconds / 1e6)
+    }
+}
+
+/// A real `farecheck daemon` child on a store, reading a simulated Zebra SSI scanner on a pseudo-terminal and
+/// writing verdicts to a unix socket, started as systemd would (NOTIFY_SOCKET) and ready when this returns.
+final class BenchDaemon {
+    let scanner: SimulatedSSIScanner
+    let socketPath: String
+    /// Spawn to READY=1.
+    let startup: Duration
+    private let process = Process()
+
+    /// Writes the configuration into `directory`, spawns the daemon on `storePath` and waits for READY=1.
+    init(directory: String, storePath: String) throws {
+        scanner = try SimulatedSSIScanner()
+        socketPath = directory + "/verdicts.sock"
+        let config = """
+            mode = "gate"
+            validator = "bench"
+            store = "\(storePath)"
+            [verification]
+            replay_window = 60
+            [[scanner]]
+            name = "bench-scanner"
+            device = "\(scanner.devicePath)"
+            protocol = "ssi"
+            [output]
+            stdout = false
+            socket = "\(socketPath)"
+            [http]
+            listen = "127.0.0.1:0"
+            """
+        try config.write(toFile: directory + "/farecheck.toml", atomically: true, encoding: .utf8)
+
+        let notify = try NotificationSocket(path: directory + "/notify.sock")
+        let spawned = ContinuousClock.now
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["daemon", "--config", directory + "/farecheck.toml", "--log-level", "warning"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            scanner.stop()
+            throw error
+        }
+        guard notify.waitForReady(timeout: 30) else {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            scanner.stop()
+            throw CommandFailure.exit("bench: the daemon never got ready")
+        }
+        startup = spawned.duration(to: .now)
+    }
+
+    /// The daemon's VmRSS in KiB.
+    func residentKilobytes() -> Int? {
+        DaemonBenchmark.residentMemory(of: process.processIdentifier)
+    }
+
+    /// Stops the daemon with SIGTERM and returns its exit status.
+    func terminate() -> Int32 {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        scanner.stop()
+        return process.terminationStatus
+    }
+
+    /// Kills the daemon if it still runs (on the way out of a failed measurement).
+    func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        scanner.stop()
     }
 }
 

@@ -137,6 +137,11 @@ struct WireFormatTests {
         #expect(text.contains(#""ticketID":"dead""#))
         #expect(text.contains(#""ticketID":"beef""#))
         #expect(try WireFormat.decode(RevocationDelta.self, from: Array(text.utf8)) == delta)
+        #expect(text.contains(#""more":false"#))
+        // A document from a server that does not page has no `more`: it reads as the last page.
+        let older =
+            #"{"addedKeys":[],"addedTickets":[],"from":2,"full":false,"next":5,"removedKeys":[],"removedTickets":[]}"#
+        #expect(try WireFormat.decode(RevocationDelta.self, from: Array(older.utf8)).more == false)
         let upload = InspectionUpload(
             id: "r1", inspectedAt: 1_700_000_000_123, device: "scanner-1", symbology: "qr",
             payloadDigest: [0x01, 0xff], format: "fc1", issuer: nil, ticketID: nil, verdict: "valid", reason: "ok",
@@ -181,6 +186,40 @@ struct RevocationLogTests {
         #expect(RevocationLog.needsSnapshot(cursor: 10, latest: 9, prunedThrough: 0))
         #expect(!RevocationLog.needsSnapshot(cursor: 9, latest: 9, prunedThrough: 0))
     }
+
+    @Test("a snapshot continues as a delta inside the log, and by negative positions below it")
+    func pagePlans() {
+        #expect(
+            RevocationLog.plan(cursor: 0, latest: 9, prunedThrough: 0) == .current(after: 0, through: nil, full: true))
+        #expect(RevocationLog.plan(cursor: 4, latest: 9, prunedThrough: 0) == .changes(after: 4))
+        #expect(
+            RevocationLog.plan(cursor: 2, latest: 9, prunedThrough: 3) == .current(after: 0, through: nil, full: true))
+        #expect(
+            RevocationLog.plan(cursor: -2, latest: 9, prunedThrough: 3) == .current(after: 2, through: 3, full: false))
+        #expect(RevocationLog.plan(cursor: -4, latest: 9, prunedThrough: 3) == .changes(after: 4))
+        #expect(
+            RevocationLog.plan(cursor: -12, latest: 9, prunedThrough: 3) == .current(after: 0, through: nil, full: true)
+        )
+
+        let entries = [5, 1, 2, 7].map {
+            RevocationChange(sequence: Int64($0), entry: .ticketRevoked(revoked(ticket($0))))
+        }
+        let page = RevocationLog.currentPage(
+            cursor: 0, latest: 9, prunedThrough: 3, entries: entries, through: nil, full: true, limit: 2)
+        #expect(page.full && page.more && page.next == -2)
+        #expect(page.addedTickets.map(\.ticketID) == [[1], [2]])
+        let rest = RevocationLog.currentPage(
+            cursor: -2, latest: 9, prunedThrough: 3, entries: [], through: 3, full: false, limit: 2)
+        #expect(!rest.full && rest.more && rest.next == 3 && rest.entryCount == 0)
+        let inLog = RevocationLog.currentPage(
+            cursor: 0, latest: 9, prunedThrough: 0, entries: entries, through: nil, full: true, limit: 3)
+        #expect(inLog.next == 5 && inLog.more)
+        let all = RevocationLog.currentPage(
+            cursor: 0, latest: 9, prunedThrough: 0, entries: entries, through: nil, full: true, limit: 4)
+        #expect(all.next == 9 && !all.more && all.addedTickets.count == 4)
+    }
+
+    func ticket(_ byte: Int) -> TicketReference { TicketReference(issuer: "t", ticketID: [UInt8(byte)]) }
 }
 
 @Suite("The OpenAPI document")
