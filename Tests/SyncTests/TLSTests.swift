@@ -70,7 +70,7 @@ struct TLSTests {
         let pki = try TestPKI(in: bench.server.directory)
         try await bench.server.start(arguments: pki.serverArguments(mutual: true))
         #expect(bench.server.baseURL.hasPrefix("https://127.0.0.1:"), "\(bench.server.baseURL)")
-        let ticket = try bench.ticket("t1")
+        let ticket = try bench.ticket("c1")
         #expect(try bench.verdict(ticket) == "unknown-key")
 
         let synced = try bench.syncCommand(extra: pki.clientArguments)
