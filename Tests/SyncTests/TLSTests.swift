@@ -97,6 +97,7 @@ struct TLSTests {
         let anonymous = try bench.syncCommand(extra: ["--ca-file", pki.caCertificate])
         #expect(anonymous.status == 2)
         #expect(anonymous.stderr.contains("TLS handshake"), "\(anonymous.stderr)")
+        #expect(anonymous.stderr.contains("requires a client certificate"), "\(anonymous.stderr)")
         #expect(anonymous.stderr.contains("[tls]"), "\(anonymous.stderr)")
         #expect(try bench.trustState() == before)
 
@@ -105,6 +106,7 @@ struct TLSTests {
         ])
         #expect(stranger.status == 2)
         #expect(stranger.stderr.contains("TLS handshake"), "\(stranger.stderr)")
+        #expect(stranger.stderr.contains("did not accept the client certificate"), "\(stranger.stderr)")
         #expect(stranger.stderr.contains("[tls]"), "\(stranger.stderr)")
         #expect(try bench.trustState() == before)
     }
