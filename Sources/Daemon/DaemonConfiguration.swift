@@ -1,5 +1,6 @@
 import Foundation
 import Scanners
+import Sync
 import TOMLKit
 import ValidationAPI
 import Verification
@@ -91,6 +92,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maximumBodyBytes: Int = 64 << 20
         /// Seconds each sync request may take.
         public var requestTimeout: Double = 30
+        /// A PEM bundle of the CAs trusted for the server's certificate (`ca_file`); nil trusts the system's store.
+        public var caFile: String? = nil
+        /// The client certificate (PEM) presented for mutual TLS (`client_cert`); set together with `clientKey`.
+        public var clientCertificate: String? = nil
+        /// The client certificate's private key (PEM, `client_key`).
+        public var clientKey: String? = nil
 
         public init(url: String, token: String? = nil, tokenFile: String? = nil, anchors: [String]) {
             self.url = url
@@ -134,7 +141,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     throw ConfigurationError(file: file, key: "sync.anchors", message: "\(path): \(error.message)")
                 }
             }
+            for (key, path) in [
+                ("sync.ca_file", caFile), ("sync.client_cert", clientCertificate),
+                ("sync.client_key", clientKey),
+            ] {
+                guard let path else { continue }
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw ConfigurationError(
+                        file: file, key: key, message: "cannot read \(path) (missing, or not readable by this user)")
+                }
+            }
             return (secret, pinned)
+        }
+
+        /// The TLS files of the table, for `ValidationAPIClient.Configuration`.
+        public var tlsFiles: ValidationAPIClient.TLSFiles {
+            ValidationAPIClient.TLSFiles(
+                caFile: caFile, clientCertificateFile: clientCertificate, clientKeyFile: clientKey)
         }
     }
 
@@ -361,6 +384,27 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let stale = try table.number("stale_after", in: 1...(365 * 86400)) { sync.staleAfter = stale }
         if let cap = try table.number("max_body_bytes", in: 1024...Double(1 << 30)) { sync.maximumBodyBytes = Int(cap) }
         if let timeout = try table.number("request_timeout", in: 1...600) { sync.requestTimeout = timeout }
+        sync.caFile = try table.string("ca_file")
+        sync.clientCertificate = try table.string("client_cert")
+        sync.clientKey = try table.string("client_key")
+        switch (sync.clientCertificate, sync.clientKey) {
+        case (.some, nil):
+            throw table.error("client_key", "is required with client_cert: the client certificate's private key (PEM)")
+        case (nil, .some):
+            throw table.error("client_cert", "is required with client_key: the client certificate (PEM)")
+        default: break
+        }
+        if scheme != "https" {
+            if sync.clientCertificate != nil {
+                throw table.error(
+                    "client_cert",
+                    "needs an https:// url: a client certificate is never sent over plain http (\"\(url)\")")
+            }
+            if sync.caFile != nil {
+                throw table.error(
+                    "ca_file", "needs an https:// url: plain http has no certificate to check (\"\(url)\")")
+            }
+        }
         try table.finish()
         return sync
     }

@@ -154,7 +154,8 @@ public struct FarecheckDaemon: Sendable {
         let client = ValidationAPIClient.Configuration(
             baseURL: sync.url, token: token, deviceID: sync.deviceID,
             requestTimeout: .milliseconds(Int64(sync.requestTimeout * 1000)),
-            maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes), maximumRevocationBytes: sync.maximumBodyBytes)
+            maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes), maximumRevocationBytes: sync.maximumBodyBytes,
+            tls: sync.tlsFiles)
         try client.validate()
         let interval = Duration.milliseconds(Int64(sync.interval * 1000))
         // Connected for two intervals after a good exchange: a missed round or two still counts as connected.

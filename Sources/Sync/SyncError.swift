@@ -25,6 +25,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         public static let rejected = Code("rejected")
         /// The server could not be reached, or the connection broke (refused, reset, closed mid-body).
         public static let unreachable = Code("unreachable")
+        /// The TLS handshake failed: the server's certificate is not trusted, or the server refused the client
+        /// certificate (or its absence).
+        public static let tlsFailed = Code("tls")
         /// The server did not answer within the request's deadline.
         public static let timedOut = Code("timed-out")
         /// The response body was larger than the cap for its kind.

@@ -83,9 +83,7 @@ public final class SyncWorker: Service, Sendable {
 
     /// Syncs until graceful shutdown or cancellation.
     public func run() async throws {
-        var httpConfiguration = HTTPClient.Configuration()
-        httpConfiguration.redirectConfiguration = .disallow
-        httpConfiguration.timeout.connect = .seconds(10)
+        let httpConfiguration = try configuration.client.httpClientConfiguration()
         try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
             let client = ValidationAPIClient(configuration: configuration.client, http: http)
             link.attach(client)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import ValidationAPI
 
 /// The validator's client of the online validation API (`API/openapi.yaml`): one method per operation, each
@@ -26,13 +27,17 @@ public struct ValidationAPIClient: Sendable {
         public var maximumRevocationBytes: Int
         /// The largest answer to an upload or an online check accepted.
         public var maximumAnswerBytes: Int
+        /// How the HTTPS connection is secured: the CA bundle trusted for the server, and the client certificate
+        /// presented (mutual TLS).
+        public var tls: TLSFiles
 
         /// Makes a configuration; the caps default to 8 MiB for keys, 64 MiB for revocations, 1 MiB otherwise.
         public init(
             baseURL: String, token: String, deviceID: String? = nil, requestTimeout: Duration = .seconds(30),
             maximumKeyBundleBytes: Int = 8 << 20, maximumRevocationBytes: Int = 64 << 20,
-            maximumAnswerBytes: Int = 1 << 20
+            maximumAnswerBytes: Int = 1 << 20, tls: TLSFiles = TLSFiles()
         ) {
+            self.tls = tls
             self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
             self.token = token
             self.deviceID = deviceID
@@ -55,6 +60,126 @@ public struct ValidationAPIClient: Sendable {
             guard !token.isEmpty else {
                 throw SyncError(code: .misconfigured, message: "The device token is empty.")
             }
+            _ = try tls.clientConfiguration(for: baseURL)
+        }
+
+        /// The configuration of an `HTTPClient` for this server: no redirects, a 10 s connect timeout, no retried
+        /// connection attempts (the worker backs off between rounds itself, and a TLS refusal is reported at once),
+        /// and the TLS settings of `tls`.
+        ///
+        /// - Throws: `SyncError` with code `.misconfigured` when a TLS file cannot be read or parsed, or when TLS
+        ///   options are given for an `http://` URL.
+        public func httpClientConfiguration() throws(SyncError) -> HTTPClient.Configuration {
+            var configuration = HTTPClient.Configuration()
+            configuration.redirectConfiguration = .disallow
+            configuration.timeout.connect = .seconds(10)
+            configuration.connectionPool.retryConnectionEstablishment = false
+            if let tlsConfiguration = try tls.clientConfiguration(for: baseURL) {
+                configuration.tlsConfiguration = tlsConfiguration
+            }
+            return configuration
+        }
+    }
+
+    /// The PEM files that secure the connection to the server beyond the system's defaults.
+    public struct TLSFiles: Sendable, Equatable {
+        /// A PEM bundle of the CA certificates trusted for the server's certificate; nil trusts the system's
+        /// trust store.
+        public var caFile: String?
+        /// The client certificate (PEM, leaf first, then any intermediates) presented to a server that asks for
+        /// one (mutual TLS); given together with `clientKeyFile`.
+        public var clientCertificateFile: String?
+        /// The client certificate's private key (PEM).
+        public var clientKeyFile: String?
+
+        /// Makes the settings; all nil is plain HTTPS with the system's trust store.
+        public init(caFile: String? = nil, clientCertificateFile: String? = nil, clientKeyFile: String? = nil) {
+            self.caFile = caFile
+            self.clientCertificateFile = clientCertificateFile
+            self.clientKeyFile = clientKeyFile
+        }
+
+        /// Whether anything differs from the defaults.
+        public var isEmpty: Bool { caFile == nil && clientCertificateFile == nil && clientKeyFile == nil }
+
+        /// The NIOSSL client configuration for `baseURL`, or nil when the defaults serve.
+        ///
+        /// - Throws: `SyncError` with code `.misconfigured` for an unreadable or unparsable file, a certificate
+        ///   without its key (or the reverse), or TLS files with an `http://` URL.
+        public func clientConfiguration(for baseURL: String) throws(SyncError) -> TLSConfiguration? {
+            if isEmpty { return nil }
+            guard baseURL.lowercased().hasPrefix("https://") else {
+                let what = clientCertificateFile != nil || clientKeyFile != nil ? "A client certificate" : "A CA file"
+                throw SyncError(
+                    code: .misconfigured,
+                    message: "\(what) is only used over HTTPS, but the sync URL \(baseURL) is plain http://: use an "
+                        + "https:// URL, or drop the TLS options.")
+            }
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let caFile {
+                let roots = try Self.certificates(caFile, what: "CA file")
+                configuration.trustRoots = .certificates(roots)
+            }
+            switch (clientCertificateFile, clientKeyFile) {
+            case (nil, nil):
+                break
+            case (let certificateFile?, let keyFile?):
+                let chain = try Self.certificates(certificateFile, what: "client certificate")
+                let key: NIOSSLPrivateKey
+                do {
+                    key = try NIOSSLPrivateKey(file: try Self.readable(keyFile, what: "client key"), format: .pem)
+                } catch let error as SyncError {
+                    throw error
+                } catch {
+                    throw SyncError(
+                        code: .misconfigured,
+                        message: "The client key \(keyFile) is not a PEM private key (\(error)).", cause: error)
+                }
+                configuration.certificateChain = chain.map { .certificate($0) }
+                configuration.privateKey = .privateKey(key)
+            default:
+                throw SyncError(
+                    code: .misconfigured,
+                    message: "A client certificate needs both the certificate and its private key (client_cert and "
+                        + "client_key, or --client-cert and --client-key); only one was given.")
+            }
+            do {
+                // Building a context checks that the key belongs to the certificate.
+                _ = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw SyncError(
+                    code: .misconfigured,
+                    message: "The TLS settings cannot be used (does the client key belong to the client "
+                        + "certificate?): \(error).", cause: error)
+            }
+            return configuration
+        }
+
+        private static func readable(_ path: String, what: String) throws(SyncError) -> String {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw SyncError(
+                    code: .misconfigured,
+                    message: "Cannot read the \(what) \(path) (missing, or not readable by this "
+                        + "user).")
+            }
+            return path
+        }
+
+        private static func certificates(_ path: String, what: String) throws(SyncError) -> [NIOSSLCertificate] {
+            let certificates: [NIOSSLCertificate]
+            do {
+                certificates = try NIOSSLCertificate.fromPEMFile(try readable(path, what: what))
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw SyncError(
+                    code: .misconfigured, message: "The \(what) \(path) is not a PEM certificate file (\(error)).",
+                    cause: error)
+            }
+            guard !certificates.isEmpty else {
+                throw SyncError(code: .misconfigured, message: "The \(what) \(path) holds no PEM certificate.")
+            }
+            return certificates
         }
     }
 
@@ -159,6 +284,8 @@ public struct ValidationAPIClient: Sendable {
                 message: "The server sent a \(what) larger than \(limit) bytes; refused without reading it all. Raise "
                     + "max_body_bytes in [sync] if the agency's data is really that large.",
                 cause: error)
+        } catch let error where Self.isTLSFailure(error) {
+            throw tlsFailure(error, what: what)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw SyncError(
                 code: .timedOut,
@@ -177,6 +304,30 @@ public struct ValidationAPIClient: Sendable {
                     + "off (\(error)).",
                 cause: error)
         }
+    }
+
+    /// Whether `error` comes from TLS: a handshake that failed on either side, or an alert from the server.
+    static func isTLSFailure(_ error: any Error) -> Bool {
+        error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError
+    }
+
+    private func tlsFailure(_ error: any Error, what: String) -> SyncError {
+        let detail = String(describing: error)
+        let hint: String
+        if detail.contains("CERTIFICATE_VERIFY_FAILED") {
+            hint = "the server's certificate is not trusted: give the CA that issued it (ca_file, or --ca-file)"
+        } else if detail.contains("CERTIFICATE_REQUIRED") || detail.contains("HANDSHAKE_FAILURE") {
+            hint = "the server requires a client certificate (mutual TLS): configure client_cert and client_key"
+        } else if detail.contains("UNKNOWN_CA") || detail.contains("BAD_CERTIFICATE") {
+            hint = "the server did not accept the client certificate: is it issued by the CA the server trusts?"
+        } else {
+            hint = "check ca_file, client_cert and client_key against the server's TLS setup"
+        }
+        return SyncError(
+            code: .tlsFailed,
+            message: "TLS handshake with \(configuration.baseURL) failed while getting the \(what): \(hint) "
+                + "(\(detail)).",
+            cause: error)
     }
 
     private func failure(status: Int, path: String, detail: ErrorBody?) -> SyncError {

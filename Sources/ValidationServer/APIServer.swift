@@ -1,8 +1,11 @@
 import FareCore
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOSSL
 import Signatures
 import ValidationAPI
 
@@ -18,12 +21,15 @@ public struct ServerConfiguration: Sendable {
     public var inspectionBodyLimit: Int
     /// The least severe log level written (to standard error).
     public var logLevel: Logger.Level
+    /// HTTPS settings (see `ServerTLS.configuration`); nil serves plain HTTP.
+    public var tls: TLSConfiguration?
 
     /// Makes a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 8443, anchorKey: PrivateKey? = nil,
-        inspectionBodyLimit: Int = 1 << 20, logLevel: Logger.Level = .info
+        inspectionBodyLimit: Int = 1 << 20, logLevel: Logger.Level = .info, tls: TLSConfiguration? = nil
     ) {
+        self.tls = tls
         self.host = host
         self.port = port
         self.anchorKey = anchorKey
@@ -80,8 +86,19 @@ public struct APIServer: Sendable {
     public func run(
         stopsOnSignals: Bool = true, onListening: @escaping @Sendable (String, Int) async -> Void
     ) async throws {
+        let server: HTTPServerBuilder
+        do {
+            if let tls = configuration.tls {
+                server = try HTTPServerBuilder.tls(.http1(), tlsConfiguration: tls)
+            } else {
+                server = .http1()
+            }
+        } catch {
+            throw ServerError(code: .invalidInput, message: "The TLS settings cannot be used: \(error).", cause: error)
+        }
         let application = Application(
             router: makeRouter(),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { [configuration] channel in
                 let port = channel.localAddress?.port ?? configuration.port

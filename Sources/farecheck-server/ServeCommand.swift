@@ -7,10 +7,13 @@ import ValidationServer
 /// `serve`: runs the API until SIGTERM or SIGINT.
 struct Serve: StoreCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the API (plain HTTP; put it behind a TLS proxy beyond loopback).",
+        abstract: "Serve the API over HTTPS (--tls-cert, --tls-key), or plain HTTP on loopback and behind a proxy.",
         discussion: """
-            Prints "farecheck-server listening on http://HOST:PORT" once the socket is bound (with the actual \
-            port when --listen asks for port 0). A missing SQLite database is created.
+            Prints "farecheck-server listening on https://HOST:PORT" (http:// without --tls-cert) once the socket \
+            is bound (with the actual port when --listen asks for port 0). A missing SQLite database is created.
+
+            With --client-ca, the server also requires a client certificate issued by that CA (mutual TLS): a \
+            validator without one cannot complete the handshake. The device's bearer token is required either way.
             """
     )
 
@@ -24,6 +27,24 @@ struct Serve: StoreCommand {
         help: "The trust anchor's private key (PEM), to sign revocation deltas; e.g. Keys/demo-anchor.key.")
     var anchorKey: String?
 
+    @Option(
+        name: .customLong("tls-cert"),
+        help: ArgumentHelp("The server certificate (PEM, leaf first); serves HTTPS. Needs --tls-key.", valueName: "pem")
+    )
+    var tlsCert: String?
+
+    @Option(
+        name: .customLong("tls-key"),
+        help: ArgumentHelp("The server certificate's private key (PEM).", valueName: "pem"))
+    var tlsKey: String?
+
+    @Option(
+        name: .customLong("client-ca"),
+        help: ArgumentHelp(
+            "Require client certificates issued by these CAs (PEM bundle): mutual TLS, on top of the bearer token.",
+            valueName: "pem"))
+    var clientCA: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -35,6 +56,16 @@ struct Serve: StoreCommand {
             fail("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical.")
         }
         var configuration = ServerConfiguration(host: host, port: port, logLevel: level)
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?):
+            configuration.tls = try ServerTLS.configuration(
+                certificateFile: certificate, keyFile: key, clientCAFile: clientCA)
+        case (nil, nil):
+            if clientCA != nil { fail("--client-ca needs HTTPS: give --tls-cert and --tls-key too.") }
+        default:
+            fail("--tls-cert and --tls-key go together: give both (the certificate and its private key).")
+        }
+        let scheme = configuration.tls == nil ? "http" : "https"
         if let anchorKey {
             let key = try readAnchorKey(anchorKey)
             configuration.anchorKey = key
@@ -52,7 +83,7 @@ struct Serve: StoreCommand {
         let backend = store.backendName
         try await APIServer(store: store, configuration: configuration).run { host, port in
             let shownHost = host.contains(":") ? "[\(host)]" : host
-            say("farecheck-server listening on http://\(shownHost):\(port) (\(backend))")
+            say("farecheck-server listening on \(scheme)://\(shownHost):\(port) (\(backend))")
         }
     }
 }

@@ -22,6 +22,10 @@ struct SyncCommand: AsyncParsableCommand {
             --demo-anchor pins the published demo anchor), or read all of it from the daemon's [sync] table \
             with --config.
 
+            Over https://, --ca-file trusts a CA bundle for the server's certificate instead of the system's \
+            trust store, and --client-cert with --client-key presents a client certificate to a server that \
+            requires one (mutual TLS; the token is still sent).
+
             Exit status: 0 synced (prints what changed), 2 not synced (prints why).
             """
     )
@@ -39,13 +43,33 @@ struct SyncCommand: AsyncParsableCommand {
     var anchors: [String] = []
     @Flag(name: .customLong("demo-anchor"), help: "Pin the published demo anchor (demo servers only).")
     var demoAnchor = false
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp("Trust this CA bundle (PEM) for the server's certificate.", valueName: "pem"))
+    var caFile: String?
+    @Option(
+        name: .customLong("client-cert"),
+        help: ArgumentHelp(
+            "Present this client certificate (PEM) for mutual TLS; needs --client-key.", valueName: "pem"))
+    var clientCert: String?
+    @Option(
+        name: .customLong("client-key"),
+        help: ArgumentHelp("The client certificate's private key (PEM).", valueName: "pem"))
+    var clientKey: String?
     @Option(help: "Seconds each request may take.") var timeout: Double = 30
     @Flag(help: "Print what changed as one JSON object.") var json = false
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
-        if config != nil, url != nil || tokenFile != nil || !anchors.isEmpty {
-            throw ValidationError("--config reads the server, token and anchors from [sync]; give one or the other")
+        if config != nil,
+            url != nil || tokenFile != nil || !anchors.isEmpty || caFile != nil || clientCert != nil
+                || clientKey != nil
+        {
+            throw ValidationError(
+                "--config reads the server, token, anchors and TLS files from [sync]; give one or the other")
+        }
+        if (clientCert == nil) != (clientKey == nil) {
+            throw ValidationError("--client-cert and --client-key go together: the certificate and its private key")
         }
         if config == nil, url == nil {
             throw ValidationError("give --url (with --token-file and --anchor) or --config")
@@ -65,7 +89,8 @@ struct SyncCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let report: SyncReport
         do {
-            report = try await HTTPClient.withHTTPClient { http in
+            let httpConfiguration = try client.httpClientConfiguration()
+            report = try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
                 try await SyncRound(
                     client: ValidationAPIClient(configuration: client, http: http), store: trustStore,
                     anchors: pinned, logger: logger
@@ -114,7 +139,7 @@ struct SyncCommand: AsyncParsableCommand {
             let client = ValidationAPIClient.Configuration(
                 baseURL: sync.url, token: resolved.token, deviceID: sync.deviceID, requestTimeout: requestTimeout,
                 maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes),
-                maximumRevocationBytes: sync.maximumBodyBytes)
+                maximumRevocationBytes: sync.maximumBodyBytes, tls: sync.tlsFiles)
             try check(client)
             return (client, resolved.anchors, store.db ?? configuration.store)
         }
@@ -143,7 +168,9 @@ struct SyncCommand: AsyncParsableCommand {
             throw CommandFailure.exit("no trust anchor pinned: give --anchor PEM (or --demo-anchor for a demo server)")
         }
         let client = ValidationAPIClient.Configuration(
-            baseURL: url ?? "", token: token, deviceID: deviceID, requestTimeout: requestTimeout)
+            baseURL: url ?? "", token: token, deviceID: deviceID, requestTimeout: requestTimeout,
+            tls: ValidationAPIClient.TLSFiles(
+                caFile: caFile, clientCertificateFile: clientCert, clientKeyFile: clientKey))
         try check(client)
         return (client, pinned, store.path)
     }

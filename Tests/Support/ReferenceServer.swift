@@ -9,7 +9,7 @@ public final class ReferenceServer: @unchecked Sendable {
     public static let demoAnchorKey = repositoryRoot + "/Keys/demo-anchor.key"
     /// The running server, if started.
     public private(set) var process: Process?
-    /// `http://127.0.0.1:PORT` of the running server.
+    /// `http://127.0.0.1:PORT` (or `https://…`) of the running server.
     public private(set) var baseURL = ""
 
     /// Makes a scratch directory and an empty server database.
@@ -66,6 +66,28 @@ public final class ReferenceServer: @unchecked Sendable {
 
     /// Starts `farecheck-server serve` on a free loopback port (revocations signed by `anchorKey`).
     public func start(anchorKey: String = demoAnchorKey) throws {
+        let (process, outputPath, logPath) = try launch(anchorKey: anchorKey, arguments: [])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            if listening(process, outputPath: outputPath) { return }
+            usleep(50_000)
+        }
+        try failToStart(process, logPath: logPath)
+    }
+
+    /// Starts `farecheck-server serve` on a free loopback port with more arguments (e.g. `--tls-cert`), waiting
+    /// without blocking; `baseURL` is then `https://…` when TLS is on.
+    public func start(anchorKey: String = demoAnchorKey, arguments: [String]) async throws {
+        let (process, outputPath, logPath) = try launch(anchorKey: anchorKey, arguments: arguments)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            if listening(process, outputPath: outputPath) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try failToStart(process, logPath: logPath)
+    }
+
+    private func launch(anchorKey: String, arguments: [String]) throws -> (Process, String, String) {
         stop()
         let name = UUID().uuidString
         let outputPath = directory + "/serve-\(name).out"
@@ -74,24 +96,30 @@ public final class ReferenceServer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = [
-            "serve", "--db", database, "--listen", "127.0.0.1:0", "--log-level", "warning", "--anchor-key", anchorKey,
-        ]
+        process.arguments =
+            [
+                "serve", "--db", database, "--listen", "127.0.0.1:0", "--log-level", "warning", "--anchor-key",
+                anchorKey,
+            ] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)
         process.standardInput = FileHandle.nullDevice
         try startUnblocked(process)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, process.isRunning {
-            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: " ") {
-                baseURL = String(text[range.upperBound..<end])
-                self.process = process
-                return
-            }
-            usleep(50_000)
-        }
+        return (process, outputPath, logPath)
+    }
+
+    /// Whether the server printed its address; if so, records it.
+    private func listening(_ process: Process, outputPath: String) -> Bool {
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: " ")
+        else { return false }
+        baseURL = String(text[range.upperBound..<end])
+        self.process = process
+        return true
+    }
+
+    private func failToStart(_ process: Process, logPath: String) throws -> Never {
         if process.isRunning { process.terminate() }
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         throw DaemonProcess.Failure(message: "farecheck-server did not start: \(log)")

@@ -21,13 +21,14 @@ final class SyncBench: @unchecked Sendable {
     static let eddsaPublic = repositoryRoot + "/Keys/demo-transit-eddsa.pub.pem"
     static let demoAnchorPublic = repositoryRoot + "/Keys/demo-anchor.pub.pem"
 
-    /// A server with device `validator-1` registered and the ES256 demo key published, started.
-    init(publishing keys: [String] = [SyncBench.es256Public]) throws {
+    /// A server with device `validator-1` registered and the ES256 demo key published, started unless `starts`
+    /// is false (a test that starts it with arguments of its own).
+    init(publishing keys: [String] = [SyncBench.es256Public], starts: Bool = true) throws {
         server = try ReferenceServer()
         token = try server.addDevice("validator-1")
         try token.write(toFile: validator.path("device.token"), atomically: true, encoding: .utf8)
         for key in keys { try server.publishKey(key) }
-        try server.start()
+        if starts { try server.start() }
         _ = try TrustStore(path: validator.db)
     }
 
