@@ -88,7 +88,7 @@ public final class SyncWorker: Service, Sendable {
             let client = ValidationAPIClient(configuration: configuration.client, http: http)
             link.attach(client)
             defer { link.attach(nil) }
-            try? await cancelWhenGracefulShutdown {
+            await cancelWhenGracefulShutdown {
                 await self.loop(client: client)
             }
         }
