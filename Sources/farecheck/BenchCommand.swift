@@ -35,9 +35,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
     @Option(help: "Filler keys in the store for the daemon figures.") var keys: Int = 100_000
     @Option(
-        help:
-            "Revoked tickets in the store for the daemon figures (default 100,000), or in the delta for the sync figures (default 1,000,000)."
-    )
+        help: """
+            Revoked tickets in the store for the daemon figures (default 100,000), or in the delta for the sync \
+            figures (default 1,000,000).
+            """)
     var revocations: Int?
     @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
     @Option(help: "Entries per revocation page for the sync figures.")

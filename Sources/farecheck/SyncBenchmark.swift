@@ -105,8 +105,8 @@ struct SyncBenchmark {
         let report = try JSONDecoder().decode(ApplyReport.self, from: data)
         let seconds = report.openSeconds + report.applySeconds
         printLine(
-            "  apply \(report.entries) entries in \(report.pages) pages, each decoded, signature-checked and applied in "
-                + "one transaction: \(String(format: "%.2f s", seconds)) (goal: under 10 s); "
+            "  apply \(report.entries) entries in \(report.pages) pages, each decoded, signature-checked and "
+                + "applied in one transaction: \(String(format: "%.2f s", seconds)) (goal: under 10 s); "
                 + "peak RSS of the applying process \(usage.ru_maxrss / 1024) MB (goal: under 200 MB)")
         printLine(
             "  of which JSON decode + signature check \(String(format: "%.2f s", report.openSeconds)), "
