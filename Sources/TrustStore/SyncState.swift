@@ -94,6 +94,10 @@ extension TrustStore {
     ///
     /// A delta must start at the cursor held (`from`); a `full` snapshot replaces every revocation sync
     /// brought before (local revocations stay). Readers (verification) go on meanwhile: WAL.
+    ///
+    /// Entries are written in key order, and a large page gets a larger page cache for its transaction: ids
+    /// arrive in random order, and inserting them so into an index larger than the cache made SQLite spill
+    /// and rewrite the same index pages many times per transaction.
     public func applyRevocations(
         from: Int64, next: Int64, full: Bool, addedTickets: [TicketRevocationRecord],
         addedKeys: [KeyRevocationRecord], removed: [RevocationReference]
@@ -111,6 +115,13 @@ extension TrustStore {
                 try db.execute(sql: "DELETE FROM revoked_ticket WHERE source = ?", arguments: [Self.syncSource])
                 try db.execute(sql: "DELETE FROM revoked_key WHERE source = ?", arguments: [Self.syncSource])
             }
+            let large = addedTickets.count + removed.count > Self.largePage
+            let cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            if large { try db.execute(sql: "PRAGMA cache_size = -\(Self.largePageCacheKiB)") }
+            // Back to the usual cache afterwards, so that a daemon does not keep the large one.
+            defer { if large { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize)") } }
+            let addedTickets = addedTickets.sorted { Self.precedes($0.issuer, $0.ticketID, $1.issuer, $1.ticketID) }
+            let removed = removed.sorted { Self.precedes($0.issuer, $0.ticketID, $1.issuer, $1.ticketID) }
             let insertTicket = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO revoked_ticket(issuer, ticket_id, reason, revoked_at, source) "
                     + "VALUES (?, ?, ?, ?, ?)")
@@ -141,6 +152,19 @@ extension TrustStore {
             try Self.setMeta(db, "revocation_cursor", String(next))
             try Self.trustChanged(db)
         }
+    }
+
+    /// Entries above which a page gets `largePageCacheKiB` of page cache while it is applied.
+    static let largePage = 2_000
+    /// The page cache of a large page's transaction: room for the revocation index of a few million entries.
+    static let largePageCacheKiB = 65_536
+
+    /// The order of SQLite's index on (issuer, ticket_id): bytes compared as memcmp, shorter first on a tie.
+    static func precedes(_ issuer: String, _ ticketID: [UInt8], _ otherIssuer: String, _ otherTicketID: [UInt8])
+        -> Bool
+    {
+        if issuer != otherIssuer { return issuer.utf8.lexicographicallyPrecedes(otherIssuer.utf8) }
+        return ticketID.lexicographicallyPrecedes(otherTicketID)
     }
 
     static func setMeta(_ db: Database, _ name: String, _ value: String) throws {

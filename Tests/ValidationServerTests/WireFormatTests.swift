@@ -142,6 +142,18 @@ struct WireFormatTests {
         let older =
             #"{"addedKeys":[],"addedTickets":[],"from":2,"full":false,"next":5,"removedKeys":[],"removedTickets":[]}"#
         #expect(try WireFormat.decode(RevocationDelta.self, from: Array(older.utf8)).more == false)
+        // The API's own date form is read without a formatter; what that fast path does not take (Feb 29 of a
+        // common year, hour 24) reads exactly as the formatter reads it, and what neither takes is refused.
+        for text in [
+            "1970-01-01T00:00:00Z", "2024-02-29T23:59:59Z", "2026-11-22T08:30:00Z", "1969-12-31T23:59:59Z",
+            "2100-03-01T12:00:00Z", "2023-02-29T00:00:00Z", "2026-11-22T24:00:00Z",
+        ] {
+            let entry = #"{"issuer":"t","ticketID":"aa","revokedAt":"\#(text)"}"#
+            let decoded = try WireFormat.decode(RevokedTicket.self, from: Array(entry.utf8))
+            #expect(decoded.revokedAt == (try Date(text, strategy: .iso8601)), "\(text)")
+        }
+        let notADate = #"{"issuer":"t","ticketID":"aa","revokedAt":"2026-13-01T00:00:00Z"}"#
+        #expect(throws: DecodingError.self) { try WireFormat.decode(RevokedTicket.self, from: Array(notADate.utf8)) }
         let upload = InspectionUpload(
             id: "r1", inspectedAt: 1_700_000_000_123, device: "scanner-1", symbology: "qr",
             payloadDigest: [0x01, 0xff], format: "fc1", issuer: nil, ticketID: nil, verdict: "valid", reason: "ok",
