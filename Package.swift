@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "ValidationServerTests",
             dependencies: [
-                "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "farecheck-server",
+                "TestSupport", "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "farecheck-server",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -2,12 +2,9 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 import ValidationAPI
-
-/// The repository root, for Keys/ and API/.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
 
 /// A database the tests can run against: SQLite always, PostgreSQL when `FARECHECK_TEST_POSTGRES_URL` is set.
 enum Backend: String, CustomTestStringConvertible, CaseIterable, Sendable {
@@ -249,15 +246,4 @@ func send(
     return HTTPAnswer(
         status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
         body: Array(buffer.readableBytesView))
-}
-
-/// Starts a child with every signal unblocked on the spawning thread (as CLITests does): the test runner's
-/// threads block most signals, and a server that cannot see SIGTERM would not shut down.
-func startUnblocked(_ process: Process) throws {
-    var all = sigset_t()
-    var previous = sigset_t()
-    sigfillset(&all)
-    pthread_sigmask(SIG_UNBLOCK, &all, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
 }

@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import NIOHTTP1
 import Signatures
+import TestSupport
 import Testing
 import ValidationAPI
 

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import ValidationAPI
 import ValidationServer
