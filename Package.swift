@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "FareCore", "Signatures", "Verification", "TrustStore", "ValidationAPI",
+                "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

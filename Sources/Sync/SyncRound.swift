@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import Logging
 import Signatures
+import TicketFormats
 import TrustStore
 import ValidationAPI
 
@@ -124,10 +125,7 @@ public struct SyncRound: Sendable {
                         + "usable public key; the store is unchanged.",
                     cause: error)
             }
-            records.append(
-                KeyRecord(
-                    format: key.storeFormat, issuer: key.issuer, keyID: key.keyID, algorithm: key.algorithm,
-                    spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource))
+            records.append(Self.storeRecord(of: key))
         }
         let counts: (added: Int, updated: Int, removed: Int)
         do {
@@ -159,7 +157,7 @@ public struct SyncRound: Sendable {
             let document = try await client.revocations(since: cursor)
             let delta: RevocationDelta
             do {
-                delta = try document.open(as: RevocationDelta.self, trusting: anchors)
+                delta = try document.openRevocationDelta(trusting: anchors)
             } catch {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message)", cause: error)
             }
@@ -172,25 +170,9 @@ public struct SyncRound: Sendable {
                     message: "Revocation delta refused: it starts at \(delta.from), not at the cursor \(cursor) "
                         + "asked for; the store is unchanged.")
             }
-            let removed =
-                delta.removedTickets.map { RevocationReference.ticket(issuer: $0.issuer, ticketID: $0.ticketID) }
-                + delta.removedKeys.map {
-                    RevocationReference.key(
-                        format: BundleKey.storeFormat(of: $0.format), issuer: $0.issuer, keyID: $0.keyID)
-                }
+            let counts: (added: Int, removed: Int)
             do {
-                try store.applyRevocations(
-                    from: delta.from, next: delta.next, full: delta.full,
-                    addedTickets: delta.addedTickets.map {
-                        TicketRevocationRecord(
-                            issuer: $0.issuer, ticketID: $0.ticketID, reason: $0.reason, revokedAt: $0.revokedAt)
-                    },
-                    addedKeys: delta.addedKeys.map {
-                        KeyRevocationRecord(
-                            format: BundleKey.storeFormat(of: $0.format), issuer: $0.issuer, keyID: $0.keyID,
-                            reason: $0.reason, revokedAt: $0.revokedAt)
-                    },
-                    removed: removed)
+                counts = try Self.apply(delta, to: store)
             } catch  where error.code == .outOfSequence {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message).", cause: error)
             } catch {
@@ -199,17 +181,71 @@ public struct SyncRound: Sendable {
             }
             report.revocationDeltas += 1
             report.fullSnapshot = report.fullSnapshot || delta.full
-            report.revocationsAdded += delta.addedTickets.count + delta.addedKeys.count
-            report.revocationsRemoved += removed.count
-            let added = delta.addedTickets.count + delta.addedKeys.count
+            report.revocationsAdded += counts.added
+            report.revocationsRemoved += counts.removed
             let kind = delta.full ? "snapshot" : "delta"
-            logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(added) -\(removed.count)")
+            logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(counts.added) -\(counts.removed)")
             let moved = delta.next != cursor
             cursor = delta.next
             report.revocationCursor = cursor
             // A snapshot or a delta that did not move the cursor is all the server has now.
             if !moved || delta.isEmpty { return }
         }
+    }
+
+    /// A bundle key as the store keeps it: the store's format name and, for UIC keys, the issuer code and key
+    /// id normalised as verification matches them (`0080` → `80`, `00001` → `1`).
+    public static func storeRecord(of key: BundleKey) -> KeyRecord {
+        let format = key.storeFormat
+        let isUIC = format == UIC918_3.formatName
+        return KeyRecord(
+            format: format, issuer: isUIC ? UICKeyList.normalizedCode(key.issuer) : key.issuer,
+            keyID: isUIC ? UICKeyList.normalizedCode(key.keyID) : key.keyID, algorithm: key.algorithm,
+            spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource)
+    }
+
+    /// A revoked or lifted key's identity as the store keeps it (see `storeRecord(of:)`).
+    static func storeIdentity(format wireFormat: String, issuer: String, keyID: String) -> (
+        format: String, issuer: String, keyID: String
+    ) {
+        let format = BundleKey.storeFormat(of: wireFormat)
+        guard format == UIC918_3.formatName else { return (format, issuer, keyID) }
+        return (format, UICKeyList.normalizedCode(issuer), UICKeyList.normalizedCode(keyID))
+    }
+
+    /// Applies a verified revocation delta to the store in one transaction (see
+    /// `TrustStore.applyRevocations`), with key formats as the store names them.
+    ///
+    /// - Returns: The revocations (tickets and keys) added and lifted.
+    /// - Throws: `StoreError`, with code `.outOfSequence` when the delta does not start at the store's cursor.
+    @discardableResult
+    public static func apply(_ delta: RevocationDelta, to store: TrustStore) throws(StoreError) -> (
+        added: Int, removed: Int
+    ) {
+        // Issuers as verification matches them: a UIC ticket's RICS code without leading zeros.
+        let removed =
+            delta.removedTickets.map {
+                RevocationReference.ticket(issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID)
+            }
+            + delta.removedKeys.map {
+                let identity = storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID)
+                return RevocationReference.key(format: identity.format, issuer: identity.issuer, keyID: identity.keyID)
+            }
+        try store.applyRevocations(
+            from: delta.from, next: delta.next, full: delta.full,
+            addedTickets: delta.addedTickets.map {
+                TicketRevocationRecord(
+                    issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID, reason: $0.reason,
+                    revokedAt: $0.revokedAt)
+            },
+            addedKeys: delta.addedKeys.map {
+                let identity = storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID)
+                return KeyRevocationRecord(
+                    format: identity.format, issuer: identity.issuer, keyID: identity.keyID, reason: $0.reason,
+                    revokedAt: $0.revokedAt)
+            },
+            removed: removed)
+        return (delta.addedTickets.count + delta.addedKeys.count, removed.count)
     }
 
     // MARK: Inspections

@@ -27,6 +27,9 @@ public struct ValidationAPIClient: Sendable {
         public var maximumRevocationBytes: Int
         /// The largest answer to an upload or an online check accepted.
         public var maximumAnswerBytes: Int
+        /// The most revocation entries to ask for in one page (`limit`); the server's maximum by default, because
+        /// fewer, larger pages apply faster (each page's transaction rewrites most of the revocation index).
+        public var revocationPageLimit: Int
         /// How the HTTPS connection is secured: the CA bundle trusted for the server, and the client certificate
         /// presented (mutual TLS).
         public var tls: TLSFiles
@@ -35,9 +38,11 @@ public struct ValidationAPIClient: Sendable {
         public init(
             baseURL: String, token: String, deviceID: String? = nil, requestTimeout: Duration = .seconds(30),
             maximumKeyBundleBytes: Int = 8 << 20, maximumRevocationBytes: Int = 64 << 20,
-            maximumAnswerBytes: Int = 1 << 20, tls: TLSFiles = TLSFiles()
+            maximumAnswerBytes: Int = 1 << 20, revocationPageLimit: Int = RevocationDelta.maximumPageLimit,
+            tls: TLSFiles = TLSFiles()
         ) {
             self.tls = tls
+            self.revocationPageLimit = max(1, min(revocationPageLimit, RevocationDelta.maximumPageLimit))
             self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
             self.token = token
             self.deviceID = deviceID
@@ -207,10 +212,11 @@ public struct ValidationAPIClient: Sendable {
         return try envelope(body, what: "key bundle")
     }
 
-    /// `GET /v1/revocations?cursor=N`: the signed revocation delta since `cursor`, not yet checked.
+    /// `GET /v1/revocations?cursor=N&limit=L`: the signed revocation delta since `cursor`, not yet checked.
     public func revocations(since cursor: Int64) async throws(SyncError) -> SignedDocument {
         let body = try await exchange(
-            .GET, APIPath.revocations + "?cursor=\(cursor)", body: nil, what: "revocation delta",
+            .GET, APIPath.revocations + "?cursor=\(cursor)&limit=\(configuration.revocationPageLimit)", body: nil,
+            what: "revocation delta",
             limit: configuration.maximumRevocationBytes, timeout: configuration.requestTimeout)
         return try envelope(body ?? [], what: "revocation delta")
     }

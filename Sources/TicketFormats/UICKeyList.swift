@@ -151,6 +151,18 @@ public struct UICKeyList: Sendable {
         entries.filter { $0.matches(issuerCode: issuerCode, keyID: keyID) }
     }
 
+    /// Whether an issuer names a UIC railway by its RICS company code: one to four ASCII digits (`80`, `0080`,
+    /// `1184`), not the text issuers of other formats.
+    public static func isRICSCode(_ issuer: String) -> Bool {
+        (1...4).contains(issuer.utf8.count) && issuer.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
+    /// An issuer as the store keeps it and verification matches it: a RICS code normalised (`0080` → `80`),
+    /// any other issuer as it is.
+    public static func storedIssuer(_ issuer: String) -> String {
+        isRICSCode(issuer) ? normalizedCode(issuer) : issuer
+    }
+
     /// A code for matching: trimmed; all digits → without leading zeros (`0080` → `80`, `00007` → `7`,
     /// `0` stays `0`); anything else kept as text (`TT005`).
     public static func normalizedCode(_ text: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Where this validator stands with the validation API: what it holds, and when it last heard from it.
 public struct SyncState: Sendable, Equatable {
@@ -122,14 +123,7 @@ extension TrustStore {
             defer { if large { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize)") } }
             let addedTickets = addedTickets.sorted { Self.precedes($0.issuer, $0.ticketID, $1.issuer, $1.ticketID) }
             let removed = removed.sorted { Self.precedes($0.issuer, $0.ticketID, $1.issuer, $1.ticketID) }
-            let insertTicket = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO revoked_ticket(issuer, ticket_id, reason, revoked_at, source) "
-                    + "VALUES (?, ?, ?, ?, ?)")
-            for ticket in addedTickets {
-                try insertTicket.execute(arguments: [
-                    ticket.issuer, Data(ticket.ticketID), ticket.reason, ticket.revokedAt, Self.syncSource,
-                ])
-            }
+            try Self.insertSynced(addedTickets, into: db)
             let insertKey = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO revoked_key(format, issuer, key_id, reason, revoked_at, source) "
                     + "VALUES (?, ?, ?, ?, ?, ?)")
@@ -151,6 +145,57 @@ extension TrustStore {
             }
             try Self.setMeta(db, "revocation_cursor", String(next))
             try Self.trustChanged(db)
+        }
+    }
+
+    /// Inserts synced ticket revocations with one statement bound through SQLite's C API: GRDB's arguments
+    /// (an array of existentials made into `DatabaseValue`s per row) cost more than the insert itself.
+    private static func insertSynced(_ tickets: [TicketRevocationRecord], into db: Database) throws {
+        guard !tickets.isEmpty else { return }
+        let connection = db.sqliteConnection
+        var statement: OpaquePointer?
+        let sql =
+            "INSERT OR REPLACE INTO revoked_ticket(issuer, ticket_id, reason, revoked_at, source) VALUES (?, ?, ?, ?, ?)"
+        var code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        func failure(_ code: Int32) -> DatabaseError {
+            DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+        }
+        guard code == SQLITE_OK, let statement else { throw failure(code) }
+        // Every value is bound as a copy (SQLITE_TRANSIENT): the Swift buffers do not outlive the call.
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        // The whole UTF-8, NUL bytes included, as GRDB binds text; an empty string is text, not NULL.
+        func bindText(_ index: Int32, _ text: String) -> Int32 {
+            var text = text
+            return text.withUTF8 { utf8 in
+                guard let base = utf8.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                    sqlite3_bind_text(statement, index, $0, Int32(utf8.count), transient)
+                }
+            }
+        }
+        code = bindText(5, syncSource)
+        guard code == SQLITE_OK else { throw failure(code) }
+        for ticket in tickets {
+            code = bindText(1, ticket.issuer)
+            if code == SQLITE_OK {
+                code = ticket.ticketID.withUnsafeBytes { bytes in
+                    // A zero-length blob from a nil base would bind NULL; an empty id is an empty blob.
+                    bytes.baseAddress.map { sqlite3_bind_blob(statement, 2, $0, Int32(bytes.count), transient) }
+                        ?? sqlite3_bind_zeroblob(statement, 2, 0)
+                }
+            }
+            if code == SQLITE_OK {
+                code =
+                    ticket.reason.map { bindText(3, $0) }
+                    ?? sqlite3_bind_null(statement, 3)
+            }
+            if code == SQLITE_OK { code = sqlite3_bind_int64(statement, 4, ticket.revokedAt) }
+            guard code == SQLITE_OK else { throw failure(code) }
+            code = sqlite3_step(statement)
+            guard code == SQLITE_DONE else { throw failure(code) }
+            sqlite3_reset(statement)
         }
     }
 

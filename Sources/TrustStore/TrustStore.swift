@@ -56,6 +56,11 @@ public final class TrustStore: Sendable {
         configuration.prepareDatabase { db in
             // A verdict that was shown must survive power loss: sync every commit to disk.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // A new store gets 16 KiB pages (SQLite's default is 4 KiB): applying a sync page of 50,000 random
+            // revocation ids rewrites most leaf pages of the revocation tree, and fewer, larger pages cut that
+            // time by a third (measured with `farecheck bench sync`). Only an empty file takes it; an existing
+            // store keeps its page size.
+            if !existed { try db.execute(sql: "PRAGMA page_size = \(Self.newStorePageSize)") }
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
@@ -64,6 +69,9 @@ public final class TrustStore: Sendable {
             throw Self.classify(error, path: path, opening: true)
         }
     }
+
+    /// The page size of a new store file.
+    static let newStorePageSize = 16_384
 
     /// Looks at an existing file read-only, before anything (even switching it to WAL) writes to it:
     /// a damaged file, another program's database or a newer schema is refused untouched.
@@ -200,6 +208,26 @@ public final class TrustStore: Sendable {
         migrator.registerMigration("v7-decided-by") { db in
             // Which verdict decided: this validator's (`offline`) or the validation API's (`online`).
             try db.alter(table: "inspection") { t in t.add(column: "decided_by", .text) }
+        }
+        migrator.registerMigration("v8-revoked-ticket-without-rowid") { db in
+            // The revoked tickets kept in their primary key's b-tree alone (WITHOUT ROWID): an insert or a lookup
+            // touches one b-tree instead of a rowid table and its index, and the file is a third smaller. A sync
+            // page of 50,000 random ids rewrites most of this tree, so its size is most of the cost of applying.
+            try db.execute(
+                sql: """
+                    CREATE TABLE revoked_ticket_v8 (
+                        issuer TEXT NOT NULL,
+                        ticket_id BLOB NOT NULL,
+                        reason TEXT,
+                        revoked_at INTEGER NOT NULL,
+                        source TEXT,
+                        PRIMARY KEY (issuer, ticket_id)
+                    ) WITHOUT ROWID;
+                    INSERT INTO revoked_ticket_v8 (issuer, ticket_id, reason, revoked_at, source)
+                        SELECT issuer, ticket_id, reason, revoked_at, source FROM revoked_ticket ORDER BY issuer, ticket_id;
+                    DROP TABLE revoked_ticket;
+                    ALTER TABLE revoked_ticket_v8 RENAME TO revoked_ticket;
+                    """)
         }
         return migrator
     }

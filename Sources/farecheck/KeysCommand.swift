@@ -101,10 +101,6 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
-        static func isRICSCode(_ issuer: String) -> Bool {
-            (1...4).contains(issuer.count) && issuer.allSatisfy(\.isASCII) && issuer.allSatisfy(\.isNumber)
-        }
-
         func run() throws {
             if let uicXML { return try importKeyList(uicXML) }
             guard let file, let issuer else { return }
@@ -116,7 +112,8 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit("\(file): \(error)")
             }
             let record =
-                try Self.isRICSCode(issuer) ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
+                try UICKeyList.isRICSCode(issuer)
+                ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
             let trustStore = try store.open()
             do {
                 try trustStore.saveKey(record)
@@ -280,7 +277,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() throws {
             let trustStore = try store.open()
-            let isUIC = issuer.map(Import.isRICSCode) ?? false
+            let isUIC = issuer.map(UICKeyList.isRICSCode) ?? false
             let removed: Int
             do {
                 removed = try trustStore.removeKeys(

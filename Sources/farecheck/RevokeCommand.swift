@@ -34,7 +34,7 @@ struct RevokeCommand: AsyncParsableCommand {
 
     /// Issuers are stored as tickets are matched: a UIC RICS code without leading zeros (`80` = `0080`).
     private var storedIssuer: String? {
-        issuer.map { KeysCommand.Import.isRICSCode($0) ? UICKeyList.normalizedCode($0) : $0 }
+        issuer.map(UICKeyList.storedIssuer)
     }
 
     func run() throws {
@@ -53,7 +53,7 @@ struct RevokeCommand: AsyncParsableCommand {
                 try trustStore.revokeTicket(TicketRevocationRecord(issuer: issuer, ticketID: bytes, reason: reason))
                 printLine("revoked ticket \(bytes.hexString) of \(issuer)")
             } else if let key {
-                let isUIC = issuer.map(KeysCommand.Import.isRICSCode) ?? false
+                let isUIC = issuer.map(UICKeyList.isRICSCode) ?? false
                 let keyID = isUIC ? UICKeyList.normalizedCode(key) : key.lowercased()
                 let known = try trustStore.keys(withID: keyID, issuer: storedIssuer)
                 let fallbackFormat = isUIC ? UIC918_3.formatName : FC1.formatName

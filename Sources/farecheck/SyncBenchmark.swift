@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import Sync
 import Synchronization
 import TicketFormats
 import TrustStore
@@ -185,27 +186,11 @@ struct SyncBenchmark {
             guard let bytes = FileManager.default.contents(atPath: pagesDirectory + "/" + file) else {
                 throw CommandFailure.exit("bench: cannot read \(file)")
             }
-            let delta = try SignedDocument(jsonBytes: Array(bytes)).open(
-                as: RevocationDelta.self, trusting: [.demo])
-            let tickets = delta.addedTickets.map {
-                TicketRevocationRecord(
-                    issuer: $0.issuer, ticketID: $0.ticketID, reason: $0.reason, revokedAt: $0.revokedAt)
-            }
-            let removed =
-                delta.removedTickets.map { RevocationReference.ticket(issuer: $0.issuer, ticketID: $0.ticketID) }
-                + delta.removedKeys.map {
-                    RevocationReference.key(format: $0.format, issuer: $0.issuer, keyID: $0.keyID)
-                }
-            let keys = delta.addedKeys.map {
-                KeyRevocationRecord(
-                    format: $0.format, issuer: $0.issuer, keyID: $0.keyID, reason: $0.reason, revokedAt: $0.revokedAt)
-            }
+            let delta = try SignedDocument(jsonBytes: Array(bytes)).openRevocationDelta(trusting: [.demo])
             let applied = ContinuousClock.now
             openSeconds += DaemonBenchmark.seconds(opened.duration(to: applied))
             do {
-                try store.applyRevocations(
-                    from: delta.from, next: delta.next, full: delta.full, addedTickets: tickets, addedKeys: keys,
-                    removed: removed)
+                try SyncRound.apply(delta, to: store)
             } catch {
                 throw CommandFailure.exit(error.description)
             }

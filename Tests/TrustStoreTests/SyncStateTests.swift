@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Signatures
 import Testing
 import Verification
@@ -72,5 +73,61 @@ struct SyncStateTests {
         #expect(try trust.revocation(ofTicket: [0x01], issuer: "agency")?.reason == "local")
         #expect(try store.keyRevocations().map(\.keyID) == ["bb"])
         #expect(try store.syncState().revocationCursor == 20)
+    }
+}
+
+@Suite("The revocation table's layout")
+struct RevocationLayoutTests {
+    let directory = TemporaryDirectory()
+
+    @Test("a store made before v8 keeps every revoked ticket when its table becomes WITHOUT ROWID, and its page size")
+    func upgradeKeepsRevocations() throws {
+        let path = directory.path + "/old.sqlite"
+        do {
+            // A store as farecheck wrote it before v8: schema up to v7, 4 KiB pages, revocations in a rowid table.
+            let queue = try DatabaseQueue(path: path)
+            try TrustStore.migrator.migrate(queue, upTo: "v7-decided-by")
+            try queue.write { db in
+                for index in 0..<500 {
+                    try db.execute(
+                        sql:
+                            "INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at, source) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [
+                            "agency", Data([UInt8(index >> 8), UInt8(index & 0xFF)]), "r\(index)", 1_795_336_200,
+                            index % 2 == 0 ? "sync" : nil,
+                        ])
+                }
+            }
+        }
+        let store = try TrustStore(path: path)
+        let trust = StoreTrust(store: store)
+        for index in [0, 1, 255, 256, 499] {
+            let revocation = try trust.revocation(ofTicket: [UInt8(index >> 8), UInt8(index & 0xFF)], issuer: "agency")
+            #expect(revocation?.reason == "r\(index)")
+        }
+        let (count, synced, sql, pageSize) = try store.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM revoked_ticket"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM revoked_ticket WHERE source = 'sync'"),
+                try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'revoked_ticket'"),
+                try Int.fetchOne(db, sql: "PRAGMA page_size")
+            )
+        }
+        #expect(count == 500)
+        #expect(synced == 250)
+        #expect(sql?.contains("WITHOUT ROWID") == true)
+        #expect(pageSize == 4096, "an existing store keeps its page size")
+        // A full snapshot still replaces only what sync brought.
+        try store.applyRevocations(
+            from: 0, next: 1, full: true,
+            addedTickets: [TicketRevocationRecord(issuer: "agency", ticketID: [0xFF], reason: "new")],
+            addedKeys: [], removed: [])
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM revoked_ticket") } == 251)
+    }
+
+    @Test("a new store has 16 KiB pages")
+    func newStorePageSize() throws {
+        let store = try TrustStore(path: directory.path + "/new.sqlite")
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") } == 16_384)
     }
 }
