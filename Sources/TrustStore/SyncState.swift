@@ -104,7 +104,7 @@ extension TrustStore {
         addedKeys: [KeyRevocationRecord], removed: [RevocationReference]
     ) throws(StoreError) {
         let path = self.path
-        try write { db in
+        try writeUnsynced { db in
             let held =
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'revocation_cursor'")
                 .flatMap { Int64($0) } ?? 0

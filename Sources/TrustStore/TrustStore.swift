@@ -274,6 +274,26 @@ public final class TrustStore: Sendable {
         }
     }
 
+    /// Runs `body` in one transaction whose commit is not synced to disk at once (`synchronous = NORMAL`),
+    /// for bulk data that can be fetched again: a power cut may lose the whole transaction, never part of it,
+    /// and nothing else (the journal) waits on it. The connection is back to `FULL` afterwards.
+    func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw Self.classify(error, path: path, opening: false)
+        }
+    }
+
     func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)

@@ -125,6 +125,18 @@ struct RevocationLayoutTests {
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM revoked_ticket") } == 251)
     }
 
+    @Test("after a revocation page (committed without an immediate sync) the journal's commits sync again")
+    func journalStaysSynced() throws {
+        let store = try TrustStore(path: directory.path + "/sync.sqlite")
+        try store.applyRevocations(
+            from: 0, next: 1, full: true,
+            addedTickets: [TicketRevocationRecord(issuer: "agency", ticketID: [0x01], reason: nil)], addedKeys: [],
+            removed: [])
+        // 2 is FULL: every commit of the writer (a journal append) is synced to disk again.
+        #expect(try store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+        #expect(try store.syncState().revocationCursor == 1)
+    }
+
     @Test("a new store has 16 KiB pages")
     func newStorePageSize() throws {
         let store = try TrustStore(path: directory.path + "/new.sqlite")
