@@ -273,7 +273,7 @@ public struct SyncRound: Sendable {
             id: record.id, inspectedAt: record.inspectedAt, device: record.device, symbology: record.symbology,
             payloadDigest: record.payloadDigest, format: record.format, issuer: record.issuer,
             ticketID: record.ticketID, verdict: record.verdict, reason: record.reason, signature: record.signature,
-            warnings: record.warnings, inspector: record.inspector)
+            warnings: record.warnings, inspector: record.inspector, decidedBy: record.decidedBy)
     }
 
     private func storeStep<T>(_ body: () throws(StoreError) -> T) throws(SyncError) -> T {

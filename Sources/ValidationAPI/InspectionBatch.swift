@@ -43,12 +43,15 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
     public var warnings: String
     /// The inspector logged in, if any.
     public var inspector: String?
+    /// Whose verdict was shown: `offline` (the validator's) or `online` (the server's online check); absent
+    /// from validators older than the field.
+    public var decidedBy: String?
 
     /// Makes a record.
     public init(
         id: String, inspectedAt: Int64, device: String, symbology: String?, payloadDigest: [UInt8], format: String?,
         issuer: String?, ticketID: [UInt8]?, verdict: String, reason: String, signature: String, warnings: String,
-        inspector: String?
+        inspector: String?, decidedBy: String? = nil
     ) {
         self.id = id
         self.inspectedAt = inspectedAt
@@ -63,11 +66,12 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         self.signature = signature
         self.warnings = warnings
         self.inspector = inspector
+        self.decidedBy = decidedBy
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, inspectedAt, device, symbology, payloadDigest, format, issuer, ticketID, verdict, reason, signature
-        case warnings, inspector
+        case warnings, inspector, decidedBy
     }
 
     /// Reads a record; `payloadDigest` and `ticketID` are hex.
@@ -86,6 +90,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         signature = try container.decode(String.self, forKey: .signature)
         warnings = try container.decodeIfPresent(String.self, forKey: .warnings) ?? ""
         inspector = try container.decodeIfPresent(String.self, forKey: .inspector)
+        decidedBy = try container.decodeIfPresent(String.self, forKey: .decidedBy)
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.
@@ -104,6 +109,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         try container.encode(signature, forKey: .signature)
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(inspector, forKey: .inspector)
+        try container.encodeIfPresent(decidedBy, forKey: .decidedBy)
     }
 }
 

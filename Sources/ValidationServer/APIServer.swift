@@ -219,6 +219,13 @@ public struct APIServer: Sendable {
                 .badRequest, "bad-request",
                 "Every record needs an id of 1 to 128 bytes; one has \(record.id.utf8.count).")
         }
+        for record in batch.records {
+            if let decidedBy = record.decidedBy, !["offline", "online"].contains(decidedBy) {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.prefix(40)).")
+            }
+        }
         let accepted = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
         logger.info("stored inspections", metadata: ["device": "\(device.id)", "count": "\(accepted.count)"])
         return Self.json(.ok, BatchAcknowledgement(accepted: accepted))

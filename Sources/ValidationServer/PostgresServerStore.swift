@@ -113,6 +113,7 @@ public final class PostgresServerStore: ServerStore {
     private static let migrations: [(version: Int, statements: [String])] = [
         (1, ServerSchema.version1Statements(dialect: .postgres)),
         (2, ServerSchema.version2Statements(dialect: .postgres)),
+        (3, ServerSchema.version3Statements()),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.
@@ -580,11 +581,11 @@ public final class PostgresServerStore: ServerStore {
                 try await connection.query(
                     """
                     INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology, payload_digest,
-                        format, issuer, ticket_id, verdict, reason, signature, warnings, inspector)
+                        format, issuer, ticket_id, verdict, reason, signature, warnings, inspector, decided_by)
                     VALUES (\(record.id), \(deviceID), \(receivedAt.unixMilliseconds), \(record.inspectedAt),
                         \(record.device), \(record.symbology), \(record.payloadDigest.hexString), \(record.format),
                         \(record.issuer), \(record.ticketID?.hexString), \(record.verdict), \(record.reason),
-                        \(record.signature), \(record.warnings), \(record.inspector))
+                        \(record.signature), \(record.warnings), \(record.inspector), \(record.decidedBy))
                     ON CONFLICT (id) DO NOTHING
                     """, logger: logger)
                 ids.append(record.id)
@@ -599,7 +600,7 @@ public final class PostgresServerStore: ServerStore {
             for try await row in try await self.client.query(
                 """
                 SELECT id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer,
-                    ticket_id, verdict, reason, signature, warnings, inspector
+                    ticket_id, verdict, reason, signature, warnings, inspector, decided_by
                 FROM inspection ORDER BY inspected_at DESC, id LIMIT \(limit)
                 """, logger: self.logger
             ) {
@@ -617,7 +618,8 @@ public final class PostgresServerStore: ServerStore {
                     reason: try columns["reason"].decode(String.self),
                     signature: try columns["signature"].decode(String.self),
                     warnings: try columns["warnings"].decode(String.self),
-                    inspector: try columns["inspector"].decode(String?.self))
+                    inspector: try columns["inspector"].decode(String?.self),
+                    decidedBy: try columns["decided_by"].decode(String?.self))
                 inspections.append(
                     StoredInspection(
                         deviceID: try columns["device_id"].decode(String.self),

@@ -108,6 +108,11 @@ public final class SQLiteServerStore: ServerStore {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("server-v3-decided-by") { db in
+            for statement in ServerSchema.version3Statements() {
+                try db.execute(sql: statement)
+            }
+        }
         return migrator
     }
 
@@ -433,15 +438,16 @@ public final class SQLiteServerStore: ServerStore {
                 try db.execute(
                     sql: """
                         INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
-                            payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector,
+                            decided_by)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (id) DO NOTHING
                         """,
                     arguments: [
                         record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
                         record.symbology, record.payloadDigest.hexString, record.format, record.issuer,
                         record.ticketID?.hexString, record.verdict, record.reason, record.signature, record.warnings,
-                        record.inspector,
+                        record.inspector, record.decidedBy,
                     ])
                 ids.append(record.id)
             }
@@ -455,7 +461,7 @@ public final class SQLiteServerStore: ServerStore {
                 db,
                 sql: """
                     SELECT id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer,
-                        ticket_id, verdict, reason, signature, warnings, inspector
+                        ticket_id, verdict, reason, signature, warnings, inspector, decided_by
                     FROM inspection ORDER BY inspected_at DESC, id LIMIT ?
                     """,
                 arguments: [limit]
@@ -468,7 +474,7 @@ public final class SQLiteServerStore: ServerStore {
                         payloadDigest: [UInt8](hex: row["payload_digest"] as String) ?? [], format: row["format"],
                         issuer: row["issuer"], ticketID: (row["ticket_id"] as String?).flatMap { [UInt8](hex: $0) },
                         verdict: row["verdict"], reason: row["reason"], signature: row["signature"],
-                        warnings: row["warnings"], inspector: row["inspector"]))
+                        warnings: row["warnings"], inspector: row["inspector"], decidedBy: row["decided_by"]))
             }
         }
     }

@@ -110,6 +110,11 @@ enum ServerSchema {
         ]
     }
 
+    /// Version 3: which side decided each inspection's verdict (`offline`, `online`; NULL when not told).
+    static func version3Statements() -> [String] {
+        ["ALTER TABLE inspection ADD COLUMN decided_by TEXT"]
+    }
+
     /// Version 2: each current revocation carries the number of the change that made it, so that a full
     /// snapshot can be served in pages ordered by it (see `RevocationLog.plan`).
     ///

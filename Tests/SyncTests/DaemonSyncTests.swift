@@ -135,5 +135,11 @@ struct DaemonSyncTests {
         let journal = try TrustStore(path: bench.validator.db).allInspections()
         #expect(journal.first { $0.id == event.id }?.decidedBy == "online")
         #expect(journal.filter { $0.id != event.id }.allSatisfy { $0.decidedBy == "offline" })
+        // And the server learns it with the upload.
+        _ = try await bench.round()
+        let uploaded = try bench.server.inspections()
+        #expect(uploaded.first { $0["id"] as? String == event.id }?["decidedBy"] as? String == "online")
+        #expect(
+            uploaded.filter { $0["id"] as? String != event.id }.allSatisfy { $0["decidedBy"] as? String == "offline" })
     }
 }

@@ -273,6 +273,14 @@ struct ServerTests {
         #expect(broken.errorBody?.error == "bad-request")
         #expect(broken.errorBody?.message.contains("inspectedAt") == true)
 
+        var unknownSide = record
+        unknownSide.decidedBy = "guessed"
+        let refused = try await send(
+            .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [unknownSide])))
+        #expect(refused.status == 400)
+        #expect(refused.errorBody?.message.contains("decidedBy") == true)
+        #expect(try bench.adminOK(["inspections", "list", "--json"]).isEmpty, "nothing of a refused batch is stored")
+
         let checkCap = [UInt8](repeating: UInt8(ascii: " "), count: OnlineCheckRequest.maximumBodyByteCount + 1)
         #expect(try await send(.POST, server.baseURL + "/v1/check", token: token, body: checkCap).status == 413)
 
