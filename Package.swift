@@ -157,7 +157,7 @@ let package = Package(
 
         .testTarget(
             name: "TicketFormatsTests",
-            dependencies: ["TicketFormats"],
+            dependencies: ["TicketFormats", "FareCore"],
             // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
             resources: [.copy("Resources")],
             swiftSettings: strict

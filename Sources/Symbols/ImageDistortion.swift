@@ -1,3 +1,5 @@
+import FareCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -292,7 +292,7 @@ struct SyncBenchmark {
     /// the rest pseudo-random but the same every time, so that a lookup can name a stored id again.
     static func ticketID(_ index: Int, of count: Int) -> [UInt8] {
         let step = UInt64.max / UInt64(max(count, 1))
-        var mixer = SplitMix64(seed: UInt64(index))
+        var mixer = SeededRandomNumberGenerator(seed: UInt64(index))
         let high = UInt64(index) &* step &+ mixer.next() % step
         let low = mixer.next()
         return withUnsafeBytes(of: high.bigEndian, Array.init) + withUnsafeBytes(of: low.bigEndian, Array.init)
@@ -315,20 +315,5 @@ struct SyncBenchmark {
         // WIFEXITED and WEXITSTATUS are macros Swift cannot call.
         let exited = status & 0x7F == 0
         return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), usage)
-    }
-}
-
-/// SplitMix64: a tiny seeded generator, so that bench ids can be made again from their index.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import CImageCodecs
+import FareCore
 import Foundation
 import Symbols
 import Testing

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Testing
 
@@ -66,23 +67,10 @@ struct CBORTests {
 
     @Test("random bytes never crash the decoder")
     func fuzz() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededRandomNumberGenerator(seed: 42)
         for length in 0..<2000 {
             let bytes = (0..<(length % 64)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             _ = try? CBORDecoder.decode(bytes)
         }
-    }
-}
-
-/// A small seeded generator so that "random" test data is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

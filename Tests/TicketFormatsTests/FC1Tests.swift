@@ -131,7 +131,7 @@ struct FC1Tests {
         #expect(throws: FormatError.self) {
             try detector.recognise(CBOREncoder.encode(.array([.text("x"), .map([]), .bytes([]), .bytes([])])))
         }
-        var generator = SplitMix64(seed: 99)
+        var generator = SeededRandomNumberGenerator(seed: 99)
         for _ in 0..<3000 {
             var bytes = cose
             bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Testing
 
@@ -24,7 +25,7 @@ struct TransportTests {
 
     @Test("every byte string round-trips through base45")
     func base45RoundTrip() throws {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandomNumberGenerator(seed: 7)
         for length in 0..<200 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             #expect(try Base45.decode(Base45.encode(bytes)) == bytes)

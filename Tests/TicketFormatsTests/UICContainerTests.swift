@@ -31,19 +31,6 @@ enum UICFixture {
     }
 }
 
-/// Reproducible pseudo-random bytes for the fuzz tests (SplitMix64).
-struct UICSeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("UIC 918.3 container")
 struct UICContainerTests {
     @Test("the v1 City-Mobil sample: header, DER signature cut to its own length, records")

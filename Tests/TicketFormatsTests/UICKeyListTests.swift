@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Testing
 
@@ -148,7 +149,7 @@ struct UICKeyListTests {
     @Test("mutated and truncated key lists never crash the reader")
     func fuzz() throws {
         let snapshot = try Self.snapshot()
-        var random = UICSeededGenerator(state: 0x4B45_5953)
+        var random = SeededRandomNumberGenerator(seed: 0x4B45_5953)
         for _ in 0..<150 {
             var mutated = snapshot
             for _ in 0..<Int.random(in: 1...20, using: &random) {

@@ -145,7 +145,7 @@ struct UICMalformedTests {
 
     @Test("random bytes and single-byte mutations of the samples never crash the parser or the mapping")
     func fuzz() throws {
-        var random = UICSeededGenerator(state: 0x5EED_918_3)
+        var random = SeededRandomNumberGenerator(seed: 0x5EED_918_3)
         func exercise(_ bytes: [UInt8]) {
             guard let container = try? UICContainer(parsing: bytes, inflateLimit: 16 * 1024) else { return }
             if let ticket = try? UIC918_3.ticket(from: container) { _ = ticket.details.count }
@@ -177,7 +177,7 @@ struct UICMalformedTests {
 
     @Test("mutated record data, recompressed so that it reaches the record decoders, never crashes")
     func fuzzRecords() throws {
-        var random = UICSeededGenerator(state: 0x0080_B1)
+        var random = SeededRandomNumberGenerator(seed: 0x0080_B1)
         var samples: [[UInt8]] = []
         for name in UICFixture.all {
             samples.append(try UICFixture.container(name).records.flatMap { $0.encoded() })

@@ -10,7 +10,7 @@ import ValidationAPI
 struct RevocationPageReaderTests {
     /// A delta with a bit of everything, from a seed.
     static func delta(seed: UInt64, entries: Int) -> RevocationDelta {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
         let issuers = ["demo-transit", "1080", "Ünïcødé \"quoted\" \\ / \u{1F68B}", "tab\there"]
         let reasons: [String?] = [nil, "reported stolen", "line\nbreak", "\u{7}bell"]
         func date() -> Date { Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))) }
@@ -138,7 +138,7 @@ struct RevocationPageReaderTests {
         for length in 0..<bytes.count {
             #expect(throws: JSONReadError.self) { try RevocationDelta(wireBytes: Array(bytes[..<length])) }
         }
-        var random = SeededGenerator(seed: 7)
+        var random = SeededRandomNumberGenerator(seed: 7)
         var readAlike = 0
         for _ in 0..<3_000 {
             var changed = bytes
@@ -167,18 +167,5 @@ struct RevocationPageReaderTests {
         #expect(error?.message.contains("named twice") == true)
         let anchor = try TrustAnchor(publicKey: key.publicKey)
         #expect(try document.openRevocationDelta(trusting: [anchor]) == Self.delta(seed: 1, entries: 3))
-    }
-}
-
-/// SplitMix64, so that a failing seed can be run again.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
