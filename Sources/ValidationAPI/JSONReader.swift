@@ -97,6 +97,41 @@ struct JSONReader {
         return true
     }
 
+    /// Reads an object whose known members are `fields`: `read` is called with the index in `fields` of each
+    /// known member and reads its value. Other members are skipped; a known member named twice is refused,
+    /// so that no two readers can disagree on what a signed document says.
+    mutating func readObject(
+        fields: [StaticString], _ read: (Int, inout JSONReader) throws(JSONReadError) -> Void
+    ) throws(JSONReadError) {
+        var seen: UInt64 = 0
+        try beginObject()
+        var first = true
+        while let key = try nextKey(first: &first) {
+            guard let field = fields.firstIndex(where: { key.is($0) }) else {
+                try skipValue()
+                continue
+            }
+            guard seen & (1 << field) == 0 else {
+                throw error("the member \"\(key.name)\" is named twice")
+            }
+            seen |= 1 << field
+            try read(field, &self)
+        }
+    }
+
+    /// Reads an array, each element with `element`.
+    mutating func readArray<Element>(
+        _ element: (inout JSONReader) throws(JSONReadError) -> Element
+    ) throws(JSONReadError) -> [Element] {
+        var elements: [Element] = []
+        try beginArray()
+        var first = true
+        while try nextElement(first: &first) {
+            elements.append(try element(&self))
+        }
+        return elements
+    }
+
     // MARK: Values
 
     /// Reads `null` if it comes next, and says whether it did.

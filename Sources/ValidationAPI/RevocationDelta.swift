@@ -234,6 +234,12 @@ extension RevocationDelta {
         }
     }
 
+    private static let deltaFields: [StaticString] = [
+        "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys",
+    ]
+    private static let ticketFields: [StaticString] = ["issuer", "ticketID", "reason", "revokedAt"]
+    private static let keyFields: [StaticString] = ["format", "issuer", "keyID", "reason", "revokedAt"]
+
     private static func read(_ reader: inout JSONReader) throws(JSONReadError) -> RevocationDelta {
         var from: Int64?
         var next: Int64?
@@ -244,45 +250,37 @@ extension RevocationDelta {
         var addedKeys: [RevokedKey]?
         var removedKeys: [KeyReference]?
         var strings = WireStrings()
-        var seen = MemberSet()
         let start = reader.position
-        try reader.beginObject()
-        var first = true
-        while let key = try reader.nextKey(first: &first) {
-            switch key {
-            case "from":
-                try seen.insert(0, key, at: reader.position)
-                from = try reader.readInt64()
-            case "next":
-                try seen.insert(1, key, at: reader.position)
-                next = try reader.readInt64()
-            case "full":
-                try seen.insert(2, key, at: reader.position)
-                full = try reader.readBool()
-            case "more":
-                try seen.insert(3, key, at: reader.position)
-                more = try reader.readNull() ? nil : try reader.readBool()
-            case "addedTickets":
-                try seen.insert(4, key, at: reader.position)
-                addedTickets = try readArray(&reader) { (reader) throws(JSONReadError) in
-                    try readRevokedTicket(&reader, strings: &strings)
+        try reader.readObject(fields: deltaFields) { (field, reader) throws(JSONReadError) in
+            switch field {
+            case 0: from = try reader.readInt64()
+            case 1: next = try reader.readInt64()
+            case 2: full = try reader.readBool()
+            case 3: more = try reader.readNull() ? nil : try reader.readBool()
+            case 4:
+                addedTickets = try reader.readArray { (reader) throws(JSONReadError) in
+                    let ticket = try readTicket(&reader, strings: &strings, revoked: true)
+                    return RevokedTicket(
+                        issuer: ticket.issuer, ticketID: ticket.ticketID, reason: ticket.reason,
+                        revokedAt: ticket.revokedAt!)
                 }
-            case "removedTickets":
-                try seen.insert(5, key, at: reader.position)
-                removedTickets = try readArray(&reader) { (reader) throws(JSONReadError) in
-                    try readTicketReference(&reader, strings: &strings)
+            case 5:
+                removedTickets = try reader.readArray { (reader) throws(JSONReadError) in
+                    let ticket = try readTicket(&reader, strings: &strings, revoked: false)
+                    return TicketReference(issuer: ticket.issuer, ticketID: ticket.ticketID)
                 }
-            case "addedKeys":
-                try seen.insert(6, key, at: reader.position)
-                addedKeys = try readArray(&reader) { (reader) throws(JSONReadError) in
-                    try readRevokedKey(&reader, strings: &strings)
+            case 6:
+                addedKeys = try reader.readArray { (reader) throws(JSONReadError) in
+                    let key = try readKey(&reader, strings: &strings, revoked: true)
+                    return RevokedKey(
+                        format: key.format, issuer: key.issuer, keyID: key.keyID, reason: key.reason,
+                        revokedAt: key.revokedAt!)
                 }
-            case "removedKeys":
-                try seen.insert(7, key, at: reader.position)
-                removedKeys = try readArray(&reader) { (reader) throws(JSONReadError) in
-                    try readKeyReference(&reader, strings: &strings)
+            default:
+                removedKeys = try reader.readArray { (reader) throws(JSONReadError) in
+                    let key = try readKey(&reader, strings: &strings, revoked: false)
+                    return KeyReference(format: key.format, issuer: key.issuer, keyID: key.keyID)
                 }
-            default: try reader.skipValue()
             }
         }
         guard let from, let next, let full, let addedTickets, let removedTickets, let addedKeys, let removedKeys
@@ -299,144 +297,63 @@ extension RevocationDelta {
             addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false)
     }
 
-    private static func readArray<Element>(
-        _ reader: inout JSONReader, _ element: (inout JSONReader) throws(JSONReadError) -> Element
-    ) throws(JSONReadError) -> [Element] {
-        var elements: [Element] = []
-        try reader.beginArray()
-        var first = true
-        while try reader.nextElement(first: &first) {
-            elements.append(try element(&reader))
-        }
-        return elements
-    }
-
-    private static func readRevokedTicket(_ reader: inout JSONReader, strings: inout WireStrings)
-        throws(JSONReadError) -> RevokedTicket
+    /// Reads a revoked ticket (`revoked`: `revokedAt` required, `reason` read) or a ticket reference (both
+    /// skipped, as `JSONDecoder` skips members a type does not have).
+    private static func readTicket(_ reader: inout JSONReader, strings: inout WireStrings, revoked: Bool)
+        throws(JSONReadError) -> (issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date?)
     {
         var issuer: String?
         var ticketID: [UInt8]?
         var reason: String?
         var revokedAt: Date?
-        var seen = MemberSet()
         let start = reader.position
-        try reader.beginObject()
-        var first = true
-        while let key = try reader.nextKey(first: &first) {
-            switch key {
-            case "issuer":
-                try seen.insert(0, key, at: reader.position)
-                issuer = try reader.readString(cache: &strings.issuer)
-            case "ticketID":
-                try seen.insert(1, key, at: reader.position)
-                ticketID = try reader.readHex()
-            case "reason":
-                try seen.insert(2, key, at: reader.position)
-                reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
-            case "revokedAt":
-                try seen.insert(3, key, at: reader.position)
-                revokedAt = try reader.readDate()
-            default: try reader.skipValue()
+        try reader.readObject(fields: revoked ? ticketFields : Array(ticketFields[..<2])) {
+            (field, reader) throws(JSONReadError) in
+            switch field {
+            case 0: issuer = try reader.readString(cache: &strings.issuer)
+            case 1: ticketID = try reader.readHex()
+            case 2: reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
+            default: revokedAt = try reader.readDate()
             }
         }
-        guard let issuer, let ticketID, let revokedAt else {
-            throw JSONReadError("a revoked ticket needs issuer, ticketID and revokedAt", at: start)
+        guard let issuer, let ticketID, !revoked || revokedAt != nil else {
+            let needs =
+                revoked
+                ? "a revoked ticket needs issuer, ticketID and revokedAt"
+                : "a ticket reference needs issuer and ticketID"
+            throw JSONReadError(needs, at: start)
         }
-        return RevokedTicket(issuer: issuer, ticketID: ticketID, reason: reason, revokedAt: revokedAt)
+        return (issuer, ticketID, reason, revokedAt)
     }
 
-    private static func readTicketReference(_ reader: inout JSONReader, strings: inout WireStrings)
-        throws(JSONReadError) -> TicketReference
-    {
-        var issuer: String?
-        var ticketID: [UInt8]?
-        var seen = MemberSet()
-        let start = reader.position
-        try reader.beginObject()
-        var first = true
-        while let key = try reader.nextKey(first: &first) {
-            switch key {
-            case "issuer":
-                try seen.insert(0, key, at: reader.position)
-                issuer = try reader.readString(cache: &strings.issuer)
-            case "ticketID":
-                try seen.insert(1, key, at: reader.position)
-                ticketID = try reader.readHex()
-            default: try reader.skipValue()
-            }
-        }
-        guard let issuer, let ticketID else {
-            throw JSONReadError("a ticket reference needs issuer and ticketID", at: start)
-        }
-        return TicketReference(issuer: issuer, ticketID: ticketID)
-    }
-
-    private static func readRevokedKey(_ reader: inout JSONReader, strings: inout WireStrings)
-        throws(JSONReadError) -> RevokedKey
+    /// Reads a revoked key or a key reference, as `readTicket` does tickets.
+    private static func readKey(_ reader: inout JSONReader, strings: inout WireStrings, revoked: Bool)
+        throws(JSONReadError) -> (format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date?)
     {
         var format: String?
         var issuer: String?
         var keyID: String?
         var reason: String?
         var revokedAt: Date?
-        var seen = MemberSet()
         let start = reader.position
-        try reader.beginObject()
-        var first = true
-        while let key = try reader.nextKey(first: &first) {
-            switch key {
-            case "format":
-                try seen.insert(0, key, at: reader.position)
-                format = try reader.readString(cache: &strings.format)
-            case "issuer":
-                try seen.insert(1, key, at: reader.position)
-                issuer = try reader.readString(cache: &strings.issuer)
-            case "keyID":
-                try seen.insert(2, key, at: reader.position)
-                keyID = try reader.readString()
-            case "reason":
-                try seen.insert(3, key, at: reader.position)
-                reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
-            case "revokedAt":
-                try seen.insert(4, key, at: reader.position)
-                revokedAt = try reader.readDate()
-            default: try reader.skipValue()
+        try reader.readObject(fields: revoked ? keyFields : Array(keyFields[..<3])) {
+            (field, reader) throws(JSONReadError) in
+            switch field {
+            case 0: format = try reader.readString(cache: &strings.format)
+            case 1: issuer = try reader.readString(cache: &strings.issuer)
+            case 2: keyID = try reader.readString()
+            case 3: reason = try reader.readNull() ? nil : try reader.readString(cache: &strings.reason)
+            default: revokedAt = try reader.readDate()
             }
         }
-        guard let format, let issuer, let keyID, let revokedAt else {
-            throw JSONReadError("a revoked key needs format, issuer, keyID and revokedAt", at: start)
+        guard let format, let issuer, let keyID, !revoked || revokedAt != nil else {
+            let needs =
+                revoked
+                ? "a revoked key needs format, issuer, keyID and revokedAt"
+                : "a key reference needs format, issuer and keyID"
+            throw JSONReadError(needs, at: start)
         }
-        return RevokedKey(format: format, issuer: issuer, keyID: keyID, reason: reason, revokedAt: revokedAt)
-    }
-
-    private static func readKeyReference(_ reader: inout JSONReader, strings: inout WireStrings)
-        throws(JSONReadError) -> KeyReference
-    {
-        var format: String?
-        var issuer: String?
-        var keyID: String?
-        var seen = MemberSet()
-        let start = reader.position
-        try reader.beginObject()
-        var first = true
-        while let key = try reader.nextKey(first: &first) {
-            switch key {
-            case "format":
-                try seen.insert(0, key, at: reader.position)
-                format = try reader.readString(cache: &strings.format)
-            case "issuer":
-                try seen.insert(1, key, at: reader.position)
-                issuer = try reader.readString(cache: &strings.issuer)
-            case "keyID":
-                try seen.insert(2, key, at: reader.position)
-                keyID = try reader.readString()
-            default: try reader.skipValue()
-            }
-        }
-        guard let format, let issuer, let keyID else {
-            throw JSONReadError("a key reference needs format, issuer and keyID", at: start)
-        }
-        return KeyReference(format: format, issuer: issuer, keyID: keyID)
+        return (format, issuer, keyID, reason, revokedAt)
     }
 }
 
@@ -445,17 +362,4 @@ private struct WireStrings {
     var issuer = StringCache()
     var reason = StringCache()
     var format = StringCache()
-}
-
-/// The known members an object has had so far, one bit each, to refuse one named twice (unknown members are
-/// skipped, so a repeated one changes nothing).
-private struct MemberSet {
-    private var bits: UInt16 = 0
-
-    mutating func insert(_ bit: Int, _ key: JSONKey, at offset: Int) throws(JSONReadError) {
-        guard bits & (1 << bit) == 0 else {
-            throw JSONReadError("the member \"\(key.name)\" is named twice", at: offset)
-        }
-        bits |= 1 << bit
-    }
 }

@@ -83,29 +83,13 @@ public struct SignedDocument: Sendable, Equatable, Codable {
                 var algorithm: String?
                 var payload: [UInt8]?
                 var signature: [UInt8]?
-                try reader.beginObject()
-                var first = true
-                while let key = try reader.nextKey(first: &first) {
-                    let offset = reader.position
-                    func once<T>(_ value: T?) throws(JSONReadError) {
-                        guard value == nil else {
-                            throw JSONReadError("the member \"\(key.name)\" is named twice", at: offset)
-                        }
-                    }
-                    switch key {
-                    case "anchor":
-                        try once(anchor)
-                        anchor = try reader.readString()
-                    case "algorithm":
-                        try once(algorithm)
-                        algorithm = try reader.readString()
-                    case "payload":
-                        try once(payload)
-                        payload = try reader.readBase64()
-                    case "signature":
-                        try once(signature)
-                        signature = try reader.readBase64()
-                    default: try reader.skipValue()
+                try reader.readObject(fields: ["anchor", "algorithm", "payload", "signature"]) {
+                    (field, reader) throws(JSONReadError) in
+                    switch field {
+                    case 0: anchor = try reader.readString()
+                    case 1: algorithm = try reader.readString()
+                    case 2: payload = try reader.readBase64()
+                    default: signature = try reader.readBase64()
                     }
                 }
                 try reader.expectEnd()
