@@ -26,7 +26,7 @@ struct DaemonBenchmark {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storePath = directory + "/bench.sqlite"
-        let store = try openStore(storePath)
+        let store = try Self.openStore(storePath)
 
         // Trust data: the demo keys, filler keys, revoked tickets.
         var issuing: IssuingKey?
@@ -141,7 +141,8 @@ struct DaemonBenchmark {
         printLine("  SIGTERM → exited (status \(status)): \(Self.format(stopping.duration(to: .now)))")
     }
 
-    private func openStore(_ path: String) throws -> TrustStore {
+    /// Opens a bench store, or exits with the store's error.
+    static func openStore(_ path: String) throws -> TrustStore {
         do {
             return try TrustStore(path: path)
         } catch {

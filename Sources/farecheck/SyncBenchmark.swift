@@ -133,12 +133,7 @@ struct SyncBenchmark {
 
     /// The child's side: applies every page in `pagesDirectory` to the store while a thread verifies tickets.
     static func applyPages(pagesDirectory: String, storePath: String, reportPath: String) throws {
-        let store: TrustStore
-        do {
-            store = try TrustStore(path: storePath)
-        } catch {
-            throw CommandFailure.exit(error.description)
-        }
+        let store = try DaemonBenchmark.openStore(storePath)
         let trust = StoreTrust(store: store)
         let verifier = TicketVerifier(keys: trust, revocations: trust)
 
@@ -241,12 +236,7 @@ struct SyncBenchmark {
                 + "(\(String(format: "%.0f", Double(storeEntries) / DaemonBenchmark.seconds(fillTime))) rows/s, "
                 + "one transaction per 500,000), file \(fileSize / (1 << 20)) MB")
 
-        let store: TrustStore
-        do {
-            store = try TrustStore(path: storePath)
-        } catch {
-            throw CommandFailure.exit(error.description)
-        }
+        let store = try DaemonBenchmark.openStore(storePath)
         let trust = StoreTrust(store: store)
         var generator = SystemRandomNumberGenerator()
         let lookups = 100_000
