@@ -238,7 +238,9 @@ extension RevocationDelta {
         "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys",
     ]
     private static let ticketFields: [StaticString] = ["issuer", "ticketID", "reason", "revokedAt"]
+    private static let ticketReferenceFields = Array(ticketFields[..<2])
     private static let keyFields: [StaticString] = ["format", "issuer", "keyID", "reason", "revokedAt"]
+    private static let keyReferenceFields = Array(keyFields[..<3])
 
     private static func read(_ reader: inout JSONReader) throws(JSONReadError) -> RevocationDelta {
         var from: Int64?
@@ -307,7 +309,7 @@ extension RevocationDelta {
         var reason: String?
         var revokedAt: Date?
         let start = reader.position
-        try reader.readObject(fields: revoked ? ticketFields : Array(ticketFields[..<2])) {
+        try reader.readObject(fields: revoked ? ticketFields : ticketReferenceFields) {
             (field, reader) throws(JSONReadError) in
             switch field {
             case 0: issuer = try reader.readString(cache: &strings.issuer)
@@ -336,7 +338,7 @@ extension RevocationDelta {
         var reason: String?
         var revokedAt: Date?
         let start = reader.position
-        try reader.readObject(fields: revoked ? keyFields : Array(keyFields[..<3])) {
+        try reader.readObject(fields: revoked ? keyFields : keyReferenceFields) {
             (field, reader) throws(JSONReadError) in
             switch field {
             case 0: format = try reader.readString(cache: &strings.format)
