@@ -6,6 +6,8 @@ public enum RecognisedPayload: Sendable {
     case fc1(COSESign1, transport: FC1.Transport)
     /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
     case uic(UICContainer)
+    /// An ERA SSB ticket: the frame with its signature split off (fields decoded after the signature check).
+    case ssb(SSBFrame)
 }
 
 /// Recognises the format of a scanned payload and unwraps its transport encoding.
@@ -39,6 +41,11 @@ public struct PayloadDetector: Sendable {
                 let cose = try Zlib.inflate(compressed, limit: inflateLimit)
                 return .fc1(try COSESign1(decoding: cose), transport: .text(prefix: prefix))
             }
+        }
+        // After `#UT` and the FC1 prefixes, before the text-prefix rule: see `ERASSB` for why this cannot take an
+        // FC1 or UIC payload, and why a text payload is never taken for SSB.
+        if ERASSB.isFrame(payload) {
+            return .ssb(try SSBFrame(parsing: payload))
         }
         if let prefix = textPrefix(of: payload) {
             throw .unsupported(

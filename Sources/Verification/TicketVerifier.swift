@@ -35,11 +35,11 @@ public struct TicketVerifier: Sendable {
         public init() {}
     }
 
-    private let keys: any KeyDirectory
+    let keys: any KeyDirectory
     /// Policies for FC1 tickets, in order.
     private let policies: [any TicketPolicy]
     /// Policies for UIC 918.3 tickets: no issuer policy, because the key is found by the issuer code itself.
-    private let uicPolicies: [any TicketPolicy]
+    let uicPolicies: [any TicketPolicy]
     private let clock: any InspectionClock
     private let detector: PayloadDetector
 
@@ -87,6 +87,8 @@ public struct TicketVerifier: Sendable {
             return try verifyFC1(message, at: now)
         case .uic(let container):
             return try verifyUIC(container, at: now)
+        case .ssb(let frame):
+            return try verifySSB(frame, at: now)
         }
     }
 
@@ -202,7 +204,7 @@ public struct TicketVerifier: Sendable {
         return try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
     }
 
-    private func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
+    func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
         -> Verdict
     {
         var warnings: [VerdictWarning] = []

@@ -1,0 +1,102 @@
+import FareCore
+import Foundation
+import Signatures
+import TicketFormats
+
+extension TicketVerifier {
+    /// The key formats an SSB key is looked up under, in order: keys stored for SSB itself, then the UIC key
+    /// list's keys, which the import stores as `uic-918-3` whatever barcode they sign (and so do keys imported
+    /// with `farecheck keys import --issuer 1179 --kid 1`).
+    static let ssbKeyFormats = [ERASSB.formatName, UIC918_3.formatName]
+
+    /// Verifies an ERA SSB frame: key by issuer RICS code and key id, DSA over bytes 0–57 as received, then
+    /// the fields, then the UIC policies (key validity, validity window, revocation).
+    ///
+    /// Version 1 frames are decoded by `SSBTicket` but not verified: no source says where their signature is.
+    func verifySSB(_ frame: SSBFrame, at now: Date) throws(VerifierError) -> Verdict {
+        let format = ERASSB.formatName
+        let issuer = String(frame.issuerCode)
+        guard let keyNumber = frame.keyID, let signature = frame.signature, let form = frame.signatureForm else {
+            return Verdict(
+                kind: .unsupported,
+                reason: "ERA SSB version \(frame.version) tickets carry no signature that farecheck can locate.",
+                signature: .unsupported, format: format, issuer: issuer, inspectedAt: now)
+        }
+        let keyID = String(keyNumber)
+        let label = "\(issuer)/\(keyID)"
+        var key: TrustedKey?
+        do {
+            for keyFormat in Self.ssbKeyFormats where key == nil {
+                key = try keys.key(format: keyFormat, issuer: issuer, keyID: keyID)
+            }
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
+        guard let key else {
+            return Verdict(
+                kind: .unknownKey,
+                reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's key.",
+                signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        }
+        let schemes = SSBSignatureSchemes.candidates(for: key, form: form)
+        guard !schemes.isEmpty else {
+            return Verdict(
+                kind: .unsupported,
+                reason: "Key \(label) is a \(key.publicKey.kind) key, which ERA SSB tickets are not signed with.",
+                signature: .unsupported, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        }
+        guard schemes.contains(where: { key.publicKey.isValidSignature(signature, for: frame.signedData, scheme: $0) })
+        else {
+            return Verdict(
+                kind: .invalidSignature,
+                reason: "The signature does not match key \(label): the ticket was altered or forged.",
+                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        }
+        let ticket: Ticket
+        let specimen: Bool
+        do {
+            let decoded = try SSBTicket(frame: frame)
+            ticket = try ERASSB.ticket(from: decoded, signatureForm: form, inspectedAt: now)
+            specimen = decoded.common?.specimen ?? false
+        } catch {
+            return Verdict(
+                kind: error.code == .unsupported ? .unsupported : .malformed,
+                reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
+                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        }
+        var verdict = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        if specimen {
+            verdict.warnings.append(
+                VerdictWarning(code: "specimen", message: "The ticket is marked as a specimen (a test ticket)."))
+        }
+        return verdict
+    }
+}
+
+/// Which DSA schemes an SSB signature may have been made with, given its key and layout.
+///
+/// The frame names no hash. The key list's algorithm text goes first when it names one; then the hashes that
+/// fit the key's subgroup size (q ≤ 160 bits: SHA-1; 224: SHA-224, then SHA-256; 256: SHA-256, then SHA-224),
+/// as B.12 pairs DSA 1024/160 with SHA-1 and 2048/224 with SHA-224.
+enum SSBSignatureSchemes {
+    static func candidates(for key: TrustedKey, form: SSBSignatureForm) -> [SignatureScheme] {
+        guard case .dsa(_, let qBits) = key.publicKey.kind else { return [] }
+        let encoding: SignatureEncoding = form == .der ? .der : .raw
+        let named: [DigestAlgorithm] = UICSignatureAlgorithm(text: key.algorithm ?? "").hashes.map {
+            switch $0 {
+            case .sha1: .sha1
+            case .sha224: .sha224
+            case .sha256: .sha256
+            }
+        }
+        let fitting: [DigestAlgorithm] =
+            switch qBits {
+            case ...160: [.sha1]
+            case 161...224: [.sha224, .sha256]
+            default: [.sha256, .sha224]
+            }
+        var digests: [DigestAlgorithm] = []
+        for digest in named + fitting where !digests.contains(digest) { digests.append(digest) }
+        return digests.map { .dsa($0, encoding) }
+    }
+}
