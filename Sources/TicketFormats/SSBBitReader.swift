@@ -19,7 +19,8 @@ struct SSBBitReader {
     func value(_ field: String, at offset: Int, width: Int) throws(FormatError) -> Int {
         guard width >= 0, width <= 62, offset >= 0, offset <= bitCount - width else {
             throw .malformed(
-                "the \(field) (bits \(offset)–\(offset + width - 1)) lies past the end of the \(bytes.count)-byte ticket")
+                "the \(field) (bits \(offset)–\(offset + width - 1)) lies past the end of the "
+                    + "\(bytes.count)-byte ticket")
         }
         var value = 0
         var bit = offset

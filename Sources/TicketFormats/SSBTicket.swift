@@ -189,7 +189,7 @@ public struct SSBReservation: Sendable, Hashable {
     public var text: String
 }
 
-/// Type 2: NRT; and the shared fields of type 3.
+/// Type 2: NRT.
 public struct SSBNonReservation: Sendable, Hashable {
     /// Whether the ticket includes the return journey.
     public var returnJourney: Bool
@@ -231,7 +231,13 @@ public struct SSBGroup: Sendable, Hashable {
 public struct SSBPass: Sendable, Hashable {
     /// The kind of pass.
     public enum Kind: Sendable, Hashable, CustomStringConvertible {
-        case interrail, eurailEurope, eurailOverseas
+        /// 1: Interrail.
+        case interrail
+        /// 2: Eurail Europe.
+        case eurailEurope
+        /// 3: Eurail Overseas.
+        case eurailOverseas
+        /// 0: not assigned.
         case other(Int)
 
         init(code: Int) {
@@ -282,7 +288,9 @@ public struct SSBNonUIC: Sendable, Hashable {
 
 /// A station of versions 1 and 2: a number or a 5-character name.
 public enum SSBLegacyStation: Sendable, Hashable, CustomStringConvertible {
+    /// Station type bit 1: a station number (30 bits).
     case number(Int)
+    /// Station type bit 0: a 5-character name.
     case name(String)
 
     /// The number or the name.
@@ -350,10 +358,15 @@ public struct SSBLegacyTicket: Sendable, Hashable {
 public struct SSBTicket: Sendable, Hashable {
     /// What the frame holds, by version and ticket type.
     public enum Payload: Sendable, Hashable {
+        /// Version 3, type 1.
         case reservation(SSBCommonPart, SSBReservation)
+        /// Version 3, type 2.
         case nonReservation(SSBCommonPart, SSBNonReservation)
+        /// Version 3, type 3.
         case group(SSBCommonPart, SSBGroup)
+        /// Version 3, type 4.
         case pass(SSBCommonPart, SSBPass)
+        /// Version 3, types 21–31.
         case nonUIC(SSBNonUIC)
         /// Version 1 or 2.
         case legacy(SSBLegacyTicket)
@@ -485,7 +498,8 @@ public struct SSBTicket: Sendable, Hashable {
             return .nonUIC(SSBNonUIC(type: code, data: data))
         case .undefined(let code):
             throw .unsupported(
-                "SSB ticket type \(code) (bits 22–26) is not defined by B.12 (1–4 are UIC types, 21–31 issuer-defined)")
+                "SSB ticket type \(code) (bits 22–26) is not defined by B.12 "
+                    + "(1–4 are UIC types, 21–31 issuer-defined)")
         }
     }
 

@@ -68,7 +68,10 @@ extension ERASSB {
                 let departure = SSBCalendar.adding(body.departureDay, to: issued)
                 let time = "\(two(body.departureTime / 60)):\(two(body.departureTime % 60))"
                 details.append(
-                    ("departure", "\(departure.map(\.description) ?? "?") \(time) (day \(body.departureDay) after issue)"))
+                    (
+                        "departure",
+                        "\(departure.map(\.description) ?? "?") \(time) (day \(body.departureDay) after issue)"
+                    ))
                 details.append(("train", body.trainNumber))
                 details.append(("coach", String(body.coach)))
                 details.append(("seat", body.seat))
@@ -180,7 +183,8 @@ extension ERASSB {
         let slot = body.departureTimeSlot
         let minutes = (slot - 1) * 30
         rows.append(
-            ("departure time", (1...48).contains(slot) ? "\(two(minutes / 60)):\(two(minutes % 60))" : "none (\(slot))"))
+            ("departure time", (1...48).contains(slot) ? "\(two(minutes / 60)):\(two(minutes % 60))" : "none (\(slot))")
+        )
         rows += [
             ("train", String(body.trainNumber)),
             ("reservation reference", String(body.reservationReference)),

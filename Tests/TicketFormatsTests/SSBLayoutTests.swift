@@ -233,8 +233,9 @@ struct SSBLayoutTests {
         return writer
     }
 
-    @Test("versions 1 and 2: every field, with the key id and the wider train number of version 2",
-          arguments: [1, 2])
+    @Test(
+        "versions 1 and 2: every field, with the key id and the wider train number of version 2",
+        arguments: [1, 2])
     func legacyVersions(_ version: Int) throws {
         let writer = legacy(version: version)
         #expect(ERASSB.isFrame(writer.bytes))

@@ -141,20 +141,26 @@ struct SSBTests {
     @Test("the issuing year is the latest with the year digit whose issuing day is not in the future")
     func issuingYear() {
         // Day 60 is 1 March in 2025 (not a leap year) and 29 February in 2016.
-        #expect(SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-03-05T12:00:00Z"))
-            == UICDay(year: 2025, month: 3, day: 1))
-        #expect(SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-02-01T12:00:00Z"))
-            == UICDay(year: 2015, month: 3, day: 1))
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-03-05T12:00:00Z"))
+                == UICDay(year: 2025, month: 3, day: 1))
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-02-01T12:00:00Z"))
+                == UICDay(year: 2015, month: 3, day: 1))
         // A ticket issued in December and inspected in January of the next year stays in the past.
-        #expect(SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 365, inspectedAt: instant("2026-01-03T12:00:00Z"))
-            == UICDay(year: 2025, month: 12, day: 31))
-        #expect(SSBCalendar.issuingDay(yearInDecade: 6, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
-            == UICDay(year: 2016, month: 12, day: 31))
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 365, inspectedAt: instant("2026-01-03T12:00:00Z"))
+                == UICDay(year: 2025, month: 12, day: 31))
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 6, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
+                == UICDay(year: 2016, month: 12, day: 31))
         // No year ending in 3 is a leap year; day 0 is no day.
-        #expect(SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
-            == nil)
-        #expect(SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 0, inspectedAt: instant("2026-11-23T12:00:00Z"))
-            == nil)
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
+                == nil)
+        #expect(
+            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 0, inspectedAt: instant("2026-11-23T12:00:00Z"))
+                == nil)
     }
 
     @Test("an issuing day that no year with the digit has is malformed")
@@ -166,9 +172,10 @@ struct SSBTests {
         writer.put(366, at: 136, width: 9)
         frame = writer.bytes
         let ssb = try SSBTicket(decoding: frame)
-        #expect(throws: FormatError.malformed(
-            "the issuing day 366 (bits 136–144) with year digit 3 (bits 132–135) is no day of such a year"))
-        {
+        #expect(
+            throws: FormatError.malformed(
+                "the issuing day 366 (bits 136–144) with year digit 3 (bits 132–135) is no day of such a year")
+        ) {
             try ERASSB.ticket(from: ssb, inspectedAt: instant("2026-11-23T10:00:00Z"))
         }
     }
@@ -221,6 +228,42 @@ struct SSBTests {
         #expect(!ERASSB.isFrame(text))
         #expect(throws: FormatError.self) { try PayloadDetector().recognise(text) }
         #expect(!ERASSB.isFrame(Array("#UT01".utf8) + [UInt8](repeating: 0x30, count: 109)))
+    }
+
+    @Test("every single-bit flip and 20,000 seeded random frames decode and map, or throw FormatError")
+    func arbitraryFrames() throws {
+        let times = ["2000-01-01T00:00:00Z", "2026-11-23T10:00:00Z", "2099-12-31T23:59:59Z"].map(instant)
+        var frames: [[UInt8]] = []
+        for name in [SSBFixtures.nrt, SSBFixtures.group] {
+            let payload = try SSBFixtures.bytes(name)
+            for bit in 0..<(payload.count * 8) {
+                var altered = payload
+                altered[bit / 8] ^= 0x80 >> UInt8(bit % 8)
+                frames.append(altered)
+            }
+        }
+        var random = SeededRandomNumberGenerator(seed: 0x55B)
+        for index in 0..<20_000 {
+            // Versions 1, 2 and 3 at their sizes, and now and then a version farecheck does not know.
+            let version = [1, 2, 3, 3, 3, 7][index % 6]
+            var frame = (0..<(version == 1 ? 107 : 114)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            frame[0] = frame[0] & 0x0F | UInt8(version << 4)
+            frames.append(frame)
+        }
+        var decoded = 0
+        for frame in frames {
+            guard let ticket = try? SSBTicket(decoding: frame) else { continue }
+            for time in times {
+                do {
+                    let mapped = try ERASSB.ticket(from: ticket, inspectedAt: time)
+                    #expect(mapped.format == ERASSB.formatName)
+                    decoded += 1
+                } catch {
+                    #expect(error.code == .malformed)
+                }
+            }
+        }
+        #expect(decoded > 10_000)
     }
 
     // MARK: - Signature layouts

@@ -34,7 +34,8 @@ struct SSBThroughputTests {
         for _ in 0..<Self.rounds {
             best.verdicts = max(best.verdicts, Self.rate { (try? verifier.verify(payload))?.kind == .valid })
             best.signatures = max(
-                best.signatures, Self.rate { key.isValidSignature(signature, for: signed, scheme: .dsa(.sha224, .raw)) })
+                best.signatures, Self.rate { key.isValidSignature(signature, for: signed, scheme: .dsa(.sha224, .raw)) }
+            )
             best.openssl = max(best.openssl, try Self.opensslSpeed())
         }
         print(
