@@ -47,6 +47,9 @@ public struct PayloadDetector: Sendable {
         if ERASSB.isFrame(payload) {
             return .ssb(try SSBFrame(parsing: payload))
         }
+        if let frame = ERASSB.base64Frame(payload) {
+            return .ssb(try SSBFrame(parsing: frame))
+        }
         if let prefix = textPrefix(of: payload) {
             throw .unsupported(
                 "the prefix \"\(prefix)\" is not an accepted ticket prefix (accepted: \(acceptedPrefixes.joined(separator: ", ")))"

@@ -11,6 +11,10 @@ import FareCore
 /// `XYZ:` prefixes keep their own handling. `PayloadDetector` asks only after the `#UT` (UIC 918.3) magic and the
 /// accepted FC1 text prefixes; a plain COSE_Sign1 (0xD2, 0x84) or zlib (0x78) payload has another high nibble, so
 /// FC1 payloads are never taken for SSB.
+///
+/// Eurostar (per kitinerary) puts the 114 bytes into the barcode as base64 text: `base64Frame` accepts text of
+/// standard base64 (padding optional, a trailing line break allowed) that decodes to a binary frame of version 2
+/// or 3. Such text starts with `I`–`P` and has no `:`, so it meets neither the FC1 prefixes nor the text-prefix rule.
 public enum ERASSB {
     /// The format's name in verdicts, the store and JSON output.
     public static let formatName = "era-ssb"
@@ -33,6 +37,44 @@ public enum ERASSB {
         default: return false
         }
         return !payload.allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// The frame inside base64 text (Eurostar's transport), or `nil` when `payload` is not base64 of a version 2
+    /// or 3 frame.
+    public static func base64Frame(_ payload: [UInt8]) -> [UInt8]? {
+        var text = payload[...]
+        while let last = text.last, last == 0x0A || last == 0x0D { text = text.dropLast() }
+        while text.last == UInt8(ascii: "=") { text = text.dropLast() }
+        // 114 bytes are 152 characters (without padding); anything else cannot be a frame.
+        guard text.count == 152 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(frameByteCount)
+        var group = 0
+        var bits = 0
+        for character in text {
+            guard let value = base64Value(character) else { return nil }
+            group = (group << 6 | value) & 0xFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: group >> bits))
+            }
+        }
+        guard bytes.count == frameByteCount, let first = bytes.first, first >> 4 == 3 || first >> 4 == 2,
+            isFrame(bytes)
+        else { return nil }
+        return bytes
+    }
+
+    private static func base64Value(_ character: UInt8) -> Int? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): Int(character) - 0x41
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): Int(character) - 0x61 + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(character) - 0x30 + 52
+        case UInt8(ascii: "+"): 62
+        case UInt8(ascii: "/"): 63
+        default: nil
+        }
     }
 }
 

@@ -266,6 +266,31 @@ struct SSBTests {
         #expect(decoded > 10_000)
     }
 
+    @Test("base64 text of a frame (Eurostar's transport) is recognised as that frame")
+    func base64Transport() throws {
+        let nrt = try SSBFixtures.bytes(SSBFixtures.nrt)
+        let text = Array(Data(nrt).base64EncodedString().utf8)
+        #expect(text.count == 152)
+        guard case .ssb(let frame) = try PayloadDetector().recognise(text) else {
+            Issue.record("base64 text not recognised as SSB")
+            return
+        }
+        #expect(frame.bytes == nrt)
+        guard case .ssb(let withLineBreak) = try PayloadDetector().recognise(text + [0x0D, 0x0A]) else {
+            Issue.record("base64 text with a line break not recognised as SSB")
+            return
+        }
+        #expect(withLineBreak.bytes == nrt)
+        // Not base64, the wrong length, or base64 of something else: not SSB.
+        #expect(ERASSB.base64Frame(Array(text.dropLast(4))) == nil)
+        var broken = text
+        broken[40] = UInt8(ascii: "*")
+        #expect(ERASSB.base64Frame(broken) == nil)
+        let other = Array(Data([UInt8](repeating: 0x41, count: 114)).base64EncodedString().utf8)
+        #expect(ERASSB.base64Frame(other) == nil)
+        #expect(throws: FormatError.self) { try PayloadDetector().recognise(other) }
+    }
+
     // MARK: - Signature layouts
 
     @Test("the signature part is read as DER, as 20 + 20 bytes, or as 28 + 28 bytes")

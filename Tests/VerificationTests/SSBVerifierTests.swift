@@ -98,6 +98,14 @@ struct SSBVerifierTests {
         }
     }
 
+    @Test("the SŽ NRT sample as base64 text verifies like the bytes")
+    func base64Text() throws {
+        let text = Data(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)).base64EncodedString()
+        let verdict = try verify(Array(text.utf8), at: date("2022-07-01T10:00:00Z"))
+        #expect(verdict.kind == .valid)
+        #expect(verdict.ticket?.ticketID == Array("6140001343".utf8))
+    }
+
     @Test("a key stored for era-ssb is found too")
     func keyStoredForSSB() throws {
         var snapshot = TrustSnapshot()
