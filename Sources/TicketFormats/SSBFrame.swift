@@ -3,7 +3,7 @@ import FareCore
 /// ERA SSB, the Small Structured Barcode of TAP TSI B.12: a fixed-size, bit-packed rail ticket with a DSA signature.
 ///
 /// `SSBFrame` recognises a frame and splits off its signature, `SSBTicket` decodes the fields of every version
-/// and ticket type, and `ticket(from:inspectedAt:)` maps a decoded ticket onto a `Ticket`.
+/// and ticket type, and `ticket(from:signatureForm:inspectedAt:)` maps a decoded ticket onto a `Ticket`.
 ///
 /// Detection rule (`isFrame`): a binary payload of exactly 114 bytes whose high nibble (the version) is 3 or 2,
 /// or of exactly 107 bytes whose high nibble is 1. A payload that is all printable ASCII is never taken for SSB
@@ -117,6 +117,8 @@ public struct SSBFrame: Sendable, Hashable {
 
     /// Takes a frame apart.
     ///
+    /// Version 2 frames of 114 bytes are split like version 3 (bytes 0–57 signed, 58–113 signature), as zuegli's
+    /// envelope does; their fields (which end at bit 411) are read with the version 2 layout by `SSBTicket`.
     /// The signature bytes are read as DER when they hold one exactly (lengths consistent, only zeros after it);
     /// else as 20 + 20 bytes when bytes 40–55 of the signature are all zero; else as 28 + 28 bytes.
     ///
