@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Scanners
 import Sync
@@ -168,8 +169,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The SQLite store.
     public var store: String = "/var/lib/farecheck/farecheck.sqlite"
 
-    /// Payload formats accepted (`fc1`, `uic-918-3`); others get the verdict `unsupported`.
-    public var formats: [String] = ["fc1", "uic-918-3"]
+    /// Payload formats accepted; others get the verdict `unsupported`. Default: every format farecheck reads.
+    public var formats: Set<TicketFormat> = Set(TicketFormat.allCases)
     /// Text prefixes accepted for FC1 base45 payloads.
     public var prefixes: [String] = ["FC1:"]
     /// Seconds the clock may be off when checking validity windows.
@@ -249,11 +250,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
         if var verification = try reader.table("verification") {
             if let formats = try verification.strings("formats") {
-                let known = ["fc1", "uic-918-3"]
-                for format in formats where !known.contains(format) {
-                    throw verification.error("formats", "unknown format \"\(format)\" (known: fc1, uic-918-3)")
+                var accepted: Set<TicketFormat> = []
+                for name in formats {
+                    guard let format = TicketFormat(name: name) else {
+                        throw verification.error(
+                            "formats", "unknown format \"\(name)\" (known: \(TicketFormat.allNames))")
+                    }
+                    accepted.insert(format)
                 }
-                configuration.formats = formats
+                configuration.formats = accepted
             }
             if let prefixes = try verification.strings("prefixes") { configuration.prefixes = prefixes }
             if let skew = try verification.number("clock_skew", in: 0...86400) { configuration.clockSkew = skew }

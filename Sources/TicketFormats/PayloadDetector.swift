@@ -6,6 +6,14 @@ public enum RecognisedPayload: Sendable {
     case fc1(COSESign1, transport: FC1.Transport)
     /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
     case uic(UICContainer)
+
+    /// The payload's format.
+    public var format: TicketFormat {
+        switch self {
+        case .fc1: .fc1
+        case .uic: .uic9183
+        }
+    }
 }
 
 /// Recognises the format of a scanned payload and unwraps its transport encoding.

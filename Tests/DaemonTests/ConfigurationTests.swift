@@ -1,4 +1,5 @@
 import Daemon
+import FareCore
 import Foundation
 import TestSupport
 import Testing
@@ -10,7 +11,7 @@ struct ConfigurationTests {
         let configuration = try DaemonConfiguration.load(path: repositoryRoot + "/Config/farecheck.toml")
         #expect(configuration.mode == .gate)
         #expect(configuration.store == "/var/lib/farecheck/farecheck.sqlite")
-        #expect(configuration.formats == ["fc1", "uic-918-3"])
+        #expect(configuration.formats == Set(TicketFormat.allCases))
         #expect(configuration.clockSkew == 120 && configuration.replayWindow == 3600)
         #expect(configuration.scanners.map(\.device) == ["auto"])
         #expect(configuration.scanners.first?.protocolName == .ssi)
