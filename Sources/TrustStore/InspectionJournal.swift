@@ -151,12 +151,24 @@ public final class InspectionJournal: Sendable {
     ///   refuse: the journal then holds waiting records in memory, as `reserveAvailable` tells.
     public init(path: String, reservePath: String, reserveBytes: Int = defaultReserveBytes) throws(StoreError) {
         self.path = path
-        self.reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
-        let pool = try Self.open(path)
-        state = Mutex(State(pool: pool, held: [], failure: nil))
+        let reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
+        self.reserve = reserve
+        var pool: DatabasePool?
+        var failure: StoreError?
+        do {
+            pool = try Self.open(path)
+        } catch where error.code == .ioFailure && reserve != nil {
+            // A full disk at start (a restart while it is full): inspections go to the reserve, and the database
+            // is opened with the first write that finds room.
+            failure = error
+        }
+        state = Mutex(State(pool: pool, held: [], failure: failure))
         // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
         try? drain()
     }
+
+    /// Gives up to `bytes` of the reserve's unused space back to the disk (see `JournalReserve.release`).
+    func releaseReserve(_ bytes: Int) -> Int { reserve?.release(bytes) ?? 0 }
 
     /// Whether the reserve file exists, so that inspections survive a full disk and a crash together.
     public var reserveAvailable: Bool { reserve != nil }
@@ -213,6 +225,7 @@ public final class InspectionJournal: Sendable {
             try reserve?.clear()
             state.held.removeAll()
             state.failure = nil
+            reserve?.restore()
         } catch {
             // Still refused: everything stays where it is (the database write was one transaction).
         }

@@ -15,10 +15,13 @@ import Synchronization
 final class JournalReserve: Sendable {
     /// The reserve file.
     let path: String
-    /// Its size in bytes.
-    let capacity: Int
+    /// The size it is made with, and grown back to after space was given back (`release`).
+    let targetCapacity: Int
+    /// Its size in bytes now.
+    var capacity: Int { state.withLock { $0.capacity } }
     private struct State {
         var descriptor: FileDescriptor
+        var capacity: Int
         /// Where the next frame goes: the end of the last valid frame.
         var end: Int
         /// How many frames the file holds.
@@ -29,27 +32,70 @@ final class JournalReserve: Sendable {
     private static let magic: [UInt8] = Array("FCJR".utf8)
     private static let frameHeaderLength = 12
 
-    /// Opens the reserve at `path`, creating it with `capacity` bytes of zeros when missing or shorter.
+    /// Opens the reserve at `path`, creating it with `capacity` bytes of zeros when missing or shorter; a new
+    /// file takes at most a quarter of the space free on its filesystem (at least 64 KiB).
     ///
     /// - Throws: `Errno` when the file cannot be opened or filled (then the journal runs without a reserve).
-    init(path: String, capacity: Int) throws {
+    init(path: String, capacity requested: Int) throws {
         self.path = path
-        self.capacity = capacity
         let descriptor = try FileDescriptor.open(
             FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
         do {
-            let size = try descriptor.seek(offset: 0, from: .end)
-            if size < capacity {
-                // Zeros written, not a sparse extension: the blocks must really be allocated now.
-                let zeros = [UInt8](repeating: 0, count: capacity - Int(size))
-                _ = try zeros.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: size, $0) }
-                try Self.sync(descriptor)
+            let size = Int(try descriptor.seek(offset: 0, from: .end))
+            var capacity = requested
+            if size < requested {
+                var stats = statvfs()
+                if fstatvfs(descriptor.rawValue, &stats) == 0 {
+                    let free = Int(stats.f_bavail) * Int(stats.f_frsize)
+                    capacity = max(size, min(requested, max(64 << 10, free / 4)))
+                }
+                try Self.grow(descriptor, from: size, to: capacity)
+            } else {
+                capacity = size
             }
-            let (end, count) = try Self.scan(descriptor, capacity: max(capacity, Int(size)))
-            state = Mutex(State(descriptor: descriptor, end: end, count: count))
+            targetCapacity = max(requested, capacity)
+            let (end, count) = try Self.scan(descriptor, capacity: capacity)
+            state = Mutex(State(descriptor: descriptor, capacity: capacity, end: end, count: count))
         } catch {
             try? descriptor.close()
             throw error
+        }
+    }
+
+    /// Extends the file with zeros (really allocated: no sparse extension), or cuts it back to `size` when the
+    /// disk has no room for all of them, so that a failed attempt does not keep the space it took.
+    private static func grow(_ descriptor: FileDescriptor, from size: Int, to capacity: Int) throws {
+        guard capacity > size else { return }
+        let zeros = [UInt8](repeating: 0, count: capacity - size)
+        do {
+            _ = try zeros.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: Int64(size), $0) }
+            try sync(descriptor)
+        } catch {
+            _ = ftruncate(descriptor.rawValue, off_t(size))
+            throw error
+        }
+    }
+
+    /// Gives up to `bytes` of the unused end of the reserve back to the filesystem: on a full disk, the room
+    /// SQLite needs to open the store again after a restart. Returns how many bytes were given back.
+    func release(_ bytes: Int) -> Int {
+        state.withLock { state in
+            let released = min(bytes, state.capacity - state.end)
+            guard released > 0, ftruncate(state.descriptor.rawValue, off_t(state.capacity - released)) == 0 else {
+                return 0
+            }
+            state.capacity -= released
+            return released
+        }
+    }
+
+    /// Grows the reserve back to its target size after `release`, when the disk has room again.
+    func restore() {
+        state.withLock { state in
+            guard state.capacity < targetCapacity,
+                (try? Self.grow(state.descriptor, from: state.capacity, to: targetCapacity)) != nil
+            else { return }
+            state.capacity = targetCapacity
         }
     }
 
@@ -66,7 +112,7 @@ final class JournalReserve: Sendable {
     func write(_ body: [UInt8]) throws -> Bool {
         try state.withLock { state in
             let frameLength = Self.frameHeaderLength + body.count
-            guard state.end + frameLength <= capacity else { return false }
+            guard state.end + frameLength <= state.capacity else { return false }
             var frame = Self.magic
             frame.reserveCapacity(frameLength)
             Self.appendUInt32(UInt32(body.count), to: &frame)

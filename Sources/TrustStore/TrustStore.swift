@@ -71,7 +71,7 @@ public final class TrustStore: Sendable {
         inspectionJournal = try InspectionJournal(
             path: journalPaths.journal, reservePath: journalPaths.reserve, reserveBytes: journalReserveBytes)
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try Self.openPool(path: path, configuration: configuration, journal: inspectionJournal)
             let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
             if !applied.contains(Self.journalMovedMigration) {
                 try Self.migrator.migrate(pool, upTo: Self.lastMigrationWithJournal)
@@ -84,6 +84,24 @@ public final class TrustStore: Sendable {
             throw Self.classify(error, path: path, opening: true)
         }
     }
+
+    /// Opens the store's pool. On a full disk (a daemon restarted while it is full), SQLite cannot create the
+    /// write-ahead log and its index; the journal's reserve gives back some of its unused space, once, and the
+    /// open is tried again, so that the validator starts and keeps inspecting (into the reserve).
+    private static func openPool(
+        path: String, configuration: Configuration, journal: InspectionJournal
+    ) throws -> DatabasePool {
+        do {
+            return try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            guard journal.releaseReserve(reserveGivenBackOnFullDisk) > 0 else { throw error }
+            return try DatabasePool(path: path, configuration: configuration)
+        }
+    }
+
+    /// What the journal's reserve gives back when the store cannot be opened on a full disk: room for the
+    /// write-ahead-log index (32 KiB) and a few pages of log.
+    static let reserveGivenBackOnFullDisk = 256 << 10
 
     /// The last migration of the schemas that kept the journal in the store file.
     static let lastMigrationWithJournal = "v8-revoked-ticket-without-rowid"

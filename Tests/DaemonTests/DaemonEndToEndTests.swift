@@ -31,11 +31,11 @@ final class DaemonBench {
     }
 
     /// Writes a configuration for one simulated SSI scanner and returns its path.
-    func config(scanner: String, mode: String = "gate", extra: String = "") throws -> String {
+    func config(scanner: String, mode: String = "gate", store: String? = nil, extra: String = "") throws -> String {
         let text = """
             mode = "\(mode)"
             validator = "test-gate"
-            store = "\(bench.db)"
+            store = "\(store ?? bench.db)"
 
             [[scanner]]
             name = "front-door"

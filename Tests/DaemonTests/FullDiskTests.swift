@@ -84,3 +84,111 @@ struct FullDiskTests {
         #expect(try journal.allInspections().count == 11)
     }
 }
+
+/// The daemon on a store whose filesystem fills up: every verdict shown is journaled once space returns.
+@Suite(
+    "farecheck daemon on a full disk", .serialized,
+    .enabled(if: SmallFilesystem.canMount, "mounting a small tmpfs needs root (CAP_SYS_ADMIN); skipped here"))
+struct DaemonFullDiskTests {
+    /// The bench's store copied onto a small filesystem, and the daemon configured on it.
+    struct Gate {
+        let setup: DaemonBench
+        let disk: SmallFilesystem
+        let scanner: SimulatedSSIScanner
+        let payloads: [[UInt8]]
+        var store: String { disk.path + "/farecheck.sqlite" }
+
+        init() throws {
+            let setup = try DaemonBench()
+            self.setup = setup
+            payloads = try (0..<5).map { try setup.ticket(String(format: "d15c%02x", $0)) }
+            disk = try SmallFilesystem(kibibytes: 3 * 1024)
+            try FileManager.default.copyItem(atPath: setup.bench.db, toPath: disk.path + "/farecheck.sqlite")
+            scanner = try SimulatedSSIScanner()
+        }
+
+        func start() async throws -> (DaemonProcess, LineSocket) {
+            let daemon = try await DaemonProcess.start(
+                config: try setup.config(scanner: scanner.devicePath, store: store))
+            let socket = try await LineSocket.connect(path: setup.socket)
+            #expect(await daemon.waitForSocketClients())
+            #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+            return (daemon, socket)
+        }
+
+        /// Scans `count` tickets and returns the verdicts shown on the socket.
+        func scan(_ count: Int, on socket: LineSocket) async throws -> [VerdictEvent] {
+            var events: [VerdictEvent] = []
+            for index in 0..<count {
+                scanner.scan(payloads[index % payloads.count])
+                events.append(try setup.event(await socket.readLine()))
+            }
+            return events
+        }
+
+        func health(_ daemon: DaemonProcess) async throws -> [String: Any] {
+            let body = try #require(await daemon.get("/healthz"))
+            return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        }
+
+        func journal() throws -> [InspectionRecord] { try TrustStore(path: store).allInspections() }
+    }
+
+    @Test("full, restarted while full, then space freed: every verdict shown is journaled once, ok again by itself")
+    func restartWhileFull() async throws {
+        let gate = try Gate()
+        defer { gate.scanner.stop() }
+        var (daemon, socket) = try await gate.start()
+        var shown = try await gate.scan(2, on: socket)
+        #expect(shown.allSatisfy { !$0.warnings.contains("not-journaled") })
+        gate.disk.fill()
+        let whileFull = try await gate.scan(20, on: socket)
+        shown += whileFull
+        #expect(whileFull.allSatisfy { $0.warnings.contains("not-journaled") })
+        #expect(whileFull.first?.warningMessages.last?.contains("reserve") == true)
+        let degraded = try await gate.health(daemon)
+        #expect(degraded["status"] as? String == "degraded")
+        #expect(degraded["journalPending"] as? Int == 20)
+        let metrics = await daemon.get("/metrics") ?? ""
+        #expect(metrics.contains("farecheck_journal_pending 20"))
+        #expect(await daemon.stop() == 0)
+
+        // Restarted with the disk still full: it starts, and finds what waits.
+        (daemon, socket) = try await gate.start()
+        shown += try await gate.scan(3, on: socket)
+        // The store needed room to open: the reserve gave some back, which may already have let part of what
+        // waited into the journal. Nothing is lost either way: waiting and journaled add up to what was shown.
+        let pending = try #require(try await gate.health(daemon)["journalPending"] as? Int)
+        #expect(pending + (try gate.journal().count) == shown.count)
+
+        gate.disk.free()
+        let afterwards = try await gate.scan(1, on: socket)
+        shown += afterwards
+        #expect(!afterwards[0].warnings.contains("not-journaled"))
+        let healthy = try await gate.health(daemon)
+        #expect(healthy["status"] as? String == "ok" && healthy["journalPending"] as? Int == 0)
+        #expect(await daemon.stop() == 0)
+
+        let journaled = try gate.journal().map(\.id)
+        #expect(journaled.count == shown.count, "each inspection once")
+        #expect(Set(journaled) == Set(shown.map(\.id)))
+    }
+
+    @Test("SIGKILL while the journal is full, restart with space: nothing shown is missing")
+    func killedWhileFull() async throws {
+        let gate = try Gate()
+        defer { gate.scanner.stop() }
+        let (daemon, socket) = try await gate.start()
+        gate.disk.fill()
+        let shown = try await gate.scan(15, on: socket)
+        #expect(shown.allSatisfy { $0.warnings.contains("not-journaled") })
+        #expect(await daemon.stop(signal: SIGKILL) == SIGKILL)
+        gate.disk.free()
+        let (again, _) = try await gate.start()
+        let health = try await gate.health(again)
+        #expect(health["journalPending"] as? Int == 0)
+        #expect(await again.stop() == 0)
+        let journaled = Set(try gate.journal().map(\.id))
+        #expect(Set(shown.map(\.id)).subtracting(journaled).isEmpty)
+    }
+}
