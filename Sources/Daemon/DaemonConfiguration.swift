@@ -81,6 +81,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var tokenFile: String?
         /// PEM files of the trust anchors pinned; `"demo"` pins the embedded demo anchor (demo validators only).
         public var anchors: [String]
+        /// Whether the demo anchor may be pinned (`allow_demo_anchor`): its private key is published, so a
+        /// validator that pins it trusts key bundles anyone can sign. Off unless a demo says so.
+        public var allowDemoAnchor: Bool = false
         /// Seconds between two sync rounds (each ±10 %).
         public var interval: Double = 300
         /// Ask the server about each ticket the offline check finds valid, while connected.
@@ -141,6 +144,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 } catch {
                     throw ConfigurationError(file: file, key: "sync.anchors", message: "\(path): \(error.message)")
                 }
+            }
+            if !allowDemoAnchor, pinned.contains(where: { $0.id == TrustAnchor.demo.id }) {
+                throw ConfigurationError(
+                    file: file, key: "sync.anchors",
+                    message: "pins the DEMO trust anchor (key \(TrustAnchor.demo.id)), whose private key is published "
+                        + "in Keys/demo-anchor.key: anyone could sign the key bundles and revocations this validator "
+                        + "would accept. Pin the agency's own anchor, or set allow_demo_anchor = true in [sync] on a "
+                        + "demo validator only")
             }
             for (key, path) in [
                 ("sync.ca_file", caFile), ("sync.client_cert", clientCertificate),
@@ -381,6 +392,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         var sync = Sync(url: url, token: token, tokenFile: tokenFile, anchors: anchors)
         sync.deviceID = deviceID
+        if let allow = try table.bool("allow_demo_anchor") { sync.allowDemoAnchor = allow }
         if let interval = try table.number("interval", in: 1...86400) { sync.interval = interval }
         if let online = try table.bool("online_check") { sync.onlineCheck = online }
         if let deadline = try table.number("online_deadline_ms", in: 10...10000) {

@@ -34,6 +34,7 @@ struct DaemonSyncTests {
             device_id = "validator-1"
             token_file = "\(bench.tokenFile)"
             anchors = ["\(SyncBench.demoAnchorPublic)"]
+            allow_demo_anchor = true
             \(sync)
             """
         let path = bench.validator.path("farecheck.toml")

@@ -26,6 +26,7 @@ struct ReplayRaceTests {
             device_id = "validator-1"
             token_file = "\(bench.tokenFile)"
             anchors = ["\(SyncBench.demoAnchorPublic)"]
+            allow_demo_anchor = true
             interval = 3600
             online_check = true
             online_deadline_ms = 3000
