@@ -63,6 +63,9 @@ let package = Package(
             dependencies: [
                 "FareCore", "TicketFormats", "Verification", "Signatures",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SyncState binds bulk inserts through SQLite's C API directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
         ),

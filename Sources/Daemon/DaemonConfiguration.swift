@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Scanners
 import Sync
@@ -80,6 +81,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var tokenFile: String?
         /// PEM files of the trust anchors pinned; `"demo"` pins the embedded demo anchor (demo validators only).
         public var anchors: [String]
+        /// Whether the demo anchor may be pinned (`allow_demo_anchor`): its private key is published, so a
+        /// validator that pins it trusts key bundles anyone can sign. Off unless a demo says so.
+        public var allowDemoAnchor: Bool = false
         /// Seconds between two sync rounds (each ±10 %).
         public var interval: Double = 300
         /// Ask the server about each ticket the offline check finds valid, while connected.
@@ -141,6 +145,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     throw ConfigurationError(file: file, key: "sync.anchors", message: "\(path): \(error.message)")
                 }
             }
+            if !allowDemoAnchor, pinned.contains(where: { $0.id == TrustAnchor.demo.id }) {
+                throw ConfigurationError(
+                    file: file, key: "sync.anchors",
+                    message: "pins the DEMO trust anchor (key \(TrustAnchor.demo.id)), whose private key is published "
+                        + "in Keys/demo-anchor.key: anyone could sign the key bundles and revocations this validator "
+                        + "would accept. Pin the agency's own anchor, or set allow_demo_anchor = true in [sync] on a "
+                        + "demo validator only")
+            }
             for (key, path) in [
                 ("sync.ca_file", caFile), ("sync.client_cert", clientCertificate),
                 ("sync.client_key", clientKey),
@@ -168,8 +180,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The SQLite store.
     public var store: String = "/var/lib/farecheck/farecheck.sqlite"
 
-    /// Payload formats accepted (`fc1`, `uic-918-3`); others get the verdict `unsupported`.
-    public var formats: [String] = ["fc1", "uic-918-3"]
+    /// Payload formats accepted; others get the verdict `unsupported`. Default: every format farecheck reads.
+    public var formats: Set<TicketFormat> = Set(TicketFormat.allCases)
     /// Text prefixes accepted for FC1 base45 payloads.
     public var prefixes: [String] = ["FC1:"]
     /// Seconds the clock may be off when checking validity windows.
@@ -249,11 +261,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
         if var verification = try reader.table("verification") {
             if let formats = try verification.strings("formats") {
-                let known = ["fc1", "uic-918-3"]
-                for format in formats where !known.contains(format) {
-                    throw verification.error("formats", "unknown format \"\(format)\" (known: fc1, uic-918-3)")
+                var accepted: Set<TicketFormat> = []
+                for name in formats {
+                    guard let format = TicketFormat(name: name) else {
+                        throw verification.error(
+                            "formats", "unknown format \"\(name)\" (known: \(TicketFormat.allNames))")
+                    }
+                    accepted.insert(format)
                 }
-                configuration.formats = formats
+                configuration.formats = accepted
             }
             if let prefixes = try verification.strings("prefixes") { configuration.prefixes = prefixes }
             if let skew = try verification.number("clock_skew", in: 0...86400) { configuration.clockSkew = skew }
@@ -376,6 +392,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         var sync = Sync(url: url, token: token, tokenFile: tokenFile, anchors: anchors)
         sync.deviceID = deviceID
+        if let allow = try table.bool("allow_demo_anchor") { sync.allowDemoAnchor = allow }
         if let interval = try table.number("interval", in: 1...86400) { sync.interval = interval }
         if let online = try table.bool("online_check") { sync.onlineCheck = online }
         if let deadline = try table.number("online_deadline_ms", in: 10...10000) {

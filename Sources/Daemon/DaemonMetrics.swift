@@ -8,7 +8,8 @@ import Prometheus
 /// the start, at 0), `farecheck_inspection_latency_seconds` (scan arrival to journal write and sinks),
 /// `farecheck_scanner_connected{scanner}` (1 or 0), `farecheck_trust_data_age_seconds` (since the key and
 /// revocation data last changed: the last good sync, or the store's own change), `farecheck_journal_unsent`
-/// (inspections not yet acknowledged by the server), `farecheck_uptime_seconds`.
+/// (inspections not yet acknowledged by the server), `farecheck_journal_pending` (inspections waiting to be
+/// written into the journal: a full disk), `farecheck_uptime_seconds`.
 public final class DaemonMetrics: Sendable {
     /// The registry; exposed so that other services (sync) can add their own metrics.
     public let registry = PrometheusCollectorRegistry()
@@ -16,20 +17,34 @@ public final class DaemonMetrics: Sendable {
     private let latency: DurationHistogram
     private let trustAge: Gauge
     private let unsent: Gauge
+    private let pending: Gauge
     private let uptime: Gauge
     private let startedAt: ContinuousClock.Instant
     /// Called at each scrape to read values that are cheaper to compute on demand than to keep current.
-    private let refresh: @Sendable () -> (trustDataAge: TimeInterval?, unsentInspections: Int?)
+    private let refresh: @Sendable () -> Refreshed
 
-    public init(refresh: @escaping @Sendable () -> (trustDataAge: TimeInterval?, unsentInspections: Int?)) {
+    /// The values read at each scrape.
+    public struct Refreshed: Sendable {
+        /// Seconds since the trust data last changed, if it ever did.
+        public var trustDataAge: TimeInterval?
+        /// Inspections not yet acknowledged by the server.
+        public var unsentInspections: Int?
+        /// Inspections waiting to be written into the journal (its reserve file or memory).
+        public var pendingInspections: Int
+
+        public init(trustDataAge: TimeInterval?, unsentInspections: Int?, pendingInspections: Int) {
+            self.trustDataAge = trustDataAge
+            self.unsentInspections = unsentInspections
+            self.pendingInspections = pendingInspections
+        }
+    }
+
+    public init(refresh: @escaping @Sendable () -> Refreshed) {
         var verdicts: [String: Counter] = [:]
         for kind in VerdictKind.allCases {
             verdicts[kind.rawValue] = registry.makeCounter(
                 descriptor: Self.verdictsDescriptor, labels: [("verdict", kind.rawValue)])
         }
-        // A refused scan (no inspector logged in) is counted as its own kind.
-        verdicts["refused"] = registry.makeCounter(
-            descriptor: Self.verdictsDescriptor, labels: [("verdict", "refused")])
         self.verdicts = verdicts
         latency = registry.makeDurationHistogram(
             descriptor: Self.name(
@@ -46,6 +61,10 @@ public final class DaemonMetrics: Sendable {
         unsent = registry.makeGauge(
             descriptor: Self.name(
                 "journal_unsent", "", "Inspections in the journal not yet acknowledged by the server."))
+        pending = registry.makeGauge(
+            descriptor: Self.name(
+                "journal_pending", "",
+                "Inspections shown but not yet in the journal database (the disk was full); 0 when all is written."))
         uptime = registry.makeGauge(descriptor: Self.name("uptime", "seconds", "Seconds since the daemon started."))
         startedAt = .now
         self.refresh = refresh
@@ -57,9 +76,9 @@ public final class DaemonMetrics: Sendable {
             .increment()
     }
 
-    /// Counts one verdict of `kind` (a `VerdictKind` raw value, or `refused`) and its latency.
-    public func verdict(_ kind: String, latency: Duration) {
-        verdicts[kind]?.increment()
+    /// Counts one verdict of `kind` and its latency.
+    public func verdict(_ kind: VerdictKind, latency: Duration) {
+        verdicts[kind.rawValue]?.increment()
         self.latency.recordNanoseconds(
             Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)
     }
@@ -87,6 +106,7 @@ public final class DaemonMetrics: Sendable {
         let values = refresh()
         trustAge.set(to: values.trustDataAge ?? -1)
         unsent.set(to: Double(values.unsentInspections ?? 0))
+        pending.set(to: Double(values.pendingInspections))
         let elapsed = ContinuousClock.now - startedAt
         uptime.set(to: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         return registry.emitToBuffer()

@@ -30,9 +30,17 @@ public final class DaemonStatus: Sendable {
         public var lastError: String?
         /// Clients connected to the verdict socket now (a gate controller, a local UI).
         public var socketClients: Int = 0
+        /// Inspections shown but not yet in the journal database (a full disk): in the journal's reserve file
+        /// or in memory. The status is `degraded` while any wait.
+        public var journalPending: Int = 0
     }
 
     private let state: Mutex<Report>
+    /// Reads how many inspections wait for the journal (the pipeline's journal); set once at start.
+    private let pendingJournal = Mutex<(@Sendable () -> Int)?>(nil)
+
+    /// Has `report` read the journal's waiting inspections from `count`.
+    public func countsPendingJournal(_ count: @escaping @Sendable () -> Int) { pendingJournal.withLock { $0 = count } }
 
     public init(mode: String, startedAt: Date = Date()) {
         state = Mutex(
@@ -43,10 +51,12 @@ public final class DaemonStatus: Sendable {
 
     /// The current report.
     public var report: Report {
-        state.withLock { report in
+        let pending = pendingJournal.withLock { $0 }?() ?? 0
+        return state.withLock { report in
             var copy = report
+            copy.journalPending = pending
             let allConnected = copy.scanners.allSatisfy(\.connected)
-            copy.status = allConnected && copy.lastError == nil ? "ok" : "degraded"
+            copy.status = allConnected && copy.lastError == nil && pending == 0 ? "ok" : "degraded"
             return copy
         }
     }

@@ -7,9 +7,9 @@ import Synchronization
 /// that a page opened after a scan shows it at once.
 public final class EventHub: Sendable {
     private struct State {
-        var subscribers: [Int: AsyncStream<VerdictEvent>.Continuation] = [:]
+        var subscribers: [Int: AsyncStream<PublishedVerdict>.Continuation] = [:]
         var nextID = 0
-        var last: VerdictEvent?
+        var last: PublishedVerdict?
     }
 
     private let state = Mutex(State())
@@ -21,13 +21,13 @@ public final class EventHub: Sendable {
     }
 
     /// The most recent event, if any.
-    public var last: VerdictEvent? { state.withLock { $0.last } }
+    public var last: PublishedVerdict? { state.withLock { $0.last } }
 
     /// How many subscribers are connected now.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Sends `event` to every subscriber; never waits.
-    public func publish(_ event: VerdictEvent) {
+    public func publish(_ event: PublishedVerdict) {
         let targets = state.withLock { state in
             state.last = event
             return Array(state.subscribers.values)
@@ -37,9 +37,9 @@ public final class EventHub: Sendable {
 
     /// A stream of the events published from now on, starting with the last one when `replayLast` is set.
     /// The stream ends when the hub is finished or the consumer stops iterating.
-    public func subscribe(replayLast: Bool = true) -> AsyncStream<VerdictEvent> {
+    public func subscribe(replayLast: Bool = true) -> AsyncStream<PublishedVerdict> {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: VerdictEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
+            of: PublishedVerdict.self, bufferingPolicy: .bufferingNewest(bufferSize))
         let id = state.withLock { state in
             let id = state.nextID
             state.nextID += 1

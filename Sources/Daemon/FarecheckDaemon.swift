@@ -37,10 +37,17 @@ public struct FarecheckDaemon: Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let store = try TrustStore(path: configuration.store)
+        let journal = store.inspectionJournal
+        if !journal.reserveAvailable {
+            logger.warning(
+                "the journal's reserve file could not be made beside \(journal.path): on a full disk, inspections will wait in memory only"
+            )
+        }
         let trust = StoreTrust(store: store)
         var verification = TicketVerifier.Configuration()
         verification.clockSkew = configuration.clockSkew
         verification.acceptedPrefixes = configuration.prefixes
+        verification.acceptedFormats = configuration.formats
         let verifier = TicketVerifier(keys: trust, revocations: trust, configuration: verification)
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
@@ -49,12 +56,15 @@ public struct FarecheckDaemon: Sendable {
             store: store, isRequired: configuration.mode == .inspector, timeout: configuration.sessionTimeout)
         let hub = EventHub()
         let status = DaemonStatus(mode: configuration.mode.rawValue)
+        status.countsPendingJournal { journal.pendingCount }
         status.trustUpdated(at: try? store.trustChangedAt())
         let metrics = DaemonMetrics(refresh: {
             let changed = try? store.trustChangedAt()
             let synced = status.report.lastSyncAt
             let newest = [changed ?? nil, synced].compactMap { $0 }.max()
-            return (newest.map { Date().timeIntervalSince($0) }, try? store.unsentInspectionCount())
+            return DaemonMetrics.Refreshed(
+                trustDataAge: newest.map { Date().timeIntervalSince($0) },
+                unsentInspections: try? journal.unsentInspectionCount(), pendingInspections: journal.pendingCount)
         })
 
         var sinks: [any VerdictSink] = []
@@ -78,9 +88,12 @@ public struct FarecheckDaemon: Sendable {
             }
         }
         let pipeline = InspectionPipeline(
-            verifier: verifier, store: store, replay: replay, acceptedFormats: Set(configuration.formats),
-            sessions: sessions, sinks: sinks, metrics: metrics, status: status, logger: logger,
-            onlineChecker: onlineChecker, staleness: staleness)
+            verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
+            status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness)
+        if journal.pendingCount > 0 {
+            logger.warning("\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
+        }
+        services.append(JournalRecoveryService(pipeline: pipeline))
 
         // Readiness: every listener reports once bound; then systemd and the caller are told.
         var listeners: Set<String> = []
@@ -111,7 +124,7 @@ public struct FarecheckDaemon: Sendable {
                     onServerRunning: { port in readiness.ready("http") { $0.http = (address.host, port) } }))
         }
         services.append(
-            SystemdWatchdogService(notifier: notifier, healthy: { (try? store.unsentInspectionCount()) != nil }))
+            SystemdWatchdogService(notifier: notifier, healthy: { (try? journal.unsentInspectionCount()) != nil }))
         for scanner in configuration.scanners {
             status.addScanner(name: scanner.name, device: scanner.device)
             services.append(
@@ -137,9 +150,13 @@ public struct FarecheckDaemon: Sendable {
             }
         }
         try await group.run()
-        let left = await pipeline.unwrittenCount
+        await pipeline.drainJournal()
+        let left = pipeline.pendingCount
         if left > 0 {
-            logger.critical("\(left) inspection(s) could not be written to the journal before shutdown")
+            let kept = journal.reserveAvailable
+                ? "they are kept in the journal's reserve file and written at the next start with room"
+                : "they are lost"
+            logger.critical("\(left) inspection(s) could not be written to the journal before shutdown; \(kept)")
         }
         logger.notice("stopped")
     }

@@ -199,7 +199,7 @@ public struct HTTPService: Service {
 
     /// One message on an event stream.
     private enum StreamFrame: Sendable {
-        case verdict(VerdictEvent)
+        case verdict(PublishedVerdict)
         case session(InspectorSessions.Session?)
         case keepAlive
 
@@ -207,7 +207,7 @@ public struct HTTPService: Service {
             switch self {
             case .verdict(let event):
                 // The id lets a client tell a replayed last event from a new one after it reconnects.
-                return "event: verdict\nid: \(event.id)\ndata: \(event.jsonLine)\n\n"
+                return "event: verdict\nid: \(event.event.id)\ndata: \(event.line)\n\n"
             case .session(let session):
                 let json = session.flatMap { try? VerdictEvent.encoder.encode($0) }
                 return "event: session\ndata: \(json.map { String(decoding: $0, as: UTF8.self) } ?? "null")\n\n"

@@ -9,8 +9,8 @@ import Synchronization
 public struct StandardOutputSink: VerdictSink {
     public init() {}
 
-    public func deliver(_ event: VerdictEvent) async {
-        let line = Array((event.jsonLine + "\n").utf8)
+    public func deliver(_ verdict: PublishedVerdict) async {
+        let line = Array((verdict.line + "\n").utf8)
         line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -33,7 +33,7 @@ public struct EventHubSink: VerdictSink {
 
     public init(hub: EventHub) { self.hub = hub }
 
-    public func deliver(_ event: VerdictEvent) async { hub.publish(event) }
+    public func deliver(_ verdict: PublishedVerdict) async { hub.publish(verdict) }
 }
 
 /// A unix stream socket that sends every verdict as a JSON line to each connected client (a local UI, a gate
@@ -93,7 +93,7 @@ public struct UnixSocketService: Service {
                                         defer { status?.socketClients(changedBy: -1) }
                                         connection.addTask {
                                             for await event in verdicts {
-                                                try await outbound.write(ByteBuffer(string: event.jsonLine + "\n"))
+                                                try await outbound.write(ByteBuffer(string: event.line + "\n"))
                                             }
                                         }
                                         try await connection.next()
@@ -124,19 +124,19 @@ public struct UnixSocketService: Service {
 public final class GateHookService: Service, VerdictSink {
     private let hook: DaemonConfiguration.GateHook
     private let logger: Logger
-    private let queue: AsyncStream<VerdictEvent>
-    private let continuation: AsyncStream<VerdictEvent>.Continuation
+    private let queue: AsyncStream<PublishedVerdict>
+    private let continuation: AsyncStream<PublishedVerdict>.Continuation
 
     public init(hook: DaemonConfiguration.GateHook, logger: Logger) {
         self.hook = hook
         self.logger = logger
         // A gate cannot catch up on a backlog of old openings: keep only the newest few.
-        (queue, continuation) = AsyncStream.makeStream(of: VerdictEvent.self, bufferingPolicy: .bufferingNewest(8))
+        (queue, continuation) = AsyncStream.makeStream(of: PublishedVerdict.self, bufferingPolicy: .bufferingNewest(8))
     }
 
-    public func deliver(_ event: VerdictEvent) async {
-        guard hook.verdicts.contains("*") || hook.verdicts.contains(event.verdict) else { return }
-        continuation.yield(event)
+    public func deliver(_ verdict: PublishedVerdict) async {
+        guard hook.verdicts.contains("*") || hook.verdicts.contains(verdict.event.verdict.rawValue) else { return }
+        continuation.yield(verdict)
     }
 
     public func run() async throws {
@@ -149,18 +149,19 @@ public final class GateHookService: Service, VerdictSink {
         }
     }
 
-    /// Runs the command once for `event`; returns its exit status, or `nil` if it could not run or timed out.
+    /// Runs the command once for `verdict`; returns its exit status, or `nil` if it could not run or timed out.
     @discardableResult
-    public func runHook(for event: VerdictEvent) async -> Int32? {
+    public func runHook(for verdict: PublishedVerdict) async -> Int32? {
+        let event = verdict.event
         var environment = ProcessInfo.processInfo.environment
-        environment["FARECHECK_VERDICT"] = event.verdict
+        environment["FARECHECK_VERDICT"] = event.verdict.rawValue
         environment["FARECHECK_VALID"] = event.isValid ? "1" : "0"
         environment["FARECHECK_REASON"] = event.reason
         environment["FARECHECK_INSPECTION_ID"] = event.id
         environment["FARECHECK_DEVICE"] = event.device
         environment["FARECHECK_TICKET_ID"] = event.ticketId ?? ""
         environment["FARECHECK_PRODUCT"] = event.product ?? ""
-        environment["FARECHECK_EVENT"] = event.jsonLine
+        environment["FARECHECK_EVENT"] = verdict.line
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(hook.command, environment: environment)

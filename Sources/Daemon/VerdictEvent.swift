@@ -16,13 +16,13 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var symbology: String?
     /// Payload size in bytes.
     public var payloadBytes: Int
-    /// The verdict kind (`valid`, `expired`, `revoked`, `replayed`, …).
-    public var verdict: String
+    /// The verdict kind (`valid`, `expired`, `revoked`, `replayed`, `refused`, …).
+    public var verdict: VerdictKind
     /// One sentence saying why.
     public var reason: String
     /// The signature check on its own.
-    public var signature: String
-    public var format: String?
+    public var signature: SignatureStatus
+    public var format: TicketFormat?
     public var issuer: String?
     public var keyId: String?
     public var ticketId: String?
@@ -40,25 +40,24 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// The inspector logged in when the scan was made (inspector mode).
     public var inspector: String?
     /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
-    public var decidedBy: String
+    public var decidedBy: Decider
     /// Microseconds from the scan's arrival to the journal write (the verdict is durable from then on).
     public var latencyMicros: Int
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
-    public var isValid: Bool { verdict == VerdictKind.valid.rawValue }
+    public var isValid: Bool { verdict == .valid }
 
-    public init(
-        id: String, verdict: Verdict, device: String, symbology: Symbology?, payloadBytes: Int,
-        inspector: String?, decidedBy: String = "offline", latencyMicros: Int = 0
-    ) {
-        self.id = id
+    /// The event of `inspection`: the one mapping from an inspection to what the sinks see.
+    public init(_ inspection: Inspection) {
+        let verdict = inspection.verdict
+        self.id = inspection.id
         self.inspectedAt = verdict.inspectedAt
-        self.device = device
-        self.symbology = symbology?.rawValue
-        self.payloadBytes = payloadBytes
-        self.verdict = verdict.kind.rawValue
+        self.device = inspection.source
+        self.symbology = inspection.symbology?.rawValue
+        self.payloadBytes = inspection.payloadByteCount
+        self.verdict = verdict.kind
         self.reason = verdict.reason
-        self.signature = verdict.signature.rawValue
+        self.signature = verdict.signature
         self.format = verdict.format
         let ticket = verdict.ticket
         self.issuer = ticket?.issuer ?? verdict.issuer
@@ -73,15 +72,18 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.zones = ticket?.zones
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
-        self.inspector = inspector
-        self.decidedBy = decidedBy
-        self.latencyMicros = latencyMicros
+        self.inspector = inspection.inspector
+        self.decidedBy = inspection.decidedBy
+        self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.
     public var jsonLine: String {
         String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
+
+    /// The event with its JSON line, encoded once here for every sink.
+    public var published: PublishedVerdict { PublishedVerdict(event: self, line: jsonLine) }
 
     /// The encoder every sink uses, so that all of them print the same text.
     public static var encoder: JSONEncoder {
@@ -97,4 +99,13 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }
+}
+
+/// A verdict event with its JSON line, encoded once per verdict: stdout, every socket client, the server-sent
+/// events and the gate hook all get these same bytes.
+public struct PublishedVerdict: Sendable {
+    /// The event.
+    public let event: VerdictEvent
+    /// The event as one line of JSON, without the newline.
+    public let line: String
 }

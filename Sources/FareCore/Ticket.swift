@@ -5,8 +5,8 @@ import Foundation
 /// Format-neutral: FC1 and UIC 918.3 tickets both map onto it. Fields a format does not carry stay
 /// `nil`; format-specific content goes into `details`, in display order.
 public struct Ticket: Sendable {
-    /// The payload format (`fc1`, `uic-918-3`).
-    public var format: String
+    /// The payload format.
+    public var format: TicketFormat
     /// The issuer that the ticket claims (FC1 `iss`, UIC issuer code).
     public var issuer: String
     /// The ticket's own identifier (FC1 `cti`), as bytes.
@@ -35,7 +35,7 @@ public struct Ticket: Sendable {
     public var details: [(label: String, value: String)]
 
     public init(
-        format: String, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
         passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
         details: [(label: String, value: String)] = []

@@ -17,6 +17,8 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case replayed = "replayed"
     case malformed = "malformed"
     case unsupported = "unsupported"
+    /// Inspector mode: nobody is logged in, so the scan was not inspected (and is not journaled).
+    case refused = "refused"
 }
 
 /// The result of the signature check alone, reported beside the verdict.
@@ -63,8 +65,8 @@ public struct Verdict: Sendable {
     public var reason: String
     /// The signature check on its own.
     public var signature: SignatureStatus
-    /// The payload format, when it was recognised (`fc1`, `uic-918-3`).
-    public var format: String?
+    /// The payload format, when it was recognised.
+    public var format: TicketFormat?
     /// The issuer named by the envelope or the claims, when known.
     public var issuer: String?
     /// The key identifier, as text (hex for FC1), when known.
@@ -77,7 +79,7 @@ public struct Verdict: Sendable {
     public var inspectedAt: Date
 
     public init(
-        kind: VerdictKind, reason: String, signature: SignatureStatus, format: String? = nil,
+        kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,
         issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
         warnings: [VerdictWarning] = [], inspectedAt: Date
     ) {

@@ -10,14 +10,6 @@ import ValidationAPI
 /// turn it into `revoked`: on a timeout, an error or any other answer the offline verdict stands. A failure
 /// marks the link down until the next good sync round, so that later scans are not slowed down.
 public struct OnlineChecker: Sendable {
-    /// Which verdict decided, as `VerdictEvent.decidedBy` records it.
-    public enum Decider: String, Sendable {
-        /// This validator's own check (keys and revocations in its store).
-        case offline
-        /// The validation API's answer.
-        case online
-    }
-
     /// The verdict to show, and which check decided it.
     public struct Review: Sendable {
         /// The verdict to show.
@@ -47,7 +39,7 @@ public struct OnlineChecker: Sendable {
         let offline = Review(verdict: verdict, decidedBy: .offline)
         guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
         let request = OnlineCheckRequest(
-            payload: payload, format: verdict.format, issuer: verdict.ticket?.issuer ?? verdict.issuer,
+            payload: payload, format: verdict.format?.name, issuer: verdict.ticket?.issuer ?? verdict.issuer,
             ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID)
         let answer: OnlineCheckResponse
         do {

@@ -125,7 +125,14 @@ public struct SyncRound: Sendable {
                         + "usable public key; the store is unchanged.",
                     cause: error)
             }
-            records.append(Self.storeRecord(of: key))
+            guard let record = Self.storeRecord(of: key) else {
+                // A family a newer server distributes and this validator cannot use: no ticket it reads needs it.
+                logger.warning(
+                    "key bundle \(bundle.sequence): key \(key.keyID) of \(key.issuer) is of format \"\(key.format)\", which this validator does not use; skipped"
+                )
+                continue
+            }
+            records.append(record)
         }
         let counts: (added: Int, updated: Int, removed: Int)
         do {
@@ -193,24 +200,22 @@ public struct SyncRound: Sendable {
         }
     }
 
-    /// A bundle key as the store keeps it: the store's format name and, for UIC keys, the issuer code and key
-    /// id normalised as verification matches them (`0080` → `80`, `00001` → `1`).
-    public static func storeRecord(of key: BundleKey) -> KeyRecord {
-        let format = key.storeFormat
-        let isUIC = format == UIC918_3.formatName
+    /// A bundle key as the store keeps it: its family and, for UIC keys, the issuer code and key id normalised
+    /// as verification matches them (`0080` → `80`, `00001` → `1`); `nil` for a family this validator does not know.
+    public static func storeRecord(of key: BundleKey) -> KeyRecord? {
+        guard let identity = storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID) else { return nil }
         return KeyRecord(
-            format: format, issuer: isUIC ? UICKeyList.normalizedCode(key.issuer) : key.issuer,
-            keyID: isUIC ? UICKeyList.normalizedCode(key.keyID) : key.keyID, algorithm: key.algorithm,
+            family: identity.family, issuer: identity.issuer, keyID: identity.keyID, algorithm: key.algorithm,
             spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource)
     }
 
-    /// A revoked or lifted key's identity as the store keeps it (see `storeRecord(of:)`).
-    static func storeIdentity(format wireFormat: String, issuer: String, keyID: String) -> (
-        format: String, issuer: String, keyID: String
-    ) {
-        let format = BundleKey.storeFormat(of: wireFormat)
-        guard format == UIC918_3.formatName else { return (format, issuer, keyID) }
-        return (format, UICKeyList.normalizedCode(issuer), UICKeyList.normalizedCode(keyID))
+    /// A key's identity as the store keeps it (see `storeRecord(of:)`); `nil` for an unknown family.
+    static func storeIdentity(format wireName: String, issuer: String, keyID: String) -> (
+        family: KeyFamily, issuer: String, keyID: String
+    )? {
+        guard let family = KeyFamily(wireName: wireName) else { return nil }
+        guard family == .uic else { return (family, issuer, keyID) }
+        return (family, UICKeyList.normalizedCode(issuer), UICKeyList.normalizedCode(keyID))
     }
 
     /// Applies a verified revocation delta to the store in one transaction (see
@@ -227,9 +232,10 @@ public struct SyncRound: Sendable {
             delta.removedTickets.map {
                 RevocationReference.ticket(issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID)
             }
-            + delta.removedKeys.map {
-                let identity = storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID)
-                return RevocationReference.key(format: identity.format, issuer: identity.issuer, keyID: identity.keyID)
+            + delta.removedKeys.compactMap {
+                storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID).map {
+                    RevocationReference.key(family: $0.family, issuer: $0.issuer, keyID: $0.keyID)
+                }
             }
         try store.applyRevocations(
             from: delta.from, next: delta.next, full: delta.full,
@@ -238,11 +244,13 @@ public struct SyncRound: Sendable {
                     issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID, reason: $0.reason,
                     revokedAt: $0.revokedAt)
             },
-            addedKeys: delta.addedKeys.map {
-                let identity = storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID)
-                return KeyRevocationRecord(
-                    format: identity.format, issuer: identity.issuer, keyID: identity.keyID, reason: $0.reason,
-                    revokedAt: $0.revokedAt)
+            addedKeys: delta.addedKeys.compactMap { key in
+                // A revoked key of a family this validator does not know cannot sign anything it accepts.
+                storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID).map {
+                    KeyRevocationRecord(
+                        family: $0.family, issuer: $0.issuer, keyID: $0.keyID, reason: key.reason,
+                        revokedAt: key.revokedAt)
+                }
             },
             removed: removed)
         return (delta.addedTickets.count + delta.addedKeys.count, removed.count)

@@ -3,8 +3,6 @@ import Foundation
 
 /// The project's own signed ticket format, FC1: COSE_Sign1 over CWT claims (see the README).
 public enum FC1 {
-    /// The format's name in verdicts, the store and JSON output.
-    public static let formatName = "fc1"
     /// The text prefix of the base45 transport that farecheck accepts unless configured otherwise.
     public static let defaultPrefix = "FC1:"
 
@@ -176,7 +174,7 @@ public enum FC1 {
             details.append(("activation period", "\(duration) s"))
         }
         return Ticket(
-            format: formatName, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+            format: .fc1, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
             issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers ?? 1,
             holder: holder, activatedAt: activatedAt, reactivations: reactivations, details: details
         )

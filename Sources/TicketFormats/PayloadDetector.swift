@@ -8,6 +8,15 @@ public enum RecognisedPayload: Sendable {
     case uic(UICContainer)
     /// An ERA SSB ticket: the frame with its signature split off (fields decoded after the signature check).
     case ssb(SSBFrame)
+
+    /// The payload's format.
+    public var format: TicketFormat {
+        switch self {
+        case .fc1: .fc1
+        case .uic: .uic9183
+        case .ssb: .eraSSB
+        }
+    }
 }
 
 /// Recognises the format of a scanned payload and unwraps its transport encoding.

@@ -16,8 +16,6 @@ import FareCore
 /// standard base64 (padding optional, a trailing line break allowed) that decodes to a binary frame of version 2
 /// or 3. Such text starts with `I`–`P` and has no `:`, so it meets neither the FC1 prefixes nor the text-prefix rule.
 public enum ERASSB {
-    /// The format's name in verdicts, the store and JSON output.
-    public static let formatName = "era-ssb"
     /// The size of a version 2 or 3 frame.
     public static let frameByteCount = 114
     /// The size of a version 1 frame (per kitinerary and zuegli).

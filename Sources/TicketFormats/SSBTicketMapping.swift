@@ -138,7 +138,7 @@ extension ERASSB {
         if let signatureForm { details.append(("signature", signatureForm.description)) }
 
         return Ticket(
-            format: formatName, issuer: String(ssb.issuerCode), ticketID: ticketID, validFrom: validFrom,
+            format: .eraSSB, issuer: String(ssb.issuerCode), ticketID: ticketID, validFrom: validFrom,
             validUntil: validUntil, issuedAt: issuedAt, product: product, category: category, passengers: passengers,
             details: details
         )

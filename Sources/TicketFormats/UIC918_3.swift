@@ -6,8 +6,6 @@ import FareCore
 /// farecheck understands, `ticket(from:)` maps them onto a `Ticket`, and `encode` builds containers for
 /// tests and benchmarks.
 public enum UIC918_3 {
-    /// The format's name in verdicts, the store and JSON output.
-    public static let formatName = "uic-918-3"
     /// The first bytes of every container.
     public static let magic: [UInt8] = Array("#UT".utf8)
 

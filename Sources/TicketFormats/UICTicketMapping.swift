@@ -73,7 +73,7 @@ extension UIC918_3 {
         details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
 
         return Ticket(
-            format: formatName, issuer: head?.issuerCode ?? container.issuerCode, ticketID: head?.ticketKeyBytes ?? [],
+            format: .uic9183, issuer: head?.issuerCode ?? container.issuerCode, ticketID: head?.ticketKeyBytes ?? [],
             validFrom: validFrom, validUntil: validUntil, issuedAt: head?.issuedAt, product: product,
             category: category, passengers: passengers, holder: holder, details: details
         )

@@ -1,13 +1,14 @@
 import FareCore
 import Foundation
 import GRDB
+import Synchronization
 import Verification
 
 /// One inspection as the journal keeps it: what was scanned, the verdict shown, and who and where.
 ///
 /// The journal is what the daemon writes before any sink fires, what replay detection reads, and what
 /// sync hands home; each record has its own id so that a retried upload never duplicates it.
-public struct InspectionRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
+public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "inspection"
 
     /// A unique id (UUID text), chosen by the validator.
@@ -20,7 +21,7 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
     public var symbology: String?
     /// SHA-256 of the payload bytes: identifies the scan without keeping the ticket itself.
     public var payloadDigest: [UInt8]
-    /// The payload format, when recognised.
+    /// The payload format's name, when recognised.
     public var format: String?
     /// The issuer and ticket id, when the ticket could be read (for replay detection).
     public var issuer: String?
@@ -38,24 +39,23 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
     /// When the server acknowledged this record, Unix milliseconds; `nil` until then.
     public var sentAt: Int64?
 
-    public init(
-        id: String = UUID().uuidString, verdict: Verdict, device: String, symbology: Symbology?, payloadDigest: [UInt8],
-        inspector: String? = nil, decidedBy: String = "offline"
-    ) {
-        self.id = id
+    /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
+    public init(_ inspection: Inspection) {
+        let verdict = inspection.verdict
+        self.id = inspection.id
         self.inspectedAt = Int64((verdict.inspectedAt.timeIntervalSince1970 * 1000).rounded())
-        self.device = device
-        self.symbology = symbology?.rawValue
-        self.payloadDigest = payloadDigest
-        self.format = verdict.format
+        self.device = inspection.source
+        self.symbology = inspection.symbology?.rawValue
+        self.payloadDigest = inspection.payloadDigest
+        self.format = verdict.format?.name
         self.issuer = verdict.ticket?.issuer ?? verdict.issuer
         self.ticketID = verdict.ticket?.ticketID
         self.verdict = verdict.kind.rawValue
         self.reason = verdict.reason
         self.signature = verdict.signature.rawValue
         self.warnings = verdict.warnings.map(\.code).joined(separator: ",")
-        self.inspector = inspector
-        self.decidedBy = decidedBy
+        self.inspector = inspection.inspector
+        self.decidedBy = inspection.decidedBy.rawValue
         self.sentAt = nil
     }
 
@@ -74,7 +74,7 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
         signature = row["signature"]
         warnings = row["warnings"]
         inspector = row["inspector"]
-        decidedBy = row["decided_by"] ?? "offline"
+        decidedBy = row["decided_by"] ?? Decider.offline.rawValue
         sentAt = row["sent_at"]
     }
 
@@ -100,10 +100,303 @@ public struct InspectionRecord: Sendable, Equatable, FetchableRecord, Persistabl
     public var inspectedDate: Date { Date(timeIntervalSince1970: TimeInterval(inspectedAt) / 1000) }
 }
 
-extension TrustStore {
-    /// Appends an inspection to the journal and returns once it is on disk (`synchronous=FULL`): a
-    /// verdict that was shown is never lost, also on power loss. The same id twice is one record.
-    public func journal(_ record: InspectionRecord) throws(StoreError) {
+/// The inspection journal: its own SQLite file beside the store, so that a scan's journal write never waits for
+/// a sync transaction on the store, with a reserve on disk for the time the disk is full.
+///
+/// `append` is what the daemon calls for every verdict before it is shown. It writes the record to the
+/// database and syncs it (`synchronous = FULL`). When the database refuses (a full disk, an I/O error), the
+/// record goes to the reserve file, synced too, so that it survives a crash or a kill; only when the reserve is
+/// full as well is it held in memory. Before each append, and on `drain()`, whatever waits is moved into the
+/// database first, oldest first, so the journal recovers by itself with the first write after space returns.
+/// After a failed write the database connection is closed and a fresh one is opened for the next attempt.
+public final class InspectionJournal: Sendable {
+    /// Where an appended inspection is kept.
+    public enum Durability: Sendable, Equatable {
+        /// In the journal database, on disk.
+        case journaled
+        /// In the reserve file on disk: it moves into the database when the disk has room again.
+        case reserved
+        /// Only in this process's memory (the disk refused even the reserve): lost if the process dies.
+        case heldInMemory
+    }
+
+    /// The journal database file.
+    public let path: String
+    /// The reserve file, `nil` when it could not be made (then waiting records are held in memory).
+    private let reserve: JournalReserve?
+    private struct State {
+        var pool: DatabasePool?
+        /// Records the disk refused, also the reserve; oldest first.
+        var held: [InspectionRecord]
+        /// Why the last write failed, until one succeeds.
+        var failure: StoreError?
+    }
+    private let state: Mutex<State>
+
+    /// The reserve's size: about 9,000 inspections of ~450 bytes each.
+    public static let defaultReserveBytes = 4 << 20
+
+    /// The journal beside the store file at `storePath`: `farecheck.sqlite` → `farecheck.journal.sqlite`,
+    /// and its reserve `farecheck.journal.reserve`.
+    public static func paths(besideStore storePath: String) -> (journal: String, reserve: String) {
+        let url = URL(fileURLWithPath: storePath)
+        let base = url.pathExtension.isEmpty ? url : url.deletingPathExtension()
+        return (base.path + ".journal.sqlite", base.path + ".journal.reserve")
+    }
+
+    /// Opens (or creates) the journal at `path` with its reserve at `reservePath`, and moves what the reserve
+    /// holds into the database when it can.
+    ///
+    /// - Throws: `StoreError` when the database cannot be opened. A reserve that cannot be made is no reason to
+    ///   refuse: the journal then holds waiting records in memory, as `reserveAvailable` tells.
+    public init(path: String, reservePath: String, reserveBytes: Int = defaultReserveBytes) throws(StoreError) {
+        self.path = path
+        let reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
+        self.reserve = reserve
+        var pool: DatabasePool?
+        var failure: StoreError?
+        do {
+            pool = try Self.open(path)
+        } catch where error.code == .ioFailure && reserve != nil {
+            // A full disk at start (a restart while it is full): inspections go to the reserve, and the database
+            // is opened with the first write that finds room.
+            failure = error
+        }
+        state = Mutex(State(pool: pool, held: [], failure: failure))
+        // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
+        try? drain()
+    }
+
+    /// Gives up to `bytes` of the reserve's unused space back to the disk (see `JournalReserve.release`).
+    func releaseReserve(_ bytes: Int) -> Int { reserve?.release(bytes) ?? 0 }
+
+    /// Whether the reserve file exists, so that inspections survive a full disk and a crash together.
+    public var reserveAvailable: Bool { reserve != nil }
+
+    /// How many inspections wait to be written into the database (in the reserve or in memory).
+    public var pendingCount: Int { (reserve?.count ?? 0) + state.withLock { $0.held.count } }
+
+    /// Why the last write failed, while inspections wait; `nil` once they are written.
+    public var lastFailure: StoreError? { state.withLock { $0.failure } }
+
+    /// Appends `record`, after anything still waiting. Never throws: where the record ended up is returned.
+    public func append(_ record: InspectionRecord) -> Durability {
+        state.withLock { state in
+            if (reserve?.count ?? 0) > 0 || !state.held.isEmpty {
+                drainLocked(&state)
+            }
+            if state.held.isEmpty, (reserve?.count ?? 0) == 0 {
+                do {
+                    try writeLocked(&state, [record])
+                    return .journaled
+                } catch {
+                    // Kept below.
+                }
+            }
+            if state.held.isEmpty, let reserve, let body = try? JSONEncoder().encode(record),
+                (try? reserve.write(Array(body))) == true
+            {
+                return .reserved
+            }
+            state.held.append(record)
+            return .heldInMemory
+        }
+    }
+
+    /// Moves what waits (the reserve, then memory) into the database.
+    ///
+    /// - Throws: `StoreError` when the database still refuses; nothing is lost then.
+    public func drain() throws(StoreError) {
+        let failure = state.withLock { state -> StoreError? in
+            drainLocked(&state)
+            return (reserve?.count ?? 0) + state.held.count > 0 ? state.failure : nil
+        }
+        if let failure { throw failure }
+    }
+
+    private func drainLocked(_ state: inout State) {
+        do {
+            let reserved = try reserve?.records() ?? []
+            let decoder = JSONDecoder()
+            // A frame that does not decode was written by another farecheck version's reserve layout; keeping it
+            // would block the journal for ever, so it is skipped (its checksum was valid, its content is not ours).
+            let records = reserved.compactMap { try? decoder.decode(InspectionRecord.self, from: Data($0)) }
+            try writeLocked(&state, records + state.held)
+            try reserve?.clear()
+            state.held.removeAll()
+            state.failure = nil
+            reserve?.restore()
+        } catch {
+            // Still refused: everything stays where it is (the database write was one transaction).
+        }
+    }
+
+    /// Writes `records` in one transaction (`INSERT OR IGNORE`: a record already there is not written twice).
+    private func writeLocked(_ state: inout State, _ records: [InspectionRecord]) throws {
+        do {
+            let pool = try state.pool ?? Self.open(path)
+            state.pool = pool
+            try pool.write { db in
+                for record in records { try record.insert(db, onConflict: .ignore) }
+            }
+            state.failure = nil
+        } catch {
+            let failure = Self.classify(error, path: path)
+            state.failure = failure
+            // A fresh connection for the next attempt: nothing of the failed write's state is carried over.
+            try? state.pool?.close()
+            state.pool = nil
+            throw failure
+        }
+    }
+
+    /// Runs `body` on a connection of the journal.
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            let pool = try state.withLock { state throws(StoreError) -> DatabasePool in
+                if let pool = state.pool { return pool }
+                let pool = try Self.open(path)
+                state.pool = pool
+                return pool
+            }
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    /// Runs `body` in a write transaction (marking records sent); after waiting records, in order.
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try state.withLock { state throws -> T in
+                let pool = try state.pool ?? Self.open(path)
+                state.pool = pool
+                return try pool.write(body)
+            }
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    /// Closes the journal: the write-ahead log is checkpointed into the file and removed.
+    public func close() throws(StoreError) {
+        do {
+            try state.withLock { state in
+                guard let pool = state.pool else { return }
+                try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+                try pool.close()
+                state.pool = nil
+            }
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    private static func open(_ path: String) throws(StoreError) -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.label = "farecheck.journal"
+        configuration.prepareDatabase { db in
+            // A verdict that was shown must survive power loss: sync every commit to disk.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try migrator.migrate(pool)
+            return pool
+        } catch {
+            throw classify(error, path: path)
+        }
+    }
+
+    /// The journal's schema, as numbered migrations (the same table the store held up to its v8).
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-inspection") { db in
+            try db.create(table: "inspection") { t in
+                t.column("id", .text).primaryKey()
+                t.column("inspected_at", .integer).notNull()
+                t.column("device", .text).notNull()
+                t.column("symbology", .text)
+                t.column("payload_digest", .blob).notNull()
+                t.column("format", .text)
+                t.column("issuer", .text)
+                t.column("ticket_id", .blob)
+                t.column("verdict", .text).notNull()
+                t.column("reason", .text).notNull()
+                t.column("signature", .text).notNull()
+                t.column("warnings", .text).notNull()
+                t.column("inspector", .text)
+                t.column("sent_at", .integer)
+                t.column("decided_by", .text)
+            }
+            // Replay detection looks a ticket up by issuer and id within a time window.
+            try db.create(
+                index: "inspection_by_ticket", on: "inspection", columns: ["issuer", "ticket_id", "inspected_at"])
+            // Sync takes the unsent records oldest first.
+            try db.create(
+                index: "inspection_unsent", on: "inspection", columns: ["inspected_at"],
+                condition: Column("sent_at") == nil)
+        }
+        return migrator
+    }
+
+    /// Copies the inspections a store of schema v3–v8 kept in its own file into this journal, once: records
+    /// already here are left as they are.
+    func adopt(inspectionsOf storePath: String) throws(StoreError) {
+        do {
+            try state.withLock { state in
+                let pool = try state.pool ?? Self.open(path)
+                state.pool = pool
+                try pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "ATTACH DATABASE ? AS old_store", arguments: [storePath])
+                    defer { try? db.execute(sql: "DETACH DATABASE old_store") }
+                    try db.inTransaction {
+                        try db.execute(
+                            sql: """
+                                INSERT OR IGNORE INTO inspection (id, inspected_at, device, symbology, payload_digest,
+                                    format, issuer, ticket_id, verdict, reason, signature, warnings, inspector, sent_at,
+                                    decided_by)
+                                SELECT id, inspected_at, device, symbology, payload_digest, format, issuer, ticket_id,
+                                    verdict, reason, signature, warnings, inspector, sent_at, decided_by
+                                FROM old_store.inspection
+                                """)
+                        return .commit
+                    }
+                }
+            }
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    static func classify(_ error: any Error, path: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let dbError = error as? DatabaseError {
+            switch dbError.resultCode {
+            case .SQLITE_FULL:
+                return StoreError(
+                    .ioFailure, "The disk is full; the journal could not be written", path: path, underlying: dbError)
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return StoreError(.notAStore, "The journal file is damaged", path: path, underlying: dbError)
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+                return StoreError(.cannotOpen, "Cannot open the journal", path: path, underlying: dbError)
+            default:
+                return StoreError(.ioFailure, "The journal failed", path: path, underlying: dbError)
+            }
+        }
+        return StoreError(
+            .ioFailure, "The journal failed", path: path,
+            underlying: StoreError.Cause(description: String(describing: error)))
+    }
+}
+
+extension InspectionJournal {
+    /// Appends an inspection and returns once it is in the database, or throws: for the CLI and tools, which
+    /// have nobody to show a verdict to while the disk is full. The daemon uses `append`.
+    public func write(_ record: InspectionRecord) throws(StoreError) {
         try write { db in try record.insert(db, onConflict: .ignore) }
     }
 
@@ -138,17 +431,7 @@ extension TrustStore {
             _ = try InspectionRecord.filter(ids.contains(Column("id"))).updateAll(db, Column("sent_at").set(to: stamp))
         }
     }
-}
 
-extension TrustStore: InspectionHistory {
-    public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
-        try inspections(ofTicket: ticketID, issuer: issuer, since: since).map {
-            PastInspection(inspectedAt: $0.inspectedDate, device: $0.device, verdict: VerdictKind(rawValue: $0.verdict))
-        }
-    }
-}
-
-extension TrustStore {
     /// How many inspections wait for the server's acknowledgement.
     public func unsentInspectionCount() throws(StoreError) -> Int {
         try read { db in try InspectionRecord.filter(Column("sent_at") == nil).fetchCount(db) }
@@ -162,5 +445,53 @@ extension TrustStore {
     /// Every inspection, oldest first (for export and tests).
     public func allInspections() throws(StoreError) -> [InspectionRecord] {
         try read { db in try InspectionRecord.order(Column("inspected_at"), Column("id")).fetchAll(db) }
+    }
+}
+
+extension InspectionJournal: InspectionHistory {
+    public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
+        try inspections(ofTicket: ticketID, issuer: issuer, since: since).map {
+            PastInspection(
+                id: $0.id, inspectedAt: $0.inspectedDate, device: $0.device, verdict: VerdictKind(rawValue: $0.verdict))
+        }
+    }
+}
+
+extension TrustStore {
+    /// Appends an inspection to the journal and returns once it is on disk (see `InspectionJournal.write`).
+    public func journal(_ record: InspectionRecord) throws(StoreError) { try inspectionJournal.write(record) }
+
+    /// The inspections of one ticket since `since`, newest first.
+    public func inspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws(StoreError)
+        -> [InspectionRecord]
+    {
+        try inspectionJournal.inspections(ofTicket: ticketID, issuer: issuer, since: since)
+    }
+
+    /// Up to `limit` inspections not yet acknowledged by the server, oldest first.
+    public func unsentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
+        try inspectionJournal.unsentInspections(limit: limit)
+    }
+
+    /// Marks inspections as acknowledged by the server.
+    public func markInspectionsSent(_ ids: [String], at date: Date = Date()) throws(StoreError) {
+        try inspectionJournal.markInspectionsSent(ids, at: date)
+    }
+
+    /// How many inspections wait for the server's acknowledgement.
+    public func unsentInspectionCount() throws(StoreError) -> Int { try inspectionJournal.unsentInspectionCount() }
+
+    /// The most recent inspections, newest first.
+    public func recentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
+        try inspectionJournal.recentInspections(limit: limit)
+    }
+
+    /// Every inspection, oldest first (for export and tests).
+    public func allInspections() throws(StoreError) -> [InspectionRecord] { try inspectionJournal.allInspections() }
+}
+
+extension TrustStore: InspectionHistory {
+    public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
+        try inspectionJournal.pastInspections(ofTicket: ticketID, issuer: issuer, since: since)
     }
 }

@@ -6,8 +6,8 @@ import GRDB
 public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "key"
 
-    /// The ticket format the key signs (`fc1`, `uic-918-3`).
-    public var format: String
+    /// The key's family (stored under its store name: `fc1`, `uic-918-3`, `vdv-ka`).
+    public var family: KeyFamily
     /// The issuer the key belongs to.
     public var issuer: String
     /// The key id as tickets carry it (lowercase hex for FC1).
@@ -32,7 +32,7 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
 
     // Rows are read and written by hand: Codable would store `[UInt8]` as JSON text, not as a blob.
     public init(row: Row) throws {
-        format = row["format"]
+        family = try KeyFamily.fromRow(row)
         issuer = row["issuer"]
         keyID = row["key_id"]
         algorithm = row["algorithm"]
@@ -47,7 +47,7 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
-        container["format"] = format
+        container["format"] = family.storeName
         container["issuer"] = issuer
         container["key_id"] = keyID
         container["algorithm"] = algorithm
@@ -62,13 +62,13 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     }
 
     public init(
-        format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
+        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
         notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
         issuerName: String? = nil, versionType: String? = nil
     ) {
         self.issuerName = issuerName
         self.versionType = versionType
-        self.format = format
+        self.family = family
         self.issuer = issuer
         self.keyID = keyID
         self.algorithm = algorithm
@@ -115,26 +115,47 @@ public struct TicketRevocationRecord: Sendable, Equatable, FetchableRecord, Pers
 }
 
 /// A revoked key as stored.
-public struct KeyRevocationRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+public struct KeyRevocationRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "revoked_key"
-    public var format: String
+    public var family: KeyFamily
     public var issuer: String
     public var keyID: String
     public var reason: String?
     public var revokedAt: Int64
 
-    enum CodingKeys: String, CodingKey {
-        case format, issuer
-        case keyID = "key_id"
-        case reason
-        case revokedAt = "revoked_at"
+    public init(row: Row) throws {
+        family = try KeyFamily.fromRow(row)
+        issuer = row["issuer"]
+        keyID = row["key_id"]
+        reason = row["reason"]
+        revokedAt = row["revoked_at"]
     }
 
-    public init(format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date = Date()) {
-        self.format = format
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["format"] = family.storeName
+        container["issuer"] = issuer
+        container["key_id"] = keyID
+        container["reason"] = reason
+        container["revoked_at"] = revokedAt
+    }
+
+    public init(family: KeyFamily, issuer: String, keyID: String, reason: String?, revokedAt: Date = Date()) {
+        self.family = family
         self.issuer = issuer
         self.keyID = keyID
         self.reason = reason
         self.revokedAt = Int64(revokedAt.timeIntervalSince1970)
+    }
+}
+
+extension KeyFamily {
+    /// The family in a key or key revocation row's `format` column; a name this farecheck does not know fails
+    /// the read rather than being guessed.
+    static func fromRow(_ row: Row) throws -> KeyFamily {
+        let name: String = row["format"]
+        guard let family = KeyFamily(storeName: name) else {
+            throw DatabaseError(message: "unknown key family \"\(name)\" in the store")
+        }
+        return family
     }
 }

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import GRDB
 import Signatures
@@ -21,15 +22,15 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         self.cacheLimit = cacheLimit
     }
 
-    public func key(format: String, issuer: String?, keyID: String) throws -> TrustedKey? {
+    public func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? {
         let records = try store.read { db in
-            var request = KeyRecord.filter(Column("format") == format && Column("key_id") == keyID)
+            var request = KeyRecord.filter(Column("format") == family.storeName && Column("key_id") == keyID)
             if let issuer { request = request.filter(Column("issuer") == issuer) }
             return try request.limit(1).fetchAll(db)
         }
         guard let record = records.first else { return nil }
         return TrustedKey(
-            format: record.format, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
+            family: record.family, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
             publicKey: try publicKey(record.spki), notBefore: record.notBeforeDate, notAfter: record.notAfterDate)
     }
 
@@ -48,7 +49,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
         let record = try store.read { db in
             try KeyRevocationRecord.filter(
-                Column("format") == key.format && Column("issuer") == key.issuer && Column("key_id") == key.keyID
+                Column("format") == key.family.storeName && Column("issuer") == key.issuer && Column("key_id") == key.keyID
             ).fetchOne(db)
         }
         return record.map {

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -17,16 +18,17 @@ public struct RevocationReference: Sendable, Hashable {
     public var issuer: String
     /// The ticket id (tickets), or empty for keys.
     public var ticketID: [UInt8]
-    /// Format and key id (keys), or empty for tickets.
-    public var format: String
+    /// The key family (keys), or `nil` for tickets.
+    public var family: KeyFamily?
+    /// The key id (keys), or empty for tickets.
     public var keyID: String
 
     public static func ticket(issuer: String, ticketID: [UInt8]) -> RevocationReference {
-        RevocationReference(issuer: issuer, ticketID: ticketID, format: "", keyID: "")
+        RevocationReference(issuer: issuer, ticketID: ticketID, family: nil, keyID: "")
     }
 
-    public static func key(format: String, issuer: String, keyID: String) -> RevocationReference {
-        RevocationReference(issuer: issuer, ticketID: [], format: format, keyID: keyID)
+    public static func key(family: KeyFamily, issuer: String, keyID: String) -> RevocationReference {
+        RevocationReference(issuer: issuer, ticketID: [], family: family, keyID: keyID)
     }
 }
 
@@ -77,11 +79,11 @@ extension TrustStore {
                 record.source = Self.syncSource
                 if try record.exists(db) { updated += 1 } else { added += 1 }
                 try record.save(db)
-                kept.insert("\(record.format)/\(record.issuer)/\(record.keyID)")
+                kept.insert("\(record.family.storeName)/\(record.issuer)/\(record.keyID)")
             }
             var removed = 0
             for stale in try KeyRecord.filter(Column("source") == Self.syncSource).fetchAll(db)
-            where !kept.contains("\(stale.format)/\(stale.issuer)/\(stale.keyID)") {
+            where !kept.contains("\(stale.family.storeName)/\(stale.issuer)/\(stale.keyID)") {
                 try stale.delete(db)
                 removed += 1
             }
@@ -129,7 +131,7 @@ extension TrustStore {
                     + "VALUES (?, ?, ?, ?, ?, ?)")
             for key in addedKeys {
                 try insertKey.execute(arguments: [
-                    key.format, key.issuer, key.keyID, key.reason, key.revokedAt, Self.syncSource,
+                    key.family.storeName, key.issuer, key.keyID, key.reason, key.revokedAt, Self.syncSource,
                 ])
             }
             let deleteTicket = try db.cachedStatement(
@@ -137,10 +139,10 @@ extension TrustStore {
             let deleteKey = try db.cachedStatement(
                 sql: "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?")
             for reference in removed {
-                if reference.keyID.isEmpty {
-                    try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID)])
+                if let family = reference.family {
+                    try deleteKey.execute(arguments: [family.storeName, reference.issuer, reference.keyID])
                 } else {
-                    try deleteKey.execute(arguments: [reference.format, reference.issuer, reference.keyID])
+                    try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID)])
                 }
             }
             try Self.setMeta(db, "revocation_cursor", String(next))

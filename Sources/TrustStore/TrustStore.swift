@@ -13,6 +13,8 @@ public final class TrustStore: Sendable {
     /// The database file.
     public let path: String
     private let pool: DatabasePool
+    /// The inspection journal, in its own file beside the store (see `InspectionJournal.paths(besideStore:)`).
+    public let inspectionJournal: InspectionJournal
 
     /// The store path: `explicit` if given, else `$FARECHECK_DB`, else
     /// `$XDG_DATA_HOME/farecheck/farecheck.sqlite` (default `~/.local/share/…`).
@@ -27,8 +29,11 @@ public final class TrustStore: Sendable {
         return dataHome + "/farecheck/farecheck.sqlite"
     }
 
-    /// Opens the store at `path`, creating it (and its directory) when missing.
-    public init(path: String) throws(StoreError) {
+    /// Opens the store at `path`, creating it (and its directory) when missing, with its journal beside it.
+    ///
+    /// A store of schema v3–v8 kept the journal in its own file: its inspections are copied into the journal file
+    /// first, and only then does migration v9 drop them from the store, so an interrupted upgrade loses nothing.
+    public init(path: String, journalReserveBytes: Int = InspectionJournal.defaultReserveBytes) throws(StoreError) {
         self.path = path
         let fileManager = FileManager.default
         let directory = (path as NSString).deletingLastPathComponent
@@ -62,13 +67,46 @@ public final class TrustStore: Sendable {
             // store keeps its page size.
             if !existed { try db.execute(sql: "PRAGMA page_size = \(Self.newStorePageSize)") }
         }
+        let journalPaths = InspectionJournal.paths(besideStore: path)
+        inspectionJournal = try InspectionJournal(
+            path: journalPaths.journal, reservePath: journalPaths.reserve, reserveBytes: journalReserveBytes)
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try Self.openPool(path: path, configuration: configuration, journal: inspectionJournal)
+            let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
+            if !applied.contains(Self.journalMovedMigration) {
+                try Self.migrator.migrate(pool, upTo: Self.lastMigrationWithJournal)
+                if try pool.read({ db in try db.tableExists("inspection") }) {
+                    try inspectionJournal.adopt(inspectionsOf: path)
+                }
+            }
             try Self.migrator.migrate(pool)
         } catch {
             throw Self.classify(error, path: path, opening: true)
         }
     }
+
+    /// Opens the store's pool. On a full disk (a daemon restarted while it is full), SQLite cannot create the
+    /// write-ahead log and its index; the journal's reserve gives back some of its unused space, once, and the
+    /// open is tried again, so that the validator starts and keeps inspecting (into the reserve).
+    private static func openPool(
+        path: String, configuration: Configuration, journal: InspectionJournal
+    ) throws -> DatabasePool {
+        do {
+            return try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            guard journal.releaseReserve(reserveGivenBackOnFullDisk) > 0 else { throw error }
+            return try DatabasePool(path: path, configuration: configuration)
+        }
+    }
+
+    /// What the journal's reserve gives back when the store cannot be opened on a full disk: room for the
+    /// write-ahead-log index (32 KiB) and a few pages of log.
+    static let reserveGivenBackOnFullDisk = 256 << 10
+
+    /// The last migration of the schemas that kept the journal in the store file.
+    static let lastMigrationWithJournal = "v8-revoked-ticket-without-rowid"
+    /// The migration that dropped the journal from the store file.
+    static let journalMovedMigration = "v9-journal-in-its-own-file"
 
     /// The page size of a new store file.
     static let newStorePageSize = 16_384
@@ -229,6 +267,11 @@ public final class TrustStore: Sendable {
                     ALTER TABLE revoked_ticket_v8 RENAME TO revoked_ticket;
                     """)
         }
+        migrator.registerMigration(journalMovedMigration) { db in
+            // The journal moved to its own file (`InspectionJournal`), so that a sync transaction on this store
+            // never holds up a scan's journal write. `init` copies the records over before this runs.
+            try db.drop(table: "inspection")
+        }
         return migrator
     }
 
@@ -261,6 +304,7 @@ public final class TrustStore: Sendable {
             // Everything into the main file, the log emptied: a clean store a backup can copy alone.
             try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()
+            try inspectionJournal.close()
         } catch {
             throw Self.classify(error, path: path, opening: false)
         }
@@ -340,7 +384,7 @@ public final class TrustStore: Sendable {
 
     /// Saves many keys in one transaction (all or none); returns how many were new rather than updated.
     @discardableResult
-    public func saveKeys(_ records: [KeyRecord], replacingFormat format: String? = nil) throws(StoreError) -> (
+    public func saveKeys(_ records: [KeyRecord], replacingFamily family: KeyFamily? = nil) throws(StoreError) -> (
         added: Int, updated: Int, removed: Int
     ) {
         try write { db in
@@ -351,9 +395,9 @@ public final class TrustStore: Sendable {
                 try record.save(db)
             }
             var removed = 0
-            if let format {
+            if let family {
                 let kept = Set(records.map { "\($0.issuer)/\($0.keyID)" })
-                for stale in try KeyRecord.filter(Column("format") == format).fetchAll(db)
+                for stale in try KeyRecord.filter(Column("format") == family.storeName).fetchAll(db)
                 where !kept.contains("\(stale.issuer)/\(stale.keyID)") {
                     try stale.delete(db)
                     removed += 1
@@ -447,11 +491,11 @@ public final class TrustStore: Sendable {
                 let publicKey = try PublicKey(spkiDER: record.spki)
                 trust.add(
                     TrustedKey(
-                        format: record.format, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
+                        family: record.family, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
                         publicKey: publicKey, notBefore: record.notBeforeDate, notAfter: record.notAfterDate
                     ))
             } catch {
-                skipped.append("\(record.format) key \(record.keyID) of \(record.issuer): \(error)")
+                skipped.append("\(record.family) key \(record.keyID) of \(record.issuer): \(error)")
             }
         }
         for ticket in tickets {
@@ -462,7 +506,7 @@ public final class TrustStore: Sendable {
         }
         for key in revokedKeys {
             trust.revokeKey(
-                key.keyID, issuer: key.issuer, format: key.format,
+                key.keyID, issuer: key.issuer, family: key.family,
                 Revocation(reason: key.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(key.revokedAt))))
         }
         return (trust, skipped)

@@ -49,7 +49,7 @@ extension TrustStore {
             }
             records.append(
                 KeyRecord(
-                    format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                    family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
                     algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER,
                     certificate: material.certificate?.der,
                     notBefore: entry.validFrom ?? material.certificate?.notBefore,
@@ -57,7 +57,7 @@ extension TrustStore {
                     source: source, issuerName: entry.issuerName, versionType: entry.versionType
                 ))
         }
-        let counts = try saveKeys(records, replacingFormat: replace ? UIC918_3.formatName : nil)
+        let counts = try saveKeys(records, replacingFamily: replace ? .uic : nil)
         return UICKeyImportReport(
             added: counts.added, updated: counts.updated, removed: counts.removed, problems: problems)
     }

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// The list of issuer keys a validator should trust, as the agency publishes it (signed, in a
@@ -62,11 +63,6 @@ public struct BundleKey: Sendable, Equatable, Codable {
     /// The last moment the key may sign, when limited.
     public var notAfter: Date?
 
-    /// The FC1 format name.
-    public static let fc1 = "fc1"
-    /// The UIC 918.3 format name on the wire.
-    public static let uic = "uic"
-
     /// Makes a key entry.
     public init(
         format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
@@ -81,18 +77,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
         self.notAfter = notAfter
     }
 
-    /// The format as the validator's store names it: `uic` is `uic-918-3` there, other names are the same.
-    public var storeFormat: String { Self.storeFormat(of: format) }
-
-    /// Maps a wire format name to the store's (`uic` → `uic-918-3`).
-    public static func storeFormat(of wireFormat: String) -> String {
-        wireFormat == uic ? "uic-918-3" : wireFormat
-    }
-
-    /// Maps a store format name to the wire's (`uic-918-3` → `uic`).
-    public static func wireFormat(of storeFormat: String) -> String {
-        storeFormat == "uic-918-3" ? uic : storeFormat
-    }
+    /// The key family the wire format names, or `nil` when this farecheck does not know it.
+    public var family: KeyFamily? { KeyFamily(wireName: format) }
 
     private enum CodingKeys: String, CodingKey {
         case format, issuer, keyID, algorithm, spki, notBefore, notAfter

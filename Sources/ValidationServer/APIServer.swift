@@ -237,7 +237,9 @@ public struct APIServer: Sendable {
         var lookedUp = false
         if let issuer = query.issuer, let format = query.format, let keyID = query.keyID {
             lookedUp = true
-            let reference = KeyReference(format: BundleKey.wireFormat(of: format), issuer: issuer, keyID: keyID)
+            // The check names the ticket's format (`uic-918-3`); keys are revoked under their family (`uic`).
+            let family = KeyFamily(name: format)?.wireName ?? format
+            let reference = KeyReference(format: family, issuer: issuer, keyID: keyID)
             if let revoked = try await store.keyRevocation(reference) {
                 return Self.json(
                     .ok,

@@ -3,6 +3,8 @@ import Foundation
 
 /// An earlier inspection of the same ticket, as the journal remembers it.
 public struct PastInspection: Sendable, Hashable {
+    /// The inspection's id (the journal record id), when known.
+    public var id: String?
     /// When it was inspected.
     public var inspectedAt: Date
     /// Where: the scanner or source.
@@ -10,7 +12,8 @@ public struct PastInspection: Sendable, Hashable {
     /// The verdict given then.
     public var verdict: VerdictKind?
 
-    public init(inspectedAt: Date, device: String, verdict: VerdictKind?) {
+    public init(id: String? = nil, inspectedAt: Date, device: String, verdict: VerdictKind?) {
+        self.id = id
         self.inspectedAt = inspectedAt
         self.device = device
         self.verdict = verdict

@@ -4,17 +4,13 @@ import Signatures
 import TicketFormats
 
 extension TicketVerifier {
-    /// The key formats an SSB key is looked up under, in order: keys stored for SSB itself, then the UIC key
-    /// list's keys, which the import stores as `uic-918-3` whatever barcode they sign (and so do keys imported
-    /// with `farecheck keys import --issuer 1179 --kid 1`).
-    static let ssbKeyFormats = [ERASSB.formatName, UIC918_3.formatName]
-
-    /// Verifies an ERA SSB frame: key by issuer RICS code and key id, DSA over bytes 0–57 as received, then
-    /// the fields, then the UIC policies (key validity, validity window, revocation).
+    /// Verifies an ERA SSB frame: key by issuer RICS code and key id among the UIC key list's keys (family `uic`,
+    /// where `farecheck keys import --issuer 1179 --kid 1` puts SŽ's key too), DSA over bytes 0–57 as received,
+    /// then the fields, then the UIC policies (key validity, validity window, revocation).
     ///
     /// Version 1 frames are decoded by `SSBTicket` but not verified: no source says where their signature is.
     func verifySSB(_ frame: SSBFrame, at now: Date) throws(VerifierError) -> Verdict {
-        let format = ERASSB.formatName
+        let format = TicketFormat.eraSSB
         let issuer = String(frame.issuerCode)
         guard let keyNumber = frame.keyID, let signature = frame.signature, let form = frame.signatureForm else {
             return Verdict(
@@ -24,11 +20,9 @@ extension TicketVerifier {
         }
         let keyID = String(keyNumber)
         let label = "\(issuer)/\(keyID)"
-        var key: TrustedKey?
+        let key: TrustedKey?
         do {
-            for keyFormat in Self.ssbKeyFormats where key == nil {
-                key = try keys.key(format: keyFormat, issuer: issuer, keyID: keyID)
-            }
+            key = try keys.key(family: format.keyFamily, issuer: issuer, keyID: keyID)
         } catch {
             throw VerifierError(message: "the key directory failed", underlying: error)
         }

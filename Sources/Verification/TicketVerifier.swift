@@ -31,6 +31,9 @@ public struct TicketVerifier: Sendable {
         public var acceptedPrefixes: [String] = [FC1.defaultPrefix]
         /// Cap on inflated payload size.
         public var inflateLimit: Int = Zlib.defaultInflateLimit
+        /// The formats this validator accepts; a payload of another format is `unsupported`, decided from the
+        /// detected format before any signature or key lookup.
+        public var acceptedFormats: Set<TicketFormat> = Set(TicketFormat.allCases)
 
         public init() {}
     }
@@ -42,6 +45,7 @@ public struct TicketVerifier: Sendable {
     let uicPolicies: [any TicketPolicy]
     private let clock: any InspectionClock
     private let detector: PayloadDetector
+    private let acceptedFormats: Set<TicketFormat>
 
     /// A verifier over the given trust data, with the standard policies.
     public init(
@@ -50,6 +54,7 @@ public struct TicketVerifier: Sendable {
     ) {
         self.keys = keys
         self.clock = clock
+        self.acceptedFormats = configuration.acceptedFormats
         self.detector = PayloadDetector(
             acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
         let window = ValidityWindowPolicy(
@@ -82,6 +87,12 @@ public struct TicketVerifier: Sendable {
                 signature: .notChecked, inspectedAt: now
             )
         }
+        guard acceptedFormats.contains(recognised.format) else {
+            return Verdict(
+                kind: .unsupported,
+                reason: "Tickets of format \(recognised.format.displayName) are not accepted on this validator.",
+                signature: .notChecked, format: recognised.format, inspectedAt: now)
+        }
         switch recognised {
         case .fc1(let message, _):
             return try verifyFC1(message, at: now)
@@ -93,7 +104,7 @@ public struct TicketVerifier: Sendable {
     }
 
     private func verifyFC1(_ message: COSESign1, at now: Date) throws(VerifierError) -> Verdict {
-        let format = FC1.formatName
+        let format = TicketFormat.fc1
         guard let kidBytes = message.keyID else {
             return Verdict(
                 kind: .malformed, reason: "The COSE header carries no key id (kid).", signature: .notChecked,
@@ -114,7 +125,7 @@ public struct TicketVerifier: Sendable {
         }
         let key: TrustedKey?
         do {
-            key = try keys.key(format: format, issuer: nil, keyID: kid)
+            key = try keys.key(family: format.keyFamily, issuer: nil, keyID: kid)
         } catch {
             throw VerifierError(message: "the key directory failed", underlying: error)
         }
@@ -153,13 +164,13 @@ public struct TicketVerifier: Sendable {
     }
 
     private func verifyUIC(_ container: UICContainer, at now: Date) throws(VerifierError) -> Verdict {
-        let format = UIC918_3.formatName
+        let format = TicketFormat.uic9183
         let issuer = UICKeyList.normalizedCode(container.issuerCode)
         let keyID = UICKeyList.normalizedCode(container.keyID)
         let label = "\(container.issuerCode)/\(container.keyID)"
         let key: TrustedKey?
         do {
-            key = try keys.key(format: format, issuer: issuer, keyID: keyID)
+            key = try keys.key(family: format.keyFamily, issuer: issuer, keyID: keyID)
         } catch {
             throw VerifierError(message: "the key directory failed", underlying: error)
         }

@@ -4,8 +4,8 @@ import Signatures
 
 /// A public key the validator trusts, with what it may sign and when.
 public struct TrustedKey: Sendable {
-    /// The ticket format the key signs (`fc1`, `uic-918-3`).
-    public var format: String
+    /// The family of the key: which formats it signs and how it is looked up.
+    public var family: KeyFamily
     /// The issuer the key belongs to; a ticket claiming another issuer is rejected.
     public var issuer: String
     /// The key identifier as tickets carry it: lowercase hex for FC1.
@@ -21,10 +21,10 @@ public struct TrustedKey: Sendable {
     public var notAfter: Date?
 
     public init(
-        format: String, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
+        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
         notBefore: Date? = nil, notAfter: Date? = nil
     ) {
-        self.format = format
+        self.family = family
         self.issuer = issuer
         self.keyID = keyID
         self.algorithm = algorithm
@@ -49,9 +49,9 @@ public struct Revocation: Sendable, Hashable {
 
 /// Where the verifier finds keys. Implementations may be in memory or backed by the store.
 public protocol KeyDirectory: Sendable {
-    /// The key of `format` with identifier `keyID`; `issuer` narrows the search for formats whose
+    /// The key of `family` with identifier `keyID`; `issuer` narrows the search for families whose
     /// key ids are only unique per issuer (UIC). Throws only when the directory itself fails.
-    func key(format: String, issuer: String?, keyID: String) throws -> TrustedKey?
+    func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey?
 }
 
 /// Where the verifier learns about revoked tickets and keys.
@@ -67,7 +67,7 @@ public protocol RevocationList: Sendable {
 /// Lookups are dictionary reads, so verification never waits on disk.
 public struct TrustSnapshot: KeyDirectory, RevocationList {
     private struct KeyIndex: Hashable {
-        var format: String
+        var family: KeyFamily
         var keyID: String
     }
 
@@ -81,7 +81,7 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     private var revokedKeys: [RevokedKeyIndex: Revocation] = [:]
 
     private struct RevokedKeyIndex: Hashable {
-        var format: String
+        var family: KeyFamily
         var issuer: String
         var keyID: String
     }
@@ -93,7 +93,7 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
 
     /// Adds a key (several issuers may share a key id; they are told apart by issuer).
     public mutating func add(_ key: TrustedKey) {
-        keys[KeyIndex(format: key.format, keyID: key.keyID), default: []].append(key)
+        keys[KeyIndex(family: key.family, keyID: key.keyID), default: []].append(key)
     }
 
     /// Records a revoked ticket.
@@ -103,13 +103,13 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
 
     /// Records a revoked key.
     public mutating func revokeKey(
-        _ keyID: String, issuer: String, format: String, _ revocation: Revocation = Revocation()
+        _ keyID: String, issuer: String, family: KeyFamily, _ revocation: Revocation = Revocation()
     ) {
-        revokedKeys[RevokedKeyIndex(format: format, issuer: issuer, keyID: keyID)] = revocation
+        revokedKeys[RevokedKeyIndex(family: family, issuer: issuer, keyID: keyID)] = revocation
     }
 
-    public func key(format: String, issuer: String?, keyID: String) -> TrustedKey? {
-        guard let candidates = keys[KeyIndex(format: format, keyID: keyID)] else { return nil }
+    public func key(family: KeyFamily, issuer: String?, keyID: String) -> TrustedKey? {
+        guard let candidates = keys[KeyIndex(family: family, keyID: keyID)] else { return nil }
         guard let issuer else { return candidates.first }
         return candidates.first { $0.issuer == issuer }
     }
@@ -119,6 +119,6 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     }
 
     public func revocation(ofKey key: TrustedKey) -> Revocation? {
-        revokedKeys[RevokedKeyIndex(format: key.format, issuer: key.issuer, keyID: key.keyID)]
+        revokedKeys[RevokedKeyIndex(family: key.family, issuer: key.issuer, keyID: key.keyID)]
     }
 }

@@ -26,7 +26,7 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "The issuer the key signs for (FC1 issuer name, or UIC company code).")
         var issuer: String
 
-        @Option(help: "The ticket format: fc1 or uic.")
+        @Option(help: "The key family: fc1, uic (UIC 918.3, UIC 918.9 DOSIPAS and ERA SSB keys) or vdv.")
         var format = "fc1"
 
         @Option(
@@ -75,7 +75,7 @@ struct Keys: AsyncParsableCommand {
             let keyID: String
             if let kid {
                 guard !kid.isEmpty else { throw ServerError(code: .invalidInput, message: "--kid is empty.") }
-                keyID = wireFormat == BundleKey.fc1 ? (kid.lowercased()) : kid
+                keyID = wireFormat == KeyFamily.fc1.wireName ? (kid.lowercased()) : kid
             } else if let certificate = material.certificate {
                 keyID = digest(.sha256, certificate.der).prefix(8).hexString
             } else {
@@ -83,7 +83,7 @@ struct Keys: AsyncParsableCommand {
             }
             return BundleKey(
                 format: wireFormat, issuer: issuer, keyID: keyID,
-                algorithm: algorithm ?? (wireFormat == BundleKey.fc1 ? Self.fc1Algorithm(of: publicKey.kind) : nil),
+                algorithm: algorithm ?? (wireFormat == KeyFamily.fc1.wireName ? Self.fc1Algorithm(of: publicKey.kind) : nil),
                 spki: publicKey.spkiDER,
                 notBefore: try notBefore.map { text throws(ServerError) in try parseDate(text, option: "--not-before") }
                     ?? material.certificate?.notBefore,
@@ -92,12 +92,10 @@ struct Keys: AsyncParsableCommand {
         }
 
         static func wireFormat(_ name: String) throws(ServerError) -> String {
-            switch name.lowercased() {
-            case "fc1": return BundleKey.fc1
-            case "uic", "uic-918-3": return BundleKey.uic
-            default:
-                throw ServerError(code: .invalidInput, message: "--format \(name): expected fc1 or uic.")
+            guard let family = KeyFamily(name: name) else {
+                throw ServerError(code: .invalidInput, message: "--format \(name): expected fc1, uic or vdv.")
             }
+            return family.wireName
         }
 
         static func fc1Algorithm(of kind: KeyKind) -> String? {
@@ -120,7 +118,7 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "The issuer.")
         var issuer: String
 
-        @Option(help: "fc1 or uic.")
+        @Option(help: "fc1, uic or vdv.")
         var format = "fc1"
 
         @Option(help: "The key id.")

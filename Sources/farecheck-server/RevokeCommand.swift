@@ -15,7 +15,7 @@ struct RevocationTarget: ParsableArguments {
     @Option(help: "A key id instead of a ticket: revokes every ticket the key signed.")
     var key: String?
 
-    @Option(help: "The key's format, with --key: fc1 or uic.")
+    @Option(help: "The key's family, with --key: fc1, uic or vdv.")
     var format = "fc1"
 
     enum Target {

@@ -36,7 +36,7 @@ struct DaemonBenchmark {
             try save {
                 try store.saveKey(
                     KeyRecord(
-                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"))
             }
         }
@@ -46,7 +46,7 @@ struct DaemonBenchmark {
         for batch in stride(from: 0, to: keys, by: 10_000) {
             let records = (batch..<min(batch + 10_000, keys)).map { index in
                 KeyRecord(
-                    format: FC1.formatName, issuer: "issuer-\(index % 100)", keyID: String(format: "%016x", index),
+                    family: .fc1, issuer: "issuer-\(index % 100)", keyID: String(format: "%016x", index),
                     algorithm: "ES256", spki: filler, source: "bench")
             }
             try save { _ = try store.saveKeys(records) }
@@ -106,7 +106,7 @@ struct DaemonBenchmark {
             latencies.append(sent.duration(to: arrived))
             if let event = try? VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8)) {
                 journalLatencies.append(event.latencyMicros)
-                if index == warmUp, event.verdict != "valid" {
+                if index == warmUp, event.verdict != .valid {
                     throw CommandFailure.exit("bench: the bench ticket verified \(event.verdict): \(event.reason)")
                 }
             }

@@ -72,7 +72,9 @@ struct DemoCommand: AsyncParsableCommand {
             if !asExpected { mismatches += 1 }
             if json {
                 var report = VerdictReport(
-                    verdict, source: path, symbology: symbol.symbology, payloadBytes: symbol.bytes.count)
+                    Inspection(
+                        source: path, symbology: symbol.symbology, payloadByteCount: symbol.bytes.count,
+                        payloadDigest: digest(.sha256, symbol.bytes), verdict: verdict))
                 report.expected = demoCase.expected.rawValue
                 printLine(jsonLine(report))
             } else {
@@ -108,7 +110,7 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 try trustStore.saveKey(
                     KeyRecord(
-                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
                     ))
             } catch {

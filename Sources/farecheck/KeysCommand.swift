@@ -53,7 +53,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 try trustStore.saveKey(
                     KeyRecord(
-                        format: FC1.formatName, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
+                        family: .fc1, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
                         spki: spki,
                         notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
                     ))
@@ -121,7 +121,7 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "\(record.format) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)"
+                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)"
             )
         }
 
@@ -151,7 +151,7 @@ struct KeysCommand: AsyncParsableCommand {
                 )
             }
             return KeyRecord(
-                format: FC1.formatName, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
+                family: .fc1, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
                 spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
@@ -171,7 +171,7 @@ struct KeysCommand: AsyncParsableCommand {
                 )
             }
             return KeyRecord(
-                format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuer),
+                family: .uic, issuer: UICKeyList.normalizedCode(issuer),
                 keyID: UICKeyList.normalizedCode(kid),
                 algorithm: alg, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
@@ -234,15 +234,15 @@ struct KeysCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit(error.description)
             }
-            let revokedSet = Set(revoked.map { "\($0.format)/\($0.issuer)/\($0.keyID)" })
+            let revokedSet = Set(revoked.map { "\($0.family)/\($0.issuer)/\($0.keyID)" })
             let rows = records.map { record in
                 Row(
-                    format: record.format, issuer: record.issuer, issuerName: record.issuerName,
+                    format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
                     versionType: record.versionType,
                     kid: record.keyID, algorithm: record.algorithm,
                     keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
                     notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
-                    revoked: revokedSet.contains("\(record.format)/\(record.issuer)/\(record.keyID)")
+                    revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)")
                 )
             }
             if json {

@@ -56,17 +56,17 @@ struct RevokeCommand: AsyncParsableCommand {
                 let isUIC = issuer.map(UICKeyList.isRICSCode) ?? false
                 let keyID = isUIC ? UICKeyList.normalizedCode(key) : key.lowercased()
                 let known = try trustStore.keys(withID: keyID, issuer: storedIssuer)
-                let fallbackFormat = isUIC ? UIC918_3.formatName : FC1.formatName
+                let fallbackFamily: KeyFamily = isUIC ? .uic : .fc1
                 let targets =
                     known.isEmpty
-                    ? storedIssuer.map { [($0, fallbackFormat)] } ?? [] : known.map { ($0.issuer, $0.format) }
+                    ? storedIssuer.map { [($0, fallbackFamily)] } ?? [] : known.map { ($0.issuer, $0.family) }
                 guard !targets.isEmpty else {
                     throw CommandFailure.exit("key \(key) is not in the store; give --issuer to revoke it anyway")
                 }
-                for (owner, format) in targets {
+                for (owner, family) in targets {
                     try trustStore.revokeKey(
-                        KeyRevocationRecord(format: format, issuer: owner, keyID: keyID, reason: reason))
-                    printLine("revoked \(format) key \(keyID) of \(owner)")
+                        KeyRevocationRecord(family: family, issuer: owner, keyID: keyID, reason: reason))
+                    printLine("revoked \(family.storeName) key \(keyID) of \(owner)")
                 }
             }
         } catch let error as StoreError {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FareCore
 import Foundation
 import Scanners
+import Signatures
 import TrustStore
 import Verification
 
@@ -121,7 +122,9 @@ struct ScannersCommand: AsyncParsableCommand {
                 if let verifier {
                     let verdict = try verifier.verify(scan.payload)
                     report = VerdictReport(
-                        verdict, source: scan.device, symbology: scan.symbology, payloadBytes: scan.payload.count)
+                        Inspection(
+                            source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
+                            payloadDigest: digest(.sha256, scan.payload), verdict: verdict))
                     await reader.signal(verdict.isValid ? .good : .bad)
                 }
                 if json {

@@ -88,7 +88,7 @@ struct SyncBenchmark {
                 let key = try IssuingKey.parse(demo.text, source: demo.file)
                 try store.saveKey(
                     KeyRecord(
-                        format: FC1.formatName, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"))
             }
             try store.close()

@@ -167,6 +167,11 @@ struct SyncCommand: AsyncParsableCommand {
         guard !pinned.isEmpty else {
             throw CommandFailure.exit("no trust anchor pinned: give --anchor PEM (or --demo-anchor for a demo server)")
         }
+        if !demoAnchor, pinned.contains(where: { $0.id == TrustAnchor.demo.id }) {
+            throw CommandFailure.exit(
+                "--anchor pins the DEMO trust anchor (key \(TrustAnchor.demo.id)), whose private key is published; "
+                    + "give --demo-anchor instead to say this is a demo server")
+        }
         let client = ValidationAPIClient.Configuration(
             baseURL: url ?? "", token: token, deviceID: deviceID, requestTimeout: requestTimeout,
             tls: ValidationAPIClient.TLSFiles(

@@ -48,7 +48,7 @@ struct UICBenchmark {
             var trust = TrustSnapshot()
             trust.add(
                 TrustedKey(
-                    format: UIC918_3.formatName, issuer: "1080", keyID: "42", algorithm: nil, publicKey: key.publicKey))
+                    family: .uic, issuer: "1080", keyID: "42", algorithm: nil, publicKey: key.publicKey))
             let verifier = TicketVerifier(trust: trust)
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(name) ticket does not verify")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import Signatures
 import Symbols
 import TicketFormats
 import TrustStore
@@ -108,7 +109,9 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             allValid = allValid && verdict.isValid
             var report = VerdictReport(
-                verdict, source: payload.source, symbology: payload.symbology, payloadBytes: payload.bytes.count)
+                Inspection(
+                    source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
+                    payloadDigest: digest(.sha256, payload.bytes), verdict: verdict))
             let layout = showLayout ? Self.layoutLines(payload.bytes) : nil
             if json {
                 report.layout = layout
@@ -157,10 +160,10 @@ struct VerdictReport: Encodable {
     var source: String
     var symbology: String?
     var payloadBytes: Int
-    var verdict: String
+    var verdict: VerdictKind
     var reason: String
-    var signature: String
-    var format: String?
+    var signature: SignatureStatus
+    var format: TicketFormat?
     var issuer: String?
     var keyId: String?
     var ticketId: String?
@@ -189,13 +192,15 @@ struct VerdictReport: Encodable {
     var warningMessages: [String]
     var inspectedAt: Date
 
-    init(_ verdict: Verdict, source: String, symbology: Symbology?, payloadBytes: Int) {
-        self.source = source
-        self.symbology = symbology?.rawValue
-        self.payloadBytes = payloadBytes
-        self.verdict = verdict.kind.rawValue
+    /// The report of `inspection`: the one mapping from an inspection to what the CLI prints.
+    init(_ inspection: Inspection) {
+        let verdict = inspection.verdict
+        self.source = inspection.source
+        self.symbology = inspection.symbology?.rawValue
+        self.payloadBytes = inspection.payloadByteCount
+        self.verdict = verdict.kind
         self.reason = verdict.reason
-        self.signature = verdict.signature.rawValue
+        self.signature = verdict.signature
         self.format = verdict.format
         self.issuer = verdict.ticket?.issuer ?? verdict.issuer
         self.keyId = verdict.keyID
@@ -221,13 +226,13 @@ struct VerdictReport: Encodable {
 
     /// The verdict for a person: the answer first, then what to check.
     var text: String {
-        var lines = ["\(verdict.uppercased())  \(reason)"]
+        var lines = ["\(verdict.rawValue.uppercased())  \(reason)"]
         func add(_ label: String, _ value: String?) {
             guard let value, !value.isEmpty else { return }
             lines.append("  " + label.padding(toLength: max(11, label.count + 1), withPad: " ", startingAt: 0) + value)
         }
         add("source", source + (symbology.map { " (\($0))" } ?? ""))
-        var signatureLine = signature
+        var signatureLine = signature.rawValue
         if let format { signatureLine += ", \(format)" }
         if let keyId { signatureLine += ", key \(keyId)" }
         add("signature", signatureLine)

@@ -1,4 +1,5 @@
 import Daemon
+import FareCore
 import Foundation
 import TestSupport
 import Testing
@@ -10,7 +11,7 @@ struct ConfigurationTests {
         let configuration = try DaemonConfiguration.load(path: repositoryRoot + "/Config/farecheck.toml")
         #expect(configuration.mode == .gate)
         #expect(configuration.store == "/var/lib/farecheck/farecheck.sqlite")
-        #expect(configuration.formats == ["fc1", "uic-918-3"])
+        #expect(configuration.formats == Set(TicketFormat.allCases))
         #expect(configuration.clockSkew == 120 && configuration.replayWindow == 3600)
         #expect(configuration.scanners.map(\.device) == ["auto"])
         #expect(configuration.scanners.first?.protocolName == .ssi)
@@ -51,6 +52,38 @@ struct ConfigurationTests {
             } catch {
                 #expect(error.description.contains(expected), "\(error.description)")
             }
+        }
+    }
+
+    @Test("pinning the DEMO anchor (by name or by its PEM file) is refused at start unless allow_demo_anchor is set")
+    func demoAnchorNeedsOptIn() throws {
+        func sync(_ anchors: String, allow: Bool?) throws(ConfigurationError) -> DaemonConfiguration.Sync? {
+            try DaemonConfiguration.parse(
+                """
+                [[scanner]]
+                device = "auto"
+                [sync]
+                url = "http://127.0.0.1:8443"
+                token = "secret"
+                anchors = \(anchors)
+                \(allow.map { "allow_demo_anchor = \($0)" } ?? "")
+                """
+            ).sync
+        }
+        for anchors in [#"["demo"]"#, #"["\#(repositoryRoot)/Keys/demo-anchor.pub.pem"]"#] {
+            for allow in [nil, false] {
+                let refused = try #require(try sync(anchors, allow: allow))
+                do {
+                    _ = try refused.resolve(file: "farecheck.toml")
+                    Issue.record("\(anchors) without the opt-in was accepted")
+                } catch {
+                    #expect(error.key == "sync.anchors")
+                    #expect(error.description.contains("DEMO trust anchor"))
+                    #expect(error.description.contains("allow_demo_anchor = true"))
+                }
+            }
+            let allowed = try #require(try sync(anchors, allow: true))
+            #expect(try allowed.resolve(file: "farecheck.toml").anchors.count == 1)
         }
     }
 }

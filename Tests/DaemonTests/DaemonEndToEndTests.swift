@@ -31,11 +31,11 @@ final class DaemonBench {
     }
 
     /// Writes a configuration for one simulated SSI scanner and returns its path.
-    func config(scanner: String, mode: String = "gate", extra: String = "") throws -> String {
+    func config(scanner: String, mode: String = "gate", store: String? = nil, extra: String = "") throws -> String {
         let text = """
             mode = "\(mode)"
             validator = "test-gate"
-            store = "\(bench.db)"
+            store = "\(store ?? bench.db)"
 
             [[scanner]]
             name = "front-door"
@@ -87,7 +87,7 @@ struct DaemonEndToEndTests {
             scanner.scan(payload)
             events.append(try setup.event(await socket.readLine()))
         }
-        #expect(events.map(\.verdict) == ["valid", "valid", "valid", "replayed", "revoked", "unsupported"])
+        #expect(events.map(\.verdict) == [.valid, .valid, .valid, .replayed, .revoked, .unsupported])
         #expect(events[0].device == "front-door" && events[0].product == "day" && events[0].warnings.isEmpty)
         // A day ticket seen again is information at a gate; a single ticket seen again is refused.
         #expect(events[1].warnings == ["seen-before"])
@@ -138,7 +138,7 @@ struct DaemonEndToEndTests {
         // The journal holds each inspection once, as shown.
         let journal = try TrustStore(path: setup.bench.db).allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
-        #expect(journal.map(\.verdict) == events.map(\.verdict))
+        #expect(journal.map(\.verdict) == events.map(\.verdict.rawValue))
         #expect(journal.allSatisfy { $0.device == "front-door" && $0.sentAt == nil })
     }
 
@@ -177,7 +177,7 @@ struct DaemonEndToEndTests {
         while !next.warnings.contains("seen-before") || next.ticketId != "a000" {
             next = try setup.event(await socketAgain.readLine())
         }
-        #expect(next.verdict == "valid")
+        #expect(next.verdict == .valid)
         #expect(await again.stop() == 0)
     }
 
@@ -241,14 +241,14 @@ struct DaemonEndToEndTests {
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(day)
         let refused = try setup.event(await socket.readLine())
-        #expect(refused.verdict == "refused")
+        #expect(refused.verdict == .refused)
         #expect(refused.reason.contains("log in"))
         scanner.scan(badge)
         let login = try setup.event(await socket.readLine())
-        #expect(login.verdict == "valid" && login.reason.hasPrefix("Logged in: insp-17"))
+        #expect(login.verdict == .valid && login.reason.hasPrefix("Logged in: insp-17"))
         scanner.scan(day)
         let inspected = try setup.event(await socket.readLine())
-        #expect(inspected.verdict == "valid" && inspected.inspector == "insp-17")
+        #expect(inspected.verdict == .valid && inspected.inspector == "insp-17")
         #expect(await daemon.stop() == 0)
         let journal = try TrustStore(path: setup.bench.db).allInspections()
         #expect(!journal.contains { $0.id == refused.id })

@@ -13,7 +13,9 @@ final class EndpointBench: Sendable {
     let store: TrustStore
     let hub = EventHub()
     let status = DaemonStatus(mode: "inspector")
-    let metrics = DaemonMetrics(refresh: { (trustDataAge: 90, unsentInspections: 2) })
+    let metrics = DaemonMetrics(refresh: {
+        DaemonMetrics.Refreshed(trustDataAge: 90, unsentInspections: 2, pendingInspections: 0)
+    })
     let sessions: InspectorSessions
     /// Everything the service logged, so that tests can check what never appears in a log.
     let log = LogRecord()
@@ -68,18 +70,20 @@ final class EndpointBench: Sendable {
     static func event(
         _ kind: VerdictKind, reason: String, product: String? = "Day pass", holder: String? = "ID ****1234",
         warnings: [VerdictWarning] = []
-    ) -> VerdictEvent {
+    ) -> PublishedVerdict {
         let now = Date()
         let ticket = Ticket(
-            format: "fc1", issuer: "demo-transit", ticketID: [0x5e, 0xa1, 0x0c, 0x42], validFrom: now - 3600,
+            format: .fc1, issuer: "demo-transit", ticketID: [0x5e, 0xa1, 0x0c, 0x42], validFrom: now - 3600,
             validUntil: now + 20 * 3600, product: product, zones: ["A", "B"], category: "adult", passengers: 2,
             holder: holder)
         let verdict = Verdict(
-            kind: kind, reason: reason, signature: .valid, format: "fc1", issuer: "demo-transit", keyID: "7a3f",
+            kind: kind, reason: reason, signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "7a3f",
             ticket: ticket, warnings: warnings, inspectedAt: now)
         return VerdictEvent(
-            id: UUID().uuidString, verdict: verdict, device: "front-door", symbology: .qr, payloadBytes: 311,
-            inspector: "K-204")
+            Inspection(
+                source: "front-door", symbology: .qr, payloadByteCount: 311, payloadDigest: [], verdict: verdict,
+                inspector: "K-204")
+        ).published
     }
 }
 

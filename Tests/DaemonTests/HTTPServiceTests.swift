@@ -35,9 +35,9 @@ struct HTTPServiceTests {
 
     @Test func metricsCountTheVerdictsRecorded() async throws {
         let bench = try EndpointBench()
-        bench.metrics.verdict("valid", latency: .microseconds(800))
-        bench.metrics.verdict("valid", latency: .milliseconds(3))
-        bench.metrics.verdict("revoked", latency: .milliseconds(1))
+        bench.metrics.verdict(.valid, latency: .microseconds(800))
+        bench.metrics.verdict(.valid, latency: .milliseconds(3))
+        bench.metrics.verdict(.revoked, latency: .milliseconds(1))
         try await bench.run { port in
             let reply = try await LoopbackConnection.request(port: port, "GET", "/metrics")
             #expect(reply.status == 200)
@@ -64,13 +64,13 @@ struct HTTPServiceTests {
             let revoked = EndpointBench.event(.revoked, reason: "Reported stolen by the holder.")
             bench.hub.publish(revoked)
             let first = try await stream.next(named: "verdict")
-            #expect(first.data == revoked.jsonLine)
-            #expect(try Self.decode(first) == Self.roundTripped(revoked))
+            #expect(first.data == revoked.line)
+            #expect(try Self.decode(first) == Self.roundTripped(revoked.event))
 
             let valid = EndpointBench.event(.valid, reason: "Genuine and within its validity.")
             bench.hub.publish(valid)
             let second = try await stream.next(named: "verdict")
-            #expect(try Self.decode(second) == Self.roundTripped(valid))
+            #expect(try Self.decode(second) == Self.roundTripped(valid.event))
         }
     }
 
@@ -91,7 +91,7 @@ struct HTTPServiceTests {
         try await bench.run { port in
             let stream = try await EventStreamClient(port: port)
             let verdict = try await stream.next(named: "verdict")
-            #expect(try Self.decode(verdict) == Self.roundTripped(earlier))
+            #expect(try Self.decode(verdict) == Self.roundTripped(earlier.event))
         }
     }
 

@@ -34,6 +34,7 @@ struct DaemonSyncTests {
             device_id = "validator-1"
             token_file = "\(bench.tokenFile)"
             anchors = ["\(SyncBench.demoAnchorPublic)"]
+            allow_demo_anchor = true
             \(sync)
             """
         let path = bench.validator.path("farecheck.toml")
@@ -74,19 +75,19 @@ struct DaemonSyncTests {
         }
         // The first round brings the key (until it has completed, the data counts as never synced: stale).
         var event = try await scan()
-        for _ in 0..<30 where event.verdict != "valid" || event.warnings.contains("stale-trust-data") {
+        for _ in 0..<30 where event.verdict != .valid || event.warnings.contains("stale-trust-data") {
             try await Task.sleep(for: .milliseconds(500))
             event = try await scan()
         }
-        #expect(event.verdict == "valid" && event.decidedBy == "offline")
+        #expect(event.verdict == .valid && event.decidedBy == .offline)
         #expect(!event.warnings.contains("stale-trust-data"))
 
         try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "f6", "--reason", "stolen"])
-        for _ in 0..<30 where event.verdict != "revoked" {
+        for _ in 0..<30 where event.verdict != .revoked {
             try await Task.sleep(for: .milliseconds(500))
             event = try await scan()
         }
-        #expect(event.verdict == "revoked")
+        #expect(event.verdict == .revoked)
         #expect(event.reason.contains("stolen"))
 
         let samples = try await metrics(port: port)
@@ -116,11 +117,11 @@ struct DaemonSyncTests {
             return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
         }
         var event = try await scan()
-        for _ in 0..<30 where event.verdict != "valid" {
+        for _ in 0..<30 where event.verdict != .valid {
             try await Task.sleep(for: .milliseconds(500))
             event = try await scan()
         }
-        #expect(event.verdict == "valid")
+        #expect(event.verdict == .valid)
         try await Task.sleep(for: .milliseconds(1500))
         event = try await scan()
         #expect(event.warnings.contains("stale-trust-data"), "\(event.warnings)")
@@ -128,7 +129,7 @@ struct DaemonSyncTests {
         // Revoked on the server after the last sync: the online check knows.
         try bench.server.admin(["revoke", "--issuer", "demo-transit", "--ticket-id", "a7", "--reason", "refunded"])
         event = try await scan()
-        #expect(event.verdict == "revoked" && event.decidedBy == "online")
+        #expect(event.verdict == .revoked && event.decidedBy == .online)
         #expect(event.reason.contains("refunded"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
         // The journal records which verdict decided.

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Signatures
 import Sync
@@ -21,9 +22,9 @@ struct IssuerCodeTests {
         let trust = StoreTrust(store: store)
         let key = try PrivateKey.generate(.ecP256)
         let bundleKey = BundleKey(
-            format: BundleKey.uic, issuer: "0080", keyID: "00001", algorithm: "ES256", spki: key.publicKey.spkiDER)
-        try store.applyKeyBundle(sequence: 1, keys: [SyncRound.storeRecord(of: bundleKey)])
-        let trusted = try #require(try trust.key(format: "uic-918-3", issuer: "80", keyID: "1"))
+            format: KeyFamily.uic.wireName, issuer: "0080", keyID: "00001", algorithm: "ES256", spki: key.publicKey.spkiDER)
+        try store.applyKeyBundle(sequence: 1, keys: [try #require(SyncRound.storeRecord(of: bundleKey))])
+        let trusted = try #require(try trust.key(family: .uic, issuer: "80", keyID: "1"))
 
         try SyncRound.apply(
             RevocationDelta(
@@ -36,7 +37,7 @@ struct IssuerCodeTests {
                 ],
                 addedKeys: [
                     RevokedKey(
-                        format: BundleKey.uic, issuer: "0080", keyID: "0001", reason: "leaked", revokedAt: revokedAt)
+                        format: KeyFamily.uic.wireName, issuer: "0080", keyID: "0001", reason: "leaked", revokedAt: revokedAt)
                 ]),
             to: store)
         #expect(try trust.revocation(ofTicket: [0x01], issuer: "80")?.reason == "refunded")
@@ -49,7 +50,7 @@ struct IssuerCodeTests {
         try SyncRound.apply(
             RevocationDelta(
                 from: 3, next: 5, full: false, removedTickets: [TicketReference(issuer: "080", ticketID: [0x01])],
-                removedKeys: [KeyReference(format: BundleKey.uic, issuer: "80", keyID: "00001")]),
+                removedKeys: [KeyReference(format: KeyFamily.uic.wireName, issuer: "80", keyID: "00001")]),
             to: store)
         #expect(try trust.revocation(ofTicket: [0x01], issuer: "80") == nil)
         #expect(try trust.revocation(ofKey: trusted) == nil)

@@ -95,7 +95,7 @@ final class SyncBench: @unchecked Sendable {
     func trustState() throws -> TrustState {
         let store = try store()
         return TrustState(
-            keys: try store.keys().map { "\($0.format)/\($0.issuer)/\($0.keyID)/\($0.source)" }.sorted(),
+            keys: try store.keys().map { "\($0.family.storeName)/\($0.issuer)/\($0.keyID)/\($0.source)" }.sorted(),
             revokedTickets: try store.ticketRevocations().map { "\($0.issuer)/\($0.ticketID.hexString)" }.sorted(),
             revokedKeys: try store.keyRevocations().map { "\($0.issuer)/\($0.keyID)" }.sorted(),
             bundleSequence: try store.syncState().keyBundleSequence,
@@ -107,10 +107,12 @@ final class SyncBench: @unchecked Sendable {
         let store = try store()
         return try (0..<count).map { index in
             let verdict = Verdict(
-                kind: .valid, reason: "Valid ticket.", signature: .valid, format: "fc1", issuer: "demo-transit",
+                kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
                 inspectedAt: Date().addingTimeInterval(Double(index)))
             let record = InspectionRecord(
-                verdict: verdict, device: "front-door", symbology: .qr, payloadDigest: [UInt8](repeating: 7, count: 32))
+                Inspection(
+                    source: "front-door", symbology: .qr, payloadByteCount: 100,
+                    payloadDigest: [UInt8](repeating: 7, count: 32), verdict: verdict))
             try store.journal(record)
             return record.id
         }

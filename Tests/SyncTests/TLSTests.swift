@@ -164,6 +164,7 @@ struct TLSTests {
             url = "\(bench.server.baseURL)"
             token = "t"
             anchors = ["demo"]
+            allow_demo_anchor = true
             client_cert = "\(pki.clientCertificate)"
             client_key = "\(pki.clientKey)"
             """

@@ -108,7 +108,7 @@ struct SSBTests {
         let ticket = try ERASSB.ticket(
             from: try SSBTicket(frame: frame), signatureForm: frame.signatureForm,
             inspectedAt: instant("2026-11-23T10:00:00Z"))
-        #expect(ticket.format == "era-ssb")
+        #expect(ticket.format == .eraSSB)
         #expect(ticket.issuer == "1179")
         #expect(ticket.ticketID == Array("6140001343".utf8))
         #expect(ticket.issuedAt == instant("2022-06-30T22:00:00Z"))
@@ -256,7 +256,7 @@ struct SSBTests {
             for time in times {
                 do {
                     let mapped = try ERASSB.ticket(from: ticket, inspectedAt: time)
-                    #expect(mapped.format == ERASSB.formatName)
+                    #expect(mapped.format == .eraSSB)
                     decoded += 1
                 } catch {
                     #expect(error.code == .malformed)

@@ -171,7 +171,7 @@ struct UICRecordsTests {
     @Test("the City-Mobil sample maps onto a Ticket: validity, product, holder, passengers, details")
     func cityMobilTicket() throws {
         let ticket = try UIC918_3.ticket(from: try UICFixture.container(UICFixture.cityMobilV1))
-        #expect(ticket.format == "uic-918-3")
+        #expect(ticket.format == .uic9183)
         #expect(ticket.issuer == "0080")
         #expect(ticket.ticketID == Array("RPEX4F-4".utf8))
         #expect(ticket.issuedAt == utc(2020, 10, 27, 12, 18))

@@ -11,8 +11,8 @@ struct InspectionJournalTests {
 
     func verdict(_ kind: VerdictKind, ticket id: [UInt8], at seconds: TimeInterval) -> Verdict {
         Verdict(
-            kind: kind, reason: "reason", signature: .valid, format: "fc1", issuer: "demo-transit", keyID: "0a0b",
-            ticket: Ticket(format: "fc1", issuer: "demo-transit", ticketID: id),
+            kind: kind, reason: "reason", signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "0a0b",
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id),
             inspectedAt: Date(timeIntervalSince1970: seconds)
         )
     }
@@ -34,7 +34,8 @@ struct InspectionJournalTests {
             ofTicket: [1, 2], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0))
         #expect(found == [record])
         #expect(found.first?.inspectedDate == Date(timeIntervalSince1970: 1_800_000_000.25))
-        let count = try DatabaseQueue(path: path).read { db in
+        // The journal lives in its own file beside the store.
+        let count = try DatabaseQueue(path: directory.path + "/j.journal.sqlite").read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection")
         }
         #expect(count == 1)
@@ -74,5 +75,83 @@ struct InspectionJournalTests {
         #expect(try store.unsentInspections(limit: 3).map(\.id) == ["u0", "u1", "u2"])
         try store.markInspectionsSent(["u0", "u1"])
         #expect(try store.unsentInspections(limit: 10).map(\.id) == ["u2", "u3", "u4"])
+    }
+}
+
+@Suite("Inspection journal in its own file")
+struct JournalFileTests {
+    let directory = TemporaryDirectory()
+
+    func verdict(ticket id: [UInt8], at seconds: TimeInterval) -> Verdict {
+        Verdict(
+            kind: .valid, reason: "reason", signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "0a0b",
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id),
+            inspectedAt: Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test("a store of schema v8 with 300 inspections is upgraded: every record moves to the journal file, once")
+    func upgradesAV8Store() throws {
+        let path = directory.path + "/old.sqlite"
+        // A store as farecheck up to schema v8 wrote it: the journal inside the store file.
+        let old = try DatabaseQueue(path: path)
+        try TrustStore.migrator.migrate(old, upTo: TrustStore.lastMigrationWithJournal)
+        let ids = (0..<300).map { "old-\($0)" }
+        try old.write { db in
+            for (index, id) in ids.enumerated() {
+                try InspectionRecord(
+                    id: id, verdict: verdict(ticket: [UInt8(index % 7)], at: Double(1_000 + index)), device: "gate",
+                    symbology: .aztec, payloadDigest: [UInt8(index % 256)]
+                ).insert(db)
+            }
+            try db.execute(sql: "UPDATE inspection SET sent_at = 5 WHERE id = 'old-0'")
+        }
+        try old.close()
+
+        let store = try TrustStore(path: path)
+        let moved = try store.allInspections()
+        #expect(moved.map(\.id).sorted() == ids.sorted())
+        #expect(moved.first { $0.id == "old-0" }?.sentAt == 5)
+        #expect(try store.unsentInspectionCount() == 299)
+        // The store file no longer holds a journal; reopening does not copy anything again.
+        let hasTable = try DatabaseQueue(path: path).read { db in try db.tableExists("inspection") }
+        #expect(!hasTable)
+        try store.close()
+        #expect(try TrustStore(path: path).allInspections().count == 300)
+    }
+
+    @Test("a record written while a store transaction is open is not held up by it")
+    func journalDoesNotWaitForTheStore() throws {
+        let store = try TrustStore(path: directory.path + "/s.sqlite")
+        let record = InspectionRecord(
+            verdict: verdict(ticket: [1], at: 100), device: "gate", symbology: .qr, payloadDigest: [1])
+        // A sync page holds the store's writer; the journal is another file with its own writer.
+        let durability = try store.write { db in
+            try db.execute(sql: "INSERT INTO meta(name, value) VALUES ('held', 'by a sync page')")
+            return store.inspectionJournal.append(record)
+        }
+        #expect(durability == .journaled)
+        #expect(try store.allInspections().map(\.id) == [record.id])
+    }
+
+    @Test("the reserve keeps framed records across reopening and drops a torn last frame")
+    func reserveFrames() throws {
+        let path = directory.path + "/r.reserve"
+        do {
+            let reserve = try JournalReserve(path: path, capacity: 4096)
+            #expect(try reserve.write(Array("first".utf8)))
+            #expect(try reserve.write(Array("second".utf8)))
+            // No room for a frame larger than what is left.
+            #expect(try !reserve.write([UInt8](repeating: 1, count: 5000)))
+        }
+        // A crash in the middle of a third write: its frame header is there, its body cut short.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: UInt64(12 + 5 + 12 + 6))
+        try handle.write(contentsOf: Data("FCJR".utf8) + Data([10, 0, 0, 0, 1, 2, 3, 4]) + Data("thi".utf8))
+        try handle.close()
+        let reopened = try JournalReserve(path: path, capacity: 4096)
+        #expect(try reopened.records().map { String(decoding: $0, as: UTF8.self) } == ["first", "second"])
+        #expect(reopened.count == 2)
+        try reopened.clear()
+        #expect(try JournalReserve(path: path, capacity: 4096).records().isEmpty)
     }
 }

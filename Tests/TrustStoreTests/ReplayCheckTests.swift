@@ -11,9 +11,9 @@ struct ReplayCheckTests {
 
     func verdict(product: String, at seconds: TimeInterval, id: [UInt8] = [7, 7]) -> Verdict {
         Verdict(
-            kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: "fc1",
+            kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: .fc1,
             issuer: "demo-transit",
-            ticket: Ticket(format: "fc1", issuer: "demo-transit", ticketID: id, product: product),
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id, product: product),
             inspectedAt: Date(timeIntervalSince1970: seconds)
         )
     }

@@ -12,7 +12,7 @@ struct SyncStateTests {
 
     func key(_ id: String, issuer: String = "agency") throws -> KeyRecord {
         KeyRecord(
-            format: "fc1", issuer: issuer, keyID: id, algorithm: "ES256",
+            family: .fc1, issuer: issuer, keyID: id, algorithm: "ES256",
             spki: try PrivateKey.generate(.ecP256).publicKey.spkiDER, source: "bundle")
     }
 
@@ -27,7 +27,7 @@ struct SyncStateTests {
         #expect(try store.keys().map(\.keyID).sorted() == ["10ca1", "bb", "cc"])
         #expect(try store.syncState().keyBundleSequence == 6)
         // The verifier sees a bundle key at once, through the live lookups.
-        #expect(try StoreTrust(store: store).key(format: "fc1", issuer: nil, keyID: "cc") != nil)
+        #expect(try StoreTrust(store: store).key(family: .fc1, issuer: nil, keyID: "cc") != nil)
 
         let error = #expect(throws: StoreError.self) { try store.applyKeyBundle(sequence: 4, keys: [try key("ee")]) }
         #expect(error?.code == .outOfSequence)
@@ -66,7 +66,7 @@ struct SyncStateTests {
         try store.applyRevocations(
             from: 0, next: 20, full: true,
             addedTickets: [TicketRevocationRecord(issuer: "agency", ticketID: [0x07], reason: nil)],
-            addedKeys: [KeyRevocationRecord(format: "fc1", issuer: "agency", keyID: "bb", reason: "compromised")],
+            addedKeys: [KeyRevocationRecord(family: .fc1, issuer: "agency", keyID: "bb", reason: "compromised")],
             removed: [])
         #expect(try trust.revocation(ofTicket: [0x02], issuer: "agency") == nil)
         #expect(try trust.revocation(ofTicket: [0x07], issuer: "agency") != nil)

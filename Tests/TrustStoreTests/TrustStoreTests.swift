@@ -24,7 +24,7 @@ struct TrustStoreTests {
     func key(_ id: String, issuer: String = "demo-transit", notAfter: Date? = nil) throws -> KeyRecord {
         let privateKey = try PrivateKey.generate(.ed25519)
         return KeyRecord(
-            format: "fc1", issuer: issuer, keyID: id, algorithm: "EdDSA", spki: privateKey.publicKey.spkiDER,
+            family: .fc1, issuer: issuer, keyID: id, algorithm: "EdDSA", spki: privateKey.publicKey.spkiDER,
             notAfter: notAfter, source: "test")
     }
 
@@ -86,10 +86,10 @@ struct TrustStoreTests {
         let store = try TrustStore(path: directory.path + "/s.sqlite")
         try store.saveKey(try key("0a0b"))
         try store.revokeTicket(TicketRevocationRecord(issuer: "demo-transit", ticketID: [9], reason: nil))
-        try store.revokeKey(KeyRevocationRecord(format: "fc1", issuer: "demo-transit", keyID: "0a0b", reason: "leaked"))
+        try store.revokeKey(KeyRevocationRecord(family: .fc1, issuer: "demo-transit", keyID: "0a0b", reason: "leaked"))
         let (trust, skipped) = try store.snapshot()
         #expect(skipped.isEmpty)
-        let found = try #require(trust.key(format: "fc1", issuer: nil, keyID: "0a0b"))
+        let found = try #require(trust.key(family: .fc1, issuer: nil, keyID: "0a0b"))
         #expect(found.issuer == "demo-transit")
         #expect(trust.revocation(ofTicket: [9], issuer: "demo-transit") != nil)
         #expect(trust.revocation(ofTicket: [9], issuer: "other") == nil)

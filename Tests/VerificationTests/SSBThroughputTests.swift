@@ -41,7 +41,7 @@ struct SSBThroughputTests {
         var trust160 = TrustSnapshot()
         trust160.add(
             TrustedKey(
-                format: UIC918_3.formatName, issuer: "1179", keyID: "1", algorithm: nil, publicKey: key160.publicKey))
+                family: .uic, issuer: "1179", keyID: "1", algorithm: nil, publicKey: key160.publicKey))
         let verifier160 = TicketVerifier(trust: trust160, clock: FixedClock(date("2022-07-01T10:00:00Z")))
         var best = (verdicts: 0.0, signatures: 0.0, verdicts160: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {

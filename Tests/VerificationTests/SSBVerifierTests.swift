@@ -21,10 +21,10 @@ enum SSBVerifierFixtures {
     }
 
     /// Trust as an inspector holds it after `farecheck keys import --issuer 1179 --kid 1 sz-1179-key1.pub.pem`:
-    /// the key stored as a UIC key (`uic-918-3`), beside the UIC key list snapshot.
-    static func trust(format: String = UIC918_3.formatName) throws -> TrustSnapshot {
+    /// the key stored as a UIC key (family `uic`), beside the UIC key list snapshot.
+    static func trust() throws -> TrustSnapshot {
         var snapshot = try UICFixtures.trust()
-        snapshot.add(TrustedKey(format: format, issuer: "1179", keyID: "1", algorithm: nil, publicKey: try szKey()))
+        snapshot.add(TrustedKey(family: .uic, issuer: "1179", keyID: "1", algorithm: nil, publicKey: try szKey()))
         return snapshot
     }
 
@@ -36,7 +36,7 @@ enum SSBVerifierFixtures {
         var snapshot = TrustSnapshot()
         snapshot.add(
             TrustedKey(
-                format: UIC918_3.formatName, issuer: "1179", keyID: "1", algorithm: "SHA1withDSA(1024,160)",
+                family: .uic, issuer: "1179", keyID: "1", algorithm: "SHA1withDSA(1024,160)",
                 publicKey: dsa1024.publicKey))
         return snapshot
     }
@@ -72,7 +72,7 @@ struct SSBVerifierTests {
             let verdict = try verify(try SSBVerifierFixtures.bytes(name), at: date(when))
             #expect(verdict.kind == .valid, "\(name) at \(when): \(verdict.reason)")
             #expect(verdict.signature == .valid)
-            #expect(verdict.format == "era-ssb")
+            #expect(verdict.format == .eraSSB)
             #expect(verdict.issuer == "1179")
             #expect(verdict.keyID == "1")
             #expect(verdict.ticket?.issuer == "1179")
@@ -106,16 +106,28 @@ struct SSBVerifierTests {
         #expect(verdict.ticket?.ticketID == Array("6140001343".utf8))
     }
 
-    @Test("a key stored for era-ssb is found too")
-    func keyStoredForSSB() throws {
+    @Test("SŽ's key alone, named SHA224withDSA as a key list entry would, is enough")
+    func keyAlone() throws {
         var snapshot = TrustSnapshot()
         snapshot.add(
             TrustedKey(
-                format: ERASSB.formatName, issuer: "1179", keyID: "1", algorithm: "SHA224withDSA",
+                family: .uic, issuer: "1179", keyID: "1", algorithm: "SHA224withDSA",
                 publicKey: try SSBVerifierFixtures.szKey()))
         let verdict = try verify(
             try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt), at: date("2022-07-01T10:00:00Z"), trust: snapshot)
         #expect(verdict.kind == .valid)
+    }
+
+    @Test("a validator that does not accept era-ssb says unsupported before any signature work")
+    func notAccepted() throws {
+        var configuration = TicketVerifier.Configuration()
+        configuration.acceptedFormats = [.fc1, .uic9183]
+        let verifier = TicketVerifier(
+            trust: trust, clock: FixedClock(date("2022-07-01T10:00:00Z")), configuration: configuration)
+        let verdict = try verifier.verify(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt))
+        #expect(verdict.kind == .unsupported)
+        #expect(verdict.signature == .notChecked)
+        #expect(verdict.format == .eraSSB)
     }
 
     @Test("one flipped bit in the data or in the signature gives invalid-signature")
@@ -153,12 +165,12 @@ struct SSBVerifierTests {
         revokedTicket.revokeTicket(Array("6140001343".utf8), issuer: "1179")
         #expect(try verify(payload, at: when, trust: revokedTicket).kind == .revoked)
         var revokedKey = trust
-        revokedKey.revokeKey("1", issuer: "1179", format: UIC918_3.formatName)
+        revokedKey.revokeKey("1", issuer: "1179", family: .uic)
         #expect(try verify(payload, at: when, trust: revokedKey).kind == .revoked)
         var expiredKey = TrustSnapshot()
         expiredKey.add(
             TrustedKey(
-                format: UIC918_3.formatName, issuer: "1179", keyID: "1", algorithm: nil,
+                family: .uic, issuer: "1179", keyID: "1", algorithm: nil,
                 publicKey: try SSBVerifierFixtures.szKey(), notAfter: date("2021-12-31T23:59:59Z")))
         let verdict = try verify(payload, at: when, trust: expiredKey)
         #expect(verdict.kind == .keyExpired)
@@ -257,6 +269,6 @@ struct SSBVerifierTests {
         let unsupported = try verify(version1, at: date("2022-07-01T10:00:00Z"))
         #expect(unsupported.kind == .unsupported)
         #expect(unsupported.signature == .unsupported)
-        #expect(unsupported.format == "era-ssb")
+        #expect(unsupported.format == .eraSSB)
     }
 }

@@ -25,7 +25,7 @@ enum UICFixtures {
             guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER) else { continue }
             snapshot.add(
                 TrustedKey(
-                    format: UIC918_3.formatName, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                    family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
                     algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey, notBefore: entry.validFrom,
                     notAfter: entry.validUntil
                 ))
@@ -34,7 +34,7 @@ enum UICFixtures {
             let certificate = try X509Certificate(pem: String(decoding: try bytes(file), as: UTF8.self))
             snapshot.add(
                 TrustedKey(
-                    format: UIC918_3.formatName, issuer: issuer, keyID: keyID, algorithm: nil,
+                    family: .uic, issuer: issuer, keyID: keyID, algorithm: nil,
                     publicKey: certificate.publicKey,
                     notBefore: certificate.notBefore, notAfter: certificate.notAfter
                 ))
@@ -65,7 +65,7 @@ struct UICVerifierTests {
             let then = try verify(payload, at: inside)
             #expect(then.kind == .valid, "\(file): \(then.reason)")
             #expect(then.signature == .valid)
-            #expect(then.format == "uic-918-3")
+            #expect(then.format == .uic9183)
             #expect(then.issuer == issuer)
             #expect(then.keyID == keyID)
             let today = try TicketVerifier(trust: trust).verify(payload)
@@ -155,7 +155,7 @@ struct UICTestIssuer {
 
     func trustedKey(notAfter: Date? = nil) -> TrustedKey {
         TrustedKey(
-            format: UIC918_3.formatName, issuer: UICKeyList.normalizedCode(issuerCode),
+            family: .uic, issuer: UICKeyList.normalizedCode(issuerCode),
             keyID: UICKeyList.normalizedCode(keyID),
             algorithm: algorithmText, publicKey: privateKey.publicKey, notAfter: notAfter
         )

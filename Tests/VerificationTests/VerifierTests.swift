@@ -38,7 +38,7 @@ struct TestIssuer {
 
     func trustedKey(issuer: String? = nil, notBefore: Date? = nil, notAfter: Date? = nil) -> TrustedKey {
         TrustedKey(
-            format: FC1.formatName, issuer: issuer ?? self.issuer, keyID: keyID.hexString, algorithm: algorithm.name,
+            family: .fc1, issuer: issuer ?? self.issuer, keyID: keyID.hexString, algorithm: algorithm.name,
             publicKey: privateKey.publicKey, notBefore: notBefore, notAfter: notAfter
         )
     }
@@ -97,7 +97,7 @@ struct VerifierTests {
                 #expect(verdict.ticket?.product == "day")
                 #expect(verdict.ticket?.holder == "ID ****1234")
                 #expect(verdict.keyID == issuer.keyID.hexString)
-                #expect(verdict.format == "fc1")
+                #expect(verdict.format == .fc1)
             }
         }
     }
@@ -202,7 +202,7 @@ struct VerifierTests {
         #expect(ticket.reason.contains("reported stolen"))
         #expect(try verifier(snapshot).verify(try issuer.payload(dayTicket([0x60, 0x0D]))).kind == .valid)
         // The same ticket id from another issuer is not revoked.
-        snapshot.revokeKey(issuer.keyID.hexString, issuer: "demo-transit", format: "fc1")
+        snapshot.revokeKey(issuer.keyID.hexString, issuer: "demo-transit", family: .fc1)
         #expect(try verifier(snapshot).verify(try issuer.payload(dayTicket([0x60, 0x0D]))).kind == .revoked)
     }
 
@@ -274,7 +274,7 @@ struct VerifierTests {
     func directoryFailure() throws {
         struct BrokenDirectory: KeyDirectory, RevocationList {
             struct Gone: Error {}
-            func key(format: String, issuer: String?, keyID: String) throws -> TrustedKey? { throw Gone() }
+            func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? { throw Gone() }
             func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? { throw Gone() }
             func revocation(ofKey key: TrustedKey) throws -> Revocation? { throw Gone() }
         }

@@ -1,0 +1,53 @@
+import Foundation
+
+/// One inspection: a scanned payload, the verdict shown for it, and who and what decided.
+///
+/// The one value every consumer derives its own form from, each by one function: the journal row
+/// (`InspectionRecord`), the upload to the validation API, the daemon's event line and the CLI's report.
+public struct Inspection: Sendable {
+    /// The inspection's id (UUID text): the journal record id, the same in every sink and on the server.
+    public var id: String
+    /// The scanner (configured name), source or file the payload came from.
+    public var source: String
+    /// The symbology the payload was read from, when known.
+    public var symbology: Symbology?
+    /// The payload size in bytes.
+    public var payloadByteCount: Int
+    /// SHA-256 of the payload: identifies the scan without keeping the ticket itself.
+    public var payloadDigest: [UInt8]
+    /// The verdict shown.
+    public var verdict: Verdict
+    /// Whose verdict was shown.
+    public var decidedBy: Decider
+    /// The inspector logged in (inspector mode), if any.
+    public var inspector: String?
+    /// From the scan's arrival to the verdict being durable (journaled), when measured.
+    public var latency: Duration?
+
+    public init(
+        id: String = UUID().uuidString, source: String, symbology: Symbology?, payloadByteCount: Int,
+        payloadDigest: [UInt8], verdict: Verdict, decidedBy: Decider = .offline, inspector: String? = nil,
+        latency: Duration? = nil
+    ) {
+        self.id = id
+        self.source = source
+        self.symbology = symbology
+        self.payloadByteCount = payloadByteCount
+        self.payloadDigest = payloadDigest
+        self.verdict = verdict
+        self.decidedBy = decidedBy
+        self.inspector = inspector
+        self.latency = latency
+    }
+
+    /// Whether the scan was inspected at all: a `refused` scan (no inspector logged in) is shown, not journaled.
+    public var isJournaled: Bool { verdict.kind != .refused }
+}
+
+extension Duration {
+    /// The duration in whole microseconds (rounded down), for JSON and metrics.
+    public var wholeMicroseconds: Int {
+        let parts = components
+        return Int(parts.seconds) * 1_000_000 + Int(parts.attoseconds / 1_000_000_000_000)
+    }
+}
