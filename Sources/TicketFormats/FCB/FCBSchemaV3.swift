@@ -1,7 +1,9 @@
 // FCB v3.0.6: the types of uicRailTicketData_v3.0.6.asn (U_FLEX version 03, DOSIPAS FCB3).
-// Declared from the ASN.1 module of the same name (fixtures/formats/asn1): one static per type,
-// in the order of the module, so that a reader can hold the two side by side.
+// Declared from the ASN.1 module of the same name (shared/fixtures/formats/asn1): one static per type, in the
+// order of the module, so that a reader can hold the two side by side. Written out once with
+// scripts/asn1-schema-to-swift.py and checked against the module; nothing is generated at build time.
 
+/// The types of the module, as data for `PERDecoder`.
 enum FCBSchemaV3 {
     static let uicRailTicketData: PERType = .sequence(
         PERSequence(
@@ -731,11 +733,8 @@ enum FCBSchemaV3 {
                 PERComponent("stationCodeTable", codeTableType, .defaulted(.enumerated(0))),
                 PERComponent("stationNum", .integer(1, 9_999_999), .optional),
                 PERComponent("stationIA5", .ia5String(nil), .optional),
-                PERComponent(
-                    "alternativeRoutes",
-                    .sequenceOf(.recursive(PERRecursion("ViaStationType") { viaStationType }), nil), .optional),
-                PERComponent(
-                    "route", .sequenceOf(.recursive(PERRecursion("ViaStationType") { viaStationType }), nil), .optional),
+                PERComponent("alternativeRoutes", .sequenceOf(.recursive(viaStationTypeRecursion), nil), .optional),
+                PERComponent("route", .sequenceOf(.recursive(viaStationTypeRecursion), nil), .optional),
                 PERComponent("border", .boolean),
                 PERComponent("carrierNum", .sequenceOf(.integer(1, 32000), nil), .optional),
                 PERComponent("carrierIA5", .sequenceOf(.ia5String(nil), nil), .optional),
@@ -745,6 +744,8 @@ enum FCBSchemaV3 {
                 PERComponent("excludedServiceBrands", .sequenceOf(.integer(1, 32000), nil), .optional),
             ]
         ))
+    /// `ViaStationType` contains itself: its components refer to it through this.
+    static let viaStationTypeRecursion = PERRecursion("ViaStationType") { viaStationType }
     static let polygoneType: PERType = .sequence(
         PERSequence(
             "PolygoneType", extensible: false,

@@ -86,6 +86,8 @@ public struct PERBitReader: Sendable {
                 left -= take
             }
             return .bits(packed, count: count)
+        case .objectIdentifier:
+            return .objectIdentifier(try objectIdentifier())
         case .sequence(let sequence):
             return .sequence(try record(sequence))
         case .choice(let choice):
@@ -235,6 +237,37 @@ public struct PERBitReader: Sendable {
         // Sign-extend from the first octet: the encoding is two's complement.
         let shift = 64 - count * 8
         return .integer(Int(truncatingIfNeeded: Int64(bitPattern: raw << UInt64(shift)) >> Int64(shift)))
+    }
+
+    /// BER contents octets: base-128 groups, bit 8 set on all but the last octet of a group; the first
+    /// group holds 40·X + Y (X is 2 for any value from 80 on).
+    private mutating func objectIdentifier() throws(PERFailure) -> [Int] {
+        let start = position
+        let contents = try octets(count: try length(nil, unit: "octets"))
+        var arcs: [Int] = []
+        var current = 0
+        var inGroup = false
+        for byte in contents {
+            guard current <= (Int.max >> 7) else {
+                throw PERFailure(bitOffset: start, reason: "an OBJECT IDENTIFIER arc is too large")
+            }
+            if !inGroup, byte == 0x80 {
+                throw PERFailure(bitOffset: start, reason: "an OBJECT IDENTIFIER arc starts with a padding octet")
+            }
+            current = (current << 7) | Int(byte & 0x7F)
+            inGroup = byte & 0x80 != 0
+            guard !inGroup else { continue }
+            if arcs.isEmpty {
+                arcs = current < 80 ? [current / 40, current % 40] : [2, current - 80]
+            } else {
+                arcs.append(current)
+            }
+            current = 0
+        }
+        guard !arcs.isEmpty, !inGroup else {
+            throw PERFailure(bitOffset: start, reason: "the OBJECT IDENTIFIER is empty or cut inside an arc")
+        }
+        return arcs
     }
 
     private mutating func enumerated(_ enumeration: PEREnumeration) throws(PERFailure) -> Int {

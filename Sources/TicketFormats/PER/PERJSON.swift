@@ -40,6 +40,8 @@ public enum PERJSON {
             string(String(decoding: digits, as: UTF8.self), into: &out)
         case .null:
             out += Array("null".utf8)
+        case .objectIdentifier(let arcs):
+            string(arcs.map(String.init).joined(separator: "."), into: &out)
         case .sequence(let record):
             out.append(UInt8(ascii: "{"))
             var first = true

@@ -22,6 +22,8 @@ public indirect enum PERType: Sendable {
     case octetString(PERSize?)
     /// `BIT STRING`.
     case bitString(PERSize?)
+    /// `OBJECT IDENTIFIER`: a length in octets and the BER contents (DOSIPAS algorithm ids).
+    case objectIdentifier
     /// `SEQUENCE { … }`.
     case sequence(PERSequence)
     /// `CHOICE { … }`.

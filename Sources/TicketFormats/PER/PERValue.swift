@@ -19,6 +19,8 @@ public indirect enum PERValue: Sendable {
     case bits([UInt8], count: Int)
     /// NULL.
     case null
+    /// An OBJECT IDENTIFIER: its arcs, e.g. `[1, 2, 840, 10045, 4, 3, 2]`.
+    case objectIdentifier([Int])
     /// A SEQUENCE.
     case sequence(PERRecord)
     /// A CHOICE: the alternative's index and value. An extension alternative this schema does not know has
@@ -61,6 +63,12 @@ public indirect enum PERValue: Sendable {
     public var items: [PERValue] {
         if case .list(let values) = self { return values }
         return []
+    }
+
+    /// An OBJECT IDENTIFIER in dotted form, e.g. `1.2.840.10045.4.3.2`.
+    public var objectIdentifier: String? {
+        if case .objectIdentifier(let arcs) = self { return arcs.map(String.init).joined(separator: ".") }
+        return nil
     }
 
     /// The bytes of an OCTET STRING.
