@@ -121,21 +121,21 @@ public struct PERBitReader: Sendable {
         try skip(sequence.presenceBitCount, "the presence bitmap of \(sequence.name)")
         var record = PERRecord(type: sequence)
         var bit = bitmapStart
-        for (index, component) in sequence.components.enumerated() {
-            if component.hasPresenceBit {
+        let rootCount = sequence.components.count
+        var index = 0
+        while index < rootCount {
+            defer { index &+= 1 }
+            if sequence.presenceBits[index] {
                 let present = bitAt(bit)
                 bit &+= 1
-                guard present else {
-                    if case .defaulted(let value) = component.presence { record.values[index] = value }
-                    continue
-                }
+                // An absent DEFAULT stays nil: the record reads it from the schema.
+                guard present else { continue }
             }
             do {
-                record.values[index] = try value(component.type)
+                record.values[index] = try value(sequence.slotTypes[index])
             } catch {
-                throw error.inside(component.name)
+                throw error.inside(sequence.components[index].name)
             }
-            record.explicit[index] = true
         }
         guard extended else { return record }
 
@@ -151,9 +151,7 @@ public struct PERBitReader: Sendable {
                         record.unknownAdditions += 1
                         return
                     }
-                    let slot = sequence.components.count + addition
-                    record.values[slot] = try reader.value(known.type)
-                    record.explicit[slot] = true
+                    record.values[sequence.components.count + addition] = try reader.value(known.type)
                 }
             } catch {
                 throw error.inside(name)

@@ -45,8 +45,8 @@ public enum PERJSON {
         case .sequence(let record):
             out.append(UInt8(ascii: "{"))
             var first = true
-            for (index, slot) in record.values.enumerated() {
-                guard let slot else { continue }
+            for index in record.values.indices {
+                guard let slot = record.value(at: index) else { continue }
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 let component = record.type.component(at: index)

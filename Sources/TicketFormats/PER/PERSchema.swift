@@ -3,7 +3,7 @@
 /// Schemas are data: each version of a module (FCB v1.3, v2, v3, …) is a tree of these values declared in
 /// Swift, and one decoder interprets any of them. Only what the UIC modules use is here; a constraint that
 /// PER ignores (permitted alphabets, `WITH COMPONENTS`) has no place.
-public indirect enum PERType: Sendable {
+public enum PERType: Sendable {
     /// `BOOLEAN`: one bit.
     case boolean
     /// `NULL`: no bits.
@@ -29,7 +29,7 @@ public indirect enum PERType: Sendable {
     /// `CHOICE { … }`.
     case choice(PERChoice)
     /// `SEQUENCE OF` an item type, with an optional `SIZE`.
-    case sequenceOf(PERType, PERSize?)
+    indirect case sequenceOf(PERType, PERSize?)
     /// A type that contains itself (FCB's `ViaStationType`), reached through a reference resolved when
     /// decoding: a tree of values cannot hold itself.
     case recursive(PERRecursion)
@@ -123,6 +123,15 @@ public final class PERSequence: Sendable {
     public let additions: [PERComponent]
     /// How many root components have a presence bit.
     let presenceBitCount: Int
+    /// The number of slots of a decoded record: root components plus known additions.
+    let slotCount: Int
+    /// The DEFAULT value of each slot, `nil` where there is none.
+    let defaults: [PERValue?]
+    /// Whether each root component has a presence bit, by index (read in the hot loop without copying
+    /// components).
+    let presenceBits: [Bool]
+    /// The type of each slot, by index.
+    let slotTypes: [PERType]
     /// Component index by name, for lookups by the typed models (root first, then additions).
     private let indexByName: [String: Int]
 
@@ -133,8 +142,16 @@ public final class PERSequence: Sendable {
         self.components = components
         self.additions = additions
         presenceBitCount = components.reduce(0) { $0 + ($1.hasPresenceBit ? 1 : 0) }
+        let all = components + additions
+        slotCount = all.count
+        defaults = all.map { component in
+            if case .defaulted(let value) = component.presence { return value }
+            return nil
+        }
+        presenceBits = components.map(\.hasPresenceBit)
+        slotTypes = all.map(\.type)
         var index: [String: Int] = [:]
-        for (position, component) in (components + additions).enumerated() where index[component.name] == nil {
+        for (position, component) in all.enumerated() where index[component.name] == nil {
             index[component.name] = position
         }
         indexByName = index

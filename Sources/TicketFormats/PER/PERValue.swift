@@ -2,7 +2,7 @@
 ///
 /// Names are not repeated in the tree: a SEQUENCE value points at its `PERSequence`, which holds them once,
 /// and CHOICE and ENUMERATED values carry indexes that their types name.
-public indirect enum PERValue: Sendable {
+public enum PERValue: Sendable {
     /// A BOOLEAN.
     case boolean(Bool)
     /// An INTEGER that fits 64 bits.
@@ -25,7 +25,7 @@ public indirect enum PERValue: Sendable {
     case sequence(PERRecord)
     /// A CHOICE: the alternative's index and value. An extension alternative this schema does not know has
     /// its open-type bytes as `.octets`.
-    case choice(index: Int, PERValue)
+    indirect case choice(index: Int, PERValue)
     /// A SEQUENCE OF.
     case list([PERValue])
 
@@ -80,29 +80,34 @@ public indirect enum PERValue: Sendable {
 
 /// A decoded SEQUENCE: its type and one slot per component (root, then the additions the schema knows).
 ///
-/// An absent OPTIONAL is `nil`; an absent DEFAULT holds its default value (`explicit` tells them apart).
+/// A slot is `nil` when the component was not on the wire; reading it by name or index gives the DEFAULT
+/// value for such a component, so `isPresent(at:)` tells a stated value from a default.
 public struct PERRecord: Sendable {
     /// The SEQUENCE type, which names the slots.
     public let type: PERSequence
-    /// The values by component index (`type.component(at:)`).
+    /// The values on the wire by component index (`type.component(at:)`); `nil` for absent components.
     public var values: [PERValue?]
-    /// Which slots were present on the wire (a DEFAULT slot that is not holds the default).
-    public var explicit: [Bool]
     /// How many extension additions were present but unknown to the schema (decoded by skipping them).
     public var unknownAdditions: Int
 
     /// A record of `type` with every slot empty.
     init(type: PERSequence) {
         self.type = type
-        let count = type.components.count + type.additions.count
-        values = Array(repeating: nil, count: count)
-        explicit = Array(repeating: false, count: count)
+        values = Array(repeating: nil, count: type.slotCount)
         unknownAdditions = 0
     }
 
-    /// The value of the component called `name`, when present (or defaulted).
+    /// The value of the component called `name`: as encoded, else its DEFAULT, else `nil`.
     public subscript(_ name: String) -> PERValue? {
         guard let index = type.index(of: name) else { return nil }
-        return values[index]
+        return value(at: index)
     }
+
+    /// The value at component `index`: as encoded, else its DEFAULT, else `nil`.
+    public func value(at index: Int) -> PERValue? {
+        values[index] ?? type.defaults[index]
+    }
+
+    /// Whether component `index` was on the wire (a DEFAULT component that was not reads as its default).
+    public func isPresent(at index: Int) -> Bool { values[index] != nil }
 }
