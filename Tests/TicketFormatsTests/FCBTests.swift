@@ -339,6 +339,50 @@ struct FCBTests {
         }
     }
 
+    @Test("a broken U_FLEX record makes the container's ticket malformed; FCB overrules 0080BL and says so")
+    func mappingDecisions() throws {
+        let flex = try FCBFixture.deutschlandTicketFlex()
+        var broken = flex
+        broken.body = Array(flex.body.prefix(60))
+        let brokenBytes = UIC918_3.encode(
+            records: [broken], issuerCode: "1080", keyID: "00007", signer: UICFixture.derSigner)
+        do {
+            _ = try UIC918_3.ticket(from: try UICContainer(parsing: brokenBytes))
+            Issue.record("a broken U_FLEX record mapped to a ticket")
+        } catch {
+            #expect(error.code == .malformed)
+            #expect(error.message.contains("U_FLEX record (FCB 3) at byte 0"), "\(error.message)")
+            #expect(error.message.contains("breaks at bit "), "\(error.message)")
+        }
+
+        // 0080BL says July 2025 and "Monatskarte"; U_FLEX says 27.02.–01.03.2025 and "Deutschland-Ticket".
+        let july = try #require(UICDay(year: 2025, month: 7, day: 1))
+        let julyEnd = try #require(UICDay(year: 2025, month: 7, day: 31))
+        let bl = UIC0080BL(
+            validityBlocks: [.init(firstDay: july, lastDay: julyEnd, serial: "1")],
+            fields: [.init(tag: 1, value: "Monatskarte")]
+        ).record()
+        let both = UIC918_3.encode(
+            records: [bl, flex], issuerCode: "1080", keyID: "00007", signer: UICFixture.derSigner)
+        let ticket = try UIC918_3.ticket(from: try UICContainer(parsing: both))
+        #expect(ticket.validFrom == utc(2025, 2, 27, 9, 14))
+        #expect(ticket.product == "Deutschland-Ticket")
+        #expect(
+            ticket.disagreements.map(\.description) == [
+                "validity: 27.02.2025 – 01.03.2025 (U_FLEX), not 01.07.2025 – 31.07.2025 (0080BL)",
+                "product: Deutschland-Ticket (U_FLEX), not Monatskarte (0080BL)",
+            ])
+
+        // A U_FLEX version farecheck does not know, and no 0080BL: no validity, so the verifier warns.
+        var future = flex
+        future.version = "07"
+        let unknown = UIC918_3.encode(
+            records: [future], issuerCode: "1080", keyID: "00007", signer: UICFixture.derSigner)
+        let unread = try UIC918_3.ticket(from: try UICContainer(parsing: unknown))
+        #expect(unread.validFrom == nil && unread.validUntil == nil && unread.documents.isEmpty)
+        #expect(unread.details.contains { $0.label == "U_FLEX" && $0.value == "version 07 not decoded" })
+    }
+
     @Test("every prefix and every one-bit change of a real U_FLEX record decodes or is malformed with a bit offset")
     func truncationsAndBitFlips() throws {
         let body = try FCBFixture.deutschlandTicketFlex().body

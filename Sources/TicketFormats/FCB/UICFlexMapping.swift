@@ -9,7 +9,8 @@ public enum UICFlex {
     /// Decodes a `U_FLEX` record.
     ///
     /// - Throws: `unsupported` for a record version other than `13`/`01`, `02`, `03`; `malformed` naming the
-    ///   record's byte offset in the inflated data, the bit offset in its body and the field path.
+    ///   record's byte offset in the inflated data, the bit offset counted from the first bit of its body, and
+    ///   the field path.
     public static func ticket(record: UICRecord) throws(FormatError) -> FCBTicket {
         guard let version = FCBVersion(uflexRecordVersion: record.version) else {
             throw .unsupported(
@@ -17,7 +18,8 @@ public enum UICFlex {
         }
         return try FCBTicket(
             decoding: record.body, version: version,
-            subject: "the U_FLEX record (\(version)) at byte \(record.offset) of the inflated data"
+            subject: "the U_FLEX record (\(version)) at byte \(record.offset) of the inflated data, whose body "
+                + "starts at byte \(record.offset + UICRecord.headerLength),"
         )
     }
 }

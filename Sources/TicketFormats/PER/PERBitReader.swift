@@ -38,13 +38,14 @@ public struct PERBitReader: Sendable {
 
     /// Decodes one value of `type` at the current position.
     ///
+    /// - Parameter subject: what the bytes are, for messages, e.g. `the DOSIPAS header`.
     /// - Throws: `malformed`, naming the bit offset and the field path, when the bits break the type's
     ///   rules or run out.
-    public mutating func decode(_ type: PERType) throws(FormatError) -> PERValue {
+    public mutating func decode(_ type: PERType, subject: String = "the PER data") throws(FormatError) -> PERValue {
         do {
             return try value(type)
         } catch {
-            throw error.formatError(subject: "the PER data")
+            throw error.formatError(subject: subject)
         }
     }
 
