@@ -385,23 +385,27 @@ struct FCBTests {
 
     @Test("every prefix and every one-bit change of a real U_FLEX record decodes or is malformed with a bit offset")
     func truncationsAndBitFlips() throws {
-        let body = try FCBFixture.deutschlandTicketFlex().body
-        func check(_ bytes: [UInt8], _ what: String) {
-            do {
-                let ticket = try FCBTicket(decoding: bytes, version: .v3)
-                _ = ticket.data.json
-            } catch {
-                #expect(error.code == .malformed, "\(what)")
-                #expect(error.message.contains(" at bit "), "\(what): \(error.message)")
+        let sachsenAnhalt = try #require(try FCBFixture.flexRecord("Muster-918-9-Laenderticket-Sachsen-Anhalt.bin"))
+        let records = [(try FCBFixture.deutschlandTicketFlex().body, FCBVersion.v3), (sachsenAnhalt.body, .v1_3)]
+        for (body, version) in records {
+            func check(_ bytes: [UInt8], _ what: String) {
+                do {
+                    let ticket = try FCBTicket(decoding: bytes, version: version)
+                    _ = ticket.data.json
+                    _ = ticket.detailLines
+                } catch {
+                    #expect(error.code == .malformed, "\(version) \(what)")
+                    #expect(error.message.contains(" at bit "), "\(version) \(what): \(error.message)")
+                }
             }
-        }
-        for length in 0..<body.count {
-            check(Array(body.prefix(length)), "prefix of \(length) bytes")
-        }
-        for bit in 0..<(body.count * 8) {
-            var changed = body
-            changed[bit / 8] ^= 0x80 >> UInt8(bit % 8)
-            check(changed, "bit \(bit) flipped")
+            for length in 0..<body.count {
+                check(Array(body.prefix(length)), "prefix of \(length) bytes")
+            }
+            for bit in 0..<(body.count * 8) {
+                var changed = body
+                changed[bit / 8] ^= 0x80 >> UInt8(bit % 8)
+                check(changed, "bit \(bit) flipped")
+            }
         }
     }
 

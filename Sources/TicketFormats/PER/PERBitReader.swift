@@ -49,6 +49,18 @@ public struct PERBitReader: Sendable {
         }
     }
 
+    /// Reads `count` bits (0…64) as an unsigned number, most significant first: for fields read by hand.
+    ///
+    /// - Throws: `malformed` naming the bit offset when fewer than `count` bits are left.
+    public mutating func readBits(_ count: Int, subject: String = "the PER data") throws(FormatError) -> UInt64 {
+        guard count <= 64 else { throw .malformed("\(subject): a read of \(count) bits is wider than 64") }
+        do {
+            return try read(count)
+        } catch {
+            throw error.formatError(subject: subject)
+        }
+    }
+
     /// Decodes one value, failing with the path-carrying internal error.
     mutating func value(_ type: PERType) throws(PERFailure) -> PERValue {
         budget &-= 1
