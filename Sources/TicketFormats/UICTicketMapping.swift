@@ -79,11 +79,9 @@ extension UIC918_3 {
         if let flex {
             details += flex.detailLines
             documents = flex.ticketDocuments
-            let starts = documents.compactMap(\.validFrom)
-            let ends = documents.compactMap(\.validUntil)
-            if !starts.isEmpty || !ends.isEmpty {
-                let flexFrom = starts.min()
-                let flexUntil = ends.max()
+            let flexFrom = flex.validFrom
+            let flexUntil = flex.validUntil
+            if flexFrom != nil || flexUntil != nil {
                 if validFrom != nil || validUntil != nil,
                     !sameDays(validFrom, flexFrom) || !sameDays(validUntil, flexUntil)
                 {
@@ -95,7 +93,7 @@ extension UIC918_3 {
                 validFrom = flexFrom
                 validUntil = flexUntil
             }
-            let main = flex.documents.first { $0.productName != nil || !$0.tariffs.isEmpty }
+            let main = flex.mainDocument
             if let name = main?.productName {
                 if let product, product != name {
                     disagreements.append(
@@ -107,7 +105,7 @@ extension UIC918_3 {
             if let text = flex.holderText { holder = text }
             if let count = main?.passengerCount {
                 passengers = count
-                category = Self.category(main?.tariffs ?? [])
+                category = flex.category
             }
         }
 
@@ -125,18 +123,6 @@ extension UIC918_3 {
             product: product, category: category, passengers: passengers, holder: holder, details: details,
             documents: documents, disagreements: disagreements
         )
-    }
-
-    /// `adult` or `child` when every tariff is for that type, else `nil`.
-    private static func category(_ tariffs: [FCBTariff]) -> String? {
-        let types = Set(tariffs.map { $0.passengerType ?? .adult })
-        guard types.count == 1, let type = types.first else { return nil }
-        switch type {
-        case .adult: return "adult"
-        case .child: return "child"
-        case .senior: return "senior"
-        default: return nil
-        }
     }
 
     /// Whether two instants fall on the same Berlin day (or are both absent): 0080BL states days only.

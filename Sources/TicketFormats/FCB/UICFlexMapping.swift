@@ -25,6 +25,30 @@ public enum UICFlex {
 }
 
 extension FCBTicket {
+    /// The earliest start of validity among the documents (`nil` when none states one).
+    public var validFrom: Date? { documents.compactMap { $0.validFrom?.date }.min() }
+
+    /// The latest end of validity among the documents (`nil` when none states one).
+    public var validUntil: Date? { documents.compactMap { $0.validUntil?.date }.max() }
+
+    /// The document that names the product and passengers: the first with a product name or tariffs.
+    public var mainDocument: FCBDocument? {
+        documents.first { $0.productName != nil || !$0.tariffs.isEmpty }
+    }
+
+    /// `adult`, `child` or `senior` when every tariff of the main document is for that passenger type (an
+    /// absent type counts as adult, FCB's first value), else `nil`.
+    public var category: String? {
+        let types = Set((mainDocument?.tariffs ?? []).map { $0.passengerType ?? .adult })
+        guard types.count == 1, let type = types.first else { return nil }
+        switch type {
+        case .adult: return "adult"
+        case .child: return "child"
+        case .senior: return "senior"
+        default: return nil
+        }
+    }
+
     /// The transport documents as format-neutral `TicketDocument`s, with their windows and one-line summaries.
     public var ticketDocuments: [TicketDocument] {
         documents.map { document in
