@@ -78,9 +78,10 @@ public struct PERBitReader: Sendable {
             return .enumerated(try enumerated(enumeration))
         case .ia5String(let size):
             return .text(try ia5String(size))
-        case .utf8String(let size):
+        case .utf8String:
             let start = position
-            let octets = try octets(count: try length(size, unit: "octets"))
+            // SIZE is not PER-visible for UTF8String (it counts characters, not octets): always a determinant.
+            let octets = try octets(count: try length(nil, unit: "octets"))
             guard let text = String(validating: octets, as: UTF8.self) else {
                 throw PERFailure(bitOffset: start, reason: "the UTF8String is not valid UTF-8")
             }

@@ -16,7 +16,8 @@ public enum PERType: Sendable {
     case enumerated(PEREnumeration)
     /// `IA5String`, 7 bits a character, with an optional `SIZE`.
     case ia5String(PERSize?)
-    /// `UTF8String`: a length in octets and the UTF-8 bytes.
+    /// `UTF8String`: a length determinant in octets and the UTF-8 bytes (a SIZE is kept as declared but is not
+    /// PER-visible, so the decoder ignores it).
     case utf8String(PERSize?)
     /// `OCTET STRING`.
     case octetString(PERSize?)
