@@ -190,6 +190,33 @@ struct FCBTests {
         #expect(checked == 67)
     }
 
+    @Test("the 0080BL-only samples of uic-918-9-db map as before: validity days from 0080BL, no FCB documents")
+    func blOnlySamples() throws {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("db/expected.json")))
+        let files = try #require(json as? [String: [String: Any]])
+        var checked = 0
+        for (file, fields) in files.sorted(by: { $0.key < $1.key }) {
+            guard let from = fields["0080BL.trips.0.validFrom"] as? String,
+                let to = fields["0080BL.trips.0.validTo"] as? String
+            else { continue }
+            let container = try UICContainer(parsing: try FCBFixture.bytes("db/\(file)"))
+            #expect(container.record("U_FLEX") == nil)
+            let ticket = try UIC918_3.ticket(from: container)
+            let first = try #require(ticket.validFrom.map { UICTime.localFields(of: $0).day })
+            let last = try #require(ticket.validUntil.map { UICTime.localFields(of: $0).day })
+            func iso(_ day: UICDay) -> String {
+                let text = day.description  // DD.MM.YYYY
+                let parts = text.split(separator: ".")
+                return "\(parts[2])-\(parts[1])-\(parts[0])"
+            }
+            #expect(iso(first) == from, "\(file)")
+            #expect(iso(last) == to, "\(file)")
+            #expect(ticket.documents.isEmpty && ticket.disagreements.isEmpty)
+            checked += 1
+        }
+        #expect(checked == 4)
+    }
+
     @Test("every DB sample with U_FLEX decodes, and the validity of the Sachsen-Anhalt ticket resolves to UTC")
     func allDBSamples() throws {
         var decoded = 0
