@@ -33,12 +33,20 @@ public struct Ticket: Sendable {
     public var reactivations: Int?
     /// Format-specific content for display, in order.
     public var details: [(label: String, value: String)]
+    /// The travel documents of a ticket that carries several (UIC FCB transport documents), in order; empty
+    /// for formats with one validity. When a document states a window, the verdict follows the one chosen by
+    /// `governingDocument(at:)`, and `validFrom`/`validUntil` span all of them.
+    public var documents: [TicketDocument]
+    /// Where two parts of the ticket state different things (e.g. UIC `0080BL` and `U_FLEX` validity): which
+    /// one was kept. Empty when they agree; a hook for a warning.
+    public var disagreements: [TicketDisagreement]
 
     public init(
         format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
         passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
-        details: [(label: String, value: String)] = []
+        details: [(label: String, value: String)] = [], documents: [TicketDocument] = [],
+        disagreements: [TicketDisagreement] = []
     ) {
         self.format = format
         self.issuer = issuer
@@ -54,8 +62,83 @@ public struct Ticket: Sendable {
         self.activatedAt = activatedAt
         self.reactivations = reactivations
         self.details = details
+        self.documents = documents
+        self.disagreements = disagreements
     }
 
     /// The ticket id as lowercase hex, the form used in revocation lists and on screen.
     public var ticketIDHex: String { ticketID.hexString }
+}
+
+/// One travel document of a ticket that carries several: what it is and when it is valid.
+public struct TicketDocument: Sendable, Hashable {
+    /// What kind of document it is, as its format names it (e.g. `openTicket`, `reservation`).
+    public var kind: String
+    /// Start of validity, when the document states one.
+    public var validFrom: Date?
+    /// End of validity (the last instant it is valid), when the document states one.
+    public var validUntil: Date?
+    /// One line for display: product, class, passengers, route.
+    public var summary: String
+
+    public init(kind: String, validFrom: Date? = nil, validUntil: Date? = nil, summary: String) {
+        self.kind = kind
+        self.validFrom = validFrom
+        self.validUntil = validUntil
+        self.summary = summary
+    }
+
+    /// Whether the document states a window at all (a start, an end or both).
+    public var hasWindow: Bool { validFrom != nil || validUntil != nil }
+
+    /// How far `instant` lies outside the window, in seconds; 0 inside it (an open side never ends).
+    public func distance(from instant: Date) -> TimeInterval {
+        if let validFrom, instant < validFrom { return validFrom.timeIntervalSince(instant) }
+        if let validUntil, instant > validUntil { return instant.timeIntervalSince(validUntil) }
+        return 0
+    }
+}
+
+/// Two parts of a ticket that state different values for the same thing, and which one was kept.
+public struct TicketDisagreement: Sendable, Hashable, CustomStringConvertible {
+    /// What they disagree on, e.g. `validity`.
+    public var subject: String
+    /// The value kept, with its source, e.g. `2025-02-27 – 2025-03-01 (U_FLEX)`.
+    public var kept: String
+    /// The value set aside, with its source.
+    public var overruled: String
+
+    public init(subject: String, kept: String, overruled: String) {
+        self.subject = subject
+        self.kept = kept
+        self.overruled = overruled
+    }
+
+    /// `validity: 2025-02-27 – 2025-03-01 (U_FLEX), not 01.02.2025 – 01.03.2025 (0080BL)`.
+    public var description: String { "\(subject): \(kept), not \(overruled)" }
+}
+
+extension Ticket {
+    /// The document whose validity decides the verdict at `instant`, by index in `documents`.
+    ///
+    /// Rule: among the documents that state a window, the first whose window contains `instant` (bounds
+    /// included, an open side never ends); if none does, the one whose window is nearest to `instant` (the
+    /// first of equals), so that a ticket used too early reports its next window and one used too late its
+    /// last. `nil` when no document states a window.
+    public func governingDocument(at instant: Date) -> Int? {
+        var best: (index: Int, distance: TimeInterval)?
+        for (index, document) in documents.enumerated() where document.hasWindow {
+            let distance = document.distance(from: instant)
+            if distance == 0 { return index }
+            if distance < (best?.distance ?? .infinity) { best = (index, distance) }
+        }
+        return best?.index
+    }
+
+    /// The validity window that applies at `instant`: that of `governingDocument(at:)` when there is one,
+    /// else `validFrom`/`validUntil`.
+    public func validityWindow(at instant: Date) -> (validFrom: Date?, validUntil: Date?) {
+        guard let index = governingDocument(at: instant) else { return (validFrom, validUntil) }
+        return (documents[index].validFrom, documents[index].validUntil)
+    }
 }

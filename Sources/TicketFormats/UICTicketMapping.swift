@@ -13,8 +13,14 @@ extension UIC918_3 {
     /// - `details`: header, `U_HEAD`, the `0080BL` fields with labels, the layout's texts and every
     ///   record as `id version length`, in that order.
     ///
-    /// Records missing, unknown or in a version farecheck does not decode leave their fields `nil`: a
-    /// container with only `U_FLEX` maps to a ticket that has little more than its issuer.
+    /// - From `U_FLEX` (FCB v1.3, v2, v3), which decides where it and `0080BL` differ (each difference is
+    ///   listed in `disagreements`): one `TicketDocument` per transport document, validity spanning their
+    ///   windows (the verdict follows `Ticket.governingDocument(at:)`), product (first tariff description,
+    ///   else product id), holder (name, date of birth, ID card), passengers and category from the first
+    ///   document's tariffs, issuing time and PNR (the ticket id without `U_HEAD`); issuer, travelers and
+    ///   each document's route, class, train, places and reference in `details`.
+    ///
+    /// Records missing, unknown or in a version farecheck does not decode leave their fields `nil`.
     ///
     /// - Throws: `malformed` when a record that farecheck decodes is broken, naming its offset.
     public static func ticket(from container: UICContainer) throws(FormatError) -> Ticket {
@@ -66,17 +72,73 @@ extension UIC918_3 {
             }
         }
 
+        // U_FLEX (FCB) decides over 0080BL where both state something: it is the structured, newer content.
+        var documents: [TicketDocument] = []
+        var disagreements: [TicketDisagreement] = []
+        let flex = try decodeFirst(container, UICFlex.recordID, into: &details, UICFlex.ticket(record:))
+        if let flex {
+            details += flex.detailLines
+            documents = flex.ticketDocuments
+            let flexFrom = flex.validFrom
+            let flexUntil = flex.validUntil
+            if flexFrom != nil || flexUntil != nil {
+                if validFrom != nil || validUntil != nil,
+                    !sameDays(validFrom, flexFrom) || !sameDays(validUntil, flexUntil)
+                {
+                    disagreements.append(
+                        TicketDisagreement(
+                            subject: "validity", kept: "\(window(flexFrom, flexUntil)) (U_FLEX)",
+                            overruled: "\(window(validFrom, validUntil)) (0080BL)"))
+                }
+                validFrom = flexFrom
+                validUntil = flexUntil
+            }
+            let main = flex.mainDocument
+            if let name = main?.productName {
+                if let product, product != name {
+                    disagreements.append(
+                        TicketDisagreement(
+                            subject: "product", kept: "\(name) (U_FLEX)", overruled: "\(product) (0080BL)"))
+                }
+                product = name
+            }
+            if let text = flex.holderText { holder = text }
+            if let count = main?.passengerCount {
+                passengers = count
+                category = flex.category
+            }
+        }
+
         if let layout = try decodeFirst(container, UICLayout.recordID, into: &details, UICLayout.init(record:)) {
             details.append(("layout", "\(layout.standard), \(layout.fields.count) fields (drawn by --show-layout)"))
             details.append(("layout text", layout.texts.joined(separator: " | ")))
         }
         details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
 
+        // Without U_HEAD the FCB booking code is the ticket's id (revocations need one).
+        let ticketID = head?.ticketKeyBytes ?? flex?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
         return Ticket(
-            format: .uic9183, issuer: head?.issuerCode ?? container.issuerCode, ticketID: head?.ticketKeyBytes ?? [],
-            validFrom: validFrom, validUntil: validUntil, issuedAt: head?.issuedAt, product: product,
-            category: category, passengers: passengers, holder: holder, details: details
+            format: .uic9183, issuer: head?.issuerCode ?? container.issuerCode, ticketID: ticketID,
+            validFrom: validFrom, validUntil: validUntil, issuedAt: head?.issuedAt ?? flex?.issuing.issuedAt,
+            product: product, category: category, passengers: passengers, holder: holder, details: details,
+            documents: documents, disagreements: disagreements
         )
+    }
+
+    /// Whether two instants fall on the same Berlin day (or are both absent): 0080BL states days only.
+    private static func sameDays(_ lhs: Date?, _ rhs: Date?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case (let lhs?, let rhs?): UICTime.localFields(of: lhs).day == UICTime.localFields(of: rhs).day
+        default: false
+        }
+    }
+
+    /// `first – last` in Berlin days, `?` for an open side.
+    private static func window(_ from: Date?, _ until: Date?) -> String {
+        let first = from.map { "\(UICTime.localFields(of: $0).day)" } ?? "?"
+        let last = until.map { "\(UICTime.localFields(of: $0).day)" } ?? "?"
+        return "\(first) – \(last)"
     }
 
     /// Decodes the first record with `id`; `nil` when there is none or its version is not supported

@@ -84,16 +84,24 @@ public struct ValidityWindowPolicy: TicketPolicy {
         self.recentActivation = recentActivation
     }
 
+    /// A ticket with several documents (`Ticket.documents`) is judged by the one that applies now
+    /// (`Ticket.governingDocument(at:)`): valid inside its window, else not yet valid or expired by the nearest.
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         let ticket = context.ticket
-        if let start = ticket.validFrom, context.now < start.addingTimeInterval(-clockSkew) {
-            return .fails(.notYetValid, reason: "The ticket is valid only from \(describe(start)).")
+        let window = ticket.validityWindow(at: context.now)
+        // Name the document when there are several, so the inspector knows which one was judged.
+        var which = ""
+        if ticket.documents.count > 1, let index = ticket.governingDocument(at: context.now) {
+            which = " (document \(index + 1) of \(ticket.documents.count), \(ticket.documents[index].kind))"
         }
-        if let end = ticket.validUntil, context.now > end.addingTimeInterval(clockSkew) {
-            return .fails(.expired, reason: "The ticket expired on \(describe(end)).")
+        if let start = window.validFrom, context.now < start.addingTimeInterval(-clockSkew) {
+            return .fails(.notYetValid, reason: "The ticket is valid only from \(describe(start))\(which).")
+        }
+        if let end = window.validUntil, context.now > end.addingTimeInterval(clockSkew) {
+            return .fails(.expired, reason: "The ticket expired on \(describe(end))\(which).")
         }
         var warnings: [VerdictWarning] = []
-        if ticket.validFrom == nil, ticket.validUntil == nil {
+        if window.validFrom == nil, window.validUntil == nil {
             warnings.append(
                 VerdictWarning(
                     code: VerdictWarning.validityNotCheckedCode,

@@ -43,12 +43,18 @@ struct UICCLITests {
                 "keys", "import", "\(uicFixtures)/1080-00002.pem", "--issuer", "1080", "--kid", "00002",
             ]).status == 0)
         let ticket = "\(uicFixtures)/db-supersparpreis-v2-sha256.bin"
-        let then = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2023-06-01T12:00:00Z", "--json"])
+        // Inside the key's window and the ticket's own (U_FLEX: 2022-04-22 00:00 – 04-23 10:00, UTC+2).
+        let then = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2022-04-22T12:00:00Z", "--json"])
         #expect(then.status == 0, "\(then.text)")
         let verdict = try #require(then.jsonLines.first)
         #expect(verdict["verdict"] as? String == "valid")
         #expect(verdict["format"] as? String == "uic-918-3")
-        #expect(verdict["warnings"] as? [String] == ["validity-not-checked"])
+        #expect(verdict["warnings"] as? [String] == [])
+        #expect(verdict["product"] as? String == "Super Sparpreis")
+        // A year later the key still lives, but the ticket has expired: U_FLEX validity is checked.
+        let later = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2023-06-01T12:00:00Z"])
+        #expect(later.status == 1)
+        #expect(later.text.hasPrefix("EXPIRED"), "\(later.text)")
         let today = try bench.farecheck(["verify", "--payload-file", ticket])
         #expect(today.status == 1)
         #expect(today.text.hasPrefix("KEY-EXPIRED"))
@@ -61,7 +67,8 @@ struct UICCLITests {
     func showLayout() throws {
         try bench.farecheck(["keys", "import", "--uic-xml", "\(uicFixtures)/uic-publickeys-snapshot.xml"])
         let run = try bench.farecheck([
-            "verify", "--payload-file", "\(uicFixtures)/db-deutschland-ticket-2025.bin", "--at", "2025-02-15T12:00:00Z",
+            // FCB validity: from 2025-02-27 09:14Z (the issuing time) to 2025-03-01 02:00Z.
+            "verify", "--payload-file", "\(uicFixtures)/db-deutschland-ticket-2025.bin", "--at", "2025-02-28T12:00:00Z",
             "--show-layout",
         ])
         #expect(run.status == 0, "\(run.text)")

@@ -197,13 +197,22 @@ struct UICRecordsTests {
         #expect(ticket.details.last?.label == "records")
     }
 
-    @Test("a ticket with only U_FLEX maps with the header's issuer and nothing else")
+    @Test("a ticket with only U_FLEX maps from its FCB content: validity, product, holder, PNR as id")
     func flexOnlyTicket() throws {
         let ticket = try UIC918_3.ticket(from: try UICFixture.container(UICFixture.superSparpreisV2))
         #expect(ticket.issuer == "1080")
-        #expect(ticket.ticketID.isEmpty)
-        #expect(ticket.validFrom == nil && ticket.validUntil == nil && ticket.issuedAt == nil)
-        #expect(ticket.product == nil && ticket.holder == nil && ticket.passengers == nil)
+        // No U_HEAD: the FCB booking code (issuerPNR) is the ticket id.
+        #expect(ticket.ticketID == Array("NA5AMJY2".utf8))
+        // validFromDay from 2022-04-19, 00:00 at offset −8 (UTC+2); until 10:00 a day later.
+        #expect(ticket.validFrom == utc(2022, 4, 21, 22) && ticket.validUntil == utc(2022, 4, 23, 8))
+        #expect(ticket.issuedAt == utc(2022, 4, 19, 11, 16))
+        #expect(ticket.product == "Super Sparpreis" && ticket.holder == "Thea Test" && ticket.passengers == 1)
+        #expect(
+            ticket.details.contains {
+                $0.label == "document"
+                    && $0.value == "openTicket: Super Sparpreis, 2nd class, 1 adult, "
+                        + "Mannheim (8014008) – Reutlingen (8029309)"
+            })
         #expect(ticket.details.last?.value == "U_FLEX 13 185")
         #expect(
             ticket.details.contains {
@@ -217,7 +226,9 @@ struct UICRecordsTests {
         #expect(ticket.issuer == "1080")
         #expect(ticket.ticketID == Array("QWXY3BTA".utf8))
         #expect(ticket.issuedAt == utc(2025, 2, 27, 9, 14))
-        #expect(ticket.validFrom == nil)
+        // From U_FLEX: issued 27.02 and valid from then (10:14 at UTC+1), not from the 01.02 the layout prints.
+        #expect(ticket.validFrom == utc(2025, 2, 27, 9, 14))
+        #expect(ticket.validUntil == utc(2025, 3, 1, 2))
         let layoutText = ticket.details.first { $0.label == "layout text" }?.value
         #expect(layoutText?.contains("Deutschland-Ticket") == true)
         #expect(layoutText?.contains("Gültig vom 01.02.2025 bis 01.03.2025") == true)
@@ -239,7 +250,8 @@ struct UICRecordsTests {
                 ]
             ).record(),
             UICLayout(standard: "RCT2", fields: [.init(line: 0, column: 0, width: 20, text: "Monatskarte")]).record(),
-            UICRecord(id: "U_FLEX", version: "13", body: [0x00, 0x01]),
+            // A U_FLEX version farecheck does not know is listed, and leaves the 0080BL validity in force.
+            UICRecord(id: "U_FLEX", version: "99", body: [0x00, 0x01]),
         ]
         let bytes = UIC918_3.encode(records: records, issuerCode: "1080", keyID: "00007", signer: UICFixture.derSigner)
         let ticket = try UIC918_3.ticket(from: UICContainer(parsing: bytes))
@@ -253,7 +265,8 @@ struct UICRecordsTests {
         #expect(ticket.passengers == 2)
         #expect(ticket.category == "child")
         #expect(ticket.details.contains { $0.label == "S099" && $0.value == "?" })
-        #expect(ticket.details.last?.value == "U_HEAD 01 53, 0080BL 03 125, U_TLAY 01 44, U_FLEX 13 14")
+        #expect(ticket.details.contains { $0.label == "U_FLEX" && $0.value == "version 99 not decoded" })
+        #expect(ticket.details.last?.value == "U_HEAD 01 53, 0080BL 03 125, U_TLAY 01 44, U_FLEX 99 14")
     }
 
     @Test("a known record in a version farecheck does not decode is listed, not an error")

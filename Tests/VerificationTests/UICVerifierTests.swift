@@ -57,8 +57,9 @@ struct UICVerifierTests {
     func samples() throws {
         let cases: [(String, Date, String, String)] = [
             (UICFixtures.cityMobil, date("2021-01-11T12:00:00Z"), "80", "7"),
-            (UICFixtures.superSparpreis, date("2023-06-01T12:00:00Z"), "1080", "2"),
-            (UICFixtures.deutschlandTicket, date("2025-02-15T12:00:00Z"), "1080", "7"),
+            // Inside both the key's and the ticket's window: since U_FLEX is read, the ticket's own dates count.
+            (UICFixtures.superSparpreis, date("2022-04-22T12:00:00Z"), "1080", "2"),
+            (UICFixtures.deutschlandTicket, date("2025-02-28T12:00:00Z"), "1080", "7"),
         ]
         for (file, inside, issuer, keyID) in cases {
             let payload = try UICFixtures.bytes(file)
@@ -85,11 +86,70 @@ struct UICVerifierTests {
         #expect(try verify(payload, at: date("2021-01-09T12:00:00Z")).kind == .notYetValid)
     }
 
-    @Test("tickets whose validity sits in U_FLEX are valid with the warning validity-not-checked")
+    @Test("tickets whose validity sits in U_FLEX are checked against it: expired after, valid inside, no warning")
     func flexOnly() throws {
-        let verdict = try verify(try UICFixtures.bytes(UICFixtures.superSparpreis), at: date("2023-06-01T12:00:00Z"))
-        #expect(verdict.kind == .valid)
-        #expect(verdict.warnings.map(\.code) == ["validity-not-checked"])
+        let payload = try UICFixtures.bytes(UICFixtures.superSparpreis)
+        // Valid 2022-04-22 00:00 – 2022-04-23 10:00 (UTC+2) by its FCB content; the key still lives in 2023.
+        let later = try verify(payload, at: date("2023-06-01T12:00:00Z"))
+        #expect(later.kind == .expired, "\(later.reason)")
+        #expect(later.reason.contains("2022-04-23T08:00:00Z"))
+        let inside = try verify(payload, at: date("2022-04-22T12:00:00Z"))
+        #expect(inside.kind == .valid)
+        #expect(inside.warnings.isEmpty)
+        #expect(inside.ticket?.product == "Super Sparpreis")
+    }
+
+    @Test("the 2025 Deutschland-Ticket (key 1080/7) follows its FCB window: valid in it, expired after")
+    func deutschlandTicketValidity() throws {
+        let payload = try UICFixtures.bytes(UICFixtures.deutschlandTicket)
+        let expired = try verify(payload, at: date("2025-06-01T12:00:00Z"))
+        #expect(expired.kind == .expired, "\(expired.reason)")
+        #expect(expired.signature == .valid)
+        let valid = try verify(payload, at: date("2025-02-28T12:00:00Z"))
+        #expect(valid.kind == .valid, "\(valid.reason)")
+        #expect(valid.warnings.isEmpty)
+        #expect(valid.ticket?.holder == "Max Mustermann, born 2001-01-01")
+        #expect(valid.ticket?.product == "Deutschland-Ticket")
+        // The layout prints "Gültig vom 01.02.2025", but FCB states validity from the issuing time, 27.02 10:14
+        // local, and FCB decides.
+        let before = try verify(payload, at: date("2025-02-15T12:00:00Z"))
+        #expect(before.kind == .notYetValid, "\(before.reason)")
+        #expect(before.reason.contains("2025-02-27T09:14:00Z"))
+    }
+
+    @Test("a ticket with several documents is judged by the one valid now, else the nearest")
+    func severalDocuments() throws {
+        let day: TimeInterval = 86_400
+        let start = date("2025-03-01T00:00:00Z")
+        var ticket = Ticket(format: .uic9183, issuer: "1080", ticketID: [1])
+        ticket.documents = [
+            TicketDocument(kind: "openTicket", validFrom: start, validUntil: start + day, summary: "outward"),
+            TicketDocument(kind: "reservation", summary: "no window"),
+            TicketDocument(
+                kind: "openTicket", validFrom: start + 5 * day, validUntil: start + 6 * day, summary: "return"),
+        ]
+        ticket.validFrom = start
+        ticket.validUntil = start + 6 * day
+        let key = TestIssuer.es256.trustedKey()
+        let policy = ValidityWindowPolicy()
+        func outcome(_ instant: Date) -> String {
+            switch policy.evaluate(PolicyContext(ticket: ticket, key: key, now: instant)) {
+            case .meets: "valid"
+            case .fails(let kind, let reason): "\(kind.rawValue) \(reason)"
+            }
+        }
+        #expect(ticket.governingDocument(at: start + 0.5 * day) == 0)
+        #expect(ticket.governingDocument(at: start + 5.5 * day) == 2)
+        #expect(outcome(start + 0.5 * day) == "valid")
+        #expect(outcome(start + 5.5 * day) == "valid")
+        // Between the two: day 2 is nearer the end of the first, day 4 nearer the start of the second.
+        #expect(ticket.governingDocument(at: start + 2 * day) == 0)
+        #expect(outcome(start + 2 * day).hasPrefix("expired"))
+        #expect(outcome(start + 2 * day).contains("document 1 of 3"))
+        #expect(ticket.governingDocument(at: start + 4 * day) == 2)
+        #expect(outcome(start + 4 * day).hasPrefix("not-yet-valid"))
+        #expect(outcome(start + 4 * day).contains("document 3 of 3"))
+        #expect(outcome(start + 7 * day).hasPrefix("expired"))
     }
 
     @Test("any changed byte of the compressed data, the key id or the signature changes the verdict")

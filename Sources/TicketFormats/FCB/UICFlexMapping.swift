@@ -1,0 +1,158 @@
+import FareCore
+import Foundation
+
+/// The `U_FLEX` record of a UIC 918.3 container: FCB content (UIC 918.9) in the version the record names.
+public enum UICFlex {
+    /// The record id.
+    public static let recordID = "U_FLEX"
+
+    /// Decodes a `U_FLEX` record.
+    ///
+    /// - Throws: `unsupported` for a record version other than `13`/`01`, `02`, `03`; `malformed` naming the
+    ///   record's byte offset in the inflated data, the bit offset counted from the first bit of its body, and
+    ///   the field path.
+    public static func ticket(record: UICRecord) throws(FormatError) -> FCBTicket {
+        guard let version = FCBVersion(uflexRecordVersion: record.version) else {
+            throw .unsupported(
+                "U_FLEX version \(record.version) at byte \(record.offset) is not supported (only 13, 01, 02, 03)")
+        }
+        return try FCBTicket(
+            decoding: record.body, version: version,
+            subject: "the U_FLEX record (\(version)) at byte \(record.offset) of the inflated data, whose body "
+                + "starts at byte \(record.offset + UICRecord.headerLength),"
+        )
+    }
+}
+
+extension FCBTicket {
+    /// The earliest start of validity among the documents (`nil` when none states one).
+    public var validFrom: Date? { documents.compactMap { $0.validFrom?.date }.min() }
+
+    /// The latest end of validity among the documents (`nil` when none states one).
+    public var validUntil: Date? { documents.compactMap { $0.validUntil?.date }.max() }
+
+    /// The document that names the product and passengers: the first with a product name or tariffs.
+    public var mainDocument: FCBDocument? {
+        documents.first { $0.productName != nil || !$0.tariffs.isEmpty }
+    }
+
+    /// `adult`, `child` or `senior` when every tariff of the main document is for that passenger type (an
+    /// absent type counts as adult, FCB's first value), else `nil`.
+    public var category: String? {
+        let types = Set((mainDocument?.tariffs ?? []).map { $0.passengerType ?? .adult })
+        guard types.count == 1, let type = types.first else { return nil }
+        switch type {
+        case .adult: return "adult"
+        case .child: return "child"
+        case .senior: return "senior"
+        default: return nil
+        }
+    }
+
+    /// The transport documents as format-neutral `TicketDocument`s, with their windows and one-line summaries.
+    public var ticketDocuments: [TicketDocument] {
+        documents.map { document in
+            TicketDocument(
+                kind: document.kind.description, validFrom: document.validFrom?.date,
+                validUntil: document.validUntil?.date, summary: document.summary
+            )
+        }
+    }
+
+    /// The holder for the inspector: name, date of birth and ID card, e.g. `Max Mustermann, born 2001-01-01`.
+    public var holderText: String? {
+        guard let holder else { return nil }
+        var parts: [String] = []
+        if let name = holder.name { parts.append(name) }
+        if let born = holder.dateOfBirth { parts.append("born \(born)") }
+        if let card = holder.idCard { parts.append("ID card \(card)") }
+        if let passport = holder.passportID { parts.append("passport \(passport)") }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// The lines `Ticket.details` shows for this FCB content, in order.
+    public var detailLines: [(label: String, value: String)] {
+        var lines: [(label: String, value: String)] = [("FCB version", version.rawValue)]
+        let issuerParts = [issuing.issuerName, issuing.issuer.map { "RICS \($0)" }].compactMap { $0 }
+        if !issuerParts.isEmpty { lines.append(("FCB issuer", issuerParts.joined(separator: ", "))) }
+        if let provider = issuing.securityProvider { lines.append(("FCB security provider", "\(provider)")) }
+        lines.append(("FCB issued", Self.text(issuing.issuedAt)))
+        if let pnr = issuing.issuerPNR { lines.append(("PNR", pnr)) }
+        if issuing.isSpecimen { lines.append(("specimen", "yes: a test ticket, not valid for travel")) }
+        if !issuing.isActivated { lines.append(("activated", "no: the ticket still needs activation")) }
+        for (index, traveler) in travelers.enumerated() {
+            var parts = [traveler.name ?? "(no name)"]
+            if let born = traveler.dateOfBirth { parts.append("born \(born)") }
+            if let type = traveler.passengerType { parts.append(type.rawValue) }
+            if let card = traveler.idCard { parts.append("ID card \(card)") }
+            if traveler.isTicketHolder { parts.append("ticket holder") }
+            lines.append(("traveler \(index + 1)", parts.joined(separator: ", ")))
+        }
+        if let groupName { lines.append(("group", groupName)) }
+        for (index, document) in documents.enumerated() {
+            let number = documents.count > 1 ? " \(index + 1)" : ""
+            lines.append(("document\(number)", "\(document.kind): \(document.summary)"))
+            if let from = document.validFrom {
+                lines.append(("document\(number) valid from", Self.text(from)))
+            }
+            if let until = document.validUntil {
+                lines.append(("document\(number) valid until", Self.text(until)))
+            }
+            if let reference = document.reference { lines.append(("document\(number) reference", "\(reference)")) }
+            if let region = document.regionDescription { lines.append(("document\(number) region", region)) }
+            if let train = document.train { lines.append(("document\(number) train", "\(train)")) }
+            if let places = document.places { lines.append(("document\(number) places", places)) }
+        }
+        return lines
+    }
+
+    /// `2025-02-27 10:14 (UTC+01:00) = 2025-02-27T09:14:00Z`: the ticket's own local time and the instant.
+    static func text(_ instant: FCBInstant) -> String {
+        let hour = instant.minute / 60
+        let minute = instant.minute % 60
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let zone: String
+        if let offset = instant.utcOffset {
+            // FCB's sign is the opposite of an ISO zone: UTC = local + offset × 15 min.
+            let minutes = -offset * 15
+            let sign = minutes < 0 ? "-" : "+"
+            zone = "UTC\(sign)\(two(abs(minutes) / 60)):\(two(abs(minutes) % 60))"
+        } else {
+            zone = "local time"
+        }
+        let second = instant.second == 0 ? "" : ":\(two(instant.second))"
+        return "\(instant.day) \(two(hour)):\(two(minute))\(second) (\(zone)) = \(text(instant.date))"
+    }
+
+    static func text(_ date: Date) -> String { date.formatted(.iso8601) }
+}
+
+extension FCBDocument {
+    /// One line: product, class, passengers, route or region, e.g.
+    /// `Deutschland-Ticket, 2nd class, 1 adult, Mannheim (8000244) – Reutlingen (8000314)`.
+    public var summary: String {
+        var parts: [String] = []
+        if let productName { parts.append(productName) }
+        if let travelClass {
+            switch travelClass {
+            case .first: parts.append("1st class")
+            case .second: parts.append("2nd class")
+            case .notApplicable: break
+            default: parts.append("class \(travelClass.rawValue)")
+            }
+        }
+        let passengers = tariffs.map { tariff in
+            "\(tariff.numberOfPassengers) \(tariff.passengerType?.rawValue ?? "passenger")"
+        }
+        if !passengers.isEmpty { parts.append(passengers.joined(separator: " + ")) }
+        switch (origin, destination) {
+        case (let from?, let to?): parts.append("\(from) – \(to)")
+        case (let from?, nil): parts.append("at \(from)")
+        case (nil, let to?): parts.append("to \(to)")
+        case (nil, nil): break
+        }
+        if let train { parts.append("train \(train)") }
+        if let places { parts.append(places) }
+        return parts.isEmpty ? "\(kind)" : parts.joined(separator: ", ")
+    }
+}
