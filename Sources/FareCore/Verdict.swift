@@ -53,6 +53,9 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let validityNotCheckedCode = "validity-not-checked"
     /// The same ticket was inspected before within the replay window.
     public static let seenBeforeCode = "seen-before"
+    /// Two records of the ticket state different things (U_FLEX against 0080BL or the printed U_TLAY layout):
+    /// the structured record (FCB) decided, and the inspector should compare with what the passenger sees.
+    public static let recordsDisagreeCode = "records-disagree"
     /// The keys and revocations have not been updated from the agency for longer than the configured staleness.
     public static let staleTrustDataCode = "stale-trust-data"
 }

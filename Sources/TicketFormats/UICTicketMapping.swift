@@ -83,7 +83,7 @@ extension UIC918_3 {
             let flexUntil = flex.validUntil
             if flexFrom != nil || flexUntil != nil {
                 if validFrom != nil || validUntil != nil,
-                    !sameDays(validFrom, flexFrom) || !sameDays(validUntil, flexUntil)
+                    !sameDays(validFrom, flexFrom) || !sameEndDays(validUntil, flexUntil)
                 {
                     disagreements.append(
                         TicketDisagreement(
@@ -112,6 +112,16 @@ extension UIC918_3 {
         if let layout = try decodeFirst(container, UICLayout.recordID, into: &details, UICLayout.init(record:)) {
             details.append(("layout", "\(layout.standard), \(layout.fields.count) fields (drawn by --show-layout)"))
             details.append(("layout text", layout.texts.joined(separator: " | ")))
+            // The printed layout is what the passenger reads; where it states other days than FCB, FCB decides
+            // and the inspector is told.
+            if flex != nil, validFrom != nil || validUntil != nil, let printed = printedValidity(layout.texts),
+                printed.first != berlinDay(validFrom) || !sameEndDays(printed.last.end, validUntil)
+            {
+                disagreements.append(
+                    TicketDisagreement(
+                        subject: "validity", kept: "\(window(validFrom, validUntil)) (U_FLEX)",
+                        overruled: "\(printed.first) – \(printed.last) (U_TLAY)"))
+            }
         }
         details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
 
@@ -132,6 +142,42 @@ extension UIC918_3 {
         case (let lhs?, let rhs?): UICTime.localFields(of: lhs).day == UICTime.localFields(of: rhs).day
         default: false
         }
+    }
+
+    /// Whether an end of validity falls on the same Berlin day as `lhs`, or in the early hours of the next one:
+    /// DB states "until 03:00 the next day" in FCB where 0080BL and the printed ticket name the day itself.
+    private static func sameEndDays(_ lhs: Date?, _ rhs: Date?) -> Bool {
+        guard let lhs, let rhs else { return lhs == nil && rhs == nil }
+        let day = UICTime.localFields(of: lhs).day
+        let end = UICTime.localFields(of: rhs)
+        if end.day == day { return true }
+        let next = UICTime.localFields(of: UICTime.date(day, hour: 12, minute: 0).addingTimeInterval(86_400)).day
+        return end.day == next && end.hour < 6
+    }
+
+    private static func berlinDay(_ date: Date?) -> UICDay? { date.map { UICTime.localFields(of: $0).day } }
+
+    /// The validity the printed layout states: the first layout text holding exactly two `DD.MM.YYYY` days
+    /// (e.g. `Gültig vom 01.02.2025 bis 01.03.2025`), earlier first; `nil` when no text does.
+    static func printedValidity(_ texts: [String]) -> (first: UICDay, last: UICDay)? {
+        for text in texts {
+            let bytes = Array(text.utf8)
+            var days: [UICDay] = []
+            var index = 0
+            while index + 10 <= bytes.count {
+                let candidate = bytes[index..<(index + 10)]
+                if candidate[index + 2] == UInt8(ascii: "."), candidate[index + 5] == UInt8(ascii: "."),
+                    let day = UICDay.dotted(String(decoding: candidate, as: UTF8.self))
+                {
+                    days.append(day)
+                    index += 10
+                } else {
+                    index += 1
+                }
+            }
+            if days.count == 2 { return (min(days[0], days[1]), max(days[0], days[1])) }
+        }
+        return nil
     }
 
     /// `first – last` in Berlin days, `?` for an open side.

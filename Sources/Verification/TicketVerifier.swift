@@ -218,8 +218,13 @@ public struct TicketVerifier: Sendable {
     func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
         -> Verdict
     {
-        var warnings: [VerdictWarning] = []
         let ticket = context.ticket
+        // Records of one ticket that state different things: the structured record decided, the inspector is told.
+        var warnings = ticket.disagreements.map {
+            VerdictWarning(
+                code: VerdictWarning.recordsDisagreeCode,
+                message: "The ticket's records disagree on the \($0.subject): \($0.kept) decides, not \($0.overruled).")
+        }
         for policy in policies {
             let outcome: PolicyOutcome
             do {

@@ -294,7 +294,10 @@ struct FCBTests {
         #expect(ticket.category == "adult")
         #expect(ticket.documents.count == 1)
         #expect(ticket.documents.first?.kind == "openTicket")
-        #expect(ticket.disagreements.isEmpty)
+        // The printed layout says "Gültig vom 01.02.2025 bis 01.03.2025": FCB decides, the difference is kept.
+        #expect(ticket.disagreements.map(\.description) == [
+            "validity: 27.02.2025 – 01.03.2025 (U_FLEX), not 01.02.2025 – 01.03.2025 (U_TLAY)"
+        ])
         let labels = ticket.details.map(\.label)
         #expect(labels.contains("FCB version") && labels.contains("PNR") && labels.contains("document valid from"))
         #expect(ticket.details.first { $0.label == "FCB issuer" }?.value == "DB AG, RICS 1080")
