@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "farecheck", targets: ["farecheck"]),
         .executable(name: "farecheck-server", targets: ["farecheck-server"]),
+        .executable(name: "farecheck-bench", targets: ["farecheck-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -122,11 +123,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Issuing FC1 tickets: key files, signing, rendering, and the demo keys (published, never for real
+        // tickets) embedded for `farecheck demo` and the bench.
+        .target(
+            name: "Issuing", dependencies: ["FareCore", "Signatures", "Symbols", "TicketFormats"],
+            swiftSettings: strict),
         .executableTarget(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync", "ValidationAPI",
+                "Daemon", "Sync", "ValidationAPI", "Issuing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +166,7 @@ let package = Package(
 
         .testTarget(
             name: "TicketFormatsTests",
-            dependencies: ["TicketFormats", "FareCore"],
+            dependencies: ["TicketFormats", "FareCore", "SeededRandom"],
             // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
             resources: [.copy("Resources")],
             swiftSettings: strict
@@ -181,24 +187,52 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore"], swiftSettings: strict),
         .testTarget(
             name: "SymbolsTests",
-            dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib"],
+            dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom"],
             // Real UIC 918.3 payloads (zlib inside) for Aztec round trips.
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "CLinuxShims"],
+            dependencies: ["Scanners", "CLinuxShims", "ScannerSimulation"],
             // Recorded HID report and input_event streams, read next to the sources (#filePath).
             exclude: ["Recordings"],
             swiftSettings: strict
         ),
+        // A reproducible random source (SplitMix64) for generated test data and benchmarks.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
+        // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
+        .target(
+            name: "ScannerSimulation",
+            dependencies: [
+                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/ScannerSimulation",
+            swiftSettings: strict
+        ),
+        // The speed figures of the README, in a program of their own (`swift run -c release farecheck-bench`).
+        .executableTarget(
+            name: "farecheck-bench",
+            dependencies: [
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
+                "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/farecheck-bench",
+            swiftSettings: strict
+        ),
         // What the test targets share: running the built binaries, scratch directories.
-        .target(name: "TestSupport", dependencies: ["Daemon"], path: "Tests/Support", swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["Daemon", "ScannerSimulation"], path: "Tests/Support",
+            swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols", "TicketFormats",
+                "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols",
+                "TicketFormats", "ScannerSimulation",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -208,6 +242,7 @@ let package = Package(
             name: "ValidationServerTests",
             dependencies: [
                 "TestSupport", "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "farecheck-server",
+                "SeededRandom",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -218,7 +253,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
-                "Verification", "Daemon", "Scanners", "farecheck", "farecheck-server",
+                "Verification", "Daemon", "Scanners", "farecheck", "farecheck-server", "ScannerSimulation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -226,7 +261,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "farecheck", "Symbols", "TicketFormats", "Scanners"],
+            dependencies: ["TestSupport", "farecheck", "Symbols", "TicketFormats", "Scanners", "ScannerSimulation"],
             swiftSettings: strict
         ),
     ],

@@ -316,7 +316,7 @@ public final class SerialPort: Sendable {
     }
 
     /// Milliseconds until `deadline`, rounded up so that poll() never returns just before it; -1 for none.
-    static func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
+    public static func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
         guard let deadline else { return -1 }
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { return 0 }

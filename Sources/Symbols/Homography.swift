@@ -1,11 +1,11 @@
 /// A plane-to-plane projective map: how a flat symbol's module grid lies in a photo.
-struct Homography: Sendable {
+public struct Homography: Sendable {
     /// Row-major 3 x 3 matrix with the last element 1.
     var matrix: [Double]
 
     /// Maps a point.
     @inline(__always)
-    func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
+    public func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
         let w = matrix[6] * x + matrix[7] * y + matrix[8]
         return ((matrix[0] * x + matrix[1] * y + matrix[2]) / w, (matrix[3] * x + matrix[4] * y + matrix[5]) / w)
     }
@@ -14,7 +14,7 @@ struct Homography: Sendable {
     ///
     /// Both point sets are normalised (centred, unit mean distance) first so that the linear system is well
     /// conditioned whatever the pixel scale.
-    static func fit(from source: [(x: Double, y: Double)], to target: [(x: Double, y: Double)]) -> Homography? {
+    public static func fit(from source: [(x: Double, y: Double)], to target: [(x: Double, y: Double)]) -> Homography? {
         guard source.count == target.count, source.count >= 4 else { return nil }
         let sourceFrame = Normalisation(source)
         let targetFrame = Normalisation(target)

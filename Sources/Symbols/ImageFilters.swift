@@ -9,7 +9,7 @@
 /// Loops run over unsafe buffers because they touch every pixel of images up to 100 megapixels.
 extension GrayImage {
     /// Light and dark swapped: light-on-dark symbols (a phone in dark mode) become dark-on-light.
-    func inverted() -> GrayImage {
+    public func inverted() -> GrayImage {
         var copy = self
         copy.pixels.withUnsafeMutableBufferPointer { buffer in
             for index in buffer.indices { buffer[index] = 255 &- buffer[index] }
@@ -18,7 +18,7 @@ extension GrayImage {
     }
 
     /// Applies a lookup table to every pixel.
-    func mapped(_ table: [UInt8]) -> GrayImage {
+    public func mapped(_ table: [UInt8]) -> GrayImage {
         precondition(table.count == 256)
         var copy = self
         table.withUnsafeBufferPointer { lookup in
@@ -81,7 +81,7 @@ extension GrayImage {
 
     /// Resampled to a new size: area averaging where it shrinks (no aliasing of fine modules), linear
     /// interpolation where it grows.
-    func resized(width newWidth: Int, height newHeight: Int) -> GrayImage {
+    public func resized(width newWidth: Int, height newHeight: Int) -> GrayImage {
         precondition(newWidth > 0 && newHeight > 0)
         if newWidth == width && newHeight == height { return self }
         // Separable: rows first into floats, then columns.
@@ -151,7 +151,7 @@ extension GrayImage {
     }
 
     /// A separable Gaussian blur with standard deviation `sigma` in pixels.
-    func gaussianBlurred(sigma: Double) -> GrayImage {
+    public func gaussianBlurred(sigma: Double) -> GrayImage {
         guard sigma > 0.05 else { return self }
         let radius = max(1, Int((3 * sigma).rounded(.up)))
         var kernel = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
@@ -211,7 +211,7 @@ extension GrayImage {
     }
 
     /// Turned a quarter turn clockwise.
-    func rotatedClockwise() -> GrayImage {
+    public func rotatedClockwise() -> GrayImage {
         var output = [UInt8](repeating: 0, count: pixelCount)
         let width = self.width
         let height = self.height
@@ -230,7 +230,7 @@ extension GrayImage {
 
     /// Bilinear sample at a real-valued position; outside the image gives `outside`.
     @inline(__always)
-    func bilinearSample(x: Double, y: Double, outside: Double) -> Double {
+    public func bilinearSample(x: Double, y: Double, outside: Double) -> Double {
         // A degenerate geometry can ask for points at infinity; Int() of those would trap.
         guard x > -2, y > -2, x < Double(width + 1), y < Double(height + 1) else { return outside }
         let left = Int(x.rounded(.down))

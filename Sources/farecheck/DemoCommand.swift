@@ -1,3 +1,4 @@
+import Issuing
 import ArgumentParser
 import FareCore
 import Foundation
@@ -105,7 +106,12 @@ struct DemoCommand: AsyncParsableCommand {
         }
         var keys: [IssuingKey] = []
         for demo in DemoKeys.issuingKeys {
-            let key = try IssuingKey.parse(demo.text, source: demo.file)
+            let key: IssuingKey
+            do {
+                key = try IssuingKey.parse(demo.text, source: demo.file)
+            } catch {
+                throw CommandFailure.exit(error.message)
+            }
             keys.append(key)
             do {
                 try trustStore.saveKey(

@@ -17,7 +17,7 @@ struct Farecheck: AsyncParsableCommand {
             """,
         subcommands: [
             DemoCommand.self, VerifyCommand.self, ScanCommand.self, IssueCommand.self, KeysCommand.self,
-            RevokeCommand.self, ScannersCommand.self, BenchCommand.self, DaemonCommand.self, StaffCommand.self,
+            RevokeCommand.self, ScannersCommand.self, DaemonCommand.self, StaffCommand.self,
             SyncCommand.self,
         ]
     )

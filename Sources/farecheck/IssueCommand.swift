@@ -1,26 +1,13 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import Issuing
 import Symbols
 import TicketFormats
 
-/// The barcode a ticket is rendered as.
-enum BarcodeKind: String, ExpressibleByArgument, CaseIterable {
-    case qr, aztec
+extension BarcodeKind: ExpressibleByArgument {}
 
-    /// The FC1 transport this barcode carries: text for QR's alphanumeric mode, zlib bytes for Aztec.
-    func transport(prefix: String) -> FC1.Transport {
-        self == .qr ? .text(prefix: prefix) : .zlib
-    }
-
-    /// The payload as a barcode image.
-    func image(_ payload: [UInt8], moduleSize: Int) throws -> GrayImage {
-        switch self {
-        case .qr: try SymbolWriter(moduleSize: moduleSize).qrCode(payload)
-        case .aztec: try SymbolWriter(moduleSize: moduleSize).aztecCode(payload)
-        }
-    }
-
+extension BarcodeKind {
     /// Renders the payload and writes it as a PNG, or exits with status 2.
     func render(_ payload: [UInt8], moduleSize: Int, to path: String) throws {
         do {
@@ -32,17 +19,6 @@ enum BarcodeKind: String, ExpressibleByArgument, CaseIterable {
 }
 
 extension IssuingKey {
-    /// Signs the claims and wraps the COSE message for the barcode.
-    func payload(for claims: FC1.Claims, barcode: BarcodeKind, prefix: String = FC1.defaultPrefix) throws -> [UInt8] {
-        let cose: [UInt8]
-        do {
-            cose = try COSESign1.sign(algorithm: algorithm, keyID: keyID, payload: claims.encoded(), sign: sign)
-        } catch {
-            throw CommandFailure.exit("signing failed: \(error)")
-        }
-        return FC1.encode(cose: cose, transport: barcode.transport(prefix: prefix))
-    }
-
     /// Signs the claims into a payload that the barcode writer encodes faithfully.
     ///
     /// zxing-cpp 1.4's Aztec encoder gets a few byte sequences wrong, and the writer refuses those (it reads
@@ -108,7 +84,12 @@ struct IssueCommand: AsyncParsableCommand {
     }
 
     func run() throws {
-        var signingKey = try IssuingKey.load(from: key)
+        var signingKey: IssuingKey
+        do {
+            signingKey = try IssuingKey.load(from: key)
+        } catch {
+            throw CommandFailure.exit(error.message)
+        }
         if let kid {
             guard let parsed = [UInt8](hex: kid), !parsed.isEmpty else { throw ValidationError("--kid must be hex") }
             signingKey.keyID = parsed

@@ -1,3 +1,4 @@
+import Issuing
 import ArgumentParser
 import FareCore
 import Foundation
@@ -289,87 +290,6 @@ struct KeysCommand: AsyncParsableCommand {
             }
             guard removed > 0 else { throw CommandFailure.exit("no key \(kid) in \(trustStore.path)") }
             printLine("removed \(removed) key\(removed == 1 ? "" : "s") with id \(kid)")
-        }
-    }
-}
-
-/// A private key file for issuing: PKCS#8 PEM preceded by `# name: value` lines that say whose
-/// key it is (OpenSSL ignores text before the PEM block, so the file stays a normal key file).
-struct IssuingKey {
-    var privateKey: PrivateKey
-    var issuer: String?
-    var keyID: [UInt8]
-    var algorithm: COSEAlgorithm
-
-    static func kind(for algorithm: COSEAlgorithm) -> KeyKind {
-        switch algorithm {
-        case .es256: .ecP256
-        case .edDSA: .ed25519
-        case .ps256: .rsa(bits: 2048)
-        }
-    }
-
-    static func algorithm(for kind: KeyKind) -> COSEAlgorithm? {
-        switch kind {
-        case .ecP256: .es256
-        case .ed25519: .edDSA
-        case .rsa: .ps256
-        default: nil
-        }
-    }
-
-    /// The kid of a key without a certificate: SHA-256 over its SubjectPublicKeyInfo, first 8 bytes.
-    static func keyID(forSPKI spki: [UInt8]) -> [UInt8] {
-        Array(digest(.sha256, spki).prefix(8))
-    }
-
-    func write(to path: String) throws {
-        var text = "# farecheck issuing key\n"
-        if let issuer { text += "# issuer: \(issuer)\n" }
-        text += "# kid: \(keyID.hexString)\n# alg: \(algorithm.name)\n"
-        text += try privateKey.pemPKCS8
-        guard
-            FileManager.default.createFile(
-                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        else {
-            throw CommandFailure("the file could not be written")
-        }
-    }
-
-    /// Reads a key file written by `keys generate`, or any PKCS#8 / traditional PEM private key.
-    static func load(from path: String) throws -> IssuingKey {
-        try parse(String(decoding: try readFile(path), as: UTF8.self), source: path)
-    }
-
-    /// Reads the text of a key file; `source` names it in errors.
-    static func parse(_ text: String, source path: String) throws -> IssuingKey {
-        var fields: [String: String] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("#") {
-            let parts = line.dropFirst().split(separator: ":", maxSplits: 1)
-            if parts.count == 2 {
-                fields[parts[0].trimmingCharacters(in: .whitespaces)] = parts[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        let privateKey: PrivateKey
-        do {
-            privateKey = try PrivateKey(pem: text)
-        } catch {
-            throw CommandFailure.exit("\(path): not a private key file (\(error))")
-        }
-        guard let algorithm = fields["alg"].flatMap(COSEAlgorithm.init(name:)) ?? Self.algorithm(for: privateKey.kind)
-        else {
-            throw CommandFailure.exit("\(path): a \(privateKey.kind) key cannot sign FC1 tickets")
-        }
-        let keyID = fields["kid"].flatMap { [UInt8](hex: $0) } ?? keyID(forSPKI: privateKey.publicKey.spkiDER)
-        return IssuingKey(privateKey: privateKey, issuer: fields["issuer"], keyID: keyID, algorithm: algorithm)
-    }
-
-    /// Signs a COSE Sig_structure with the scheme FC1 uses for this algorithm.
-    func sign(_ message: [UInt8]) throws -> [UInt8] {
-        switch algorithm {
-        case .es256: try privateKey.signature(for: message, scheme: .ecdsa(.sha256, .raw))
-        case .edDSA: try privateKey.signature(for: message, scheme: .eddsa)
-        case .ps256: try privateKey.signature(for: message, scheme: .rsaPSS(.sha256))
         }
     }
 }

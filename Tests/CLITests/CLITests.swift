@@ -220,7 +220,7 @@ struct CLITests {
         for name in ["demo-transit-es256", "demo-transit-eddsa", "demo-transit-ps256"] {
             let file = try String(contentsOfFile: "\(repositoryRoot)/Keys/\(name).key", encoding: .utf8)
             let source = try String(
-                contentsOfFile: "\(repositoryRoot)/Sources/farecheck/DemoKeys.swift", encoding: .utf8)
+                contentsOfFile: "\(repositoryRoot)/Sources/Issuing/DemoKeys.swift", encoding: .utf8)
             for line in file.split(separator: "\n") {
                 #expect(source.contains("            \(line)\n"), "\(name): \(line)")
             }

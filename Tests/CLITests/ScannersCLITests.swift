@@ -1,3 +1,4 @@
+import ScannerSimulation
 import TestSupport
 import Foundation
 import Scanners

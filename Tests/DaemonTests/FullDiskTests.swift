@@ -1,3 +1,4 @@
+import ScannerSimulation
 import Daemon
 import FareCore
 import Foundation

@@ -1,3 +1,4 @@
+import ScannerSimulation
 import Foundation
 import Scanners
 import Testing

@@ -1,3 +1,4 @@
+import ScannerSimulation
 import FareCore
 import Foundation
 import Scanners

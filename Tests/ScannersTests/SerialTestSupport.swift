@@ -1,30 +1,7 @@
+import ScannerSimulation
 import Foundation
 import Scanners
 import Synchronization
-
-/// Fails a test that would otherwise hang forever; no test asserts how long anything takes.
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "gave up waiting for \(what)" }
-}
-
-/// Runs `operation`, throwing ``TimedOut`` if it has not finished after `seconds` (a guard against hangs).
-func within<T: Sendable>(
-    _ seconds: Double = 10,
-    _ what: String,
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw TimedOut(what: what) }
-        return value
-    }
-}
 
 /// A thread-safe list that callbacks append to.
 final class Recorder<Element: Sendable>: Sendable {

@@ -1,3 +1,4 @@
+import ScannerSimulation
 import FareCore
 import Symbols
 import Testing

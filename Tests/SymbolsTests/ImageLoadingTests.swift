@@ -1,3 +1,4 @@
+import SeededRandom
 import CImageCodecs
 import FareCore
 import Foundation

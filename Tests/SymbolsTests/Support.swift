@@ -1,3 +1,4 @@
+import SeededRandom
 import CZlib
 import FareCore
 import Foundation

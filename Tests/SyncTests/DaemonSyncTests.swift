@@ -1,3 +1,4 @@
+import ScannerSimulation
 import AsyncHTTPClient
 import Daemon
 import Foundation

@@ -1,3 +1,4 @@
+import SeededRandom
 import FareCore
 import Foundation
 import Testing

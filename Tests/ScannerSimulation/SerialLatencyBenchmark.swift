@@ -1,3 +1,5 @@
+import Scanners
+import ScannerSimulation
 import Dispatch
 import Foundation
 import Synchronization

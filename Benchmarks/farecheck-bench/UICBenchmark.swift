@@ -1,3 +1,4 @@
+import Issuing
 import FareCore
 import Foundation
 import Signatures

@@ -7,10 +7,10 @@ import Synchronization
 /// A thread of its own reads what the host writes, acknowledges each host command the way a scanner does
 /// (unless told to refuse it) and passes the host's packets to the test: commands on ``commands``, the host's
 /// ACKs and NAKs of the simulator's own packets through ``send(_:)``. Closing it is unplugging the scanner.
-final class SSISimulator: Sendable {
-    let terminal: PseudoTerminal
+public final class SSISimulator: Sendable {
+    public let terminal: PseudoTerminal
     /// The path a reader opens.
-    var path: String { terminal.replicaPath }
+    public var path: String { terminal.replicaPath }
 
     private let commandStream: AsyncStream<SSIFrame>
     private let commandContinuation: AsyncStream<SSIFrame>.Continuation
@@ -21,7 +21,7 @@ final class SSISimulator: Sendable {
     private let stopped = Mutex(false)
     private let finished = Mutex(false)
 
-    init() throws {
+    public init() throws {
         terminal = try PseudoTerminal()
         (commandStream, commandContinuation) = AsyncStream.makeStream(of: SSIFrame.self)
         (answerStream, answerContinuation) = AsyncStream.makeStream(of: SSIFrame.self)
@@ -30,7 +30,7 @@ final class SSISimulator: Sendable {
     }
 
     /// Unplugs the scanner: its thread stops and the pseudo-terminal closes.
-    func unplug() {
+    public func unplug() {
         stopped.withLock { $0 = true }
         while !finished.withLock({ $0 }) { usleep(1000) }
         terminal.close()
@@ -39,24 +39,24 @@ final class SSISimulator: Sendable {
     }
 
     /// Answers the next host commands with `opcode` with these NAK causes, one per command, instead of an ACK.
-    func refuse(_ opcode: SSIOpcode, with causes: [SSINakCause]) {
+    public func refuse(_ opcode: SSIOpcode, with causes: [SSINakCause]) {
         refusals.withLock { $0[opcode, default: []] += causes }
     }
 
     /// Writes bytes as the scanner, whatever they are (noise, half packets).
-    func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws {
         try writeLock.withLock { _ in try terminal.write(bytes) }
     }
 
     /// Sends one packet and returns the host's answer to it (CMD_ACK or CMD_NAK).
-    func send(_ packet: [UInt8]) async throws -> SSIFrame {
+    public func send(_ packet: [UInt8]) async throws -> SSIFrame {
         try write(packet)
         return try await nextAnswer()
     }
 
     /// Sends a scan the way a scanner does: DECODE_DATA packets of at most `chunk` data bytes, the
     /// continuation bit on all but the last, each sent again (retransmission bit set) when the host NAKs it.
-    func sendScan(_ payload: [UInt8], type: UInt8 = 0x2D, chunk: Int = 250) async throws {
+    public func sendScan(_ payload: [UInt8], type: UInt8 = 0x2D, chunk: Int = 250) async throws {
         for packet in Self.decodeDataPackets(payload, type: type, chunk: chunk) {
             var frame = packet
             var answer = try await send(frame.encoded)
@@ -68,7 +68,7 @@ final class SSISimulator: Sendable {
     }
 
     /// The DECODE_DATA packets of a scan.
-    static func decodeDataPackets(_ payload: [UInt8], type: UInt8, chunk: Int = 250) -> [SSIFrame] {
+    public static func decodeDataPackets(_ payload: [UInt8], type: UInt8, chunk: Int = 250) -> [SSIFrame] {
         var packets: [SSIFrame] = []
         var offset = 0
         repeat {
@@ -88,7 +88,7 @@ final class SSISimulator: Sendable {
     }
 
     /// The next command the host sent (PARAM_SEND, SCAN_ENABLE, BEEP, LED_ON, …), already answered.
-    func nextCommand() async throws -> SSIFrame {
+    public func nextCommand() async throws -> SSIFrame {
         try await within(10, "a host command") { [self] in
             // One consumer at a time, so a fresh iterator over the same stream takes up where the last left off.
             var iterator = commandStream.makeAsyncIterator()
@@ -98,7 +98,7 @@ final class SSISimulator: Sendable {
     }
 
     /// Waits until the host has enabled scanning (the end of its start-up), returning the commands until then.
-    func awaitStartup() async throws -> [SSIFrame] {
+    public func awaitStartup() async throws -> [SSIFrame] {
         var commands: [SSIFrame] = []
         repeat {
             commands.append(try await nextCommand())

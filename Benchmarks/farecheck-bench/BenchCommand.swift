@@ -1,3 +1,5 @@
+import ScannerSimulation
+import Issuing
 import ArgumentParser
 import FareCore
 import Foundation

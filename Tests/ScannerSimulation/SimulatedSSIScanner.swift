@@ -1,3 +1,4 @@
+import Scanners
 import Foundation
 import Synchronization
 

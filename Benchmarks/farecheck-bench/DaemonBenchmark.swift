@@ -1,3 +1,5 @@
+import Issuing
+import ScannerSimulation
 import Daemon
 import FareCore
 import Foundation
@@ -231,7 +233,7 @@ final class BenchDaemon {
 
         let notify = try NotificationSocket(path: directory + "/notify.sock")
         let spawned = ContinuousClock.now
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.executableURL = URL(fileURLWithPath: FarecheckProgram.path)
         process.arguments = ["daemon", "--config", directory + "/farecheck.toml", "--log-level", "warning"]
         process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
         process.standardOutput = FileHandle.nullDevice

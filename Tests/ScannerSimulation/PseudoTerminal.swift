@@ -1,3 +1,4 @@
+import Scanners
 import CLinuxShims
 import Synchronization
 import SystemPackage

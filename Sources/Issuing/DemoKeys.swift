@@ -1,9 +1,9 @@
 // Generated from the files in Keys/ (a test checks they match). DEMO keys: published, never for real tickets.
 
 /// The demo trust material embedded in the binary, so that `farecheck demo` needs no files.
-enum DemoKeys {
+public enum DemoKeys {
     /// Private key files (farecheck issuing-key format) by algorithm name.
-    static let issuingKeys: [(algorithm: String, file: String, text: String)] = [
+    public static let issuingKeys: [(algorithm: String, file: String, text: String)] = [
         (
             "ES256", "demo-transit-es256.key",
             """

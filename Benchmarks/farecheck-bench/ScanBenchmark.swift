@@ -1,3 +1,5 @@
+import Issuing
+import ScannerSimulation
 import FareCore
 import Foundation
 import Symbols
@@ -73,7 +75,6 @@ struct ScanBenchmark {
     }
 
     static func ownExecutable() -> String? {
-        let path = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        FileManager.default.isExecutableFile(atPath: FarecheckProgram.path) ? FarecheckProgram.path : nil
     }
 }

@@ -1,3 +1,5 @@
+import Issuing
+import SeededRandom
 import FareCore
 import Foundation
 import Signatures

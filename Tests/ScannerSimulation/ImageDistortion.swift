@@ -1,3 +1,5 @@
+import SeededRandom
+import Symbols
 import FareCore
 
 #if canImport(Glibc)
