@@ -6,6 +6,9 @@ public enum RecognisedPayload: Sendable {
     case fc1(COSESign1, transport: FC1.Transport)
     /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
     case uic(UICContainer)
+    /// A VDV-KA static barcode (Deutschland-Ticket et al.): the envelope taken apart, ticket data and
+    /// issuer certificate still hidden in their signatures.
+    case vdv(VDVBarcode)
 }
 
 /// Recognises the format of a scanned payload and unwraps its transport encoding.
@@ -27,6 +30,13 @@ public struct PayloadDetector: Sendable {
         guard !payload.isEmpty else { throw .malformed("the payload is empty") }
         if UIC918_3.isContainer(payload) {
             return .uic(try UICContainer(parsing: payload, inflateLimit: inflateLimit))
+        }
+        if payload.starts(with: [0x7F, 0x70]) {
+            throw .unsupported("the payload is a MOTICS container (7F70, ECDSA around a VDV barcode), which farecheck does not read yet")
+        }
+        // A first byte of 9E (or EF for several authorisations) is neither text, COSE, zlib nor UIC.
+        if VDVBarcode.isBarcode(payload) || VDVBarcode.isMultipleAuthorizationBarcode(payload) {
+            return .vdv(try VDVBarcode(parsing: payload))
         }
         for prefix in acceptedPrefixes {
             let prefixBytes = Array(prefix.utf8)
