@@ -78,7 +78,9 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
 
     /// The size and exponent, e.g. `RSARawPublicKey(RSA 1024, e = 1073741953)`.
     public var description: String {
-        let e = exponent.count <= 8 ? String(exponent.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : "\(exponent.count) bytes"
+        let e =
+            exponent.count <= 8
+            ? String(exponent.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : "\(exponent.count) bytes"
         return "RSARawPublicKey(RSA \(bits), e = \(e))"
     }
 
@@ -115,7 +117,8 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
         guard outputCount == k else {
             // With no padding OpenSSL writes exactly k bytes; anything else would misplace the header.
             OpenSSLError.discardQueue()
-            throw SignatureError(code: .encodingFailed, message: "OpenSSL returned \(outputCount) bytes instead of \(k).")
+            throw SignatureError(
+                code: .encodingFailed, message: "OpenSSL returned \(outputCount) bytes instead of \(k).")
         }
         return output
     }

@@ -82,7 +82,8 @@ public struct BERTLV: Sendable, Hashable {
             }
         }
         guard position < end else {
-            throw .malformed("\(context) ends after the tag \(tag.hexString.uppercased()) at byte \(offset), before its length")
+            throw .malformed(
+                "\(context) ends after the tag \(tag.hexString.uppercased()) at byte \(offset), before its length")
         }
         let lengthOffset = position
         let first = bytes[position]
@@ -100,14 +101,17 @@ public struct BERTLV: Sendable, Hashable {
             position += count
         case 0x80:
             throw .malformed(
-                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) has an indefinite length, which VDV does not use")
+                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) has an indefinite length, which VDV does not use"
+            )
         default:
             throw .malformed(
-                "the length byte \(String(first, radix: 16, uppercase: true)) at byte \(lengthOffset) of \(context) is not a short, 81 or 82 form")
+                "the length byte \(String(first, radix: 16, uppercase: true)) at byte \(lengthOffset) of \(context) is not a short, 81 or 82 form"
+            )
         }
         guard length <= end - position else {
             throw .malformed(
-                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) claims \(length) bytes but only \(end - position) follow")
+                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) claims \(length) bytes but only \(end - position) follow"
+            )
         }
         return BERTLV(
             tag: tag, value: Array(bytes[position..<position + length]), offset: offset, valueOffset: position)

@@ -32,7 +32,9 @@ public struct PayloadDetector: Sendable {
             return .uic(try UICContainer(parsing: payload, inflateLimit: inflateLimit))
         }
         if payload.starts(with: [0x7F, 0x70]) {
-            throw .unsupported("the payload is a MOTICS container (7F70, ECDSA around a VDV barcode), which farecheck does not read yet")
+            throw .unsupported(
+                "the payload is a MOTICS container (7F70, ECDSA around a VDV barcode), which farecheck does not read yet"
+            )
         }
         // A first byte of 9E (or EF for several authorisations) is neither text, COSE, zlib nor UIC.
         if VDVBarcode.isBarcode(payload) || VDVBarcode.isMultipleAuthorizationBarcode(payload) {

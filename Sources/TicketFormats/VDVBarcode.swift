@@ -52,7 +52,8 @@ public struct VDVBarcode: Sendable, Hashable {
             }
             guard elements[index].tag == tag else {
                 throw .malformed(
-                    "the VDV barcode has \(elements[index].tagHex) at byte \(elements[index].offset) where \(tag.hexString.uppercased()) belongs")
+                    "the VDV barcode has \(elements[index].tagHex) at byte \(elements[index].offset) where \(tag.hexString.uppercased()) belongs"
+                )
             }
         }
         guard elements.count == expected.count else {
@@ -64,7 +65,8 @@ public struct VDVBarcode: Sendable, Hashable {
             throw .malformed("the signature (9E) at byte \(signature.offset) is empty")
         }
         guard !elements[1].value.isEmpty else {
-            throw .malformed("the remainder (9A) at byte \(elements[1].offset) is empty; VDV ticket data never fits the signature")
+            throw .malformed(
+                "the remainder (9A) at byte \(elements[1].offset) is empty; VDV ticket data never fits the signature")
         }
         let reference = elements[3]
         guard let caReference = VDVCAReference(reference.value) else {
@@ -78,7 +80,8 @@ public struct VDVBarcode: Sendable, Hashable {
         self.caReference = caReference
         guard case .recoverable = certificate else {
             throw .unsupported(
-                "the issuer certificate at byte \(elements[2].offset) is in clear (5F4E); farecheck reads it only inside a signature (5F37 + 5F38)")
+                "the issuer certificate at byte \(elements[2].offset) is in clear (5F4E); farecheck reads it only inside a signature (5F37 + 5F38)"
+            )
         }
     }
 }

@@ -107,7 +107,7 @@ public enum VDVCertificateHolder: Sendable, Hashable, CustomStringConvertible {
 /// The key algorithm a CV certificate names by object identifier.
 public enum VDVKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// 1.3.36.3.4.2.2.1: TeleTrusT ISO/IEC 9796-2 with SHA-1 and RSA (7 bytes).
-    case iso9796_2WithSHA1AndRSA
+    case iso9796WithSHA1AndRSA
     /// 1.2.840.113549.1.1.5: sha1WithRSAEncryption (9 bytes), used by the root and some sub-CAs.
     case sha1WithRSAEncryption
     /// Another identifier, as its content bytes.
@@ -118,7 +118,7 @@ public enum VDVKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
 
     init(oid: [UInt8]) {
         switch oid {
-        case Self.iso9796OID: self = .iso9796_2WithSHA1AndRSA
+        case Self.iso9796OID: self = .iso9796WithSHA1AndRSA
         case Self.sha1WithRSAOID: self = .sha1WithRSAEncryption
         default: self = .other(oid)
         }
@@ -127,7 +127,7 @@ public enum VDVKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// The identifier's content bytes.
     public var oid: [UInt8] {
         switch self {
-        case .iso9796_2WithSHA1AndRSA: Self.iso9796OID
+        case .iso9796WithSHA1AndRSA: Self.iso9796OID
         case .sha1WithRSAEncryption: Self.sha1WithRSAOID
         case .other(let bytes): bytes
         }
@@ -136,7 +136,7 @@ public enum VDVKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// The dotted identifier and, when known, its name.
     public var description: String {
         switch self {
-        case .iso9796_2WithSHA1AndRSA: "1.3.36.3.4.2.2.1 (ISO 9796-2 with SHA-1 and RSA)"
+        case .iso9796WithSHA1AndRSA: "1.3.36.3.4.2.2.1 (ISO 9796-2 with SHA-1 and RSA)"
         case .sha1WithRSAEncryption: "1.2.840.113549.1.1.5 (sha1WithRSAEncryption)"
         case .other(let bytes): bytes.hexString.uppercased()
         }

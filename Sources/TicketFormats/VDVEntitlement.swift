@@ -55,11 +55,13 @@ public struct VDVEntitlement: Sendable, Hashable {
     ///   `85` or `8A` element, a product element of the wrong size, or a missing `VDV` trailer.
     public init(parsing bytes: [UInt8]) throws(FormatError) {
         guard bytes.count >= Self.minimumByteCount else {
-            throw .malformed("the ticket data has \(bytes.count) bytes; VDV ticket data has at least \(Self.minimumByteCount)")
+            throw .malformed(
+                "the ticket data has \(bytes.count) bytes; VDV ticket data has at least \(Self.minimumByteCount)")
         }
         let trailerStart = bytes.count - 5
         guard bytes[trailerStart..<(trailerStart + 3)].elementsEqual(Self.trailer) else {
-            throw .malformed("the ticket data does not end with \"VDV\" and a version (bytes \(trailerStart)–\(bytes.count - 1))")
+            throw .malformed(
+                "the ticket data does not end with \"VDV\" and a version (bytes \(trailerStart)–\(bytes.count - 1))")
         }
         self.bytes = bytes
         entitlementNumber = UInt32(VDVEntitlement.number(bytes, 0, 4))
@@ -89,19 +91,23 @@ public struct VDVEntitlement: Sendable, Hashable {
 
         var position = product.end
         guard trailerStart - position >= VDVTransaction.byteCount else {
-            throw .malformed("the ticket data ends at byte \(trailerStart) inside the transaction data (from byte \(position))")
+            throw .malformed(
+                "the ticket data ends at byte \(trailerStart) inside the transaction data (from byte \(position))")
         }
         transaction = VDVTransaction(bytes, at: position)
         position += VDVTransaction.byteCount
-        let productTransaction = try BERTLV.element(in: bytes, at: position, end: trailerStart, context: "the ticket data")
+        let productTransaction = try BERTLV.element(
+            in: bytes, at: position, end: trailerStart, context: "the ticket data")
         guard productTransaction.tag == [0x8A] else {
             throw .malformed(
-                "the ticket data has \(productTransaction.tagHex) at byte \(position) where the product transaction data (8A) belongs")
+                "the ticket data has \(productTransaction.tagHex) at byte \(position) where the product transaction data (8A) belongs"
+            )
         }
         productTransactionData = productTransaction.value
         position = productTransaction.end
         guard trailerStart - position >= VDVIssueData.byteCount else {
-            throw .malformed("the ticket data ends at byte \(trailerStart) inside the issue data (from byte \(position))")
+            throw .malformed(
+                "the ticket data ends at byte \(trailerStart) inside the issue data (from byte \(position))")
         }
         issue = VDVIssueData(bytes, at: position)
     }
@@ -400,7 +406,8 @@ public struct VDVArea: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         if let ids { return "organisation \(organisationID), ids \(ids.map(String.init).joined(separator: ", "))" }
         let type = String(definitionType, radix: 16, uppercase: true)
-        return "organisation \(organisationID), type 0x\(type.count == 1 ? "0" + type : type), \(data.hexString.uppercased())"
+        return
+            "organisation \(organisationID), type 0x\(type.count == 1 ? "0" + type : type), \(data.hexString.uppercased())"
     }
 }
 

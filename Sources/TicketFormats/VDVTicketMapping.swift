@@ -57,11 +57,12 @@ extension VDVEntitlement {
                 details.append(("passenger type", basicData.category ?? String(basicData.passengerType)))
             }
             if !basicData.includedTravellers.isEmpty {
-                details.append((
-                    "included travellers",
-                    basicData.includedTravellers.map { "\($0.count) × type \($0.passengerType)" }
-                        .joined(separator: ", ")
-                ))
+                details.append(
+                    (
+                        "included travellers",
+                        basicData.includedTravellers.map { "\($0.count) × type \($0.passengerType)" }
+                            .joined(separator: ", ")
+                    ))
                 passengers = 1 + basicData.includedTravellers.reduce(0) { $0 + $1.count }
             }
             if basicData.priceCents != 0 {
@@ -80,10 +81,11 @@ extension VDVEntitlement {
         if issuedAt != nil {
             details.append(("sold", "\(transaction.time) (Europe/Berlin)"))
         }
-        details.append((
-            "terminal",
-            "type \(transaction.terminalType), number \(transaction.terminalNumber) of organisation \(transaction.terminalOrganisationID)"
-        ))
+        details.append(
+            (
+                "terminal",
+                "type \(transaction.terminalType), number \(transaction.terminalNumber) of organisation \(transaction.terminalOrganisationID)"
+            ))
         details.append(("SAM", "\(issue.samID), sequence \(issue.samSequenceNumber1)/\(issue.samSequenceNumber2)"))
         details.append(("VDV version", version.hexString.uppercased()))
         return Ticket(

@@ -70,7 +70,8 @@ public struct TicketVerifier: Sendable {
 
     /// A verifier over one in-memory snapshot of keys and revocations.
     public init(
-        trust: TrustSnapshot, clock: any InspectionClock = SystemClock(), configuration: Configuration = Configuration(),
+        trust: TrustSnapshot, clock: any InspectionClock = SystemClock(),
+        configuration: Configuration = Configuration(),
         vdvCertificates: (any VDVCertificateSource)? = nil
     ) {
         self.init(

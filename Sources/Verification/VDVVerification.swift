@@ -139,7 +139,8 @@ public enum VDVCertificateImport {
         let certificate = try parse(body)
         guard certificate.isSelfSigned else {
             throw VDVImportError(
-                "the certificate \(certificate.holder) is signed by \(certificate.authority), not by itself: it is not a root")
+                "the certificate \(certificate.holder) is signed by \(certificate.authority), not by itself: it is not a root"
+            )
         }
         let authority = try VDVAuthority(certificate: certificate, origin: .pinnedRoot)
         if let signature, !isPKCS1SHA1Signature(signature, over: body, key: authority.key) {
@@ -288,7 +289,9 @@ public final class VDVIssuerCertificateCache: Sendable {
 
     /// The counters now.
     public var statistics: Statistics {
-        state.withLock { Statistics(hits: $0.hits, recoveries: $0.recoveries, evictions: $0.evictions, count: $0.entries.count) }
+        state.withLock {
+            Statistics(hits: $0.hits, recoveries: $0.recoveries, evictions: $0.evictions, count: $0.entries.count)
+        }
     }
 
     /// Empties the cache (e.g. after the CA certificates changed); the counters stay.
@@ -362,7 +365,8 @@ public struct VDVChainVerifier: Sendable {
     public let cache: VDVIssuerCertificateCache
 
     /// A chain verifier over `certificates`, with its own cache unless one is given.
-    public init(certificates: any VDVCertificateSource, cache: VDVIssuerCertificateCache = VDVIssuerCertificateCache()) {
+    public init(certificates: any VDVCertificateSource, cache: VDVIssuerCertificateCache = VDVIssuerCertificateCache())
+    {
         self.certificates = certificates
         self.cache = cache
     }
@@ -412,11 +416,13 @@ public struct VDVChainVerifier: Sendable {
                 body = try ISO9796_2.recoverMessage(block: block, remainder: remainder) { digest(.sha1, $0) }
             } catch let error as SignatureError {
                 return reject(
-                    .invalidSignature, "the issuer certificate's signature does not fit the key of \(car): \(error.message)",
+                    .invalidSignature,
+                    "the issuer certificate's signature does not fit the key of \(car): \(error.message)",
                     .invalid)
             } catch {
                 return reject(
-                    .invalidSignature, "the issuer certificate was not signed by \(car) or was altered: \(error)", .invalid)
+                    .invalidSignature, "the issuer certificate was not signed by \(car) or was altered: \(error)",
+                    .invalid)
             }
             let certificate: VDVCertificate
             do {
@@ -428,7 +434,8 @@ public struct VDVChainVerifier: Sendable {
             guard certificate.authority == car else {
                 return reject(
                     .invalidSignature,
-                    "the issuer certificate names \(certificate.authority) as its CA, but the barcode names \(car)", .invalid)
+                    "the issuer certificate names \(certificate.authority) as its CA, but the barcode names \(car)",
+                    .invalid)
             }
             let key: RSARawPublicKey
             let publicKey: PublicKey
@@ -436,7 +443,8 @@ public struct VDVChainVerifier: Sendable {
                 key = try RSARawPublicKey(modulus: certificate.modulus, exponent: certificate.exponent)
                 publicKey = try key.publicKey()
             } catch {
-                return reject(.malformed, "the issuer certificate's key is not a usable RSA key: \(error.message)", .valid)
+                return reject(
+                    .malformed, "the issuer certificate's key is not a usable RSA key: \(error.message)", .valid)
             }
             issuer = VDVIssuerCertificateCache.Entry(
                 certificate: certificate, key: key, publicKey: publicKey, authorityModulus: authority.key.modulus)

@@ -72,6 +72,8 @@ struct RSARawPublicKeyTests {
         // Leading zero bytes are not part of the number.
         let padded = try RSARawPublicKey(modulus: [0, 0] + key.modulus, exponent: [0, 0, 0, 1, 0, 1])
         #expect(padded.modulusByteCount == 192)
-        #expect(try padded.publicOperation(try Self.certificateSignature()) == (try key.publicOperation(try Self.certificateSignature())))
+        #expect(
+            try padded.publicOperation(try Self.certificateSignature())
+                == (try key.publicOperation(try Self.certificateSignature())))
     }
 }

@@ -89,7 +89,7 @@ struct VDVTests {
         #expect(issuer.keyBits == 1024)
         #expect(issuer.exponent == [0x40, 0x00, 0x00, 0x81])
         #expect(issuer.expiry == UICDay(year: 2023, month: 10, day: 11))
-        #expect(issuer.algorithm == .iso9796_2WithSHA1AndRSA)
+        #expect(issuer.algorithm == .iso9796WithSHA1AndRSA)
         #expect(issuer.authorization.description == "VDV_KA 0x22")
         #expect(
             issuer.holder

@@ -141,7 +141,8 @@ enum VDVWriter {
         let area = BERTLV(tag: [0xDC], value: [0x0F, 0x13, 0x88, 0x00, 0x01])
         let product = BERTLV(tag: [0x85], value: basic.encoded + traveller.encoded + area.encoded)
         let sold = VDVDateTime(year: 2030, month: 5, day: 20, hour: 10, minute: 0, second: 0)
-        let transaction = be(organisation, 2) + [17] + be(3, 2) + be(organisation, 2) + word(sold) + [255]
+        let transaction =
+            be(organisation, 2) + [17] + be(3, 2) + be(organisation, 2) + word(sold) + [255]
             + [0, 0, 0] + [0, 0]
         let sam = be(1_000, 4) + [1] + be(2_000, 4) + be(samID, 3)
         return be(Int(number), 4) + be(organisation, 2) + be(9_999, 2) + be(3_000, 2) + word(from) + word(until)
@@ -247,13 +248,15 @@ struct VDVTestPKI: Sendable {
     func authorities() throws -> VDVCertificateSet {
         let pinned = try VDVCertificateImport.root(rootFile())
         var set = VDVCertificateSet([pinned])
-        set.add(try VDVCertificateImport.subCA(subCAFile(subCAReference, key: subCA), root: pinned, trustUnsigned: false))
+        set.add(
+            try VDVCertificateImport.subCA(subCAFile(subCAReference, key: subCA), root: pinned, trustUnsigned: false))
         set.add(
             try VDVCertificateImport.subCA(
                 subCAFile(otherSubCAReference, key: otherSubCA), root: pinned, trustUnsigned: false))
         set.add(
             try VDVCertificateImport.subCA(
-                subCAFile(expiredSubCAReference, key: subCA, expiry: (2029, 12, 1)), root: pinned, trustUnsigned: false))
+                subCAFile(expiredSubCAReference, key: subCA, expiry: (2029, 12, 1)), root: pinned, trustUnsigned: false)
+        )
         return set
     }
 }

@@ -84,7 +84,9 @@ struct VDVVerifierTests {
             .verify(payload)
         #expect(none.kind == .unknownKey)
         #expect(none.format == "vdv-ka")
-        let onlyRoot = VDVCertificateSet([try VDVCertificateImport.root(try VDVFixtures.bytes("certs/4555564456100106.vdv-cert"))])
+        let onlyRoot = VDVCertificateSet([
+            try VDVCertificateImport.root(try VDVFixtures.bytes("certs/4555564456100106.vdv-cert"))
+        ])
         let verdict = try verifier(onlyRoot, at: date("2023-03-15T12:00:00Z")).verify(payload)
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
@@ -128,7 +130,9 @@ struct VDVVerifierTests {
         let barcode = try VDVBarcode(parsing: payload)
         let certificateStart = payload.count - 10 - barcode.certificateBytes.count
         // Inside 5F37 (after the 4-byte 7F21 header and the 4-byte 5F37 header) and the 5F38 content.
-        for offset in [certificateStart + 8, certificateStart + 100, certificateStart + barcode.certificateBytes.count - 1] {
+        for offset in [
+            certificateStart + 8, certificateStart + 100, certificateStart + barcode.certificateBytes.count - 1,
+        ] {
             var tampered = payload
             tampered[offset] ^= 0x80
             let verdict = try verify(tampered)
@@ -291,8 +295,9 @@ struct VDVVerifierTests {
         #expect(throws: VDVImportError.self) {
             try VDVCertificateImport.subCA(strangerNamed, root: root, trustUnsigned: false)
         }
-        #expect(try VDVCertificateImport.subCA(strangerNamed, root: otherRoot, trustUnsigned: false).reference
-            == pki.subCAReference)
+        #expect(
+            try VDVCertificateImport.subCA(strangerNamed, root: otherRoot, trustUnsigned: false).reference
+                == pki.subCAReference)
         // A signed certificate needs a root to be checked under.
         #expect(throws: VDVImportError.self) {
             try VDVCertificateImport.subCA(
@@ -310,14 +315,17 @@ struct VDVVerifierTests {
         // A clear body with the root's PKCS#1 signature is checked like the recovery form.
         let body = pki.subCABody(pki.subCAReference, key: pki.subCA, expiry: (2032, 12, 1))
         let clearSigned = VDVWriter.clearCertificate(body, signature: pki.root.pkcs1Signature(body))
-        #expect(try VDVCertificateImport.subCA(clearSigned, root: root, trustUnsigned: false).origin
-            == .verified(under: pki.rootReference))
+        #expect(
+            try VDVCertificateImport.subCA(clearSigned, root: root, trustUnsigned: false).origin
+                == .verified(under: pki.rootReference))
         let clearForged = VDVWriter.clearCertificate(body, signature: pki.otherRoot.pkcs1Signature(body))
         #expect(throws: VDVImportError.self) {
             try VDVCertificateImport.subCA(clearForged, root: root, trustUnsigned: false)
         }
         // Garbage is refused with a reason, not a crash.
-        #expect(throws: VDVImportError.self) { try VDVCertificateImport.subCA([0x7F, 0x21, 0x05], root: root, trustUnsigned: true) }
+        #expect(throws: VDVImportError.self) {
+            try VDVCertificateImport.subCA([0x7F, 0x21, 0x05], root: root, trustUnsigned: true)
+        }
     }
 
     @Test("root import: clear and self-signed only; a wrong self-signature or the recovery form is refused")
