@@ -333,7 +333,7 @@ public enum VDVTravellerName: Sendable, Hashable, CustomStringConvertible {
     /// `Max Mustermann`, `K***e D****n`.
     public var description: String {
         switch self {
-        case .split(let given, let family): [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+        case .split(let given, let family): given.isEmpty || family.isEmpty ? given + family : given + " " + family
         case .abbreviated(let given, let family): "\(given) \(family)"
         case .whole(let text): text
         }

@@ -28,27 +28,33 @@ extension VDVEntitlement {
         guard let until = validUntil.instant(.earlier) else {
             throw .malformed("the validity end (bytes 14–17, \(validUntil)) is not a date")
         }
-        var details: [(label: String, value: String)] = [
-            ("product", "\(product) (\(productNumber))"),
-            ("entitlement number", String(entitlementNumber)),
-        ]
+        // Built with explicit `description`s and `+`: this runs for every scan, and generic interpolation
+        // of CustomStringConvertible values costs more than the rest of the mapping.
+        var details: [(label: String, value: String)] = []
+        details.reserveCapacity(18)
+        let productName = product.description
+        details.append(("product", productName + " (" + String(productNumber) + ")"))
+        details.append(("entitlement number", String(entitlementNumber)))
         var holder: String?
         if let traveller {
-            if let name = traveller.name {
-                details.append(("holder", name.description))
-            }
-            if let birth = traveller.dateOfBirth {
-                details.append(("date of birth", birth.description))
-            }
+            let name = traveller.name?.description
+            let birth = traveller.dateOfBirth?.description
+            if let name { details.append(("holder", name)) }
+            if let birth { details.append(("date of birth", birth)) }
             if let gender = Self.genderText(traveller.gender) {
                 details.append(("gender", gender))
             }
-            let parts = [traveller.name?.description, traveller.dateOfBirth.map { "born \($0)" }].compactMap { $0 }
-            holder = parts.isEmpty ? nil : parts.joined(separator: ", ")
+            switch (name, birth) {
+            case (let name?, let birth?): holder = name + ", born " + birth
+            case (let name?, nil): holder = name
+            case (nil, let birth?): holder = "born " + birth
+            case (nil, nil): holder = nil
+            }
         }
         if let identificationMedium {
-            details.append(("identification", identificationMedium.description))
-            holder = [holder, identificationMedium.description].compactMap { $0 }.joined(separator: ", ")
+            let medium = identificationMedium.description
+            details.append(("identification", medium))
+            holder = holder.map { $0 + ", " + medium } ?? medium
         }
         var passengers: Int?
         if let basicData {
@@ -79,7 +85,7 @@ extension VDVEntitlement {
         details.append(("product owner (PV organisation)", String(pvOrganisationID)))
         let issuedAt = transaction.time.isZero ? nil : transaction.time.instant(.earlier)
         if issuedAt != nil {
-            details.append(("sold", "\(transaction.time) (Europe/Berlin)"))
+            details.append(("sold", transaction.time.description + " (Europe/Berlin)"))
         }
         details.append(
             (
@@ -87,10 +93,10 @@ extension VDVEntitlement {
                 "type \(transaction.terminalType), number \(transaction.terminalNumber) of organisation \(transaction.terminalOrganisationID)"
             ))
         details.append(("SAM", "\(issue.samID), sequence \(issue.samSequenceNumber1)/\(issue.samSequenceNumber2)"))
-        details.append(("VDV version", version.hexString.uppercased()))
+        details.append(("VDV version", version.hexString))
         return Ticket(
             format: VDVBarcode.formatName, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
-            validUntil: until, issuedAt: issuedAt, product: product.description, zones: zones,
+            validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
             category: basicData?.category, passengers: passengers, holder: holder, details: details
         )
     }

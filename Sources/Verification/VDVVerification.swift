@@ -241,8 +241,8 @@ public enum VDVCertificateImport {
     }
 }
 
-/// Issuer certificates already recovered, keyed by the bytes the barcode carries (the `7F21` element and
-/// the CA reference), so that a warm verifier does one RSA operation per ticket instead of two.
+/// Issuer certificates already recovered, keyed by the bytes the barcode carries (the `7F21` element),
+/// so that a warm verifier does one RSA operation per ticket instead of two.
 ///
 /// Bounded (least recently used entries go first) and safe to share between threads. The counters are
 /// for metrics: `recoveries` counts the certificate recoveries actually done.
@@ -252,8 +252,11 @@ public final class VDVIssuerCertificateCache: Sendable {
         var certificate: VDVCertificate
         var key: RSARawPublicKey
         var publicKey: PublicKey
-        /// The modulus of the CA key it was recovered with: a hit counts only while the source still
-        /// answers the same CA reference with the same key.
+        /// The issuer's CHR in hex: the key id in verdicts.
+        var keyID: String
+        /// The CA reference and the modulus of the CA key it was recovered with: a hit counts only for the
+        /// same CA reference, and only while the source still answers it with the same key.
+        var authorityReference: VDVCAReference
         var authorityModulus: [UInt8]
     }
 
@@ -269,8 +272,23 @@ public final class VDVIssuerCertificateCache: Sendable {
         public var count: Int
     }
 
+    /// The carried certificate bytes, hashed as one block of memory: `[UInt8]`'s own hashing feeds the
+    /// hasher byte by byte, which for a 200-byte certificate costs more than the rest of the lookup.
+    struct Key: Hashable, Sendable {
+        var bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    private struct Slot {
+        var entry: Entry
+        var lastUse: UInt64
+    }
+
     private struct State {
-        var entries: [[UInt8]: (entry: Entry, lastUse: UInt64)] = [:]
+        var slots: [Key: Slot] = [:]
         var tick: UInt64 = 0
         var hits = 0
         var recoveries = 0
@@ -290,22 +308,25 @@ public final class VDVIssuerCertificateCache: Sendable {
     /// The counters now.
     public var statistics: Statistics {
         state.withLock {
-            Statistics(hits: $0.hits, recoveries: $0.recoveries, evictions: $0.evictions, count: $0.entries.count)
+            Statistics(hits: $0.hits, recoveries: $0.recoveries, evictions: $0.evictions, count: $0.slots.count)
         }
     }
 
     /// Empties the cache (e.g. after the CA certificates changed); the counters stay.
     public func removeAll() {
-        state.withLock { $0.entries.removeAll() }
+        state.withLock { $0.slots.removeAll() }
     }
 
-    func entry(for key: [UInt8], authorityModulus: [UInt8]) -> Entry? {
+    func entry(for key: Key, authority: VDVAuthority) -> Entry? {
         state.withLock { state in
-            guard let found = state.entries[key], found.entry.authorityModulus == authorityModulus else { return nil }
+            guard let index = state.slots.index(forKey: key) else { return nil }
+            let entry = state.slots.values[index].entry
+            guard entry.authorityReference == authority.reference, entry.authorityModulus == authority.key.modulus
+            else { return nil }
             state.tick &+= 1
-            state.entries[key] = (found.entry, state.tick)
+            state.slots.values[index].lastUse = state.tick
             state.hits += 1
-            return found.entry
+            return entry
         }
     }
 
@@ -313,17 +334,17 @@ public final class VDVIssuerCertificateCache: Sendable {
         state.withLock { $0.recoveries += 1 }
     }
 
-    func store(_ entry: Entry, for key: [UInt8]) {
+    func store(_ entry: Entry, for key: Key) {
         state.withLock { state in
             state.tick &+= 1
-            if state.entries[key] == nil, state.entries.count >= capacity,
-                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+            if state.slots[key] == nil, state.slots.count >= capacity,
+                let oldest = state.slots.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
             {
                 // A linear scan, only when full and only on a miss, which costs an RSA operation anyway.
-                state.entries[oldest] = nil
+                state.slots[oldest] = nil
                 state.evictions += 1
             }
-            state.entries[key] = (entry, state.tick)
+            state.slots[key] = Slot(entry: entry, lastUse: state.tick)
         }
     }
 }
@@ -401,9 +422,9 @@ public struct VDVChainVerifier: Sendable {
         }
 
         // The issuer certificate: from the cache, or recovered with the CA key.
-        let cacheKey = car.bytes + barcode.certificateBytes
+        let cacheKey = VDVIssuerCertificateCache.Key(bytes: barcode.certificateBytes)
         let issuer: VDVIssuerCertificateCache.Entry
-        if let cached = cache.entry(for: cacheKey, authorityModulus: authority.key.modulus) {
+        if let cached = cache.entry(for: cacheKey, authority: authority) {
             issuer = cached
         } else {
             guard case .recoverable(let signature, let remainder) = barcode.certificate else {
@@ -447,10 +468,11 @@ public struct VDVChainVerifier: Sendable {
                     .malformed, "the issuer certificate's key is not a usable RSA key: \(error.message)", .valid)
             }
             issuer = VDVIssuerCertificateCache.Entry(
-                certificate: certificate, key: key, publicKey: publicKey, authorityModulus: authority.key.modulus)
+                certificate: certificate, key: key, publicKey: publicKey, keyID: certificate.holderBytes.hexString,
+                authorityReference: car, authorityModulus: authority.key.modulus)
             cache.store(issuer, for: cacheKey)
         }
-        let keyID = issuer.certificate.holderBytes.hexString
+        let keyID = issuer.keyID
 
         // The ticket data, with the issuer's key.
         let data: [UInt8]
