@@ -239,9 +239,12 @@ public struct VDVCertificate: Sendable, Hashable {
         guard application.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw .malformed("the authorisation of \(context) (bytes 21–26) is not ASCII text")
         }
+        guard let authority = VDVCAReference(body[1..<9]) else {
+            throw .malformed("the CA reference of \(context) (bytes 1–8) is missing")
+        }
         self.body = body
         self.profile = profile
-        self.authority = VDVCAReference(body[1..<9])!
+        self.authority = authority
         self.holderBytes = Array(body[9..<21])
         self.authorization = VDVCertificateAuthorization(
             application: String(decoding: application, as: UTF8.self), command: Int(body[27] >> 4),

@@ -109,6 +109,7 @@ public struct VDVImportError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
@@ -204,6 +205,10 @@ public enum VDVCertificateImport {
         }
         if certificate.isSelfSigned {
             throw VDVImportError("the certificate \(certificate.holder) is self-signed: import it as a root, if at all")
+        }
+        if certificate.expiry == nil {
+            // Tickets are judged against this date; without one every ticket under the CA would be refused.
+            throw VDVImportError("the end date of \(certificate.holder) (body bytes 28–31) is not a BCD date")
         }
         return try VDVAuthority(certificate: certificate, origin: origin)
     }
@@ -501,15 +506,14 @@ public struct VDVChainVerifier: Sendable {
 
         // Certificate dates, at the inspection time; the signatures are genuine by now.
         if !authority.isRoot {
-            guard let end = authority.certificate.expiry?.end else {
+            guard let expiry = authority.certificate.expiry else {
                 return reject(
                     .malformed, "the end date of CA certificate \(car) is not a date", .valid, issuer: ticket.issuer,
                     keyID: keyID, ticket: ticket)
             }
-            if now > end {
+            if now > expiry.end {
                 return reject(
-                    .keyExpired,
-                    "the signatures are genuine, but CA certificate \(car) expired on \(authority.certificate.expiry!)",
+                    .keyExpired, "the signatures are genuine, but CA certificate \(car) expired on \(expiry)",
                     .valid, issuer: ticket.issuer, keyID: keyID, ticket: ticket)
             }
         }
