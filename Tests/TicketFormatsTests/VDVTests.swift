@@ -358,4 +358,43 @@ struct VDVTests {
         }
         #expect(ISO9796_2.block(for: Array(message.prefix(106)), blockByteCount: 128, sha1: sha1) == nil)
     }
+
+    @Test("the detector sends 9E payloads to VDV and nothing else: UIC and FC1 samples keep their formats")
+    func detectorRouting() throws {
+        let detector = PayloadDetector()
+        for name in ["db-city-mobil-v1-sha1.bin", "db-deutschland-ticket-2025.bin"] {
+            let url = try #require(Bundle.module.url(forResource: "Resources/uic/\(name)", withExtension: nil))
+            guard case .uic = try detector.recognise(Array(try Data(contentsOf: url))) else {
+                Issue.record("\(name) should stay a UIC container")
+                continue
+            }
+        }
+        guard case .vdv = try detector.recognise(try VDVFixtures.ticket()) else {
+            Issue.record("the VRR barcode should be VDV")
+            return
+        }
+        // A byte other than 9E in front of the same barcode is not taken for VDV.
+        #expect(throws: FormatError.self) { try detector.recognise([0x9F] + (try VDVFixtures.ticket()).dropFirst()) }
+    }
+
+    @Test("traveller names: Latin-1 bytes, trailing zeros, a name without '#', and the identification medium")
+    func travellerNames() throws {
+        let hex = try #require(try VDVFixtures.recoveredPayloads()[1]["hex"] as? String)
+        var data = try #require([UInt8](hex: hex))
+        // "Katie#Dragon" → "Jürgen#Öz" in Latin-1 (ü = FC, Ö = D6), padded with zeros to the same 12 bytes.
+        let katie = Array("Katie".utf8)
+        let nameStart = try #require(data.indices.first { data[$0...].starts(with: katie) })
+        let latin1: [UInt8] = [0x4A, 0xFC, 0x72, 0x67, 0x65, 0x6E, 0x23, 0xD6, 0x7A, 0x00, 0x00, 0x00]
+        data.replaceSubrange(nameStart..<(nameStart + 12), with: latin1)
+        let entitlement = try VDVEntitlement(parsing: data)
+        #expect(entitlement.traveller?.name == .split(given: "Jürgen", family: "Öz"))
+        #expect(try entitlement.ticket().holder == "Jürgen Öz, born 14.10.1996")
+
+        #expect(VDVTravellerName("Mustermann") == .whole("Mustermann"))
+        #expect(VDVTravellerName("Mustermann")?.familyName == "Mustermann")
+        #expect(VDVTravellerName("") == nil)
+        #expect(VDVTravellerName("A@B")?.description == "A@B")
+        let medium = try VDVIdentificationMedium(BERTLV(tag: [0xD7], value: Array("P123456789".utf8)))
+        #expect(medium.description == "ID card ****6789")
+    }
 }
