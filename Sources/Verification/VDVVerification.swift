@@ -419,7 +419,8 @@ public struct VDVChainVerifier: Sendable {
         } catch {
             throw VerifierError(message: "the VDV certificate source failed", underlying: error)
         }
-        guard let authority = found else {
+        // A source answering with another CA than asked for would let that CA's key stand in for this one.
+        guard let authority = found, authority.reference == car else {
             return reject(
                 .unknownKey,
                 "no trusted VDV CA certificate is \(car) (\(car.hex)); the ticket cannot be checked (import the VDV sub-CA certificates)",
