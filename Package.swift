@@ -166,7 +166,8 @@ let package = Package(
 
         .testTarget(
             name: "TicketFormatsTests",
-            dependencies: ["TicketFormats", "FareCore", "SeededRandom"],
+            // Signatures: the RSA operation and SHA-1 that open the real VDV-KA sample.
+            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures"],
             // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
             resources: [.copy("Resources")],
             swiftSettings: strict
@@ -180,7 +181,8 @@ let package = Package(
         ),
         .testTarget(
             name: "VerificationTests",
-            dependencies: ["Verification", "TicketFormats", "Signatures"],
+            // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
+            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL"],
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),

@@ -12,6 +12,7 @@
 #include <openssl/core_names.h>
 #include <openssl/sha.h>
 #include <openssl/rand.h>
+#include <openssl/param_build.h>
 
 /// OPENSSL_free is a macro (it passes __FILE__/__LINE__), so Swift cannot call it.
 static inline void COpenSSL_free(void *pointer) {
@@ -27,6 +28,22 @@ static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **data) {
 /// flags `openssl x509 -subject` prints with (one line, UTF-8 kept as UTF-8).
 static inline unsigned long COpenSSL_XN_FLAG_ONELINE_UTF8(void) {
     return (XN_FLAG_ONELINE | ASN1_STRFLGS_UTF8_CONVERT) & ~ASN1_STRFLGS_ESC_MSB;
+}
+
+/// EVP_PKEY_PUBLIC_KEY is a nested macro expression Swift does not import: the selection for
+/// EVP_PKEY_fromdata that builds a public key (parameters and public part).
+static inline int COpenSSL_EVP_PKEY_PUBLIC_KEY(void) {
+    return EVP_PKEY_PUBLIC_KEY;
+}
+
+/// OSSL_PARAM_BLD keeps the parameter name pointer until OSSL_PARAM_BLD_to_param, so the names must be
+/// C strings with static storage, not Swift's temporary bridges of the imported macro strings.
+static inline const char *COpenSSL_PKEY_PARAM_RSA_N(void) {
+    return OSSL_PKEY_PARAM_RSA_N;
+}
+
+static inline const char *COpenSSL_PKEY_PARAM_RSA_E(void) {
+    return OSSL_PKEY_PARAM_RSA_E;
 }
 
 #endif

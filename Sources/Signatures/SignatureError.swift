@@ -39,6 +39,9 @@ public struct SignatureError: Error, CustomStringConvertible {
         public static let certificateCreationFailed = Code("certificateCreationFailed")
         /// OpenSSL failed to encode a key or certificate (almost always: out of memory).
         public static let encodingFailed = Code("encodingFailed")
+        /// A signature cannot be taken through the key's public operation at all (wrong length, not
+        /// smaller than the RSA modulus): for message recovery, where there is no yes/no check.
+        public static let invalidSignature = Code("invalidSignature")
         /// OpenSSL failed to hash or to produce random bytes.
         public static let hashingFailed = Code("hashingFailed")
     }

@@ -6,6 +6,10 @@ public enum RecognisedPayload: Sendable {
     case fc1(COSESign1, transport: FC1.Transport)
     /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
     case uic(UICContainer)
+    /// A VDV-KA static barcode (Deutschland-Ticket et al.): the envelope taken apart, ticket data and
+    /// issuer certificate still hidden in their signatures.
+    case vdv(VDVBarcode)
+
     /// An ERA SSB ticket: the frame with its signature split off (fields decoded after the signature check).
     case ssb(SSBFrame)
 
@@ -15,6 +19,7 @@ public enum RecognisedPayload: Sendable {
         case .fc1: .fc1
         case .uic: .uic9183
         case .ssb: .eraSSB
+        case .vdv: .vdvKA
         }
     }
 }
@@ -38,6 +43,15 @@ public struct PayloadDetector: Sendable {
         guard !payload.isEmpty else { throw .malformed("the payload is empty") }
         if UIC918_3.isContainer(payload) {
             return .uic(try UICContainer(parsing: payload, inflateLimit: inflateLimit))
+        }
+        if payload.starts(with: [0x7F, 0x70]) {
+            throw .unsupported(
+                "the payload is a MOTICS container (7F70, ECDSA around a VDV barcode), which farecheck does not read yet"
+            )
+        }
+        // A first byte of 9E (or EF for several authorisations) is neither text, COSE, zlib nor UIC.
+        if VDVBarcode.isBarcode(payload) || VDVBarcode.isMultipleAuthorizationBarcode(payload) {
+            return .vdv(try VDVBarcode(parsing: payload))
         }
         for prefix in acceptedPrefixes {
             let prefixBytes = Array(prefix.utf8)

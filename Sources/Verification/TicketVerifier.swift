@@ -43,16 +43,24 @@ public struct TicketVerifier: Sendable {
     private let policies: [any TicketPolicy]
     /// Policies for UIC 918.3 tickets: no issuer policy, because the key is found by the issuer code itself.
     let uicPolicies: [any TicketPolicy]
+    /// Policies for VDV-KA tickets: key validity, window, revocation (the chain fixes the issuer).
+    let vdvPolicies: [any TicketPolicy]
+    /// The VDV-KA chain verifier, when VDV certificates are configured.
+    let vdv: VDVChainVerifier?
     private let clock: any InspectionClock
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>
 
     /// A verifier over the given trust data, with the standard policies.
+    ///
+    /// `vdvCertificates`: the VDV CA authorities for VDV-KA barcodes; without them such barcodes get
+    /// `unknown-key`. The verifier (and its copies) share one cache of recovered issuer certificates.
     public init(
         keys: any KeyDirectory, revocations: any RevocationList, clock: any InspectionClock = SystemClock(),
-        configuration: Configuration = Configuration()
+        configuration: Configuration = Configuration(), vdvCertificates: (any VDVCertificateSource)? = nil
     ) {
         self.keys = keys
+        self.vdv = vdvCertificates.map { VDVChainVerifier(certificates: $0) }
         self.clock = clock
         self.acceptedFormats = configuration.acceptedFormats
         self.detector = PayloadDetector(
@@ -62,14 +70,22 @@ public struct TicketVerifier: Sendable {
         let revocation = RevocationPolicy(revocations: revocations)
         self.policies = [KeyValidityPolicy(), IssuerPolicy(), window, revocation]
         self.uicPolicies = [KeyValidityPolicy(), window, revocation]
+        self.vdvPolicies = [KeyValidityPolicy(), window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.
     public init(
-        trust: TrustSnapshot, clock: any InspectionClock = SystemClock(), configuration: Configuration = Configuration()
+        trust: TrustSnapshot, clock: any InspectionClock = SystemClock(),
+        configuration: Configuration = Configuration(),
+        vdvCertificates: (any VDVCertificateSource)? = nil
     ) {
-        self.init(keys: trust, revocations: trust, clock: clock, configuration: configuration)
+        self.init(
+            keys: trust, revocations: trust, clock: clock, configuration: configuration,
+            vdvCertificates: vdvCertificates)
     }
+
+    /// The cache of recovered VDV issuer certificates (its counters are for metrics), when VDV is configured.
+    public var vdvCertificateCache: VDVIssuerCertificateCache? { vdv?.cache }
 
     /// The verdict for `payload`, as of the clock's current time.
     public func verify(_ payload: [UInt8]) throws(VerifierError) -> Verdict {
@@ -100,6 +116,8 @@ public struct TicketVerifier: Sendable {
             return try verifyUIC(container, at: now)
         case .ssb(let frame):
             return try verifySSB(frame, at: now)
+        case .vdv(let barcode):
+            return try verifyVDV(barcode, at: now)
         }
     }
 

@@ -1,0 +1,160 @@
+import COpenSSL
+
+/// An RSA public key made from a raw modulus and exponent, for the unpadded public operation
+/// m = s^e mod n that ISO/IEC 9796-2 message recovery starts with.
+///
+/// VDV-KA certificates carry their keys as bare big-endian integers rather than as
+/// SubjectPublicKeyInfo, and their signatures hide the signed message inside the RSA block: the
+/// padding is checked by the caller (`TicketFormats`), so OpenSSL is asked only for the raw
+/// exponentiation. A key is immutable and may be shared between threads and tasks.
+public final class RSARawPublicKey: Sendable, CustomStringConvertible {
+    /// The modulus n, big-endian, without leading zero bytes.
+    public let modulus: [UInt8]
+    /// The public exponent e, big-endian, without leading zero bytes.
+    public let exponent: [UInt8]
+    /// The size of the modulus in bits.
+    public let bits: Int
+    /// k: the number of bytes of the modulus, and so of every input and output of `publicOperation`.
+    public var modulusByteCount: Int { modulus.count }
+
+    /// The OpenSSL key. `nonisolated(unsafe)`: only read after `init`; OpenSSL 3 allows concurrent
+    /// operations on one `EVP_PKEY`.
+    nonisolated(unsafe) private let pkey: OpaquePointer
+    /// A context after `EVP_PKEY_encrypt_init` with `RSA_NO_PADDING`, copied for each operation: setting
+    /// one up looks up the provider every time, which would be a large share of a 1024-bit operation.
+    nonisolated(unsafe) private let rawTemplate: OpaquePointer
+
+    /// The largest modulus accepted, in bits; larger keys are not used by any ticket format and would
+    /// let a crafted certificate make each check arbitrarily slow.
+    public static let maximumBits = 8192
+
+    /// Makes a key from its modulus and exponent as big-endian bytes (leading zero bytes allowed).
+    ///
+    /// - Throws: `SignatureError` with code `.invalidKey` when the modulus is even, shorter than
+    ///   512 bits or longer than `maximumBits`, or the exponent is not an odd number from 3 up to
+    ///   (but not including) the modulus; `.encodingFailed` when OpenSSL cannot build the key.
+    public init(modulus: [UInt8], exponent: [UInt8]) throws(SignatureError) {
+        let n = Array(modulus.drop { $0 == 0 })
+        let e = Array(exponent.drop { $0 == 0 })
+        guard let lastModulusByte = n.last, lastModulusByte & 1 == 1 else {
+            throw SignatureError(code: .invalidKey, message: "The RSA modulus is zero or even: not an RSA key.")
+        }
+        let bits = n.count * 8 - n[0].leadingZeroBitCount
+        guard (512...Self.maximumBits).contains(bits) else {
+            throw SignatureError(
+                code: .invalidKey,
+                message: "The RSA modulus has \(bits) bits; 512 to \(Self.maximumBits) bits are accepted.")
+        }
+        guard let lastExponentByte = e.last, lastExponentByte & 1 == 1, e.count > 1 || e[0] >= 3,
+            e.count < n.count || (e.count == n.count && e.lexicographicallyPrecedes(n))
+        else {
+            throw SignatureError(
+                code: .invalidKey, message: "The RSA exponent must be odd, at least 3 and smaller than the modulus.")
+        }
+        ERR_clear_error()
+        guard let pkey = Self.makeKey(modulus: n, exponent: e) else {
+            throw .fromOpenSSL(.encodingFailed, "OpenSSL could not build an RSA key from the modulus and exponent.")
+        }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            EVP_PKEY_free(pkey)
+            throw .fromOpenSSL(.encodingFailed, "OpenSSL could not make a context for the RSA key.")
+        }
+        guard EVP_PKEY_encrypt_init(context) == 1, EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            EVP_PKEY_free(pkey)
+            throw .fromOpenSSL(.encodingFailed, "OpenSSL refused the raw RSA operation for this key.")
+        }
+        self.modulus = n
+        self.exponent = e
+        self.bits = bits
+        self.pkey = pkey
+        self.rawTemplate = context
+    }
+
+    deinit {
+        EVP_PKEY_CTX_free(rawTemplate)
+        EVP_PKEY_free(pkey)
+    }
+
+    /// The size and exponent, e.g. `RSARawPublicKey(RSA 1024, e = 1073741953)`.
+    public var description: String {
+        let e =
+            exponent.count <= 8
+            ? String(exponent.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : "\(exponent.count) bytes"
+        return "RSARawPublicKey(RSA \(bits), e = \(e))"
+    }
+
+    /// Computes s^e mod n without padding: the RSA block a signature with message recovery hides.
+    ///
+    /// - Parameter input: s, exactly `modulusByteCount` bytes, big-endian.
+    /// - Returns: m, exactly `modulusByteCount` bytes, big-endian (left-padded with zeros).
+    /// - Throws: `SignatureError` with code `.invalidSignature` when the input has another length or
+    ///   is not smaller than the modulus (ISO/IEC 9796-2 requires s < n); `.encodingFailed` when
+    ///   OpenSSL itself fails (out of memory).
+    public func publicOperation(_ input: [UInt8]) throws(SignatureError) -> [UInt8] {
+        let k = modulusByteCount
+        guard input.count == k else {
+            throw SignatureError(
+                code: .invalidSignature, message: "The signature has \(input.count) bytes; this RSA key needs \(k).")
+        }
+        // OpenSSL refuses s >= n as well, but through its error queue; checking here gives a clear reason.
+        guard input.lexicographicallyPrecedes(modulus) else {
+            throw SignatureError(
+                code: .invalidSignature, message: "The signature is not smaller than the RSA modulus: not a signature.")
+        }
+        guard let context = EVP_PKEY_CTX_dup(rawTemplate) else {
+            throw .fromOpenSSL(.encodingFailed, "OpenSSL could not copy the RSA context.")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var output = [UInt8](repeating: 0, count: k)
+        var outputCount = k
+        let result = output.withUnsafeMutableBufferPointer { out in
+            withBytes(input) { base, count in EVP_PKEY_encrypt(context, out.baseAddress, &outputCount, base, count) }
+        }
+        guard result == 1 else {
+            throw .fromOpenSSL(.invalidSignature, "OpenSSL could not apply the RSA public key to the signature.")
+        }
+        guard outputCount == k else {
+            // With no padding OpenSSL writes exactly k bytes; anything else would misplace the header.
+            OpenSSLError.discardQueue()
+            throw SignatureError(
+                code: .encodingFailed, message: "OpenSSL returned \(outputCount) bytes instead of \(k).")
+        }
+        return output
+    }
+
+    /// The same key as a `PublicKey`, e.g. to record it as a `TrustedKey`.
+    ///
+    /// - Throws: `SignatureError` with code `.encodingFailed` when OpenSSL cannot encode it.
+    public func publicKey() throws(SignatureError) -> PublicKey {
+        guard EVP_PKEY_up_ref(pkey) == 1 else {
+            throw .fromOpenSSL(.encodingFailed, "OpenSSL could not share the RSA key.")
+        }
+        return try PublicKey(adopting: pkey)
+    }
+
+    /// Builds an `EVP_PKEY` from n and e with OpenSSL 3's parameter builder.
+    private static func makeKey(modulus: [UInt8], exponent: [UInt8]) -> OpaquePointer? {
+        guard let builder = OSSL_PARAM_BLD_new() else { return nil }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        let n = withBytes(modulus) { base, count in BN_bin2bn(base, Int32(count), nil) }
+        let e = withBytes(exponent) { base, count in BN_bin2bn(base, Int32(count), nil) }
+        defer {
+            BN_free(n)
+            BN_free(e)
+        }
+        guard let n, let e,
+            OSSL_PARAM_BLD_push_BN(builder, COpenSSL_PKEY_PARAM_RSA_N(), n) == 1,
+            OSSL_PARAM_BLD_push_BN(builder, COpenSSL_PKEY_PARAM_RSA_E(), e) == 1,
+            let parameters = OSSL_PARAM_BLD_to_param(builder)
+        else { return nil }
+        defer { OSSL_PARAM_free(parameters) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var pkey: OpaquePointer?
+        guard EVP_PKEY_fromdata_init(context) == 1,
+            EVP_PKEY_fromdata(context, &pkey, COpenSSL_EVP_PKEY_PUBLIC_KEY(), parameters) == 1
+        else { return nil }
+        return pkey
+    }
+}
