@@ -48,7 +48,11 @@ public struct FarecheckDaemon: Sendable {
         verification.clockSkew = configuration.clockSkew
         verification.acceptedPrefixes = configuration.prefixes
         verification.acceptedFormats = configuration.formats
-        let verifier = TicketVerifier(keys: trust, revocations: trust, configuration: verification)
+        // VDV certification authorities are few and costly to build a key for: loaded once, at start.
+        let vdv = try store.vdvCertificateSet()
+        for skipped in vdv.skipped { logger.warning("skipping unreadable \(skipped)") }
+        let verifier = TicketVerifier(
+            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv.certificates)
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
             singleUseProducts: Set(configuration.singleUseProducts))

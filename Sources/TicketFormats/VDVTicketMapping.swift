@@ -4,8 +4,11 @@ import Foundation
 extension VDVEntitlement {
     /// The entitlement number as 4 big-endian bytes: the ticket id, which together with the KVP
     /// organisation is what the VDV blocklist names.
-    public var ticketID: [UInt8] {
-        (0..<4).map { UInt8(truncatingIfNeeded: entitlementNumber >> (24 - 8 * UInt32($0))) }
+    public var ticketID: [UInt8] { Self.ticketID(entitlementNumber: entitlementNumber) }
+
+    /// The ticket id (and revocation key, with the KVP organisation as issuer) of entitlement `number`.
+    public static func ticketID(entitlementNumber number: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: number >> (24 - 8 * UInt32($0))) }
     }
 
     /// Maps the ticket data onto the format-neutral `Ticket`.

@@ -272,6 +272,17 @@ public final class TrustStore: Sendable {
             // never holds up a scan's journal write. `init` copies the records over before this runs.
             try db.drop(table: "inspection")
         }
+        migrator.registerMigration("v10-vdv-authorities") { db in
+            // VDV-KA certification authorities (the pinned root, sub-CAs), by their own holder reference.
+            try db.create(table: "vdv_authority") { t in
+                t.column("reference", .text).primaryKey()
+                t.column("body", .blob).notNull()
+                t.column("origin", .text).notNull()
+                t.column("root", .text)
+                t.column("source", .text).notNull()
+                t.column("added_at", .integer).notNull()
+            }
+        }
         return migrator
     }
 

@@ -105,7 +105,7 @@ public struct VDVImportError: Error, Sendable, CustomStringConvertible {
     /// A sentence saying why, and what to do where there is something to do.
     public var message: String
 
-    init(_ message: String) {
+    public init(_ message: String) {
         self.message = message
     }
 

@@ -1,10 +1,11 @@
-import Issuing
 import ArgumentParser
 import FareCore
 import Foundation
+import Issuing
 import Signatures
 import TicketFormats
 import TrustStore
+import Verification
 
 /// `farecheck keys`: the trusted keys in the store.
 struct KeysCommand: AsyncParsableCommand {
@@ -81,11 +82,28 @@ struct KeysCommand: AsyncParsableCommand {
                 --uic-xml FILE imports the UIC key list (the XML the UIC publishes): every good key with its \
                 issuer code, id, algorithm, validity and version type; each bad entry is reported by issuer \
                 and id. A re-import updates keys in place and removes none unless --replace is given.
+
+                VDV-KA (the VDV PKI): --vdv-root FILE pins a root certificate (the EUVDV root; a CV certificate \
+                or its bare body, self-signed) as a trust anchor. --vdv FILE... imports sub-CA certificates \
+                (DEVDV…): a signed certificate (5F37) is accepted only if it recovers under a pinned root; a bare \
+                body whose signature was already removed is accepted only with --trust-unsigned, by which the \
+                operator vouches for it. Certificates are known by their own holder reference (CHR), never by \
+                the file name.
                 """
         )
 
         @Argument(help: "The certificate or public key file.") var file: String?
         @Option(name: .customLong("uic-xml"), help: "The UIC public key list (XML).") var uicXML: String?
+        @Option(name: .customLong("vdv-root"), help: "A VDV root certificate to pin (CV certificate or bare body).")
+        var vdvRoot: String?
+        @Option(
+            name: .customLong("vdv"), parsing: .upToNextOption,
+            help: "VDV sub-CA certificates (CV certificates or bare bodies) to accept under a pinned root.")
+        var vdvCertificates: [String] = []
+        @Flag(
+            name: .customLong("trust-unsigned"),
+            help: "With --vdv: accept bare certificate bodies without a signature (the operator vouches for them).")
+        var trustUnsigned = false
         @Flag(help: "With --uic-xml: remove UIC keys the list no longer has.") var replace = false
         @Option(help: "The issuer the key signs for (an FC1 issuer name, or a UIC RICS code).") var issuer: String?
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
@@ -96,6 +114,13 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            if vdvRoot != nil || !vdvCertificates.isEmpty {
+                guard file == nil, uicXML == nil else {
+                    throw ValidationError("--vdv-root and --vdv import VDV certificates; give them without a key FILE")
+                }
+                return
+            }
+            if trustUnsigned { throw ValidationError("--trust-unsigned goes with --vdv") }
             guard (file == nil) != (uicXML == nil) else { throw ValidationError("give a key FILE or --uic-xml FILE") }
             if file != nil, issuer == nil { throw ValidationError("importing a key file needs --issuer") }
             if replace, uicXML == nil { throw ValidationError("--replace goes with --uic-xml") }
@@ -103,6 +128,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
         func run() throws {
+            if vdvRoot != nil || !vdvCertificates.isEmpty { return try importVDV() }
             if let uicXML { return try importKeyList(uicXML) }
             guard let file, let issuer else { return }
             let bytes = try readFile(file)
@@ -181,6 +207,62 @@ struct KeysCommand: AsyncParsableCommand {
             )
         }
 
+        /// Pins the VDV root, then accepts each sub-CA under the pinned roots; every file is reported, and a
+        /// refused one makes the command fail after the others were tried.
+        private func importVDV() throws {
+            let trustStore = try store.open()
+            if let vdvRoot {
+                let root: VDVAuthority
+                do {
+                    root = try VDVCertificateImport.root(try readFile(vdvRoot))
+                    try trustStore.saveVDVAuthority(root, source: (vdvRoot as NSString).lastPathComponent)
+                } catch let error as VDVImportError {
+                    throw CommandFailure.exit("\(vdvRoot): \(error.message)")
+                } catch let error as StoreError {
+                    throw CommandFailure.exit(error.description)
+                }
+                printLine("pinned VDV root \(root.summary) from \(vdvRoot)")
+            }
+            var refused = 0
+            for path in vdvCertificates {
+                let bytes = try readFile(path)
+                var lastError = "no VDV root is pinned; pin one with --vdv-root first"
+                var accepted: VDVAuthority?
+                do {
+                    let roots = try trustStore.pinnedVDVRoots()
+                    for root in roots {
+                        do {
+                            accepted = try VDVCertificateImport.subCA(bytes, root: root, trustUnsigned: trustUnsigned)
+                            break
+                        } catch {
+                            lastError = error.message
+                        }
+                    }
+                    if roots.isEmpty, trustUnsigned {
+                        do {
+                            accepted = try VDVCertificateImport.subCA(bytes, root: nil, trustUnsigned: true)
+                        } catch {
+                            lastError = error.message
+                        }
+                    }
+                    if let accepted {
+                        try trustStore.saveVDVAuthority(accepted, source: (path as NSString).lastPathComponent)
+                    }
+                } catch {
+                    throw CommandFailure.exit(error.description)
+                }
+                if let accepted {
+                    printLine("accepted VDV certificate \(accepted.summary) from \(path)")
+                } else {
+                    refused += 1
+                    printError("farecheck: \(path): refused: \(lastError)")
+                }
+            }
+            if refused > 0 {
+                throw CommandFailure.exit("\(refused) of \(vdvCertificates.count) VDV certificates refused")
+            }
+        }
+
         private func importKeyList(_ path: String) throws {
             let list: UICKeyList
             do {
@@ -235,8 +317,23 @@ struct KeysCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit(error.description)
             }
+            let authorities: [VDVAuthorityRecord]
+            do {
+                authorities = try trustStore.vdvAuthorities()
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
             let revokedSet = Set(revoked.map { "\($0.family)/\($0.issuer)/\($0.keyID)" })
-            let rows = records.map { record in
+            let vdvRows = authorities.map { record in
+                let authority = try? record.authority()
+                let trusted = authority.map { "\($0.origin)" } ?? record.origin
+                return Row(
+                    format: KeyFamily.vdv.storeName, issuer: authority?.reference.description ?? record.reference,
+                    issuerName: nil, versionType: trusted, kid: record.reference, algorithm: "ISO 9796-2 RSA SHA-1",
+                    keyType: authority.map { "RSA \($0.key.bits)" } ?? "unreadable", notBefore: nil,
+                    notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false)
+            }
+            let rows = vdvRows + records.map { record in
                 Row(
                     format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
                     versionType: record.versionType,
@@ -272,12 +369,26 @@ struct KeysCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop trusting a key.")
 
-        @Argument(help: "The key id (hex for FC1; as the ticket header writes it for UIC).") var kid: String
+        @Argument(help: "The key id (hex for FC1; as the ticket header writes it for UIC; the CHR for VDV).")
+        var kid: String
         @Option(help: "Only the key of this issuer (a RICS code for UIC keys).") var issuer: String?
         @OptionGroup var store: StoreOptions
 
         func run() throws {
             let trustStore = try store.open()
+            // A VDV certificate's CHR: 16 hex digits.
+            if issuer == nil, kid.count == 16, [UInt8](hex: kid) != nil {
+                let removed: Bool
+                do {
+                    removed = try trustStore.removeVDVAuthority(kid)
+                } catch {
+                    throw CommandFailure.exit(error.description)
+                }
+                if removed {
+                    printLine("removed VDV certificate \(kid.lowercased())")
+                    return
+                }
+            }
             let isUIC = issuer.map(UICKeyList.isRICSCode) ?? false
             let removed: Int
             do {

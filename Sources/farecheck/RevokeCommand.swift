@@ -12,7 +12,9 @@ struct RevokeCommand: AsyncParsableCommand {
         discussion: """
             A revoked ticket, or any ticket signed with a revoked key, then verifies as `revoked`. FC1 ticket \
             ids are hex, as `verify` prints them; a UIC ticket can be named by its U_HEAD ticket key as text \
-            (--ticket-key RPEX4F-4) with its RICS issuer code (--issuer 0080).
+            (--ticket-key RPEX4F-4) with its RICS issuer code (--issuer 0080). A VDV-KA ticket is named by its \
+            selling (KVP) organisation and entitlement number, as `verify` shows them \
+            (--vdv-org 57 --entitlement 2099643).
             """
     )
 
@@ -21,10 +23,18 @@ struct RevokeCommand: AsyncParsableCommand {
     @Option(name: .customLong("ticket-key"), help: "The ticket id as text (a UIC U_HEAD ticket key).") var ticketKey:
         String?
     @Option(help: "The key id (hex for FC1 keys).") var key: String?
+    @Option(name: .customLong("vdv-org"), help: "A VDV-KA ticket's selling (KVP) organisation number.")
+    var vdvOrganisation: UInt32?
+    @Option(help: "A VDV-KA ticket's entitlement number (with --vdv-org).") var entitlement: UInt32?
     @Option(help: "Why, shown to the inspector.") var reason: String?
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
+        if vdvOrganisation != nil || entitlement != nil {
+            guard vdvOrganisation != nil, entitlement != nil, issuer == nil, ticketID == nil, ticketKey == nil, key == nil
+            else { throw ValidationError("a VDV-KA ticket is named by --vdv-org and --entitlement, together and alone") }
+            return
+        }
         let targets = [ticketID, ticketKey, key].compactMap { $0 }.count
         guard targets == 1 else {
             throw ValidationError("give one of --ticket-id or --ticket-key (with --issuer), or --key")
@@ -40,7 +50,12 @@ struct RevokeCommand: AsyncParsableCommand {
     func run() throws {
         let trustStore = try store.open()
         do {
-            if let issuer = storedIssuer, ticketID != nil || ticketKey != nil {
+            if let vdvOrganisation, let entitlement {
+                let bytes = VDVEntitlement.ticketID(entitlementNumber: entitlement)
+                try trustStore.revokeTicket(
+                    TicketRevocationRecord(issuer: String(vdvOrganisation), ticketID: bytes, reason: reason))
+                printLine("revoked VDV entitlement \(entitlement) of organisation \(vdvOrganisation)")
+            } else if let issuer = storedIssuer, ticketID != nil || ticketKey != nil {
                 let bytes: [UInt8]
                 if let ticketKey {
                     bytes = Array(ticketKey.utf8)

@@ -34,8 +34,10 @@ struct VerificationOptions: ParsableArguments {
     ) throws -> TicketVerifier {
         do {
             let loaded = try store.snapshot()
-            loaded.skipped.forEach { printError("farecheck: warning: skipping unreadable \($0)") }
-            return TicketVerifier(trust: loaded.trust, clock: clock, configuration: configuration)
+            let vdv = try store.vdvCertificateSet()
+            (loaded.skipped + vdv.skipped).forEach { printError("farecheck: warning: skipping unreadable \($0)") }
+            return TicketVerifier(
+                trust: loaded.trust, clock: clock, configuration: configuration, vdvCertificates: vdv.certificates)
         } catch {
             throw CommandFailure.exit(error.description)
         }
