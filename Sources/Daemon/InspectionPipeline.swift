@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Scanners
 import Signatures
 import Sync
+import TicketFormats
 import TrustStore
 import Verification
 
@@ -84,6 +85,9 @@ public actor InspectionPipeline {
             await replayStep(&inspection)
             await onlineStep(&inspection, payload: scan.payload)
             stalenessStep(&inspection)
+        }
+        if inspection.verdict.format == .uic9183 {
+            inspection.printedLayout = UIC918_3.printedLayout(of: scan.payload)
         }
         let durability = await journalStep(&inspection, payload: scan.payload)
         inspection.latency = started.duration(to: .now)

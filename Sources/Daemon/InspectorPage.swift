@@ -54,8 +54,11 @@ enum InspectorPage {
         #verdict[data-state="valid"] { background: var(--valid); }
         #verdict[data-state="invalid"] { background: var(--invalid); }
         #verdict-word {
-          margin: 0; font-size: clamp(2.6rem, 14vw, 6rem); font-weight: 800; line-height: 1.05;
-          text-transform: uppercase; letter-spacing: .02em; overflow-wrap: anywhere;
+          margin: 0; font-size: clamp(2rem, 9.5vw, 6rem); font-weight: 800; line-height: 1.05;
+          text-transform: uppercase; letter-spacing: .02em;
+          /* Lines break between words only: "INVALID SIGNATURE" on two lines, never "SIGNATUR" + "E". The
+             size is chosen so that the longest verdict word (UNSUPPORTED) fits a 360-px-wide phone. */
+          overflow-wrap: normal; word-break: keep-all; hyphens: none;
         }
         #verdict[data-state="waiting"] #verdict-word { font-size: clamp(1.8rem, 8vw, 3rem); text-transform: none; }
         #verdict-reason { margin: 0; font-size: clamp(1.25rem, 5vw, 1.8rem); font-weight: 600; }
@@ -66,6 +69,22 @@ enum InspectorPage {
         #facts { margin: 0; display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
         #facts dt { font-weight: 400; opacity: .85; }
         #facts dd { margin: 0; font-weight: 700; font-size: 1.2rem; overflow-wrap: anywhere; }
+        @media (max-width: 480px) {
+          body { font-size: 15px; }
+          .bar, footer { padding: .3rem .75rem; font-size: .85rem; }
+          #verdict { padding: .5rem .75rem .6rem; gap: .35rem; }
+          #verdict-reason { font-size: 1.05rem; }
+          #holder-check { font-size: 1.05rem; padding: .3rem .5rem; border-width: 2px; }
+          #facts { gap: 0 .6rem; }
+          #facts dd { font-size: .95rem; }
+          #warnings li { padding: .25rem .5rem; font-size: .85rem; }
+          #meta { font-size: .8rem; }
+        }
+        #layout summary { cursor: pointer; font-weight: 600; }
+        #layout pre {
+          margin: .4rem 0 0; padding: .4rem; background: #fdfdf5; color: #111; border-radius: .3rem;
+          font: 11px/1.25 "DejaVu Sans Mono", monospace; overflow-x: auto;
+        }
         #warnings { margin: 0; padding: 0; list-style: none; display: grid; gap: .4rem; }
         #warnings li {
           padding: .5rem .75rem; border-radius: .4rem; background: #fff3b0; color: #1b1b1b; font-weight: 700;
@@ -99,6 +118,7 @@ enum InspectorPage {
           <p id="verdict-reason" hidden></p>
           <p id="holder-check" hidden></p>
           <dl id="facts" hidden></dl>
+          <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
           <ul id="warnings" aria-label="Warnings" hidden></ul>
           <p id="meta" hidden></p>
         </main>
@@ -128,6 +148,13 @@ enum InspectorPage {
           return Math.round(seconds / 86400) + " days ago";
         }
 
+        // A ticket id that is text (a UIC ticket key, a PNR) as its text; binary ids stay hex.
+        function ticketText(hex) {
+          if (!hex || hex.length % 2) return hex;
+          const bytes = hex.match(/../g).map((pair) => parseInt(pair, 16));
+          return bytes.every((byte) => byte >= 0x20 && byte < 0x7f) ? String.fromCharCode(...bytes) : hex;
+        }
+
         function renderVerdict(event) {
           const panel = $("verdict");
           panel.dataset.state = event.verdict === "valid" ? "valid" : "invalid";
@@ -137,14 +164,26 @@ enum InspectorPage {
           show($("holder-check"), event.holder ? "Check ID \u2014 holder: " + event.holder : null);
 
           const validity = [when(event.validFrom), when(event.validUntil)];
+          const documents = Array.isArray(event.documents) ? event.documents : [];
           const rows = [
             ["Product", event.product],
+            ...documents.map((document, index) => [
+              documents.length > 1 ? "Document " + (index + 1) : "Document",
+              // "openTicket" → "Open ticket"; the product is on its own row already.
+              (document.kind.charAt(0).toUpperCase() + document.kind.slice(1).replace(/[A-Z]/g,
+                (letter) => " " + letter.toLowerCase()))
+                + ": " + (event.product && document.summary.startsWith(event.product + ", ")
+                  ? document.summary.slice(event.product.length + 2) : document.summary)
+                + (documents.length > 1 && (document.validFrom || document.validUntil)
+                  ? " (" + (when(document.validFrom) || "\u2026") + " \u2013 " + (when(document.validUntil) || "\u2026")
+                    + ")" : "")]),
             ["Valid", validity[0] || validity[1]
               ? (validity[0] || "\u2026") + " \u2013 " + (validity[1] || "\u2026") : null],
             ["Category", [event.category, event.passengers ? event.passengers + " passenger"
               + (event.passengers === 1 ? "" : "s") : null].filter(Boolean).join(", ")],
             ["Zones", Array.isArray(event.zones) ? event.zones.join(", ") : null],
             ["Issuer", event.issuer],
+            ["Ticket", ticketText(event.ticketId)],
           ];
           const facts = $("facts");
           facts.replaceChildren();
@@ -157,6 +196,10 @@ enum InspectorPage {
             facts.append(term, detail);
           }
           facts.hidden = facts.childElementCount === 0;
+
+          const layout = Array.isArray(event.layout) ? event.layout : [];
+          $("layout-grid").textContent = layout.join("\n");
+          $("layout").hidden = layout.length === 0;
 
           const warnings = $("warnings");
           warnings.replaceChildren();

@@ -33,6 +33,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var category: String?
     public var passengers: Int?
     public var zones: [String]?
+    /// The travel documents the ticket carries (FCB: open ticket, pass, reservation, …), each with its window.
+    public var documents: [Document]?
+    /// The printed layout (UIC U_TLAY) as text lines, as `verify --show-layout` draws it.
+    public var layout: [String]?
     /// Warning codes, e.g. `seen-before`.
     public var warnings: [String]
     /// The warnings as sentences for the inspector, in the same order as `warnings`.
@@ -70,6 +74,14 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.category = ticket?.category
         self.passengers = ticket?.passengers
         self.zones = ticket?.zones
+        let documents = ticket?.documents ?? []
+        self.documents =
+            documents.isEmpty
+            ? nil
+            : documents.map {
+                Document(kind: $0.kind, summary: $0.summary, validFrom: $0.validFrom, validUntil: $0.validUntil)
+            }
+        self.layout = inspection.printedLayout
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
         self.inspector = inspection.inspector
@@ -98,6 +110,18 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
+    }
+}
+
+extension VerdictEvent {
+    /// One travel document, as the page lists it.
+    public struct Document: Sendable, Codable, Equatable {
+        /// `openTicket`, `pass`, `reservation`, `customerCard`, …
+        public var kind: String
+        /// Product, class, passengers, route.
+        public var summary: String
+        public var validFrom: Date?
+        public var validUntil: Date?
     }
 }
 

@@ -23,6 +23,8 @@ public struct Inspection: Sendable {
     public var inspector: String?
     /// From the scan's arrival to the verdict being durable (journaled), when measured.
     public var latency: Duration?
+    /// The ticket's printed layout (UIC U_TLAY) as text lines, for the inspector to compare with the paper.
+    public var printedLayout: [String]?
 
     public init(
         id: String = UUID().uuidString, source: String, symbology: Symbology?, payloadByteCount: Int,

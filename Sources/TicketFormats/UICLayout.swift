@@ -169,3 +169,18 @@ public struct UICLayout: Sendable, Hashable {
         return Array(lines.prefix(height))
     }
 }
+
+extension UIC918_3 {
+    /// The U_TLAY grid of a UIC 918.3 payload as printed (`UICLayout.renderedLines`), or `nil` when the payload is
+    /// not a UIC container or has no readable layout.
+    ///
+    /// Read from the payload as scanned, whatever the verdict: a forged ticket's text is shown too, under its
+    /// verdict, because the inspector compares it with the paper or the phone.
+    public static func printedLayout(of payload: [UInt8]) -> [String]? {
+        guard isContainer(payload), let container = try? UICContainer(parsing: payload),
+            let record = container.record(UICLayout.recordID),
+            let layout = try? UICLayout(record: record)
+        else { return nil }
+        return layout.renderedLines()
+    }
+}

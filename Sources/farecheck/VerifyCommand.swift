@@ -63,6 +63,10 @@ struct VerifyCommand: AsyncParsableCommand {
     @Flag(help: "Print the verdict as one JSON object per line.") var json = false
     @Flag(name: .customLong("show-layout"), help: "Draw a UIC ticket's U_TLAY layout as the printed ticket shows it.")
     var showLayout = false
+    @Flag(
+        name: .customLong("show-fcb"),
+        help: "Print every decoded FCB field (a UIC ticket's U_FLEX record), nested, as JSON.")
+    var showFCB = false
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var store: StoreOptions
 
@@ -115,30 +119,40 @@ struct VerifyCommand: AsyncParsableCommand {
                     source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
                     payloadDigest: digest(.sha256, payload.bytes), verdict: verdict))
             let layout = showLayout ? Self.layoutLines(payload.bytes) : nil
+            let fcb = showFCB ? Self.fcbJSON(payload.bytes) : nil
             if json {
                 report.layout = layout
-                printLine(jsonLine(report))
+                var line = jsonLine(report)
+                // The decoded tree is JSON already: it goes into the object as it is, under "fcb".
+                if showFCB, line.hasSuffix("}") { line = String(line.dropLast()) + ",\"fcb\":\(fcb ?? "null")}" }
+                printLine(line)
             } else {
                 printLine(report.text)
                 if showLayout {
                     printLine(layout.map(Self.boxed) ?? "  (no U_TLAY layout in this ticket)")
                 }
+                if showFCB { printLine(fcb ?? "  (no FCB content in this ticket)") }
             }
         }
         if !allValid { throw ExitCode(1) }
+    }
+
+    /// Every decoded field of a UIC ticket's U_FLEX record as JSON, or `nil` when the payload has none (or it
+    /// does not decode: the verdict says why).
+    static func fcbJSON(_ payload: [UInt8]) -> String? {
+        guard UIC918_3.isContainer(payload), let container = try? UICContainer(parsing: payload),
+            let record = container.record(UICFlex.recordID),
+            let version = FCBVersion(uflexRecordVersion: record.version),
+            let data = try? FCBData(decoding: record.body, version: version)
+        else { return nil }
+        return data.json
     }
 
     /// The U_TLAY grid of a UIC ticket, or `nil` when the payload has none (or is not UIC).
     ///
     /// Drawn from the payload as scanned, whatever the verdict: a forged ticket's text is shown too, under
     /// its verdict, because the inspector compares it with the paper.
-    static func layoutLines(_ payload: [UInt8]) -> [String]? {
-        guard let container = try? UICContainer(parsing: payload),
-            let record = container.record(UICLayout.recordID),
-            let layout = try? UICLayout(record: record)
-        else { return nil }
-        return layout.renderedLines()
-    }
+    static func layoutLines(_ payload: [UInt8]) -> [String]? { UIC918_3.printedLayout(of: payload) }
 
     /// Lines in a frame, so that leading and trailing spaces of the grid stay visible.
     static func boxed(_ lines: [String]) -> String {

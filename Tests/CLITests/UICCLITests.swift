@@ -92,4 +92,31 @@ struct UICCLITests {
         let run = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--json"])
         #expect(run.jsonLines.first?["verdict"] as? String == "revoked")
     }
+
+    @Test("--show-fcb prints the U_FLEX record's every field, nested; the Deutschland-Ticket shows holder and window")
+    func showFCB() throws {
+        #expect(
+            try bench.farecheck(["keys", "import", "--uic-xml", "\(uicFixtures)/uic-publickeys-snapshot.xml"]).status
+                == 0)
+        let ticket = "\(uicFixtures)/db-deutschland-ticket-2025.bin"
+        let run = try bench.farecheck([
+            "verify", "--payload-file", ticket, "--at", "2025-02-28T12:00:00Z", "--json", "--show-fcb",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let verdict = try #require(run.jsonLines.first)
+        #expect(verdict["verdict"] as? String == "valid")
+        #expect(verdict["holder"] as? String == "Max Mustermann, born 2001-01-01")
+        #expect(verdict["validFrom"] as? String == "2025-02-27T09:14:00Z")
+        let fcb = try #require(verdict["fcb"] as? [String: Any])
+        let issuing = try #require(fcb["issuingDetail"] as? [String: Any])
+        #expect(issuing["issuingYear"] as? Int == 2025 && issuing["issuerPNR"] as? String == "QWXY3BTA")
+        let documents = try #require(fcb["transportDocument"] as? [[String: Any]])
+        let open = try #require((documents.first?["ticket"] as? [String: Any])?["openTicket"] as? [String: Any])
+        #expect(open["validUntilDay"] as? Int == 2 && open["productIdIA5"] as? String == "Fahrkarte")
+
+        let text = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2025-06-01T12:00:00Z", "--show-fcb"])
+        #expect(text.status == 1)
+        #expect(text.text.hasPrefix("EXPIRED"))
+        #expect(text.text.contains("\"tariffDesc\":\"Deutschland-Ticket\""))
+    }
 }

@@ -4,7 +4,9 @@ import Foundation
 import Signatures
 import TestSupport
 import Testing
+import TicketFormats
 import TrustStore
+import Verification
 
 #if canImport(Glibc)
     import Glibc
@@ -91,6 +93,79 @@ struct InspectorPageBrowserTests {
             // Without inspector mode there is no login form.
             #expect(try await browser.evaluate("document.getElementById('login').hidden") as? Bool == true)
             Self.keep(try await browser.screenshot(), as: "inspector-valid.png")
+            try await browser.quit()
+        }
+    }
+
+    /// Whether every word of the verdict is drawn on one line: a word broken across two lines has two boxes.
+    static let verdictWordsWhole = """
+        (() => {
+          const node = document.getElementById('verdict-word').firstChild;
+          const text = node.textContent;
+          let start = 0;
+          for (const word of text.split(' ')) {
+            const range = document.createRange();
+            range.setStart(node, start);
+            range.setEnd(node, start + word.length);
+            if (range.getClientRects().length !== 1) return false;
+            start += word.length + 1;
+          }
+          return true;
+        })()
+        """
+
+    /// Whether the page fits the window, with nothing to scroll.
+    static let fitsWithoutScrolling = """
+        document.documentElement.scrollHeight <= window.innerHeight
+          && document.documentElement.scrollWidth <= window.innerWidth
+        """
+
+    @Test func aUFlexTicketOnAPhoneShowsHolderAndValidityWithoutBreakingAWord() async throws {
+        let bench = try EndpointBench(loginRequired: false)
+        let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+        let list = try UICKeyList.parse(
+            xml: Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/uic-publickeys-snapshot.xml"))))
+        _ = try bench.store.importUICKeyList(list)
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/db-deutschland-ticket-2025.bin")))
+        let trust = StoreTrust(store: bench.store)
+        let verifier = TicketVerifier(
+            keys: trust, revocations: trust, clock: FixedClock(Date(timeIntervalSince1970: 1_740_744_000)))
+        let verdict = try verifier.verify(payload)
+        #expect(verdict.kind == .valid, "\(verdict.reason)")
+        var inspection = Inspection(
+            source: "front-door", symbology: .aztec, payloadByteCount: payload.count, payloadDigest: [],
+            verdict: verdict)
+        inspection.printedLayout = UIC918_3.printedLayout(of: payload)
+        bench.hub.publish(VerdictEvent(inspection).published)
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 360, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 360, height: 640)
+            try await browser.waitUntil(Self.verdictShown)
+            let dom = try await browser.dom()
+            // What an inspector checks on a Deutschland-Ticket: the holder against an ID, the product, the window.
+            #expect(dom.contains("Check ID"))
+            #expect(dom.contains("Max Mustermann, born 2001-01-01"))
+            #expect(dom.contains("Deutschland-Ticket"))
+            #expect(dom.contains("Open ticket: 2nd class, 1 adult"))
+            #expect(dom.contains("QWXY3BTA"))
+            let shownWindow = try await browser.evaluate(
+                "[...document.querySelectorAll('#facts dt')].find(t => t.textContent === 'Valid').nextSibling.textContent")
+            #expect((shownWindow as? String)?.contains("2025") == true, "\(String(describing: shownWindow))")
+            // The printed layout is there to compare with the paper, folded away.
+            #expect(dom.contains("Gültig vom 01.02.2025 bis 01.03.2025"))
+            #expect(try await browser.evaluate("document.getElementById('layout').hidden") as? Bool == false)
+            #expect(try await browser.evaluate(Self.fitsWithoutScrolling) as? Bool == true)
+            #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true)
+            Self.keep(try await browser.screenshot(), as: "inspector-uflex-360.png")
+
+            // The longest verdict words on the same phone: each stays whole on its line.
+            for kind in [VerdictKind.invalidSignature, .unsupported, .notYetValid, .unknownKey] {
+                bench.hub.publish(EndpointBench.event(kind, reason: "A sentence saying why."))
+                let word = kind.rawValue.replacingOccurrences(of: "-", with: " ")
+                try await browser.waitUntil("document.getElementById('verdict-word').textContent === '\(word)'")
+                #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true, "\(word) is broken")
+                if kind == .invalidSignature { Self.keep(try await browser.screenshot(), as: "inspector-invalid-360.png") }
+            }
             try await browser.quit()
         }
     }
