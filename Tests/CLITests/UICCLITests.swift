@@ -119,4 +119,20 @@ struct UICCLITests {
         #expect(text.text.hasPrefix("EXPIRED"))
         #expect(text.text.contains("\"tariffDesc\":\"Deutschland-Ticket\""))
     }
+
+    @Test("both UIC key lists in one store: the older list's expired DB keys stay, and a DB sample today is key-expired")
+    func bothKeyLists() throws {
+        let db = repositoryRoot + "/Tests/VerificationTests/Resources/uic-918-9-db"
+        for list in ["uic-publickeys-2026-02.xml", "uic-publickeys-historic.xml"] {
+            let run = try bench.farecheck(["keys", "import", "--uic-xml", "\(db)/\(list)"])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let keys = try bench.farecheck(["keys", "list", "--json"]).jsonLines
+        #expect(keys.contains { $0["issuer"] as? String == "1080" && $0["kid"] as? String == "1" })
+        #expect(keys.contains { $0["issuer"] as? String == "3703" && $0["kid"] as? String == "7" })
+        let sample = "\(db)/Muster-918-9-Laenderticket-Bayern.bin"
+        let today = try #require(try bench.farecheck(["verify", "--payload-file", sample, "--json"]).jsonLines.first)
+        #expect(today["verdict"] as? String == "key-expired")
+        #expect(today["signature"] as? String == "valid")
+    }
 }
