@@ -234,7 +234,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols",
-                "TicketFormats", "ScannerSimulation",
+                "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
