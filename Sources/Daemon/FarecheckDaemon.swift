@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import Logging
 import Prometheus
+import Scanners
 import ServiceLifecycle
 import Sync
 import Synchronization
@@ -129,10 +130,14 @@ public struct FarecheckDaemon: Sendable {
         }
         services.append(
             SystemdWatchdogService(notifier: notifier, healthy: { (try? journal.unsentInspectionCount()) != nil }))
+        let reopen = ReopenSignal()
+        if !configuration.scanners.isEmpty { services.append(HotplugService(signal: reopen, logger: logger)) }
         for scanner in configuration.scanners {
             status.addScanner(name: scanner.name, device: scanner.device)
             services.append(
-                ScannerService(scanner: scanner, pipeline: pipeline, metrics: metrics, status: status, logger: logger))
+                ScannerService(
+                    scanner: scanner, pipeline: pipeline, metrics: metrics, status: status, logger: logger,
+                    reopenSignal: reopen))
         }
         for source in configuration.imageSources {
             services.append(ImageSourceService(source: source, pipeline: pipeline, logger: logger))

@@ -13,11 +13,13 @@ public struct ScannerService: Service {
     private let metrics: DaemonMetrics
     private let status: DaemonStatus
     private let logger: Logger
+    private let reopenSignal: ReopenSignal?
 
     public init(
         scanner: DaemonConfiguration.Scanner, pipeline: InspectionPipeline, metrics: DaemonMetrics,
-        status: DaemonStatus, logger: Logger
+        status: DaemonStatus, logger: Logger, reopenSignal: ReopenSignal? = nil
     ) {
+        self.reopenSignal = reopenSignal
         self.scanner = scanner
         self.pipeline = pipeline
         self.metrics = metrics
@@ -33,8 +35,10 @@ public struct ScannerService: Service {
         let metrics = self.metrics
         let status = self.status
         metrics.scanner(name, connected: false)
+        // With hotplug events a replugged scanner is reopened at once; the delay is the fallback without them.
         let reader = ScannerReader(
-            device: name, log: { logger.notice("\($0)") },
+            device: name, reopenDelay: reopenSignal == nil ? .seconds(1) : .seconds(5), reopenSignal: reopenSignal,
+            log: { logger.notice("\($0)") },
             onStateChange: { state in
                 switch state {
                 case .connected:
@@ -115,5 +119,42 @@ public struct ImageSourceService: Service {
             // A source that has played once stays idle rather than ending the daemon.
             try await gracefulShutdown()
         }
+    }
+}
+
+/// Listens for scanners being plugged in (netlink uevents, `HotplugMonitor`) and wakes the scanner readers that
+/// wait to reopen, so that a replugged scanner reads again as soon as its node exists. Where no netlink socket
+/// can be had (a sandbox), it says so once and the readers fall back to retrying on their own.
+public struct HotplugService: Service {
+    private let signal: ReopenSignal
+    private let logger: Logger
+    private let open: @Sendable () throws -> HotplugMonitor
+
+    public init(
+        signal: ReopenSignal, logger: Logger,
+        open: @escaping @Sendable () throws -> HotplugMonitor = { try HotplugMonitor.open() }
+    ) {
+        self.signal = signal
+        self.logger = logger
+        self.open = open
+    }
+
+    public func run() async throws {
+        let monitor: HotplugMonitor
+        do {
+            monitor = try open()
+        } catch {
+            logger.notice("hotplug events unavailable (\(error)); unplugged scanners are retried every few seconds")
+            // The readers still need the signal to fire now and then: a one-second tick stands in for it.
+            try? await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .seconds(1))
+                    signal.fire()
+                }
+            }
+            return
+        }
+        try? await cancelWhenGracefulShutdown { await signal.follow(monitor.events) }
+        await monitor.close()
     }
 }

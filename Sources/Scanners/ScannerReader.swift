@@ -40,6 +40,8 @@ public struct ScannerReader: AsyncSequence, Sendable {
     public let device: String
     /// How long to wait after a failure or disconnection before opening the device again.
     public let reopenDelay: Duration
+    /// Wakes the reader before `reopenDelay` when a device appears (hotplug); `nil` to wait the delay alone.
+    public let reopenSignal: ReopenSignal?
 
     private let open: @Sendable () async throws -> any ScannerConnection
     private let log: @Sendable (String) -> Void
@@ -51,6 +53,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - device: The name used in log lines.
     ///   - reopenDelay: The wait between a disconnection (or a failed open) and the next attempt.
+    ///   - reopenSignal: Cuts that wait short when a device appears (the daemon fires it on hotplug `add`).
     ///   - log: Receives one line per event worth a person's attention: connected, disconnected (with the
     ///     reason and any dropped scan), back again. Failed reopens are logged only when their reason changes,
     ///     and not while the node is simply absent after a disconnection.
@@ -60,12 +63,14 @@ public struct ScannerReader: AsyncSequence, Sendable {
     public init(
         device: String,
         reopenDelay: Duration = .seconds(1),
+        reopenSignal: ReopenSignal? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in },
         onStateChange: @escaping @Sendable (State) -> Void = { _ in },
         open: @escaping @Sendable () async throws -> any ScannerConnection
     ) {
         self.device = device
         self.reopenDelay = reopenDelay
+        self.reopenSignal = reopenSignal
         self.open = open
         self.log = log
         self.onStateChange = onStateChange
@@ -93,6 +98,8 @@ public struct ScannerReader: AsyncSequence, Sendable {
         private var everConnected = false
         private var lastReportedState: State?
         private var lastOpenFailure: String?
+        /// The reopen signal's generation before the last open attempt: a device that appears after it counts.
+        private var signalGeneration = 0
 
         fileprivate init(reader: ScannerReader, session: Session) {
             self.reader = reader
@@ -114,6 +121,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
                     return nil
                 }
                 guard let connection = session.connection else {
+                    signalGeneration = reader.reopenSignal?.generation ?? 0
                     do {
                         let connection = try await reader.open()
                         session.connection = connection
@@ -158,6 +166,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
                     }
                     await lost(connection, reason: describe(error))
                 }
+                signalGeneration = reader.reopenSignal?.generation ?? 0
                 guard await pause() else {
                     await stop()
                     return nil
@@ -224,6 +233,9 @@ public struct ScannerReader: AsyncSequence, Sendable {
         }
 
         private func pause() async -> Bool {
+            if let signal = reader.reopenSignal {
+                return await signal.wait(after: signalGeneration, fallback: reader.reopenDelay)
+            }
             do {
                 try await Task.sleep(for: reader.reopenDelay)
                 return true

@@ -1,4 +1,5 @@
 import Foundation
+import ScannerSimulation
 import Scanners
 import Synchronization
 import Testing
@@ -151,5 +152,65 @@ private func gone(_ message: String) -> ScannerConnectionError {
         _ = try await iterator.next()
         await reader.signal(.bad)
         #expect(await connection.feedback == [.good, .bad])
+    }
+}
+
+/// A replugged scanner is reopened when its uevent comes, not on a timer: the recorded uevents of a hidraw
+/// scanner being unplugged and plugged back, through `ReopenSignal.follow`, as the daemon's hotplug service
+/// feeds it.
+@Suite struct HotplugReopenTests {
+    @Test func aRecordedAddUeventReopensTheScannerAtOnce() async throws {
+        let plugged = Mutex(true)
+        let opens = Mutex(0)
+        let signal = ReopenSignal()
+        let reader = ScannerReader(
+            device: "replugged",
+            // Without the uevent the reader would wait a minute: a reopen within the test's wait is the event's.
+            reopenDelay: .seconds(60), reopenSignal: signal,
+            open: {
+                let attempt = opens.withLock { count in
+                    count += 1
+                    return count
+                }
+                guard plugged.withLock({ $0 }) else {
+                    throw ScannerConnectionError(code: .deviceMissing, device: "replugged", message: "no such node")
+                }
+                return attempt == 1 ? ScriptedConnection([.scan([1]), .end]) : ScriptedConnection([.scan([2])])
+            })
+        let (events, feed) = AsyncStream.makeStream(of: HotplugEvent.self)
+        let follower = Task { await signal.follow(events) }
+        let (scans, sink) = AsyncStream.makeStream(of: (payload: [UInt8], at: ContinuousClock.Instant).self)
+        let reading = Task {
+            for try await scan in reader { sink.yield((scan.payload, .now)) }
+        }
+        defer {
+            reading.cancel()
+            follower.cancel()
+        }
+        var received = scans.makeAsyncIterator()
+        let first = try await within(10, "the first scan") { [scans] in
+            var iterator = scans.makeAsyncIterator()
+            return await iterator.next()?.payload
+        }
+        _ = received
+        #expect(first == [1])
+        // The scanner's connection ended after its scan: unplugged. The remove event wakes nobody.
+        plugged.withLock { $0 = false }
+        feed.yield(try #require(HotplugEvent.parse(Recordings.bytes("uevent-udev-hidraw-remove.bin"))))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(opens.withLock { $0 } == 1)
+        // Plugged back: the add event reopens it.
+        plugged.withLock { $0 = true }
+        let added = ContinuousClock.now
+        feed.yield(try #require(HotplugEvent.parse(Recordings.bytes("uevent-udev-hidraw-add.bin"))))
+        let second = try await within(10, "the scan after the replug") { [scans] in
+            var iterator = scans.makeAsyncIterator()
+            return await iterator.next()
+        }
+        received = scans.makeAsyncIterator()
+        #expect(second?.payload == [2])
+        #expect(opens.withLock { $0 } == 2)
+        // Measured, not asserted: the figure the README reports for reopening on a uevent.
+        if let second { print("hotplug: reading again \(added.duration(to: second.at)) after the add uevent") }
     }
 }
