@@ -37,13 +37,13 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         case payload, format, issuer, ticketID, keyID
     }
 
-    /// Reads a request; `payload` is base64, `ticketID` hex.
+    /// Reads a request; `payload` is padded standard base64, `ticketID` lowercase hex (the document's patterns).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        payload = try container.decodeBase64(forKey: .payload)
+        payload = try container.decodeStrictBase64(forKey: .payload)
         format = try container.decodeIfPresent(String.self, forKey: .format)
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
-        ticketID = try container.decodeHexIfPresent(forKey: .ticketID)
+        ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
     }
 
@@ -53,7 +53,8 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         try container.encodeBase64(payload, forKey: .payload)
         try container.encodeIfPresent(format, forKey: .format)
         try container.encodeIfPresent(issuer, forKey: .issuer)
-        try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
+        // An empty id names nothing, and the document's pattern wants at least one byte: left out.
+        try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID, forKey: .ticketID)
         try container.encodeIfPresent(keyID, forKey: .keyID)
     }
 }
