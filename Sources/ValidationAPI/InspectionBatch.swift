@@ -80,17 +80,17 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         id = try container.decode(String.self, forKey: .id)
         inspectedAt = try container.decode(Int64.self, forKey: .inspectedAt)
         device = try container.decode(String.self, forKey: .device)
-        symbology = try container.decodeIfPresent(String.self, forKey: .symbology)
+        symbology = try container.decodeAbsentOr(String.self, forKey: .symbology)
         payloadDigest = try container.decodeStrictHex(forKey: .payloadDigest)
-        format = try container.decodeIfPresent(String.self, forKey: .format)
-        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
+        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         verdict = try container.decode(String.self, forKey: .verdict)
         reason = try container.decode(String.self, forKey: .reason)
         signature = try container.decode(String.self, forKey: .signature)
-        warnings = try container.decodeIfPresent(String.self, forKey: .warnings) ?? ""
-        inspector = try container.decodeIfPresent(String.self, forKey: .inspector)
-        decidedBy = try container.decodeIfPresent(String.self, forKey: .decidedBy)
+        warnings = try container.decodeAbsentOr(String.self, forKey: .warnings) ?? ""
+        inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)
+        decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy)
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.

@@ -41,10 +41,10 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         payload = try container.decodeStrictBase64(forKey: .payload)
-        format = try container.decodeIfPresent(String.self, forKey: .format)
-        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
+        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
-        keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
+        keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
     }
 
     /// Writes a request; `payload` as base64, `ticketID` as hex.

@@ -177,10 +177,16 @@ extension KeyedDecodingContainer {
         return bytes
     }
 
+    /// Reads an optional field that may be absent but not null: the OpenAPI document types it as its value only.
+    func decodeAbsentOr<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard contains(key) else { return nil }
+        return try decode(type, forKey: key)
+    }
+
     /// Reads an optional hex field exactly as the OpenAPI document's pattern states it: one or more bytes, each
-    /// two lowercase hex digits; absent or null is nil.
+    /// two lowercase hex digits; absent is nil, null is refused.
     func decodeStrictHexIfPresent(forKey key: Key) throws -> [UInt8]? {
-        try decodeIfPresent(String.self, forKey: key).map { text in try strictHexBytes(text, forKey: key) }
+        try decodeAbsentOr(String.self, forKey: key).map { text in try strictHexBytes(text, forKey: key) }
     }
 
     /// Reads a hex field exactly as the OpenAPI document's pattern states it (see `decodeStrictHexIfPresent`).

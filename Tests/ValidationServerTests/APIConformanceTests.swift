@@ -41,7 +41,7 @@ struct APIConformanceTests {
     }
 
     @Test(
-        "check bodies the document allows are answered; ones its patterns refuse get 400",
+        "check bodies the document allows are answered; ones its patterns or types refuse get 400",
         arguments: Backend.available)
     func checkBodies(backend: Backend) async throws {
         let bench = try ServerBench(backend)
@@ -64,6 +64,8 @@ struct APIConformanceTests {
         let refused = [
             #"{"payload":"AB"}"#, #"{"payload":"A B="}"#, #"{"payload":"-_=="}"#, #"{"payload":"A==="}"#,
             #"{"payload":"","ticketID":"AB"}"#, #"{"payload":"","ticketID":""}"#, #"{"payload":"","ticketID":"0x01"}"#,
+            // Optional members are absent or a string: the document does not allow null.
+            #"{"payload":"","keyID":null}"#, #"{"payload":"","ticketID":null}"#,
         ]
         for body in refused {
             let answer = try await post(body)
@@ -72,7 +74,7 @@ struct APIConformanceTests {
     }
 
     @Test(
-        "an inspection id of 128 characters is taken whatever its bytes; U+0000 in a record gets 400",
+        "an inspection id of 128 characters is taken whatever its bytes; U+0000 or a null member gets 400",
         arguments: Backend.available)
     func inspectionText(backend: Backend) async throws {
         let bench = try ServerBench(backend)
@@ -95,5 +97,11 @@ struct APIConformanceTests {
         let nul = try await send(.POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [withNUL])))
         #expect(nul.status == 400, "\(nul.text)")
         #expect(nul.errorBody?.error == "bad-request")
+        let null = try await send(
+            .POST, url, token: token,
+            body: Array(
+                #"{"records":[{"id":"n","inspectedAt":0,"device":"d","payloadDigest":"00","verdict":"valid","reason":"","signature":"valid","decidedBy":null}]}"#
+                    .utf8))
+        #expect(null.status == 400, "decidedBy is absent or a string, not null")
     }
 }
