@@ -146,8 +146,10 @@ public enum WireFormat {
                 word = word << 6 | digit
             }
             word <<= UInt32(6 * padding)
-            let decoded = [UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
-                UInt8(truncatingIfNeeded: word)]
+            let decoded = [
+                UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
             bytes.append(contentsOf: decoded.prefix(3 - padding))
             start += 4
         }

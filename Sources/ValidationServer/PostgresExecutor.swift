@@ -63,9 +63,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-
-/// The server's store in PostgreSQL, for an agency's fleet: runs the store's SQL through postgres-nio: `?` placeholders become `$1…`, transactions are the client's, reads
-/// take a repeatable-read snapshot, and bulk ticket revocations go through `unnest`.
+/// The server's store in PostgreSQL, for an agency's fleet: runs the store's SQL through postgres-nio. `?`
+/// placeholders become `$1…`, transactions are the client's, reads take a repeatable-read snapshot, and bulk
+/// ticket revocations go through `unnest`.
 final class PostgresExecutor: SQLExecutor {
     let location: PostgresLocation
     private let client: PostgresClient

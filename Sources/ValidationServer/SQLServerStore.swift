@@ -120,7 +120,8 @@ public final class SQLServerStore: ServerStore {
                 "SELECT sequence, issued_at, document FROM key_bundle ORDER BY sequence DESC LIMIT 1"
             ).first.map { row in
                 PublishedBundle(
-                    sequence: try row.integer("sequence"), issuedAt: Date(unixMilliseconds: try row.integer("issued_at")),
+                    sequence: try row.integer("sequence"),
+                    issuedAt: Date(unixMilliseconds: try row.integer("issued_at")),
                     document: Array(try row.text("document").utf8))
             }
         }
@@ -140,7 +141,8 @@ public final class SQLServerStore: ServerStore {
                 """,
                 bundle.sequence, bundle.issuedAt.unixMilliseconds, document, bundle.sequence)
             guard inserted.isEmpty else { return }
-            let newest = try await session.query("SELECT coalesce(max(sequence), 0) AS newest FROM key_bundle")
+            let newest =
+                try await session.query("SELECT coalesce(max(sequence), 0) AS newest FROM key_bundle")
                 .first?.integer("newest") ?? 0
             throw ServerError(
                 code: .conflict,
@@ -322,7 +324,8 @@ public final class SQLServerStore: ServerStore {
                     """,
                     after, upper, fetch
                 ).map { row in
-                    RevocationChange(sequence: try row.integer("sequence"), entry: .keyRevoked(try Self.revokedKey(row)))
+                    RevocationChange(
+                        sequence: try row.integer("sequence"), entry: .keyRevoked(try Self.revokedKey(row)))
                 }
                 return RevocationLog.currentPage(
                     cursor: cursor, latest: latest, prunedThrough: prunedThrough, entries: tickets + keys,

@@ -22,13 +22,15 @@ public enum SQLiteServerStore {
 ///
 /// A transaction spans several GRDB accesses (the store's code awaits between statements), so the writer
 /// connection allows a transaction left open between them, and an async lock keeps one transaction at a time.
-/// Snapshot reads run the same way on a separate read-only connection, beside the writer (WAL).
+/// Snapshot reads run the same way on a few read-only connections, beside the writer (WAL), one picked at random.
 final class SQLiteExecutor: SQLExecutor {
     let path: String
     private let writer: DatabasePool
-    private let reader: DatabaseQueue
+    private let readers: [(queue: DatabaseQueue, lock: AsyncLock)]
     private let writeLock = AsyncLock()
-    private let readLock = AsyncLock()
+
+    /// Read-only connections: requests read concurrently, and a long snapshot holds up only its own.
+    private static let readerCount = 4
 
     var backendName: String { "sqlite" }
     var dialect: ServerSchema.Dialect { .sqlite }
@@ -63,7 +65,9 @@ final class SQLiteExecutor: SQLExecutor {
         do {
             writer = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(writer)
-            reader = try DatabaseQueue(path: path, configuration: readConfiguration)
+            readers = try (0..<Self.readerCount).map { _ in
+                (try DatabaseQueue(path: path, configuration: readConfiguration), AsyncLock())
+            }
         } catch {
             throw ServerError(code: .cannotOpen, message: "Cannot open the server database at \(path).", cause: error)
         }
@@ -145,7 +149,9 @@ final class SQLiteExecutor: SQLExecutor {
     }
 
     func read<T: Sendable>(_ body: @Sendable (any SQLSession) async throws -> T) async throws -> T {
-        try await readLock.withLock {
+        // Any reader will do; picking at random spreads the requests without shared state.
+        let (reader, readLock) = readers[Int.random(in: 0..<readers.count)]
+        return try await readLock.withLock {
             try await Self.transaction(
                 "BEGIN DEFERRED", body,
                 run: { [reader] access in try await reader.unsafeRead(access) },

@@ -32,7 +32,9 @@ struct APIConformanceTests {
     func negativeSince(backend: Backend) async throws {
         let bench = try ServerBench(backend)
         let token = try bench.addDevice("v1")
-        try bench.adminOK(["keys", "publish", "--allow-empty", "--anchor-key", "\(repositoryRoot)/Keys/demo-anchor.key"])
+        try bench.adminOK([
+            "keys", "publish", "--allow-empty", "--anchor-key", "\(repositoryRoot)/Keys/demo-anchor.key",
+        ])
         let server = try bench.startServer()
         let refused = try await send(.GET, server.baseURL + "/v1/keys?since=-2434730", token: token)
         #expect(refused.status == 400)
@@ -85,23 +87,25 @@ struct APIConformanceTests {
             id: String(repeating: "é", count: 128), inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0],
             format: nil, issuer: nil, ticketID: nil, verdict: "valid", reason: "", signature: "valid", warnings: "",
             inspector: nil)
-        let taken = try await send(.POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [record])))
+        let taken = try await send(
+            .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [record])))
         #expect(taken.status == 200, "\(taken.text)")
         var tooLong = record
         tooLong.id += "é"
-        let long = try await send(.POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [tooLong])))
+        let long = try await send(
+            .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [tooLong])))
         #expect(long.status == 400)
         var withNUL = record
         withNUL.id = "nul"
         withNUL.device = "scanner\u{0}"
-        let nul = try await send(.POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [withNUL])))
+        let nul = try await send(
+            .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [withNUL])))
         #expect(nul.status == 400, "\(nul.text)")
         #expect(nul.errorBody?.error == "bad-request")
-        let null = try await send(
-            .POST, url, token: token,
-            body: Array(
-                #"{"records":[{"id":"n","inspectedAt":0,"device":"d","payloadDigest":"00","verdict":"valid","reason":"","signature":"valid","decidedBy":null}]}"#
-                    .utf8))
+        let nullBatch =
+            #"{"records":[{"id":"n","inspectedAt":0,"device":"d","payloadDigest":"00","#
+            + #""verdict":"valid","reason":"","signature":"valid","decidedBy":null}]}"#
+        let null = try await send(.POST, url, token: token, body: Array(nullBatch.utf8))
         #expect(null.status == 400, "decidedBy is absent or a string, not null")
     }
 }

@@ -16,7 +16,8 @@ struct StoreBackendTests {
     func bulkRevocationFoldsDuplicates(backend: Backend) async throws {
         let bench = try ServerBench(backend)
         try await bench.withStore { store in
-            try await store.revokeTicket(RevokedTicket(issuer: "demo", ticketID: [0x01], reason: nil, revokedAt: revokedAt))
+            try await store.revokeTicket(
+                RevokedTicket(issuer: "demo", ticketID: [0x01], reason: nil, revokedAt: revokedAt))
             try await store.revokeTickets([
                 RevokedTicket(issuer: "demo", ticketID: [0x0a], reason: "first", revokedAt: revokedAt),
                 RevokedTicket(issuer: "demo", ticketID: [0x0b], reason: nil, revokedAt: revokedAt),
