@@ -2,6 +2,7 @@
 # Installs the Debian 12 packages farecheck builds and tests against. Needs root (or sudo).
 # The Swift 6.3 toolchain itself is not a Debian package: install it from swift.org first.
 # postgresql (15 on Debian 12) is only for the reference server's PostgreSQL tests; .ci/run starts it.
+# python3-venv holds schemathesis (scripts/schemathesis.sh) apart from Debian's own Python packages.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
@@ -9,6 +10,7 @@ packages=(
     openssl zbar-tools zxing-cpp-tools qrencode
     chromium fonts-dejavu-core
     postgresql
+    python3-venv
 )
 missing=()
 for package in "${packages[@]}"; do

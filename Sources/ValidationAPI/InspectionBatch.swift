@@ -74,23 +74,23 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         case warnings, inspector, decidedBy
     }
 
-    /// Reads a record; `payloadDigest` and `ticketID` are hex.
+    /// Reads a record; `payloadDigest` and `ticketID` are lowercase hex, as the OpenAPI document's patterns say.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         inspectedAt = try container.decode(Int64.self, forKey: .inspectedAt)
         device = try container.decode(String.self, forKey: .device)
-        symbology = try container.decodeIfPresent(String.self, forKey: .symbology)
-        payloadDigest = try container.decodeHex(forKey: .payloadDigest)
-        format = try container.decodeIfPresent(String.self, forKey: .format)
-        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
-        ticketID = try container.decodeHexIfPresent(forKey: .ticketID)
+        symbology = try container.decodeAbsentOr(String.self, forKey: .symbology)
+        payloadDigest = try container.decodeStrictHex(forKey: .payloadDigest)
+        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
+        ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         verdict = try container.decode(String.self, forKey: .verdict)
         reason = try container.decode(String.self, forKey: .reason)
         signature = try container.decode(String.self, forKey: .signature)
-        warnings = try container.decodeIfPresent(String.self, forKey: .warnings) ?? ""
-        inspector = try container.decodeIfPresent(String.self, forKey: .inspector)
-        decidedBy = try container.decodeIfPresent(String.self, forKey: .decidedBy)
+        warnings = try container.decodeAbsentOr(String.self, forKey: .warnings) ?? ""
+        inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)
+        decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy)
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.
@@ -103,7 +103,8 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         try container.encodeHex(payloadDigest, forKey: .payloadDigest)
         try container.encodeIfPresent(format, forKey: .format)
         try container.encodeIfPresent(issuer, forKey: .issuer)
-        try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
+        // An empty id names nothing, and the document's pattern wants at least one byte: left out.
+        try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID, forKey: .ticketID)
         try container.encode(verdict, forKey: .verdict)
         try container.encode(reason, forKey: .reason)
         try container.encode(signature, forKey: .signature)

@@ -37,14 +37,14 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         case payload, format, issuer, ticketID, keyID
     }
 
-    /// Reads a request; `payload` is base64, `ticketID` hex.
+    /// Reads a request; `payload` is padded standard base64, `ticketID` lowercase hex (the document's patterns).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        payload = try container.decodeBase64(forKey: .payload)
-        format = try container.decodeIfPresent(String.self, forKey: .format)
-        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
-        ticketID = try container.decodeHexIfPresent(forKey: .ticketID)
-        keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
+        payload = try container.decodeStrictBase64(forKey: .payload)
+        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
+        ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
+        keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
     }
 
     /// Writes a request; `payload` as base64, `ticketID` as hex.
@@ -53,7 +53,8 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         try container.encodeBase64(payload, forKey: .payload)
         try container.encodeIfPresent(format, forKey: .format)
         try container.encodeIfPresent(issuer, forKey: .issuer)
-        try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
+        // An empty id names nothing, and the document's pattern wants at least one byte: left out.
+        try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID, forKey: .ticketID)
         try container.encodeIfPresent(keyID, forKey: .keyID)
     }
 }

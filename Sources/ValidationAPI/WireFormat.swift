@@ -90,6 +90,71 @@ public enum WireFormat {
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try decoder().decode(type, from: Data(bytes))
     }
+
+    /// The bytes of `text` when it is `^([0-9a-f]{2})+$`, the document's pattern for ids and digests.
+    public static func strictHex(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index + 1 < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    /// The pattern of padded standard base64, as the OpenAPI document states it.
+    public static let base64Pattern = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+    /// The bytes of `text` when it matches `base64Pattern`; the unused low bits of the last digit are ignored,
+    /// as the pattern allows any digit there.
+    public static func strictBase64(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 == 0 else { return nil }
+        func value(_ character: UInt8) -> UInt32? {
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(character - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(character - UInt8(ascii: "a")) + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(character - UInt8(ascii: "0")) + 52
+            case UInt8(ascii: "+"): 62
+            case UInt8(ascii: "/"): 63
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(characters.count / 4 * 3)
+        var start = 0
+        while start < characters.count {
+            let group = characters[start..<start + 4]
+            let isLast = start + 4 == characters.count
+            // Padding only at the very end: "xx==" or "xxx=".
+            let padding = group.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+            guard padding <= 2, padding == 0 || isLast else { return nil }
+            var word: UInt32 = 0
+            for character in group.prefix(4 - padding) {
+                guard let digit = value(character) else { return nil }
+                word = word << 6 | digit
+            }
+            word <<= UInt32(6 * padding)
+            let decoded = [
+                UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
+            bytes.append(contentsOf: decoded.prefix(3 - padding))
+            start += 4
+        }
+        return bytes
+    }
 }
 
 extension KeyedDecodingContainer {
@@ -101,6 +166,42 @@ extension KeyedDecodingContainer {
                 forKey: key, in: self, debugDescription: "Not base64: \(text.prefix(40))")
         }
         return Array(data)
+    }
+
+    /// Reads a base64 text field exactly as the OpenAPI document's pattern states it: the standard alphabet,
+    /// padded to a multiple of four, nothing else (no whitespace, no URL-safe letters).
+    func decodeStrictBase64(forKey key: Key) throws -> [UInt8] {
+        let text = try decode(String.self, forKey: key)
+        guard let bytes = WireFormat.strictBase64(text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "Not padded standard base64: \(text.prefix(40))")
+        }
+        return bytes
+    }
+
+    /// Reads an optional field that may be absent but not null: the OpenAPI document types it as its value only.
+    func decodeAbsentOr<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard contains(key) else { return nil }
+        return try decode(type, forKey: key)
+    }
+
+    /// Reads an optional hex field exactly as the OpenAPI document's pattern states it: one or more bytes, each
+    /// two lowercase hex digits; absent is nil, null is refused.
+    func decodeStrictHexIfPresent(forKey key: Key) throws -> [UInt8]? {
+        try decodeAbsentOr(String.self, forKey: key).map { text in try strictHexBytes(text, forKey: key) }
+    }
+
+    /// Reads a hex field exactly as the OpenAPI document's pattern states it (see `decodeStrictHexIfPresent`).
+    func decodeStrictHex(forKey key: Key) throws -> [UInt8] {
+        try strictHexBytes(try decode(String.self, forKey: key), forKey: key)
+    }
+
+    private func strictHexBytes(_ text: String, forKey key: Key) throws -> [UInt8] {
+        guard let bytes = WireFormat.strictHex(text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "Not lowercase hex of at least one byte: \(text.prefix(40))")
+        }
+        return bytes
     }
 
     /// Reads a hex text field as bytes.

@@ -76,6 +76,12 @@ public struct APIServer: Sendable {
         APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check,
     ]
 
+    /// The methods each path answers, as the OpenAPI document lists them; any other gets 405 with `Allow`.
+    public static let allowedMethods: [String: [HTTPRequest.Method]] = [
+        APIPath.health: [.get], APIPath.keys: [.get], APIPath.revocations: [.get], APIPath.inspections: [.post],
+        APIPath.check: [.post],
+    ]
+
     /// Serves until SIGTERM or SIGINT (when `stopsOnSignals`), or until the task is cancelled, then shuts down
     /// gracefully.
     ///
@@ -162,8 +168,10 @@ public struct APIServer: Sendable {
         }
         let entityTag = "\"\(bundle.sequence)\""
         if let since = request.uri.queryParameters["since"] {
-            guard let held = Int64(since) else {
-                throw APIFailure(.badRequest, "bad-request", "since must be a bundle sequence number, not \(since).")
+            // Sequences start at 1; the document's minimum is 0 (nothing held).
+            guard let held = Int64(since), held >= 0 else {
+                throw APIFailure(
+                    .badRequest, "bad-request", "since must be a bundle sequence number of 0 or more, not \(since).")
             }
             if held >= bundle.sequence { return Response(status: .notModified, headers: [.eTag: entityTag]) }
         }
@@ -214,10 +222,11 @@ public struct APIServer: Sendable {
                 "A batch holds at most \(InspectionBatch.maximumRecordCount) records; this one has "
                     + "\(batch.records.count). Send smaller batches.")
         }
-        for record in batch.records where record.id.isEmpty || record.id.utf8.count > 128 {
+        // Characters as JSON Schema counts them (code points), as the document's minLength and maxLength do.
+        for record in batch.records where record.id.isEmpty || record.id.unicodeScalars.count > 128 {
             throw APIFailure(
                 .badRequest, "bad-request",
-                "Every record needs an id of 1 to 128 bytes; one has \(record.id.utf8.count).")
+                "Every record needs an id of 1 to 128 characters; one has \(record.id.unicodeScalars.count).")
         }
         for record in batch.records {
             if let decidedBy = record.decidedBy, !["offline", "online"].contains(decidedBy) {
@@ -289,6 +298,9 @@ public struct APIServer: Sendable {
             return try await handler(device)
         } catch let failure as APIFailure {
             return failure.response
+        } catch let error as ServerError where error.code == .invalidInput {
+            // The store refuses what neither database may hold (text with U+0000), alike on both.
+            return APIFailure(.badRequest, "bad-request", error.message).response
         } catch let error as BundleError {
             logger.error("signing failed: \(error)")
             return APIFailure(.internalServerError, "signing-failed", "The server could not sign the document.")
@@ -377,11 +389,20 @@ struct APIFailure: Error {
     var response: Response { APIServer.json(status, body, headers: headers) }
 }
 
-/// Gives the errors Hummingbird raises itself (no such route, wrong method) the API's error body.
+/// Answers 405 with `Allow` for a method the document does not list on a known path, and gives the errors
+/// Hummingbird raises itself (no such route) the API's error body.
 struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
+        if let allowed = APIServer.allowedMethods[request.uri.path], !allowed.contains(request.method) {
+            let list = allowed.map(\.rawValue).joined(separator: ", ")
+            return APIFailure(
+                .methodNotAllowed, "method-not-allowed",
+                "\(request.method) \(request.uri.path): this path answers \(list) only.",
+                headers: [.allow: list]
+            ).response
+        }
         do {
             return try await next(request, context)
         } catch let error as any HTTPResponseError {

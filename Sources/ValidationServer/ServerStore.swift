@@ -4,8 +4,8 @@ import ValidationAPI
 /// What the server keeps, whatever the database: devices, issuer keys, published key bundles, the
 /// revocation list with its change log, and the inspections validators hand in.
 ///
-/// Two implementations: `SQLiteServerStore` (GRDB, one file, the default) and `PostgresServerStore`
-/// (postgres-nio, for a fleet). Both pass the same tests.
+/// One implementation, `SQLServerStore`, over two databases: SQLite (GRDB, one file, the default) and
+/// PostgreSQL (postgres-nio, for a fleet). Both pass the same tests.
 public protocol ServerStore: Sendable {
     /// `sqlite` or `postgresql`.
     var backendName: String { get }

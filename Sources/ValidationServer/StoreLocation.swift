@@ -46,19 +46,19 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
     ) async throws -> Result {
         switch self {
         case .sqlite(let path):
-            let store = try SQLiteServerStore(path: path, create: create)
+            let store = try SQLiteServerStore.open(path: path, create: create)
             return try await body(store)
         case .postgres(let location):
             var logger = Logger(label: "farecheck-server.postgres")
             logger.logLevel = .warning
-            try await PostgresServerStore.probe(location, logger: logger)
-            let client = PostgresServerStore.makeClient(location, logger: logger)
-            let store = PostgresServerStore(location: location, client: client, logger: logger)
+            try await PostgresExecutor.probe(location, logger: logger)
+            let client = PostgresExecutor.makeClient(location, logger: logger)
+            let executor = PostgresExecutor(location: location, client: client, logger: logger)
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                try await store.migrate()
-                return try await body(store)
+                try await executor.migrate()
+                return try await body(SQLServerStore(executor: executor))
             }
         }
     }

@@ -6,12 +6,12 @@ import ValidationServer
 
 @Suite("The server inside another program")
 struct InProcessServerTests {
-    @Test("APIServer runs in a task over a store, answers on its port, and stops when the task is cancelled")
-    func runsInProcess() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcs-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let location = StoreLocation.sqlite(path: directory + "/server.sqlite")
+    @Test(
+        "APIServer runs in a task over a store, answers on its port, and stops when the task is cancelled",
+        arguments: Backend.available)
+    func runsInProcess(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let location = try bench.location()
         let token = try await location.withStore(create: true) { store in try await store.registerDevice(id: "v1") }
 
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)

@@ -5,6 +5,7 @@ import NIOHTTP1
 import TestSupport
 import Testing
 import ValidationAPI
+import ValidationServer
 
 /// A database the tests can run against: SQLite always, PostgreSQL when `FARECHECK_TEST_POSTGRES_URL` is set.
 enum Backend: String, CustomTestStringConvertible, CaseIterable, Sendable {
@@ -246,4 +247,19 @@ func send(
     return HTTPAnswer(
         status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
         body: Array(buffer.readableBytesView))
+}
+
+extension ServerBench {
+    /// The bench's database as the server opens it, for tests of the store itself.
+    func location() throws -> StoreLocation {
+        switch backend {
+        case .sqlite: .sqlite(path: path("server.sqlite"))
+        case .postgres: try StoreLocation(db: nil, databaseURL: databaseArguments[1])
+        }
+    }
+
+    /// Opens the bench's database as the server does and runs `body` with its store.
+    func withStore<Result: Sendable>(_ body: (any ServerStore) async throws -> Result) async throws -> Result {
+        try await location().withStore(create: false, body)
+    }
 }

@@ -338,9 +338,11 @@ struct AdminCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/typo.sqlite"))
     }
 
-    @Test("a bad key file, a private key, a bad ticket id and a bad URL are refused with exit status 2")
-    func badInput() throws {
-        let bench = try ServerBench(.sqlite)
+    @Test(
+        "a bad key file, a private key, a bad ticket id and a bad URL are refused with exit status 2",
+        arguments: Backend.available)
+    func badInput(backend: Backend) throws {
+        let bench = try ServerBench(backend)
         try "not a key".write(toFile: bench.path("bad.pem"), atomically: true, encoding: .utf8)
         let badPEM = try bench.admin(["keys", "add", "--issuer", "i", bench.path("bad.pem")])
         #expect(badPEM.status == 2)

@@ -252,4 +252,26 @@ struct OpenAPIDocumentTests {
         #expect(documented == Set(APIServer.servedPaths))
         #expect(text.hasPrefix("openapi: 3.1"))
     }
+
+    @Test("each path takes exactly the methods the document lists for it; any other gets 405")
+    func methodsMatch() throws {
+        let text = try String(contentsOfFile: "\(repositoryRoot)/API/openapi.yaml", encoding: .utf8)
+        var inPaths = false
+        var path: String?
+        var documented: [String: Set<String>] = [:]
+        let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" ") && !line.isEmpty { inPaths = line == "paths:" }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+                // Operations are the keys indented by four spaces under a path.
+                let key = String(line.dropFirst(4).dropLast())
+                if methods.contains(key) { documented[path, default: []].insert(key.uppercased()) }
+            }
+        }
+        let served = APIServer.allowedMethods.mapValues { Set($0.map(\.rawValue)) }
+        #expect(documented == served)
+    }
 }

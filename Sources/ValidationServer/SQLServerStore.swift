@@ -1,0 +1,479 @@
+import FareCore
+import Foundation
+import ValidationAPI
+
+/// The server's store over either database: the SQL and the row mapping written once, run by a `SQLExecutor`
+/// (`SQLiteExecutor` for a file, `PostgresExecutor` for a fleet), so that both backends behave the same.
+///
+/// Where the two databases would differ on their own, the SQL pins the behaviour down: text sorts by its bytes
+/// (PostgreSQL's `COLLATE "C"`, SQLite's default), text holding U+0000 (which PostgreSQL cannot store) is refused
+/// on both, and limits are clamped before they reach a `LIMIT` (SQLite reads a negative one as none).
+public final class SQLServerStore: ServerStore {
+    let executor: any SQLExecutor
+
+    init(executor: any SQLExecutor) {
+        self.executor = executor
+    }
+
+    /// `sqlite` or `postgresql`.
+    public var backendName: String { executor.backendName }
+
+    /// `ORDER BY` text in byte order whatever the database's collation.
+    private var byteOrder: String { executor.dialect == .postgres ? " COLLATE \"C\"" : "" }
+
+    // MARK: Devices
+
+    public func addDevice(id: String, tokenHash: [UInt8], at date: Date) async throws(ServerError) {
+        try Self.refuseNUL(["device id": id])
+        try await write("register device \(id)") { session in
+            let inserted = try await session.query(
+                """
+                INSERT INTO device (id, token_hash, revoked, created_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                id, tokenHash.hexString, false, date.unixMilliseconds)
+            if inserted.isEmpty {
+                throw ServerError(code: .conflict, message: "A device named \(id) is registered already.")
+            }
+        }
+    }
+
+    public func revokeDevice(id: String) async throws(ServerError) -> Bool {
+        guard !id.contains("\0") else { return false }
+        return try await write("revoke device \(id)") { session in
+            try await !session.query("UPDATE device SET revoked = ? WHERE id = ? RETURNING id", true, id).isEmpty
+        }
+    }
+
+    public func devices() async throws(ServerError) -> [DeviceRecord] {
+        try await read("list devices") { [byteOrder] session in
+            try await session.query("SELECT id, revoked, created_at FROM device ORDER BY id\(byteOrder)")
+                .map(Self.device)
+        }
+    }
+
+    public func device(tokenHash: [UInt8]) async throws(ServerError) -> DeviceRecord? {
+        try await read("look up a device") { session in
+            try await session.query(
+                "SELECT id, revoked, created_at FROM device WHERE token_hash = ?", tokenHash.hexString
+            ).first.map(Self.device)
+        }
+    }
+
+    private static func device(_ row: SQLRow) throws -> DeviceRecord {
+        DeviceRecord(
+            id: try row.text("id"), revoked: try row.boolean("revoked"),
+            createdAt: Date(unixMilliseconds: try row.integer("created_at")))
+    }
+
+    // MARK: Issuer keys and bundles
+
+    public func putIssuerKey(_ key: BundleKey, at date: Date) async throws(ServerError) {
+        try Self.refuseNUL([
+            "format": key.format, "issuer": key.issuer, "key id": key.keyID, "algorithm": key.algorithm ?? "",
+        ])
+        try await write("store issuer key \(key.keyID)") { session in
+            try await session.execute(
+                """
+                INSERT INTO issuer_key (format, issuer, key_id, algorithm, spki, not_before, not_after, added_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (format, issuer, key_id) DO UPDATE SET algorithm = excluded.algorithm,
+                    spki = excluded.spki, not_before = excluded.not_before, not_after = excluded.not_after,
+                    added_at = excluded.added_at
+                """,
+                key.format, key.issuer, key.keyID, key.algorithm, Data(key.spki).base64EncodedString(),
+                key.notBefore?.unixMilliseconds, key.notAfter?.unixMilliseconds, date.unixMilliseconds)
+        }
+    }
+
+    public func removeIssuerKey(_ key: KeyReference) async throws(ServerError) -> Bool {
+        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return false }
+        return try await write("remove issuer key \(key.keyID)") { session in
+            try await !session.query(
+                "DELETE FROM issuer_key WHERE format = ? AND issuer = ? AND key_id = ? RETURNING key_id",
+                key.format, key.issuer, key.keyID
+            ).isEmpty
+        }
+    }
+
+    public func issuerKeys() async throws(ServerError) -> [BundleKey] {
+        try await read("list issuer keys") { [byteOrder] session in
+            try await session.query(
+                """
+                SELECT format, issuer, key_id, algorithm, spki, not_before, not_after FROM issuer_key
+                ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder)
+                """
+            ).map { row in
+                BundleKey(
+                    format: try row.text("format"), issuer: try row.text("issuer"), keyID: try row.text("key_id"),
+                    algorithm: try row.optionalText("algorithm"),
+                    spki: Array(Data(base64Encoded: try row.text("spki")) ?? Data()),
+                    notBefore: try row.optionalInteger("not_before").map(Date.init(unixMilliseconds:)),
+                    notAfter: try row.optionalInteger("not_after").map(Date.init(unixMilliseconds:)))
+            }
+        }
+    }
+
+    public func latestBundle() async throws(ServerError) -> PublishedBundle? {
+        try await read("read the key bundle") { session in
+            try await session.query(
+                "SELECT sequence, issued_at, document FROM key_bundle ORDER BY sequence DESC LIMIT 1"
+            ).first.map { row in
+                PublishedBundle(
+                    sequence: try row.integer("sequence"),
+                    issuedAt: Date(unixMilliseconds: try row.integer("issued_at")),
+                    document: Array(try row.text("document").utf8))
+            }
+        }
+    }
+
+    public func storeBundle(_ bundle: PublishedBundle) async throws(ServerError) {
+        let document = String(decoding: bundle.document, as: UTF8.self)
+        try Self.refuseNUL(["key bundle": document])
+        try await write("store key bundle \(bundle.sequence)") { session in
+            // One statement checks and inserts, so that two publishers racing on PostgreSQL cannot both win
+            // (the loser waits for the winner's row and inserts nothing).
+            let inserted = try await session.query(
+                """
+                INSERT INTO key_bundle (sequence, issued_at, document)
+                SELECT ?, ?, ? WHERE ? > (SELECT coalesce(max(sequence), 0) FROM key_bundle)
+                ON CONFLICT (sequence) DO NOTHING RETURNING sequence
+                """,
+                bundle.sequence, bundle.issuedAt.unixMilliseconds, document, bundle.sequence)
+            guard inserted.isEmpty else { return }
+            let newest =
+                try await session.query("SELECT coalesce(max(sequence), 0) AS newest FROM key_bundle")
+                .first?.integer("newest") ?? 0
+            throw ServerError(
+                code: .conflict,
+                message: "Key bundle \(newest) is published already; a new bundle needs a higher sequence "
+                    + "than \(bundle.sequence) (another publish ran at the same time?). Publish again.")
+        }
+    }
+
+    // MARK: Revocations
+
+    public func revokeTicket(_ entry: RevokedTicket) async throws(ServerError) {
+        try await revokeTickets([entry])
+    }
+
+    public func revokeTickets(_ entries: [RevokedTicket]) async throws(ServerError) {
+        // A ticket named twice is revoked once, with its last entry: one logged change per ticket, as a row can
+        // be upserted once per statement in PostgreSQL's bulk path.
+        var seen: Set<TicketReference> = []
+        let unique = Array(entries.reversed().filter { seen.insert($0.reference).inserted }.reversed())
+        guard !unique.isEmpty else { return }
+        for entry in unique {
+            try Self.refuseNUL(["issuer": entry.issuer, "reason": entry.reason ?? ""])
+        }
+        try await write("revoke \(unique.count) tickets") { [executor] session in
+            let last = try await Self.takeChangeNumbers(unique.count, in: session)
+            let first = last - Int64(unique.count) + 1
+            let numbered = unique.enumerated().map { offset, entry in
+                NumberedTicketRevocation(
+                    sequence: first + Int64(offset), issuer: entry.issuer, ticketID: entry.ticketID.hexString,
+                    reason: entry.reason, revokedAt: entry.revokedAt.unixMilliseconds)
+            }
+            try await executor.insertTicketRevocations(numbered, in: session)
+        }
+    }
+
+    public func unrevokeTicket(_ ticket: TicketReference) async throws(ServerError) -> Bool {
+        guard !ticket.issuer.contains("\0") else { return false }
+        return try await write("lift a ticket revocation") { session in
+            let hex = ticket.ticketID.hexString
+            let removed = try await session.query(
+                "DELETE FROM revoked_ticket WHERE issuer = ? AND ticket_id = ? RETURNING issuer", ticket.issuer, hex)
+            guard !removed.isEmpty else { return false }
+            let sequence = try await Self.takeChangeNumbers(1, in: session)
+            try await session.execute(
+                "INSERT INTO revocation_change (sequence, kind, action, issuer, ticket_id) VALUES (?, ?, ?, ?, ?)",
+                sequence, "ticket", "remove", ticket.issuer, hex)
+            return true
+        }
+    }
+
+    public func revokeKey(_ entry: RevokedKey) async throws(ServerError) {
+        try Self.refuseNUL([
+            "format": entry.format, "issuer": entry.issuer, "key id": entry.keyID, "reason": entry.reason ?? "",
+        ])
+        try await write("revoke key \(entry.keyID)") { session in
+            let sequence = try await Self.takeChangeNumbers(1, in: session)
+            try await session.execute(
+                """
+                INSERT INTO revocation_change (sequence, kind, action, issuer, format, key_id, reason, revoked_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                sequence, "key", "add", entry.issuer, entry.format, entry.keyID, entry.reason,
+                entry.revokedAt.unixMilliseconds)
+            try await session.execute(
+                """
+                INSERT INTO revoked_key (format, issuer, key_id, reason, revoked_at, sequence)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (format, issuer, key_id) DO UPDATE SET reason = excluded.reason,
+                    revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                """,
+                entry.format, entry.issuer, entry.keyID, entry.reason, entry.revokedAt.unixMilliseconds, sequence)
+        }
+    }
+
+    public func unrevokeKey(_ key: KeyReference) async throws(ServerError) -> Bool {
+        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return false }
+        return try await write("lift a key revocation") { session in
+            let removed = try await session.query(
+                "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ? RETURNING key_id",
+                key.format, key.issuer, key.keyID)
+            guard !removed.isEmpty else { return false }
+            let sequence = try await Self.takeChangeNumbers(1, in: session)
+            try await session.execute(
+                """
+                INSERT INTO revocation_change (sequence, kind, action, issuer, format, key_id)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+                sequence, "key", "remove", key.issuer, key.format, key.keyID)
+            return true
+        }
+    }
+
+    /// Takes `count` change numbers in the caller's transaction and returns the last. In PostgreSQL the counter's
+    /// row lock holds other writers until this transaction commits, so numbers follow commit order (SQLite has
+    /// one writer at a time).
+    private static func takeChangeNumbers(_ count: Int, in session: any SQLSession) async throws -> Int64 {
+        let rows = try await session.query(
+            "UPDATE server_counter SET value = value + ? WHERE name = 'revocation_change' RETURNING value",
+            Int64(count))
+        guard let last = try rows.first?.integer("value") else {
+            throw SQLReadError(column: "server_counter.value", expected: "the revocation_change counter")
+        }
+        return last
+    }
+
+    public func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket? {
+        // Text holding U+0000 is never stored, so it names nothing.
+        guard !ticket.issuer.contains("\0") else { return nil }
+        return try await read("look up a ticket revocation") { session in
+            try await session.query(
+                "SELECT issuer, ticket_id, reason, revoked_at FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?",
+                ticket.issuer, ticket.ticketID.hexString
+            ).first.map(Self.revokedTicket)
+        }
+    }
+
+    public func keyRevocation(_ key: KeyReference) async throws(ServerError) -> RevokedKey? {
+        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return nil }
+        return try await read("look up a key revocation") { session in
+            try await session.query(
+                """
+                SELECT format, issuer, key_id, reason, revoked_at FROM revoked_key
+                WHERE format = ? AND issuer = ? AND key_id = ?
+                """,
+                key.format, key.issuer, key.keyID
+            ).first.map(Self.revokedKey)
+        }
+    }
+
+    public func revocationDelta(since cursor: Int64, limit: Int) async throws(ServerError) -> RevocationDelta {
+        // At least one entry a page, at most what both databases take as a LIMIT.
+        let limit = min(max(limit, 1), Int(Int32.max))
+        // One snapshot: counter, log and lists agree.
+        return try await read("read revocations") { session in
+            let counters = try await session.query("SELECT name, value FROM server_counter")
+            var latest: Int64 = 0
+            var prunedThrough: Int64 = 0
+            for row in counters {
+                switch try row.text("name") {
+                case "revocation_change": latest = try row.integer("value")
+                case "revocation_pruned_through": prunedThrough = try row.integer("value")
+                default: continue
+                }
+            }
+            // One more than a page holds tells whether another page follows.
+            let fetch = Int64(limit) + 1
+            switch RevocationLog.plan(cursor: cursor, latest: latest, prunedThrough: prunedThrough) {
+            case .changes(let after):
+                let changes = try await session.query(
+                    """
+                    SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
+                    FROM revocation_change WHERE sequence > ? ORDER BY sequence LIMIT ?
+                    """,
+                    after, fetch
+                ).map { row in
+                    try RevocationChange(
+                        sequence: row.integer("sequence"), kind: row.text("kind"), action: row.text("action"),
+                        issuer: row.text("issuer"), ticketID: row.optionalText("ticket_id"),
+                        format: row.optionalText("format"), keyID: row.optionalText("key_id"),
+                        reason: row.optionalText("reason"), revokedAt: row.optionalInteger("revoked_at"))
+                }
+                return RevocationLog.changesPage(cursor: cursor, latest: latest, changes: changes, limit: limit)
+            case .current(let after, let through, let full):
+                let upper = through ?? Int64.max
+                let tickets = try await session.query(
+                    """
+                    SELECT sequence, issuer, ticket_id, reason, revoked_at FROM revoked_ticket
+                    WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?
+                    """,
+                    after, upper, fetch
+                ).map { row in
+                    RevocationChange(
+                        sequence: try row.integer("sequence"), entry: .ticketRevoked(try Self.revokedTicket(row)))
+                }
+                let keys = try await session.query(
+                    """
+                    SELECT sequence, format, issuer, key_id, reason, revoked_at FROM revoked_key
+                    WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?
+                    """,
+                    after, upper, fetch
+                ).map { row in
+                    RevocationChange(
+                        sequence: try row.integer("sequence"), entry: .keyRevoked(try Self.revokedKey(row)))
+                }
+                return RevocationLog.currentPage(
+                    cursor: cursor, latest: latest, prunedThrough: prunedThrough, entries: tickets + keys,
+                    through: through, full: full, limit: limit)
+            }
+        }
+    }
+
+    public func pruneRevocationChanges(keepingLast count: Int) async throws(ServerError) -> Int {
+        try await write("prune the revocation log") { session in
+            // Touching the counter locks its row in PostgreSQL: no change is logged while the log is cut.
+            let latest = try await Self.takeChangeNumbers(0, in: session)
+            let through = latest - Int64(max(0, count))
+            guard through > 0 else { return 0 }
+            let dropped = try await session.query(
+                "DELETE FROM revocation_change WHERE sequence <= ? RETURNING sequence", through
+            ).count
+            try await session.execute(
+                """
+                UPDATE server_counter SET value = CASE WHEN value < ? THEN ? ELSE value END
+                WHERE name = 'revocation_pruned_through'
+                """,
+                through, through)
+            return dropped
+        }
+    }
+
+    private static func revokedTicket(_ row: SQLRow) throws -> RevokedTicket {
+        RevokedTicket(
+            issuer: try row.text("issuer"), ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],
+            reason: try row.optionalText("reason"), revokedAt: Date(unixMilliseconds: try row.integer("revoked_at")))
+    }
+
+    private static func revokedKey(_ row: SQLRow) throws -> RevokedKey {
+        RevokedKey(
+            format: try row.text("format"), issuer: try row.text("issuer"), keyID: try row.text("key_id"),
+            reason: try row.optionalText("reason"), revokedAt: Date(unixMilliseconds: try row.integer("revoked_at")))
+    }
+
+    // MARK: Inspections
+
+    public func storeInspections(
+        _ records: [InspectionUpload], deviceID: String, receivedAt: Date
+    ) async throws(ServerError) -> [String] {
+        for record in records {
+            try Self.refuseNUL([
+                "id": record.id, "device": record.device, "symbology": record.symbology ?? "",
+                "format": record.format ?? "", "issuer": record.issuer ?? "", "verdict": record.verdict,
+                "reason": record.reason, "signature": record.signature, "warnings": record.warnings,
+                "inspector": record.inspector ?? "", "decidedBy": record.decidedBy ?? "",
+            ])
+        }
+        return try await write("store \(records.count) inspections") { session in
+            var ids: [String] = []
+            var seen: Set<String> = []
+            for record in records where seen.insert(record.id).inserted {
+                let values: [any SQLBindable] = [
+                    record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
+                    record.symbology, record.payloadDigest.hexString, record.format, record.issuer,
+                    record.ticketID?.hexString, record.verdict, record.reason, record.signature, record.warnings,
+                    record.inspector, record.decidedBy,
+                ]
+                try await session.execute(
+                    """
+                    INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
+                        payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector,
+                        decided_by)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO NOTHING
+                    """,
+                    values.map(\.sqlValue))
+                ids.append(record.id)
+            }
+            return ids
+        }
+    }
+
+    public func inspections(limit: Int) async throws(ServerError) -> [StoredInspection] {
+        // A negative limit is none in SQLite and an error in PostgreSQL: nothing, on both.
+        let limit = Int64(min(max(limit, 0), Int(Int32.max)))
+        return try await read("list inspections") { [byteOrder] session in
+            try await session.query(
+                """
+                SELECT id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer,
+                    ticket_id, verdict, reason, signature, warnings, inspector, decided_by
+                FROM inspection ORDER BY inspected_at DESC, id\(byteOrder) LIMIT ?
+                """,
+                limit
+            ).map { row in
+                StoredInspection(
+                    deviceID: try row.text("device_id"),
+                    receivedAt: Date(unixMilliseconds: try row.integer("received_at")),
+                    record: InspectionUpload(
+                        id: try row.text("id"), inspectedAt: try row.integer("inspected_at"),
+                        device: try row.text("device"), symbology: try row.optionalText("symbology"),
+                        payloadDigest: [UInt8](hex: try row.text("payload_digest")) ?? [],
+                        format: try row.optionalText("format"), issuer: try row.optionalText("issuer"),
+                        ticketID: try row.optionalText("ticket_id").flatMap { [UInt8](hex: $0) },
+                        verdict: try row.text("verdict"), reason: try row.text("reason"),
+                        signature: try row.text("signature"), warnings: try row.text("warnings"),
+                        inspector: try row.optionalText("inspector"), decidedBy: try row.optionalText("decided_by")))
+            }
+        }
+    }
+
+    public func checkHealth() async throws(ServerError) {
+        try await read("check the database") { session in try await session.execute("SELECT 1") }
+    }
+
+    // MARK: Access
+
+    /// Text that names nothing storable: PostgreSQL's text cannot hold U+0000.
+    private static func holdsNUL(_ texts: [String]) -> Bool {
+        texts.contains { $0.contains("\0") }
+    }
+
+    /// Refuses text PostgreSQL could not store, on both backends alike.
+    private static func refuseNUL(_ fields: KeyValuePairs<String, String>) throws(ServerError) {
+        for (name, text) in fields where text.contains("\0") {
+            throw ServerError(
+                code: .invalidInput, message: "The \(name) holds a NUL character (U+0000), which cannot be stored.")
+        }
+    }
+
+    private func read<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (any SQLSession) async throws -> T
+    ) async throws(ServerError) -> T {
+        do {
+            return try await executor.read(body)
+        } catch {
+            throw wrap(error, what)
+        }
+    }
+
+    private func write<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (any SQLSession) async throws -> T
+    ) async throws(ServerError) -> T {
+        do {
+            return try await executor.write(body)
+        } catch {
+            throw wrap(error, what)
+        }
+    }
+
+    private func wrap(_ error: any Error, _ what: String) -> ServerError {
+        if let error = error as? ServerError { return error }
+        return ServerError(
+            code: .storageFailure,
+            message: "Could not \(what) in \(executor.locationDescription): \(executor.explain(error)).", cause: error)
+    }
+}

@@ -1,0 +1,145 @@
+import FareCore
+import Foundation
+import Testing
+import ValidationAPI
+import ValidationServer
+
+/// The store itself, on each database: where SQLite and PostgreSQL used to answer differently, both now answer
+/// the same (one test per divergence found).
+@Suite("One server store, the same on SQLite and PostgreSQL")
+struct StoreBackendTests {
+    let revokedAt = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test(
+        "a bulk revocation naming a ticket twice logs one change for it, with its last reason (SQLite logged two)",
+        arguments: Backend.available)
+    func bulkRevocationFoldsDuplicates(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            try await store.revokeTicket(
+                RevokedTicket(issuer: "demo", ticketID: [0x01], reason: nil, revokedAt: revokedAt))
+            try await store.revokeTickets([
+                RevokedTicket(issuer: "demo", ticketID: [0x0a], reason: "first", revokedAt: revokedAt),
+                RevokedTicket(issuer: "demo", ticketID: [0x0b], reason: nil, revokedAt: revokedAt),
+                RevokedTicket(issuer: "demo", ticketID: [0x0a], reason: "second", revokedAt: revokedAt),
+            ])
+            let delta = try await store.revocationDelta(since: 1)
+            #expect(delta.full == false)
+            #expect(delta.next == 3)
+            #expect(delta.addedTickets.map(\.ticketID) == [[0x0b], [0x0a]])
+            #expect(delta.addedTickets.last?.reason == "second")
+            let stored = try await store.ticketRevocation(TicketReference(issuer: "demo", ticketID: [0x0a]))
+            #expect(stored?.reason == "second")
+        }
+    }
+
+    @Test(
+        "devices and issuer keys are listed in byte order whatever the database's collation",
+        arguments: Backend.available)
+    func byteOrder(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            let names = ["beta", "Alpha", "alpha", "_under", "Zulu", "a-b", "a_b", "éclair"]
+            for name in names {
+                try await store.addDevice(id: name, tokenHash: Array(name.utf8), at: revokedAt)
+                try await store.putIssuerKey(
+                    BundleKey(format: "fc1", issuer: name, keyID: "01", algorithm: "ES256", spki: [0x30]),
+                    at: revokedAt)
+            }
+            let byteSorted = names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            #expect(try await store.devices().map(\.id) == byteSorted)
+            #expect(try await store.issuerKeys().map(\.issuer) == byteSorted)
+        }
+    }
+
+    @Test(
+        "text holding U+0000 is refused as invalid input on both (PostgreSQL failed with a storage error)",
+        arguments: Backend.available)
+    func nulCharacters(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { (store: any ServerStore) async throws in
+            let device = await #expect(throws: ServerError.self) {
+                try await store.addDevice(id: "v\0", tokenHash: [1], at: revokedAt)
+            }
+            #expect(device?.code == .invalidInput)
+            let record = InspectionUpload(
+                id: "r1", inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0], format: nil, issuer: nil,
+                ticketID: nil, verdict: "valid", reason: "nul\0here", signature: "valid", warnings: "", inspector: nil)
+            let upload = await #expect(throws: ServerError.self) {
+                try await store.storeInspections([record], deviceID: "v", receivedAt: revokedAt)
+            }
+            #expect(upload?.code == .invalidInput)
+            #expect(try await store.inspections(limit: 10).isEmpty)
+            // Nothing stored can hold it, so a lookup with it finds nothing.
+            #expect(try await store.ticketRevocation(TicketReference(issuer: "x\0", ticketID: [1])) == nil)
+            #expect(try await store.keyRevocation(KeyReference(format: "fc1", issuer: "x\0", keyID: "1")) == nil)
+        }
+    }
+
+    @Test(
+        "a negative inspection limit lists nothing (SQLite listed everything, PostgreSQL failed)",
+        arguments: Backend.available)
+    func negativeLimit(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            let record = InspectionUpload(
+                id: "r1", inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0], format: nil, issuer: nil,
+                ticketID: nil, verdict: "valid", reason: "", signature: "valid", warnings: "", inspector: nil)
+            #expect(try await store.storeInspections([record], deviceID: "v", receivedAt: revokedAt) == ["r1"])
+            #expect(try await store.inspections(limit: -1).isEmpty)
+            #expect(try await store.inspections(limit: 5).map(\.record.id) == ["r1"])
+            // A page limit below one is one: every page moves the cursor.
+            try await store.revokeTicket(RevokedTicket(issuer: "i", ticketID: [1], reason: nil, revokedAt: revokedAt))
+            try await store.revokeTicket(RevokedTicket(issuer: "i", ticketID: [2], reason: nil, revokedAt: revokedAt))
+            let page = try await store.revocationDelta(since: 0, limit: 0)
+            #expect(page.addedTickets.count == 1)
+            #expect(page.more == true)
+        }
+    }
+
+    @Test("a key bundle not above the newest is a conflict, and the newest stays", arguments: Backend.available)
+    func bundleConflict(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            try await store.storeBundle(PublishedBundle(sequence: 2, issuedAt: revokedAt, document: Array("{}".utf8)))
+            for sequence: Int64 in [1, 2] {
+                let error = await #expect(throws: ServerError.self) {
+                    try await store.storeBundle(
+                        PublishedBundle(sequence: sequence, issuedAt: revokedAt, document: Array("[]".utf8)))
+                }
+                #expect(error?.code == .conflict)
+            }
+            #expect(try await store.latestBundle()?.document == Array("{}".utf8))
+        }
+    }
+
+    @Test("devices, revocations and their lifting behave alike on both databases", arguments: Backend.available)
+    func roundTrips(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            #expect(store.backendName == (backend == .sqlite ? "sqlite" : "postgresql"))
+            try await store.addDevice(id: "v1", tokenHash: [1, 2], at: revokedAt)
+            let again = await #expect(throws: ServerError.self) {
+                try await store.addDevice(id: "v1", tokenHash: [3], at: revokedAt)
+            }
+            #expect(again?.code == .conflict)
+            #expect(try await store.device(tokenHash: [1, 2])?.id == "v1")
+            #expect(try await store.revokeDevice(id: "v1"))
+            #expect(try await store.revokeDevice(id: "nobody") == false)
+            #expect(try await store.device(tokenHash: [1, 2])?.revoked == true)
+
+            let key = RevokedKey(format: "fc1", issuer: "i", keyID: "k", reason: "leaked", revokedAt: revokedAt)
+            try await store.revokeKey(key)
+            #expect(try await store.keyRevocation(key.reference) == key)
+            #expect(try await store.unrevokeKey(key.reference))
+            #expect(try await store.unrevokeKey(key.reference) == false)
+            let ticket = RevokedTicket(issuer: "i", ticketID: [0xab], reason: nil, revokedAt: revokedAt)
+            try await store.revokeTicket(ticket)
+            #expect(try await store.unrevokeTicket(ticket.reference))
+            let delta = try await store.revocationDelta(since: 0)
+            #expect(delta.full && delta.addedTickets.isEmpty && delta.addedKeys.isEmpty && delta.next == 4)
+            #expect(try await store.pruneRevocationChanges(keepingLast: 1) == 3)
+            #expect(try await store.revocationDelta(since: 1).full)
+        }
+    }
+}
