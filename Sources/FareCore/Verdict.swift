@@ -15,6 +15,10 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case revoked = "revoked"
     /// A single-use ticket already used at a gate within the replay window.
     case replayed = "replayed"
+    /// A dynamic barcode (UIC 918.9 DOSIPAS with level-2 data) older than the duration it may be shown for,
+    /// stamped in the future, or past its end of validity (each with the clock-skew tolerance): a screenshot or
+    /// copy of a genuine ticket, refused although both signatures are valid.
+    case barcodeExpired = "barcode-expired"
     case malformed = "malformed"
     case unsupported = "unsupported"
     /// Inspector mode: nobody is logged in, so the scan was not inspected (and is not journaled).

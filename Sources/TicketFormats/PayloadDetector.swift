@@ -6,12 +6,15 @@ public enum RecognisedPayload: Sendable {
     case fc1(COSESign1, transport: FC1.Transport)
     /// A UIC 918.3 rail ticket: the container taken apart, records inflated, signature not yet checked.
     case uic(UICContainer)
+    /// A UIC 918.9 DOSIPAS barcode (`U1`/`U2`): header taken apart, signed bytes cut out, nothing checked yet.
+    case dosipas(DOSIPASBarcode)
 
     /// The payload's format.
     public var format: TicketFormat {
         switch self {
         case .fc1: .fc1
         case .uic: .uic9183
+        case .dosipas: .uic9189
         }
     }
 }
@@ -35,6 +38,11 @@ public struct PayloadDetector: Sendable {
         guard !payload.isEmpty else { throw .malformed("the payload is empty") }
         if UIC918_3.isContainer(payload) {
             return .uic(try UICContainer(parsing: payload, inflateLimit: inflateLimit))
+        }
+        // DOSIPAS starts 0x01/0x81, 0x55, 0x62–0x67 (see `DOSIPASBarcode.isBarcode`): bytes no other format
+        // here starts with (FC1 text, COSE 0xD2/0x84, zlib 0x78, `#UT`), so the check cannot take their payloads.
+        if DOSIPASBarcode.isBarcode(payload) {
+            return .dosipas(try DOSIPASBarcode(decoding: payload))
         }
         for prefix in acceptedPrefixes {
             let prefixBytes = Array(prefix.utf8)

@@ -38,11 +38,15 @@ public struct TicketVerifier: Sendable {
         public init() {}
     }
 
-    private let keys: any KeyDirectory
+    /// Where keys are found (read by the per-format checks in other files, e.g. `verifyDOSIPAS`).
+    let keys: any KeyDirectory
     /// Policies for FC1 tickets, in order.
     private let policies: [any TicketPolicy]
     /// Policies for UIC 918.3 tickets: no issuer policy, because the key is found by the issuer code itself.
-    private let uicPolicies: [any TicketPolicy]
+    let uicPolicies: [any TicketPolicy]
+    /// How far the clock may be off (`Configuration.clockSkew`), for checks outside the policies (DOSIPAS
+    /// barcode freshness).
+    let clockSkew: TimeInterval
     private let clock: any InspectionClock
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>
@@ -54,6 +58,7 @@ public struct TicketVerifier: Sendable {
     ) {
         self.keys = keys
         self.clock = clock
+        self.clockSkew = configuration.clockSkew
         self.acceptedFormats = configuration.acceptedFormats
         self.detector = PayloadDetector(
             acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
@@ -98,6 +103,8 @@ public struct TicketVerifier: Sendable {
             return try verifyFC1(message, at: now)
         case .uic(let container):
             return try verifyUIC(container, at: now)
+        case .dosipas(let barcode):
+            return try verifyDOSIPAS(barcode, at: now)
         }
     }
 
@@ -213,7 +220,7 @@ public struct TicketVerifier: Sendable {
         return try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
     }
 
-    private func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
+    func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
         -> Verdict
     {
         var warnings: [VerdictWarning] = []
