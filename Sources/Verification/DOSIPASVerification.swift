@@ -57,30 +57,34 @@ extension TicketVerifier {
     /// Level 1 is checked with the UIC key list entry named by the security provider and key id (an absent key
     /// id is 0), with the algorithm the barcode names, else the one the key list names. Level 2 is checked with
     /// the key that the (level-1 signed) data carries, and only proves something once level 1 holds: anyone can
-    /// embed a key of their own. Verdicts, in the order they are decided:
+    /// embed a key of their own.
     ///
-    /// | situation | verdict | signature |
-    /// |---|---|---|
-    /// | the header does not decode (cut, altered length, trailing octets) | `malformed` | not-checked |
-    /// | header format other than U1/U2 | `unsupported` | not-checked |
-    /// | no level-1 signature (an unsigned frame) | `invalid-signature` | invalid |
-    /// | no key for provider/key id | `unknown-key`, ticket attached unverified, level 2 in `details` | unknown-key |
-    /// | level-1 algorithm or key kind farecheck cannot check | `unsupported` | unsupported |
-    /// | level-1 signature does not match (a level-1 byte altered) | `invalid-signature` | invalid |
-    /// | level 1 names a level-2 key but the level-2 signature is missing (stripped) or does not match | `invalid-signature` | invalid |
-    /// | level-2 key or algorithm farecheck cannot use | `unsupported` | unsupported |
-    /// | signatures valid but the FCB or dynamic content does not decode | `malformed` | valid |
-    /// | the UIC policies fail: key out of its window, ticket outside its FCB documents' window, revoked | `key-expired`, `not-yet-valid`/`expired`, `revoked` | valid |
-    /// | a ticket valid by the policies, but a dynamic barcode older than its duration (+ clock skew), stamped in the future (beyond the skew), or past the header's end of validity (+ skew) | `barcode-expired` | valid |
-    /// | otherwise | `valid` | valid |
+    /// Verdicts, in the order they are decided (signature status in brackets):
+    /// - the header does not decode (cut, altered length, trailing octets): `malformed` (not-checked); a header
+    ///   format other than U1/U2: `unsupported` (not-checked) — both decided by `PayloadDetector`;
+    /// - no level-1 signature (an unsigned frame): `invalid-signature` (invalid);
+    /// - no key for the provider and key id: `unknown-key` (unknown-key), with the ticket attached unverified
+    ///   and the level-2 result in its `details`;
+    /// - a level-1 algorithm or key kind farecheck cannot check: `unsupported` (unsupported);
+    /// - the level-1 signature does not match (a level-1 bit altered): `invalid-signature` (invalid);
+    /// - level 1 names a level-2 key but the level-2 signature is missing (stripped) or does not match (level-2
+    ///   data or signature altered): `invalid-signature` (invalid);
+    /// - a level-2 key or algorithm farecheck cannot use: `unsupported` (unsupported);
+    /// - signatures valid but the FCB or dynamic content does not decode: `malformed` (valid);
+    /// - the UIC policies fail: `key-expired` (key outside its window), `not-yet-valid`/`expired` (the FCB
+    ///   document that applies now), `revoked` (valid);
+    /// - a ticket valid by the policies, but a dynamic barcode that is stale — older than its duration plus the
+    ///   clock skew, stamped more than the skew in the future, or past the header's end of validity plus the
+    ///   skew: `barcode-expired` (valid);
+    /// - otherwise `valid` (valid).
     ///
     /// The ticket's own verdict comes before freshness: an expired ticket is reported as `expired` even when its
-    /// barcode is also stale, so the inspector learns the stronger reason.
-    ///
-    /// Freshness is only judged from level-2 data that level 2 authenticates (a barcode with no level-2 key is
-    /// static and has no freshness). A duration comes from Intercode's `dynamicContentDuration`, else the U2
-    /// header's `validityDuration`; without one only the end of validity and a future stamp are checked.
-    /// The ticket's `details` gain `level 1 check` and `level 2 check` lines.
+    /// barcode is also stale, so the inspector learns the stronger reason. Freshness is only judged from level-2
+    /// data that level 2 authenticates (a barcode with no level-2 key is static and has no freshness). The
+    /// duration is Intercode's `dynamicContentDuration`, else the U2 header's `validityDuration`; without one
+    /// only the end of validity and a future stamp are checked, and an authenticated level 2 without any time
+    /// gives the warning `barcode-freshness-not-checked`. The ticket's `details` gain `level 1 check` and
+    /// `level 2 check` lines.
     public func verifyDOSIPAS(_ barcode: DOSIPASBarcode, at now: Date) throws(VerifierError) -> Verdict {
         let format = TicketFormat.uic9189
         let report = try checkDOSIPASSignatures(barcode)
@@ -207,15 +211,20 @@ extension TicketVerifier {
         } catch {
             throw VerifierError(message: "the key directory failed", underlying: error)
         }
-        let level2 = Self.checkLevel2(barcode)
-        var report = DOSIPASSignatureReport(level1: .missing, level2: level2, key: key, issuer: issuer, keyID: keyID)
-        guard let signature = barcode.level1Signature else { return report }
-        guard let key else {
-            report.level1 = .unknownKey
+        var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: key, issuer: issuer, keyID: keyID)
+        guard let signature = barcode.level1Signature else {
+            report.level2 = Self.checkLevel2(barcode)
             return report
         }
-        report.level1 = Self.checkLevel1(
-            signature, barcode.level1SignedBytes, key: key, named: level1.level1SigningAlgorithm)
+        if let key {
+            report.level1 = Self.checkLevel1(
+                signature, barcode.level1SignedBytes, key: key, named: level1.level1SigningAlgorithm)
+        } else {
+            report.level1 = .unknownKey
+        }
+        // Level 2 is judged whatever level 1 gave, so that the report tells both; it only counts behind a valid
+        // level 1.
+        report.level2 = Self.checkLevel2(barcode)
         return report
     }
 
