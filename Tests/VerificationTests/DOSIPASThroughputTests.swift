@@ -77,6 +77,13 @@ struct DOSIPASThroughputTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
+        // The child inherits this thread's signal mask, and the test runner blocks most signals: `openssl speed`
+        // would never see the SIGALRM that ends its measurement.
+        var unblock = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&unblock)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
