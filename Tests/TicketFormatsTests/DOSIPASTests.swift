@@ -247,3 +247,16 @@ extension IntercodeDynamicData {
         return value
     }
 }
+
+@Suite("Instants as text")
+struct InstantTextTests {
+    @Test("dates are written as Foundation's ISO 8601 format writes them")
+    func iso8601() {
+        for seconds in [0, 1, 59, 86_399, 86_400, 951_782_400, 1_770_921_928, 1_740_647_640, -1, -86_401, 4_102_444_799] {
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(FCBTicket.text(date) == date.formatted(.iso8601), "\(seconds)")
+        }
+        let fraction = Date(timeIntervalSince1970: 1_770_921_928.75)
+        #expect(FCBTicket.text(fraction) == fraction.formatted(.iso8601))
+    }
+}
