@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import Synchronization
 import TicketFormats
 
 /// How one signature level of a DOSIPAS barcode was judged.
@@ -213,7 +214,7 @@ extension TicketVerifier {
         }
         var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: key, issuer: issuer, keyID: keyID)
         guard let signature = barcode.level1Signature else {
-            report.level2 = Self.checkLevel2(barcode)
+            report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
             return report
         }
         if let key {
@@ -224,7 +225,7 @@ extension TicketVerifier {
         }
         // Level 2 is judged whatever level 1 gave, so that the report tells both; it only counts behind a valid
         // level 1.
-        report.level2 = Self.checkLevel2(barcode)
+        report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
         return report
     }
 
@@ -251,7 +252,8 @@ extension TicketVerifier {
         return .invalid("does not match \(label): the ticket was altered or forged")
     }
 
-    private static func checkLevel2(_ barcode: DOSIPASBarcode) -> DOSIPASLevelResult {
+    /// Level 2 with the key level 1 carries, built through `keys` when given (a cache of keys already built).
+    static func checkLevel2(_ barcode: DOSIPASBarcode, keys: DOSIPASLevel2Keys?) -> DOSIPASLevelResult {
         let level1 = barcode.level1
         guard level1.namesLevel2Key else { return .notNamed }
         guard let keyBytes = level1.level2PublicKey else {
@@ -260,7 +262,14 @@ extension TicketVerifier {
         guard let signature = barcode.level2Signature else { return .missing }
         let key: PublicKey
         do {
-            key = try level2Key(keyBytes, algorithm: level1.level2KeyAlgorithm)
+            let algorithm = level1.level2KeyAlgorithm
+            if let keys {
+                key = try keys.key(keyBytes, algorithm: algorithm) { () throws(SignatureError) in
+                    try level2Key(keyBytes, algorithm: algorithm)
+                }
+            } else {
+                key = try level2Key(keyBytes, algorithm: algorithm)
+            }
         } catch {
             return .unsupported("the level-2 key (\(keyBytes.count) bytes) cannot be read: \(error.message)")
         }
@@ -337,5 +346,37 @@ extension TicketVerifier {
         case .sha384: .sha384
         case .sha512: .sha512
         }
+    }
+}
+
+/// The level-2 keys a verifier has built, by their bytes in the barcode: building one from a compressed point
+/// (a modular square root, then OpenSSL's key set-up) costs about a third of a signature check.
+///
+/// A phone keeps its level-2 key while it regenerates the barcode (until the header's end of validity, about a
+/// day), so a passenger scanned again, or at the next gate, brings the same key. The cache holds the latest
+/// `capacity` keys and forgets all of them when full: simple, bounded, and a hit is a dictionary read. A key
+/// only enters through a barcode whose level-2 signature is then checked with it, and it is only trusted after
+/// level 1 vouches for its bytes, so caching it changes no verdict.
+final class DOSIPASLevel2Keys: Sendable {
+    private let keys = Mutex<[[UInt8]: PublicKey]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 1_024) {
+        self.capacity = capacity
+    }
+
+    /// The key for `bytes` read as `algorithm` names, built by `make` when not yet known.
+    func key(
+        _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?, make: () throws(SignatureError) -> PublicKey
+    ) throws(SignatureError) -> PublicKey {
+        // The algorithm decides the curve of a bare point, so it is part of the identity.
+        let identity = bytes + Array("\(algorithm.map { "\($0)" } ?? "-")".utf8)
+        if let known = keys.withLock({ $0[identity] }) { return known }
+        let key = try make()
+        keys.withLock { keys in
+            if keys.count >= capacity { keys.removeAll(keepingCapacity: true) }
+            keys[identity] = key
+        }
+        return key
     }
 }

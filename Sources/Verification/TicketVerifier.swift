@@ -47,6 +47,8 @@ public struct TicketVerifier: Sendable {
     /// How far the clock may be off (`Configuration.clockSkew`), for checks outside the policies (DOSIPAS
     /// barcode freshness).
     let clockSkew: TimeInterval
+    /// DOSIPAS level-2 keys already built, shared by copies of this verifier.
+    let level2Keys = DOSIPASLevel2Keys()
     private let clock: any InspectionClock
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>

@@ -252,7 +252,9 @@ extension IntercodeDynamicData {
 struct InstantTextTests {
     @Test("dates are written as Foundation's ISO 8601 format writes them")
     func iso8601() {
-        for seconds in [0, 1, 59, 86_399, 86_400, 951_782_400, 1_770_921_928, 1_740_647_640, -1, -86_401, 4_102_444_799] {
+        for seconds in [
+            0, 1, 59, 86_399, 86_400, 951_782_400, 1_770_921_928, 1_740_647_640, -1, -86_401, 4_102_444_799,
+        ] {
             let date = Date(timeIntervalSince1970: TimeInterval(seconds))
             #expect(FCBTicket.text(date) == date.formatted(.iso8601), "\(seconds)")
         }

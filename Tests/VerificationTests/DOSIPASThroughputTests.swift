@@ -24,11 +24,20 @@ struct DOSIPASThroughputTests {
     func payloadToVerdict() throws {
         let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")
         let instant = ISO8601DateFormatter().date(from: "2026-02-12T18:47:00Z")!
-        let verifier = TicketVerifier(trust: try DOSIPASFixtures.trust(), clock: FixedClock(instant))
+        let trust = try DOSIPASFixtures.trust()
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(instant))
         let barcode = try DOSIPASBarcode(decoding: payload)
-        var best = (verdicts: 0.0, signatures: 0.0, decode: 0.0, openssl: 0.0)
+        var best = (verdicts: 0.0, cold: 0.0, signatures: 0.0, decode: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
             best.verdicts = max(best.verdicts, Self.rate { (try? verifier.verify(payload))?.kind == .valid })
+            // A new verifier each time: the level-2 key is built from its compressed point for every scan, as
+            // for a passenger seen for the first time.
+            best.cold = max(
+                best.cold,
+                Self.rate {
+                    let fresh = TicketVerifier(trust: trust, clock: FixedClock(instant))
+                    return (try? fresh.verify(payload))?.kind == .valid
+                })
             best.signatures = max(
                 best.signatures,
                 Self.rate {
@@ -42,10 +51,12 @@ struct DOSIPASThroughputTests {
         print(
             String(
                 format:
-                    "DOSIPAS cts-ticket: %.0f verdicts/s (%.1f µs), both signatures alone %.0f/s, header decode %.0f/s; "
-                    + "openssl speed ecdsap256 %.0f verify/s → %.0f pairs/s; verdicts at %.1f %% of the pairs",
-                best.verdicts, 1e6 / best.verdicts, best.signatures, best.decode, best.openssl, goal,
-                best.verdicts / goal * 100
+                    "DOSIPAS cts-ticket: %.0f verdicts/s (%.1f µs) with its level-2 key known, %.0f/s (%.1f µs) with "
+                    + "the key built from its point; both signatures alone %.0f/s, header decode %.0f/s; openssl "
+                    + "speed ecdsap256 %.0f verify/s → %.0f pairs/s; verdicts at %.1f %% (known key) and %.1f %% "
+                    + "(key built) of the pairs",
+                best.verdicts, 1e6 / best.verdicts, best.cold, 1e6 / best.cold, best.signatures, best.decode,
+                best.openssl, goal, best.verdicts / goal * 100, best.cold / goal * 100
             ))
     }
 

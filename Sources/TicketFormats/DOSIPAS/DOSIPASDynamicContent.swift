@@ -156,9 +156,16 @@ extension DOSIPASBarcode {
     ///   - issuingDay: the FCB issuing day, the base of Intercode's day count.
     /// - Throws: `malformed` when the level-2 data's bits break its format.
     public func freshness(near reference: Date, issuingDay: FCBDay?) throws(FormatError) -> DOSIPASFreshness? {
+        freshness(of: try dynamicContent(), near: reference, issuingDay: issuingDay)
+    }
+
+    /// The generation time and allowed age from level-2 content already decoded.
+    func freshness(
+        of content: DOSIPASDynamicContent?, near reference: Date, issuingDay: FCBDay?
+    ) -> DOSIPASFreshness? {
         let generatedAt: Date
         var duration = level1.validityDuration
-        switch try dynamicContent() {
+        switch content {
         case .fdc1(let content)?:
             guard let stamp = content.timeStamp else { return nil }
             generatedAt = stamp.date(near: reference)

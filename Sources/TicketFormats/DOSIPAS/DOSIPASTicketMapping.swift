@@ -119,7 +119,8 @@ public enum DOSIPAS {
                 decoding: block.data, version: version, subject: "the \(block.formatText) rail ticket data")
         }
 
-        let freshness = try barcode.freshness(near: reference, issuingDay: flex?.issuing.issuingDay)
+        let dynamic = try barcode.dynamicContent()
+        let freshness = barcode.freshness(of: dynamic, near: reference, issuingDay: flex?.issuing.issuingDay)
         if let freshness {
             details.append(("barcode generated", FCBTicket.text(freshness.generatedAt)))
             if let duration = freshness.duration { details.append(("barcode valid for", "\(duration) s")) }
@@ -128,7 +129,7 @@ public enum DOSIPAS {
         if let validityDuration = level1.validityDuration, barcode.level2Data == nil {
             details.append(("barcode valid for", "\(validityDuration) s"))
         }
-        if case .fdc1(let content)? = try barcode.dynamicContent(), let app = content.mobileAppID {
+        if case .fdc1(let content)? = dynamic, let app = content.mobileAppID {
             details.append(("mobile app", app))
         }
 
