@@ -370,7 +370,8 @@ final class DOSIPASLevel2Keys: Sendable {
         _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?, make: () throws(SignatureError) -> PublicKey
     ) throws(SignatureError) -> PublicKey {
         // The algorithm decides the curve of a bare point, so it is part of the identity.
-        let identity = bytes + Array("\(algorithm.map { "\($0)" } ?? "-")".utf8)
+        var identity = bytes
+        identity.append(Self.tag(algorithm))
         if let known = keys.withLock({ $0[identity] }) { return known }
         let key = try make()
         keys.withLock { keys in
@@ -378,5 +379,16 @@ final class DOSIPASLevel2Keys: Sendable {
             keys[identity] = key
         }
         return key
+    }
+
+    /// One byte per curve a bare point may be read on.
+    private static func tag(_ algorithm: DOSIPASKeyAlgorithm?) -> UInt8 {
+        switch algorithm {
+        case .ecP256: 1
+        case .ecP384: 2
+        case .ecP521: 3
+        case .ed25519: 4
+        default: 0
+        }
     }
 }

@@ -196,6 +196,23 @@ struct DOSIPASVerifierTests {
         #expect(dataAltered.kind == .invalidSignature, "\(dataAltered.reason)")
     }
 
+    @Test("one verifier judges the same barcodes again alike: a kept level-2 key never keeps a verdict")
+    func keptKeys() throws {
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(utc(2026, 2, 12, 18, 47)))
+        let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")
+        let barcode = try DOSIPASBarcode(decoding: payload)
+        let altered = flipping(payload, bit: barcode.level2SignedBits.upperBound + 8 + 8 * 20 + 3)
+        for _ in 0..<3 {
+            #expect(try verifier.verify(payload).kind == .valid)
+            #expect(try verifier.verify(altered).kind == .invalidSignature)
+        }
+        let keys = DOSIPASLevel2Keys(capacity: 1)
+        for name in DOSIPASFixtures.samples + DOSIPASFixtures.samples {
+            let sample = try DOSIPASBarcode(decoding: try DOSIPASFixtures.bytes(name))
+            #expect(TicketVerifier.checkLevel2(sample, keys: keys) == TicketVerifier.checkLevel2(sample, keys: nil))
+        }
+    }
+
     @Test("a level-1 byte altered gives invalid-signature; an unsigned frame too")
     func level1Tampering() throws {
         let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")
