@@ -57,6 +57,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let validityNotCheckedCode = "validity-not-checked"
     /// The same ticket was inspected before within the replay window.
     public static let seenBeforeCode = "seen-before"
+    /// A dynamic barcode (DOSIPAS) whose level-2 data states no generation time: its freshness was not checked.
+    public static let barcodeFreshnessNotCheckedCode = "barcode-freshness-not-checked"
     /// The keys and revocations have not been updated from the agency for longer than the configured staleness.
     public static let staleTrustDataCode = "stale-trust-data"
 }

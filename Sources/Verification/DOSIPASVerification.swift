@@ -193,7 +193,7 @@ extension TicketVerifier {
         if report.level2.isValid, freshness == nil, barcode.level2Data != nil {
             result.warnings.append(
                 VerdictWarning(
-                    code: "barcode-freshness-not-checked",
+                    code: VerdictWarning.barcodeFreshnessNotCheckedCode,
                     message: "The level-2 data states no generation time: check the barcode is live on the phone."))
         }
         return result
