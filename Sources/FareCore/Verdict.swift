@@ -15,6 +15,10 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case revoked = "revoked"
     /// A single-use ticket already used at a gate within the replay window.
     case replayed = "replayed"
+    /// A dynamic barcode (UIC 918.9 DOSIPAS with level-2 data) older than the duration it may be shown for,
+    /// stamped in the future, or past its end of validity (each with the clock-skew tolerance): a screenshot or
+    /// copy of a genuine ticket, refused although both signatures are valid.
+    case barcodeExpired = "barcode-expired"
     case malformed = "malformed"
     case unsupported = "unsupported"
     /// Inspector mode: nobody is logged in, so the scan was not inspected (and is not journaled).
@@ -56,6 +60,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     /// Two records of the ticket state different things (U_FLEX against 0080BL or the printed U_TLAY layout):
     /// the structured record (FCB) decided, and the inspector should compare with what the passenger sees.
     public static let recordsDisagreeCode = "records-disagree"
+    /// A dynamic barcode (DOSIPAS) whose level-2 data states no generation time: its freshness was not checked.
+    public static let barcodeFreshnessNotCheckedCode = "barcode-freshness-not-checked"
     /// The keys and revocations have not been updated from the agency for longer than the configured staleness.
     public static let staleTrustDataCode = "stale-trust-data"
 }

@@ -60,8 +60,11 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Takes ownership of `pkey` (freeing it if this throws) and prepares the verify contexts.
-    init(adopting pkey: OpaquePointer) throws(SignatureError) {
-        guard let spki = derEncoded({ i2d_PUBKEY(pkey, $0) }) else {
+    ///
+    /// - Parameter knownSPKI: the key's SubjectPublicKeyInfo when the caller has it, which spares an encoding
+    ///   (OpenSSL 3's encoders are slow next to a signature check).
+    init(adopting pkey: OpaquePointer, spkiDER knownSPKI: [UInt8]? = nil) throws(SignatureError) {
+        guard let spki = knownSPKI ?? derEncoded({ i2d_PUBKEY(pkey, $0) }) else {
             let error = SignatureError.fromOpenSSL(.encodingFailed, "OpenSSL could not encode the public key.")
             EVP_PKEY_free(pkey)
             throw error

@@ -13,6 +13,9 @@ public enum RecognisedPayload: Sendable {
     /// An ERA SSB ticket: the frame with its signature split off (fields decoded after the signature check).
     case ssb(SSBFrame)
 
+    /// A UIC 918.9 DOSIPAS barcode (`U1`/`U2`): header taken apart, signed bytes cut out, nothing checked yet.
+    case dosipas(DOSIPASBarcode)
+
     /// The payload's format.
     public var format: TicketFormat {
         switch self {
@@ -20,6 +23,7 @@ public enum RecognisedPayload: Sendable {
         case .uic: .uic9183
         case .ssb: .eraSSB
         case .vdv: .vdvKA
+        case .dosipas: .uic9189
         }
     }
 }
@@ -52,6 +56,11 @@ public struct PayloadDetector: Sendable {
         // A first byte of 9E (or EF for several authorisations) is neither text, COSE, zlib nor UIC.
         if VDVBarcode.isBarcode(payload) || VDVBarcode.isMultipleAuthorizationBarcode(payload) {
             return .vdv(try VDVBarcode(parsing: payload))
+        }
+        // DOSIPAS starts 0x01/0x81, 0x55, 0x62–0x67 (see `DOSIPASBarcode.isBarcode`): bytes no other format
+        // here starts with (FC1 text, COSE 0xD2/0x84, zlib 0x78, `#UT`), so the check cannot take their payloads.
+        if DOSIPASBarcode.isBarcode(payload) {
+            return .dosipas(try DOSIPASBarcode(decoding: payload))
         }
         for prefix in acceptedPrefixes {
             let prefixBytes = Array(prefix.utf8)

@@ -38,6 +38,7 @@ public struct TicketVerifier: Sendable {
         public init() {}
     }
 
+    /// Where keys are found (read by the per-format checks in other files, e.g. `verifyDOSIPAS`).
     let keys: any KeyDirectory
     /// Policies for FC1 tickets, in order.
     private let policies: [any TicketPolicy]
@@ -47,6 +48,11 @@ public struct TicketVerifier: Sendable {
     let vdvPolicies: [any TicketPolicy]
     /// The VDV-KA chain verifier, when VDV certificates are configured.
     let vdv: VDVChainVerifier?
+    /// How far the clock may be off (`Configuration.clockSkew`), for checks outside the policies (DOSIPAS
+    /// barcode freshness).
+    let clockSkew: TimeInterval
+    /// DOSIPAS level-2 keys already built, shared by copies of this verifier.
+    let level2Keys = DOSIPASLevel2Keys()
     private let clock: any InspectionClock
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>
@@ -62,6 +68,7 @@ public struct TicketVerifier: Sendable {
         self.keys = keys
         self.vdv = vdvCertificates.map { VDVChainVerifier(certificates: $0) }
         self.clock = clock
+        self.clockSkew = configuration.clockSkew
         self.acceptedFormats = configuration.acceptedFormats
         self.detector = PayloadDetector(
             acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
@@ -118,6 +125,8 @@ public struct TicketVerifier: Sendable {
             return try verifySSB(frame, at: now)
         case .vdv(let barcode):
             return try verifyVDV(barcode, at: now)
+        case .dosipas(let barcode):
+            return try verifyDOSIPAS(barcode, at: now)
         }
     }
 

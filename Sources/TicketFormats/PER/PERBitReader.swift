@@ -307,8 +307,17 @@ public struct PERBitReader: Sendable {
     /// Reads `count` whole octets (not aligned).
     mutating func octets(count: Int) throws(PERFailure) -> [UInt8] {
         try need(count &* 8, "\(count) octets")
+        // Whole octets at a bit offset: two shifts each, not eight one-bit steps (DOSIPAS data blocks, keys and
+        // signatures are hundreds of octets).
+        let shift = position & 7
+        var source = position >> 3
         var result = [UInt8](repeating: 0, count: count)
-        for index in 0..<count { result[index] = UInt8(try read(8)) }
+        for index in 0..<count {
+            // `need` checked the bits through position + 8·count − 1, so with a shift the byte after is there.
+            result[index] = shift == 0 ? bytes[source] : bytes[source] << shift | bytes[source + 1] >> (8 - shift)
+            source += 1
+        }
+        position &+= count &* 8
         return result
     }
 

@@ -1,0 +1,394 @@
+import FareCore
+import Foundation
+import Signatures
+import Synchronization
+import TicketFormats
+
+/// How one signature level of a DOSIPAS barcode was judged.
+public enum DOSIPASLevelResult: Sendable, Hashable, CustomStringConvertible {
+    /// The signature matches; the text names the key and scheme.
+    case valid(String)
+    /// The signature does not match, or cannot be genuine; the text says why.
+    case invalid(String)
+    /// No signature where one is required: level 1 unsigned, or level 2 stripped although level 1 names its key.
+    case missing
+    /// Level 1 only: the UIC key list has no key for the security provider and key id.
+    case unknownKey
+    /// Level 2 only: level 1 names no level-2 key, so there is no level 2 to check.
+    case notNamed
+    /// The algorithm or key is one farecheck cannot check; the text says which.
+    case unsupported(String)
+
+    /// Whether the signature was checked and matches.
+    public var isValid: Bool {
+        if case .valid = self { return true }
+        return false
+    }
+
+    /// E.g. `valid (key 3703/7, ECDSA with SHA-256 (der))`.
+    public var description: String {
+        switch self {
+        case .valid(let how): "valid (\(how))"
+        case .invalid(let why): "invalid: \(why)"
+        case .missing: "missing"
+        case .unknownKey: "not checked: unknown key"
+        case .notNamed: "none"
+        case .unsupported(let what): "not checked: \(what)"
+        }
+    }
+}
+
+/// Both signature levels of a DOSIPAS barcode, as judged, and the level-1 key when one was found.
+public struct DOSIPASSignatureReport: Sendable {
+    /// Level 1: the security provider's key from the UIC key list over `level1Data`.
+    public var level1: DOSIPASLevelResult
+    /// Level 2: the key that level 1 carries over `level2SignedData`.
+    public var level2: DOSIPASLevelResult
+    /// The level-1 key, when the key directory has it.
+    public var key: TrustedKey?
+    /// The issuer code (normalised) and key id the barcode names for level 1, e.g. `3703` and `7`.
+    public var issuer: String
+    /// The key id, `0` when the barcode states none.
+    public var keyID: String
+}
+
+extension TicketVerifier {
+    /// The verdict for a DOSIPAS barcode (UIC 918.9, `U1`/`U2`) as of `now`.
+    ///
+    /// Level 1 is checked with the UIC key list entry named by the security provider and key id (an absent key
+    /// id is 0), with the algorithm the barcode names, else the one the key list names. Level 2 is checked with
+    /// the key that the (level-1 signed) data carries, and only proves something once level 1 holds: anyone can
+    /// embed a key of their own.
+    ///
+    /// Verdicts, in the order they are decided (signature status in brackets):
+    /// - the header does not decode (cut, altered length, trailing octets): `malformed` (not-checked); a header
+    ///   format other than U1/U2: `unsupported` (not-checked) — both decided by `PayloadDetector`;
+    /// - no level-1 signature (an unsigned frame): `invalid-signature` (invalid);
+    /// - no key for the provider and key id: `unknown-key` (unknown-key), with the ticket attached unverified
+    ///   and the level-2 result in its `details`;
+    /// - a level-1 algorithm or key kind farecheck cannot check: `unsupported` (unsupported);
+    /// - the level-1 signature does not match (a level-1 bit altered): `invalid-signature` (invalid);
+    /// - level 1 names a level-2 key but the level-2 signature is missing (stripped) or does not match (level-2
+    ///   data or signature altered): `invalid-signature` (invalid);
+    /// - a level-2 key or algorithm farecheck cannot use: `unsupported` (unsupported);
+    /// - signatures valid but the FCB or dynamic content does not decode: `malformed` (valid);
+    /// - the UIC policies fail: `key-expired` (key outside its window), `not-yet-valid`/`expired` (the FCB
+    ///   document that applies now), `revoked` (valid);
+    /// - a ticket valid by the policies, but a dynamic barcode that is stale — older than its duration plus the
+    ///   clock skew, stamped more than the skew in the future, or past the header's end of validity plus the
+    ///   skew: `barcode-expired` (valid);
+    /// - otherwise `valid` (valid).
+    ///
+    /// The ticket's own verdict comes before freshness: an expired ticket is reported as `expired` even when its
+    /// barcode is also stale, so the inspector learns the stronger reason. Freshness is only judged from level-2
+    /// data that level 2 authenticates (a barcode with no level-2 key is static and has no freshness). The
+    /// duration is Intercode's `dynamicContentDuration`, else the U2 header's `validityDuration`; without one
+    /// only the end of validity and a future stamp are checked, and an authenticated level 2 without any time
+    /// gives the warning `barcode-freshness-not-checked`. The ticket's `details` gain `level 1 check` and
+    /// `level 2 check` lines.
+    public func verifyDOSIPAS(_ barcode: DOSIPASBarcode, at now: Date) throws(VerifierError) -> Verdict {
+        let format = TicketFormat.uic9189
+        let report = try checkDOSIPASSignatures(barcode)
+        let issuer = report.issuer
+        let keyID = report.keyID
+        func verdict(
+            _ kind: VerdictKind, _ reason: String, _ signature: SignatureStatus, ticket: Ticket? = nil,
+            warnings: [VerdictWarning] = []
+        ) -> Verdict {
+            Verdict(
+                kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
+                ticket: ticket, warnings: warnings, inspectedAt: now)
+        }
+        func annotated(_ ticket: Ticket) -> Ticket {
+            var ticket = ticket
+            ticket.details.append(("level 1 check", "\(report.level1)"))
+            ticket.details.append(("level 2 check", "\(report.level2)"))
+            return ticket
+        }
+        let label = "\(issuer)/\(keyID)"
+
+        switch report.level1 {
+        case .missing:
+            return verdict(
+                .invalidSignature, "The barcode carries no level-1 signature: an unsigned frame is never genuine.",
+                .invalid)
+        case .unknownKey:
+            let ticket = try? DOSIPAS.ticket(from: barcode, at: now)
+            return verdict(
+                .unknownKey,
+                "No trusted key \(label) (security provider/key id); import the UIC key list. The ticket shown is "
+                    + "unverified.", .unknownKey, ticket: ticket.map(annotated))
+        case .unsupported(let what):
+            return verdict(.unsupported, sentence("the level-1 signature cannot be checked: \(what)"), .unsupported)
+        case .invalid(let why):
+            return verdict(.invalidSignature, sentence("the level-1 signature \(why)"), .invalid)
+        case .notNamed:
+            // Level 1 is never "not named"; treated as missing for safety.
+            return verdict(.invalidSignature, "The barcode carries no level-1 signature.", .invalid)
+        case .valid:
+            break
+        }
+        switch report.level2 {
+        case .missing:
+            return verdict(
+                .invalidSignature,
+                "Level 1 names a level-2 key but the level-2 signature is missing: the barcode was stripped or copied.",
+                .invalid)
+        case .invalid(let why):
+            return verdict(.invalidSignature, sentence("the level-2 signature \(why)"), .invalid)
+        case .unsupported(let what):
+            return verdict(.unsupported, sentence("the level-2 signature cannot be checked: \(what)"), .unsupported)
+        case .valid, .notNamed, .unknownKey:
+            break
+        }
+        // Level 1 is valid, so the key is there.
+        guard let key = report.key else {
+            return verdict(.unknownKey, "No trusted key \(label).", .unknownKey)
+        }
+
+        var ticket: Ticket
+        let freshness: DOSIPASFreshness?
+        do {
+            let content = try DOSIPAS.content(of: barcode, at: now)
+            ticket = content.ticket
+            // Only level-2 data that level 2 authenticates says anything about freshness.
+            freshness = report.level2.isValid ? content.freshness : nil
+        } catch {
+            return verdict(
+                .malformed, "The signatures are valid but the content makes no ticket: \(sentence(error.message))",
+                .valid)
+        }
+        ticket = annotated(ticket)
+        ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
+
+        var result = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        // The ticket's own verdict first: an expired or revoked ticket is that, however fresh its barcode.
+        guard result.kind == .valid else { return result }
+        if let freshness {
+            let skew = clockSkew
+            let generated = freshness.generatedAt
+            if generated.timeIntervalSince(now) > skew {
+                return verdict(
+                    .barcodeExpired,
+                    "The barcode was generated at \(generated.formatted(.iso8601)), after the inspection time: "
+                        + "a barcode made in advance is refused.", .valid, ticket: ticket, warnings: result.warnings)
+            }
+            if let duration = freshness.duration,
+                now.timeIntervalSince(generated) > TimeInterval(duration) + skew
+            {
+                let age = Int(now.timeIntervalSince(generated))
+                return verdict(
+                    .barcodeExpired,
+                    "The barcode was generated at \(generated.formatted(.iso8601)), \(age) s ago, and may be shown for "
+                        + "\(duration) s only: it is a copy or a screenshot.", .valid, ticket: ticket,
+                    warnings: result.warnings)
+            }
+            if let end = freshness.endOfValidity, now.timeIntervalSince(end) > skew {
+                return verdict(
+                    .barcodeExpired,
+                    "The barcode had to be regenerated by \(end.formatted(.iso8601)): it is an old copy.", .valid,
+                    ticket: ticket, warnings: result.warnings)
+            }
+        }
+        if report.level2.isValid, freshness == nil, barcode.level2Data != nil {
+            result.warnings.append(
+                VerdictWarning(
+                    code: VerdictWarning.barcodeFreshnessNotCheckedCode,
+                    message: "The level-2 data states no generation time: check the barcode is live on the phone."))
+        }
+        return result
+    }
+
+    /// Checks both signature levels of a barcode without judging the ticket.
+    ///
+    /// - Throws: `VerifierError` only when the key directory fails.
+    func checkDOSIPASSignatures(_ barcode: DOSIPASBarcode) throws(VerifierError) -> DOSIPASSignatureReport {
+        let level1 = barcode.level1
+        let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
+        let keyID = String(level1.keyID ?? 0)
+        let key: TrustedKey?
+        do {
+            key = try keys.key(family: TicketFormat.uic9189.keyFamily, issuer: issuer, keyID: keyID)
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
+        var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: key, issuer: issuer, keyID: keyID)
+        guard let signature = barcode.level1Signature else {
+            report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
+            return report
+        }
+        if let key {
+            report.level1 = Self.checkLevel1(
+                signature, barcode.level1SignedBytes, key: key, named: level1.level1SigningAlgorithm)
+        } else {
+            report.level1 = .unknownKey
+        }
+        // Level 2 is judged whatever level 1 gave, so that the report tells both; it only counts behind a valid
+        // level 1.
+        report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
+        return report
+    }
+
+    private static func checkLevel1(
+        _ signature: [UInt8], _ message: [UInt8], key: TrustedKey, named: DOSIPASSigningAlgorithm?
+    ) -> DOSIPASLevelResult {
+        let label = "key \(key.issuer)/\(key.keyID)"
+        let schemes: [SignatureScheme]
+        if let named {
+            guard let fromName = candidateSchemes(for: named) else { return .unsupported("\(named)") }
+            guard fromName.contains(where: key.publicKey.supports) else {
+                return .invalid("claims \(named) but \(label) is a \(key.publicKey.kind) key")
+            }
+            schemes = fromName
+        } else {
+            // No algorithm in the barcode: the key list's text, then the hashes that fit the key.
+            let fromList = UICSignatureSchemes.candidates(for: key, form: .der)
+            schemes = fromList + fromList.map(Self.raw)
+            guard !schemes.isEmpty else { return .unsupported("\(label) is a \(key.publicKey.kind) key") }
+        }
+        for scheme in schemes where key.publicKey.isValidSignature(signature, for: message, scheme: scheme) {
+            return .valid("\(label), \(scheme)")
+        }
+        return .invalid("does not match \(label): the ticket was altered or forged")
+    }
+
+    /// Level 2 with the key level 1 carries, built through `keys` when given (a cache of keys already built).
+    static func checkLevel2(_ barcode: DOSIPASBarcode, keys: DOSIPASLevel2Keys?) -> DOSIPASLevelResult {
+        let level1 = barcode.level1
+        guard level1.namesLevel2Key else { return .notNamed }
+        guard let keyBytes = level1.level2PublicKey else {
+            return .invalid("cannot be checked: level 1 names a level-2 algorithm but no level-2 key")
+        }
+        guard let signature = barcode.level2Signature else { return .missing }
+        let key: PublicKey
+        do {
+            let algorithm = level1.level2KeyAlgorithm
+            if let keys {
+                key = try keys.key(keyBytes, algorithm: algorithm) { () throws(SignatureError) in
+                    try level2Key(keyBytes, algorithm: algorithm)
+                }
+            } else {
+                key = try level2Key(keyBytes, algorithm: algorithm)
+            }
+        } catch {
+            return .unsupported("the level-2 key (\(keyBytes.count) bytes) cannot be read: \(error.message)")
+        }
+        let schemes: [SignatureScheme]
+        if let named = level1.level2SigningAlgorithm {
+            guard let fromName = candidateSchemes(for: named) else { return .unsupported("\(named)") }
+            schemes = fromName
+        } else {
+            // No level-2 algorithm named: ECDSA with the hash that goes with the curve, or EdDSA.
+            switch key.kind {
+            case .ed25519: schemes = [.eddsa]
+            case .ecP256: schemes = [.ecdsa(.sha256, .der), .ecdsa(.sha256, .raw)]
+            default: schemes = [.ecdsa(.sha384, .der), .ecdsa(.sha512, .der), .ecdsa(.sha256, .der)]
+            }
+        }
+        for scheme in schemes where key.supports(scheme) {
+            if key.isValidSignature(signature, for: barcode.level2SignedBytes, scheme: scheme) {
+                return .valid("\(key.kind) key in the barcode, \(scheme)")
+            }
+        }
+        return .invalid("does not match the level-2 key the barcode carries: the dynamic data was altered")
+    }
+
+    /// The level-2 key: a DER SubjectPublicKeyInfo, a SEC1 point on the named curve (else the curve its
+    /// length fits), or a bare Ed25519 key.
+    private static func level2Key(
+        _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?
+    ) throws(SignatureError) -> PublicKey {
+        switch bytes.first {
+        case 0x30:
+            return try PublicKey(spkiDER: bytes)
+        case 0x02, 0x03, 0x04:
+            let curve: EllipticCurve?
+            switch algorithm {
+            case .ecP256: curve = .p256
+            case .ecP384: curve = .p384
+            case .ecP521: curve = .p521
+            default: curve = EllipticCurve(pointByteCount: bytes.count)
+            }
+            guard let curve else {
+                throw SignatureError(code: .invalidKey, message: "A \(bytes.count)-byte point fits no known curve.")
+            }
+            return try PublicKey(ecPoint: bytes, curve: curve)
+        default:
+            if algorithm == .ed25519 || bytes.count == 32 { return try PublicKey(ed25519: bytes) }
+            throw SignatureError(code: .invalidKey, message: "The key is neither a point nor a SubjectPublicKeyInfo.")
+        }
+    }
+
+    /// The schemes a named algorithm may have been used in (DER first, raw `r ‖ s` as a fallback); `nil` for
+    /// one farecheck cannot check.
+    private static func candidateSchemes(for algorithm: DOSIPASSigningAlgorithm) -> [SignatureScheme]? {
+        switch algorithm {
+        case .ecdsa(let hash): [.ecdsa(digest(hash), .der), .ecdsa(digest(hash), .raw)]
+        case .dsa(let hash): [.dsa(digest(hash), .der), .dsa(digest(hash), .raw)]
+        case .ed25519: [.eddsa]
+        case .rsaPKCS1, .other: nil
+        }
+    }
+
+    private static func raw(_ scheme: SignatureScheme) -> SignatureScheme {
+        switch scheme {
+        case .ecdsa(let digest, _): .ecdsa(digest, .raw)
+        case .dsa(let digest, _): .dsa(digest, .raw)
+        default: scheme
+        }
+    }
+
+    private static func digest(_ hash: DOSIPASHash) -> DigestAlgorithm {
+        switch hash {
+        case .sha1: .sha1
+        case .sha224: .sha224
+        case .sha256: .sha256
+        case .sha384: .sha384
+        case .sha512: .sha512
+        }
+    }
+}
+
+/// The level-2 keys a verifier has built, by their bytes in the barcode: building one from a compressed point
+/// (a modular square root, then OpenSSL's key set-up) costs about a third of a signature check.
+///
+/// A phone keeps its level-2 key while it regenerates the barcode (until the header's end of validity, about a
+/// day), so a passenger scanned again, or at the next gate, brings the same key. The cache holds the latest
+/// `capacity` keys and forgets all of them when full: simple, bounded, and a hit is a dictionary read. A key
+/// only enters through a barcode whose level-2 signature is then checked with it, and it is only trusted after
+/// level 1 vouches for its bytes, so caching it changes no verdict.
+final class DOSIPASLevel2Keys: Sendable {
+    private let keys = Mutex<[[UInt8]: PublicKey]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 1_024) {
+        self.capacity = capacity
+    }
+
+    /// The key for `bytes` read as `algorithm` names, built by `make` when not yet known.
+    func key(
+        _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?, make: () throws(SignatureError) -> PublicKey
+    ) throws(SignatureError) -> PublicKey {
+        // The algorithm decides the curve of a bare point, so it is part of the identity.
+        var identity = bytes
+        identity.append(Self.tag(algorithm))
+        if let known = keys.withLock({ $0[identity] }) { return known }
+        let key = try make()
+        keys.withLock { keys in
+            if keys.count >= capacity { keys.removeAll(keepingCapacity: true) }
+            keys[identity] = key
+        }
+        return key
+    }
+
+    /// One byte per curve a bare point may be read on.
+    private static func tag(_ algorithm: DOSIPASKeyAlgorithm?) -> UInt8 {
+        switch algorithm {
+        case .ecP256: 1
+        case .ecP384: 2
+        case .ecP521: 3
+        case .ed25519: 4
+        default: 0
+        }
+    }
+}
