@@ -62,7 +62,69 @@ struct UICBenchmark {
                 BenchCommand.line(
                     name, width: 26, rate: rate, reference: bare.map { ("openssl speed \(referenceName ?? "")", $0) }))
         }
+        try benchFlex()
         try benchImport()
+    }
+
+    /// DB's sample tickets with U_FLEX: the FCB decode alone per record, and a v1 ticket (DSA-1024, SHA-1) with
+    /// its real U_HEAD, U_TLAY and U_FLEX records, payload → verdict, beside `openssl speed dsa1024`.
+    private func benchFlex() throws {
+        let directory = "Tests/VerificationTests/Resources/uic-918-9-db"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            printLine("  U_FLEX: \(directory) not found (run from the repository root)")
+            return
+        }
+        var records: [(name: String, record: UICRecord, container: UICContainer)] = []
+        for name in names.sorted() where name.hasSuffix(".bin") {
+            guard let bytes = FileManager.default.contents(atPath: directory + "/" + name),
+                let container = try? UICContainer(parsing: Array(bytes)),
+                let record = container.record(UICFlex.recordID)
+            else { continue }
+            records.append((name, record, container))
+        }
+        var medians: [Double] = []
+        for (_, record, _) in records {
+            guard let version = FCBVersion(uflexRecordVersion: record.version) else { continue }
+            var times: [Double] = []
+            for _ in 0..<2_000 {
+                let started = ContinuousClock.now
+                _ = try FCBTicket(decoding: record.body, version: version)
+                let elapsed = started.duration(to: .now)
+                times.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+            }
+            times.sort()
+            medians.append(times[times.count / 2])
+        }
+        medians.sort()
+        printLine(
+            "  FCB decode (FCBTicket, \(medians.count) DB U_FLEX records, 2,000 each): median per record "
+                + String(format: "%.1f µs (records from %.1f to %.1f µs)", medians[medians.count / 2],
+                    medians.first ?? 0, medians.last ?? 0))
+
+        // A v1 DB ticket's own records, signed again with a DSA-1024 key of ours (DB's private key is DB's).
+        guard let sample = records.first(where: { $0.container.version == 1 }) else { return }
+        let key = try PrivateKey.generate(.dsa(bits: 1024, qBits: 160))
+        let payload = try UIC918_3.encode(
+            records: sample.container.records, version: 1, issuerCode: "1080", keyID: "00042"
+        ) {
+            try key.signature(for: $0, scheme: .dsa(.sha1, .der))
+        }
+        var trust = TrustSnapshot()
+        trust.add(TrustedKey(family: .uic, issuer: "1080", keyID: "42", algorithm: nil, publicKey: key.publicKey))
+        let ticket = try UIC918_3.ticket(from: try UICContainer(parsing: payload))
+        let inside = ticket.validFrom.map { $0.addingTimeInterval(60) } ?? Date()
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(inside))
+        let verdict = try verifier.verify(payload)
+        guard verdict.kind == .valid else {
+            throw CommandFailure.exit("bench: the U_FLEX ticket \(sample.name) verifies \(verdict.kind): \(verdict.reason)")
+        }
+        let (rate, bare) = try BenchCommand.compared(seconds: seconds, reference: compare ? "dsa1024" : nil) {
+            let verdict = try verifier.verify(payload)
+            precondition(verdict.isValid)
+        }
+        printLine(
+            BenchCommand.line(
+                "DB v1 with U_FLEX", width: 26, rate: rate, reference: bare.map { ("openssl speed dsa1024", $0) }))
     }
 
     private func benchImport() throws {
