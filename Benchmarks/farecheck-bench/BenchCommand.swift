@@ -43,6 +43,10 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var revocations: Int?
     @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
+    @Option(
+        name: .customLong("during-sync"),
+        help: "With daemon: revocations a sync apply writes into the daemon's store while the scans run (0: none).")
+    var duringSync: Int = 0
     @Option(help: "Entries per revocation page for the sync figures (as farecheck sync asks the server).")
     var pageLimit: Int = RevocationDelta.maximumPageLimit
     @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
@@ -71,7 +75,10 @@ struct BenchCommand: AsyncParsableCommand {
             printLine("  \(result)")
         }
         if part == .daemon || part == .all {
-            try await DaemonBenchmark(scans: scans, keys: keys, revocations: revocations ?? 100_000).run()
+            try await DaemonBenchmark(
+                scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
+                anchorKeyPath: anchorKey
+            ).run()
         }
         if part == .sync || part == .all {
             guard (1...RevocationDelta.maximumPageLimit).contains(pageLimit) else {

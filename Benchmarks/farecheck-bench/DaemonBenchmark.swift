@@ -3,10 +3,12 @@ import ScannerSimulation
 import Daemon
 import FareCore
 import Foundation
+import Synchronization
 import Scanners
 import Signatures
 import TicketFormats
 import TrustStore
+import ValidationAPI
 
 /// `farecheck bench daemon`: the running daemon measured from outside, as a gate would see it.
 ///
@@ -19,6 +21,11 @@ struct DaemonBenchmark {
     var scans: Int
     var keys: Int
     var revocations: Int
+    /// Revoked tickets that a sync apply (another process, as `farecheck sync` would) writes into the daemon's
+    /// store while the scans run; 0 for none.
+    var duringSync: Int = 0
+    /// The anchor key that signs those pages.
+    var anchorKeyPath: String = "Keys/demo-anchor.key"
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -80,6 +87,16 @@ struct DaemonBenchmark {
                 barcode: .aztec)
         }
 
+        var pagesDirectory: String?
+        if duringSync > 0 {
+            let pages = directory + "/pages"
+            let written = try SyncBenchmark.writePages(
+                revocations: duringSync, pageLimit: RevocationDelta.maximumPageLimit,
+                signedBy: try SyncBenchmark.anchorKey(anchorKeyPath), into: pages)
+            printLine("  during the scans, sync applies \(duringSync) revocations in \(written.pages) signed pages")
+            pagesDirectory = pages
+        }
+
         let daemon = try BenchDaemon(directory: directory, storePath: storePath)
         defer { daemon.kill() }
         let scanner = daemon.scanner
@@ -92,7 +109,24 @@ struct DaemonBenchmark {
         guard await scanner.waitUntil(timeout: .seconds(10), { $0.isEnabled }) else {
             throw CommandFailure.exit("bench: the daemon never enabled the scanner")
         }
+        // The sync apply runs in a process of its own, into the daemon's store, while the scans go on.
+        let applying = Mutex<(started: ContinuousClock.Instant?, ended: ContinuousClock.Instant?, status: Int32?)>(
+            (nil, nil, nil))
+        if let pagesDirectory {
+            let arguments = [
+                "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report",
+                directory + "/apply-report.json",
+            ]
+            let thread = Thread {
+                applying.withLock { $0.started = .now }
+                let status = (try? SyncBenchmark.spawnSelf(arguments))?.0
+                applying.withLock { $0.ended = .now; $0.status = status }
+            }
+            thread.start()
+            try await Task.sleep(for: .milliseconds(500))
+        }
         var latencies: [Duration] = []
+        var duringApply: [Duration] = []
         var journalLatencies: [Int] = []
         latencies.reserveCapacity(scans)
         let warmUp = min(100, scans)
@@ -106,6 +140,9 @@ struct DaemonBenchmark {
             guard index >= warmUp else { continue }
             let sent = scanner.sendTimes[index]
             latencies.append(sent.duration(to: arrived))
+            if pagesDirectory != nil, applying.withLock({ $0.ended == nil }) {
+                duringApply.append(sent.duration(to: arrived))
+            }
             if let event = try? VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8)) {
                 journalLatencies.append(event.latencyMicros)
                 if index == warmUp, event.verdict != .valid {
@@ -132,6 +169,19 @@ struct DaemonBenchmark {
             "  of which scan arrival → journal written, inside the daemon: median \(percentile(journalLatencies, 0.5)) µs, "
                 + "p99 \(percentile(journalLatencies, 0.99)) µs; \(String(format: "%.0f", Double(scans) / Self.seconds(elapsed))) scans/s end to end"
         )
+        if pagesDirectory != nil {
+            while applying.withLock({ $0.ended == nil }) { try await Task.sleep(for: .milliseconds(100)) }
+            let run = applying.withLock { $0 }
+            duringApply.sort()
+            let took = run.started.flatMap { start in run.ended.map { start.duration(to: $0) } } ?? .zero
+            printLine(
+                "  sync apply of \(duringSync) revocations into the same store: \(Self.format(took)) "
+                    + "(status \(run.status.map(String.init) ?? "?")); \(duringApply.count) scans while it ran: "
+                    + (duringApply.isEmpty
+                        ? "none"
+                        : "median \(Self.format(percentile(duringApply, 0.5))), p99 \(Self.format(percentile(duringApply, 0.99))), "
+                            + "max \(Self.format(duringApply.last ?? .zero)) (goal: p99 under 10 ms)"))
+        }
         let (syncMedian, syncP99) = Self.fsyncCost(directory: directory)
         printLine(
             "  this disk's floor: one 4 KiB write + fdatasync takes median \(Self.format(syncMedian)), p99 \(Self.format(syncP99)) "

@@ -40,20 +40,39 @@ struct SyncBenchmark {
     // MARK: Applying a delta
 
     private func benchApply(directory: String) throws {
+        let anchorKey = try Self.anchorKey(anchorKeyPath)
+
+        let pagesDirectory = directory + "/pages"
+        let built = ContinuousClock.now
+        let (bytesOnTheWire, largestPage, pageCount) = try Self.writePages(
+            revocations: revocations, pageLimit: pageLimit, signedBy: anchorKey, into: pagesDirectory)
+        printLine(
+            "sync: a revocation delta of \(revocations) tickets in \(pageCount) signed pages of \(pageLimit) "
+                + "(\(bytesOnTheWire / (1 << 20)) MB on the wire, largest page \(largestPage / 1024) KB; "
+                + "built in \(DaemonBenchmark.format(built.duration(to: .now))))")
+        try applyAndReport(pagesDirectory: pagesDirectory, directory: directory)
+    }
+
+    /// The demo anchor's private key, which the bench's pages are signed with (validators pin its public key).
+    static func anchorKey(_ path: String) throws -> PrivateKey {
         let anchorKey: PrivateKey
         do {
-            anchorKey = try PrivateKey(pem: try String(contentsOfFile: anchorKeyPath, encoding: .utf8))
+            anchorKey = try PrivateKey(pem: try String(contentsOfFile: path, encoding: .utf8))
         } catch {
-            throw CommandFailure.exit("bench: cannot read the anchor key \(anchorKeyPath): \(error)")
+            throw CommandFailure.exit("bench: cannot read the anchor key \(path): \(error)")
         }
         guard TrustAnchor.id(of: anchorKey.publicKey) == DemoAnchor.id else {
-            throw CommandFailure.exit("bench: \(anchorKeyPath) is not the demo anchor's key, which the bench pins")
+            throw CommandFailure.exit("bench: \(path) is not the demo anchor's key, which the bench pins")
         }
+        return anchorKey
+    }
 
-        // The pages, signed as the server signs them: page 1 a full snapshot, the rest deltas from its next.
-        let pagesDirectory = directory + "/pages"
+    /// Writes `revocations` random revoked tickets as signed pages, as the server signs them: page 1 a full
+    /// snapshot, the rest deltas from its next. Returns the bytes in all, the largest page and the page count.
+    static func writePages(revocations: Int, pageLimit: Int, signedBy anchorKey: PrivateKey, into pagesDirectory: String)
+        throws -> (bytes: Int, largest: Int, pages: Int)
+    {
         try FileManager.default.createDirectory(atPath: pagesDirectory, withIntermediateDirectories: true)
-        let built = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
         let revokedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         var bytesOnTheWire = 0
@@ -77,11 +96,10 @@ struct SyncBenchmark {
             try Data(document).write(
                 to: URL(fileURLWithPath: pagesDirectory + String(format: "/page-%06d.json", page)))
         }
-        printLine(
-            "sync: a revocation delta of \(revocations) tickets in \(pageCount) signed pages of \(pageLimit) "
-                + "(\(bytesOnTheWire / (1 << 20)) MB on the wire, largest page \(largestPage / 1024) KB; "
-                + "built in \(DaemonBenchmark.format(built.duration(to: .now))))")
+        return (bytesOnTheWire, largestPage, pageCount)
+    }
 
+    private func applyAndReport(pagesDirectory: String, directory: String) throws {
         // The validator's store: the demo keys, so that the verifying thread's tickets are valid.
         let storePath = directory + "/validator.sqlite"
         do {
