@@ -35,7 +35,7 @@ struct SSBThroughputTests {
         let generate =
             "openssl genpkey -genparam -algorithm DSA -pkeyopt dsa_paramgen_bits:2048 -pkeyopt dsa_paramgen_q_bits:160 "
             + "-pkeyopt type:fips186_2 | openssl genpkey -paramfile /dev/stdin"
-        let key160 = try PrivateKey(pem: String(decoding: try Self.run(generate), as: UTF8.self))
+        let key160 = try PrivateKey(pem: String(decoding: try Throughput.shell(generate), as: UTF8.self))
         let signature160 = try key160.signature(for: signed, scheme: .dsa(.sha1, .raw))
         let payload160 = signed + signature160 + [UInt8](repeating: 0, count: 56 - signature160.count)
         var trust160 = TrustSnapshot()
@@ -45,13 +45,13 @@ struct SSBThroughputTests {
         let verifier160 = TicketVerifier(trust: trust160, clock: FixedClock(date("2022-07-01T10:00:00Z")))
         var best = (verdicts: 0.0, signatures: 0.0, verdicts160: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
-            best.verdicts = max(best.verdicts, Self.rate { (try? verifier.verify(payload))?.kind == .valid })
+            best.verdicts = max(best.verdicts, Throughput.rate(seconds: Self.seconds) { (try? verifier.verify(payload))?.kind == .valid })
             best.verdicts160 = max(
-                best.verdicts160, Self.rate { (try? verifier160.verify(payload160))?.kind == .valid })
+                best.verdicts160, Throughput.rate(seconds: Self.seconds) { (try? verifier160.verify(payload160))?.kind == .valid })
             best.signatures = max(
-                best.signatures, Self.rate { key.isValidSignature(signature, for: signed, scheme: .dsa(.sha224, .raw)) }
+                best.signatures, Throughput.rate(seconds: Self.seconds) { key.isValidSignature(signature, for: signed, scheme: .dsa(.sha224, .raw)) }
             )
-            best.openssl = max(best.openssl, try Self.opensslSpeed())
+            best.openssl = max(best.openssl, try Throughput.opensslVerifyRate("dsa2048", tag: "+F3:", seconds: Self.seconds))
         }
         print(
             String(
@@ -60,55 +60,5 @@ struct SSBThroughputTests {
                     + "verdicts %.1f %% (2048/224) and %.1f %% (2048/160) of openssl, signature check %.1f %%",
                 best.verdicts, best.signatures, best.verdicts160, best.openssl, best.verdicts / best.openssl * 100,
                 best.verdicts160 / best.openssl * 100, best.signatures / best.openssl * 100))
-    }
-
-    /// Calls per CPU second of this thread, the divisor `openssl speed` uses (user time).
-    static func rate(_ body: () -> Bool) -> Double {
-        var count = 0
-        var allTrue = true
-        let cpuStart = threadCPUSeconds()
-        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < end {
-            for _ in 0..<20 { allTrue = body() && allTrue }
-            count += 20
-        }
-        precondition(allTrue, "a check did not succeed")
-        return Double(count) / (threadCPUSeconds() - cpuStart)
-    }
-
-    static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    /// Verifications per second from `openssl speed -mr dsa2048` (field 4 of its `+F3:` line).
-    static func opensslSpeed() throws -> Double {
-        let output = try run("openssl speed -mr -seconds \(Int(seconds.rounded(.up))) dsa2048")
-        let line = try #require(
-            String(decoding: output, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("+F3:") })
-        let fields = line.split(separator: ":")
-        return try #require(fields.count > 4 ? Double(fields[4]) : nil)
-    }
-
-    /// The standard output of a shell command.
-    static func run(_ command: String) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        // A child inherits the spawning thread's signal mask, and the test runner's threads block most signals:
-        // `openssl speed` would then never see the SIGALRM that ends each measurement.
-        var unblock = sigset_t()
-        var previous = sigset_t()
-        sigfillset(&unblock)
-        pthread_sigmask(SIG_UNBLOCK, &unblock, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return output
     }
 }

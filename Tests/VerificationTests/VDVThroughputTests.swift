@@ -49,65 +49,21 @@ struct VDVThroughputTests {
         let cache = try #require(verifier.vdvCertificateCache)
         var best = (ours: 0.0, cold: 0.0, vrr: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
-            best.ours = max(best.ours, Self.rate { (try? verifier.verify(payload).kind) == .valid })
+            best.ours = max(best.ours, Throughput.rate(seconds: Self.seconds) { (try? verifier.verify(payload).kind) == .valid })
             // Cold: the issuer certificate recovered every time (an RSA-1536 operation more).
             best.cold = max(
                 best.cold,
-                Self.rate {
+                Throughput.rate(seconds: Self.seconds) {
                     cache.removeAll()
                     return (try? verifier.verify(payload).kind) == .valid
                 })
-            best.vrr = max(best.vrr, Self.rate { (try? vrrVerifier.verify(vrr).kind) == .valid })
-            best.openssl = max(best.openssl, try Self.opensslSpeed())
+            best.vrr = max(best.vrr, Throughput.rate(seconds: Self.seconds) { (try? vrrVerifier.verify(vrr).kind) == .valid })
+            best.openssl = max(best.openssl, try Throughput.opensslVerifyRate("rsa1024", tag: "+F2:", seconds: Self.seconds))
         }
         print(
             String(
                 format:
                     "VDV-KA payload → verdict: farecheck %.0f verdicts/s warm (e = 65537), openssl speed rsa1024 %.0f verify/s, %.1f %%; cold cache %.0f verdicts/s; VRR sample (e = 0x40000081) %.0f verdicts/s warm",
                 best.ours, best.openssl, best.ours / best.openssl * 100, best.cold, best.vrr))
-    }
-
-    /// Verdicts per CPU second of this thread, the divisor `openssl speed` uses by default (user time).
-    static func rate(_ body: () -> Bool) -> Double {
-        var count = 0
-        var allValid = true
-        let cpuStart = threadCPUSeconds()
-        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < end {
-            for _ in 0..<20 { allValid = body() && allValid }
-            count += 20
-        }
-        precondition(allValid, "a ticket did not verify")
-        return Double(count) / (threadCPUSeconds() - cpuStart)
-    }
-
-    static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    /// `openssl speed -mr rsa1024`: the `+F2:` line holds bits, sign/s and verify/s.
-    static func opensslSpeed() throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "speed", "-mr", "-seconds", "\(Int(seconds.rounded(.up)))", "rsa1024"]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        // A child inherits the spawning thread's signal mask, and the test runner's threads block most
-        // signals: `openssl speed` then never sees the SIGALRM that ends each measurement.
-        var unblock = sigset_t()
-        var previous = sigset_t()
-        sigfillset(&unblock)
-        pthread_sigmask(SIG_UNBLOCK, &unblock, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let line = try #require(
-            String(decoding: output, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("+F2:") })
-        let fields = line.split(separator: ":")
-        return try #require(fields.count > 4 ? Double(fields[4]) : nil)
     }
 }
