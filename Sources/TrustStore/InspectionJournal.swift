@@ -289,6 +289,7 @@ public final class InspectionJournal: Sendable {
                 try pool.close()
                 state.pool = nil
             }
+            reserve?.close()
         } catch {
             throw Self.classify(error, path: path)
         }

@@ -12,6 +12,10 @@ import Synchronization
 /// Each record is framed: magic `FCJR`, the body's length and CRC-32 (both little-endian `UInt32`), the body.
 /// Reading stops at the first frame that is incomplete or whose checksum fails: that is a write cut short by a
 /// crash, whose verdict was never shown (it is shown only after the sync returns).
+///
+/// One process owns the reserve at a time (an exclusive `flock`): the daemon, or a command run while no daemon
+/// is. Another process that opens the store (`farecheck sync` beside a running daemon) gets no reserve, so it
+/// never drains or clears records the owner is still writing.
 final class JournalReserve: Sendable {
     /// The reserve file.
     let path: String
@@ -26,6 +30,8 @@ final class JournalReserve: Sendable {
         var end: Int
         /// How many frames the file holds.
         var count: Int
+        /// Whether `close` ran.
+        var closed = false
     }
     private let state: Mutex<State>
 
@@ -41,6 +47,7 @@ final class JournalReserve: Sendable {
         let descriptor = try FileDescriptor.open(
             FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
         do {
+            guard flock(descriptor.rawValue, LOCK_EX | LOCK_NB) == 0 else { throw Errno(rawValue: errno) }
             let size = Int(try descriptor.seek(offset: 0, from: .end))
             var capacity = requested
             if size < requested {
@@ -99,8 +106,15 @@ final class JournalReserve: Sendable {
         }
     }
 
-    deinit {
-        state.withLock { try? $0.descriptor.close() }
+    deinit { close() }
+
+    /// Closes the file, which releases it for another process (a daemon started after a command).
+    func close() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            try? state.descriptor.close()
+        }
     }
 
     /// How many records wait in the reserve.
@@ -112,7 +126,7 @@ final class JournalReserve: Sendable {
     func write(_ body: [UInt8]) throws -> Bool {
         try state.withLock { state in
             let frameLength = Self.frameHeaderLength + body.count
-            guard state.end + frameLength <= state.capacity else { return false }
+            guard !state.closed, state.end + frameLength <= state.capacity else { return false }
             var frame = Self.magic
             frame.reserveCapacity(frameLength)
             Self.appendUInt32(UInt32(body.count), to: &frame)
