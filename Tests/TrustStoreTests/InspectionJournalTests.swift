@@ -133,6 +133,21 @@ struct JournalFileTests {
         #expect(try store.allInspections().map(\.id) == [record.id])
     }
 
+    @Test("one owner of the reserve: a second opener (a command beside the daemon) gets none until the first closes")
+    func reserveHasOneOwner() throws {
+        let paths = InspectionJournal.paths(besideStore: directory.path + "/s.sqlite")
+        let daemon = try InspectionJournal(path: paths.journal, reservePath: paths.reserve, reserveBytes: 65_536)
+        #expect(daemon.reserveAvailable)
+        let command = try InspectionJournal(path: paths.journal, reservePath: paths.reserve, reserveBytes: 65_536)
+        #expect(!command.reserveAvailable)
+        // Both write the journal itself.
+        #expect(command.append(InspectionRecord(
+            verdict: verdict(ticket: [3], at: 300), device: "cli", symbology: nil, payloadDigest: [3])) == .journaled)
+        try daemon.close()
+        try command.close()
+        #expect(try InspectionJournal(path: paths.journal, reservePath: paths.reserve).reserveAvailable)
+    }
+
     @Test("the reserve keeps framed records across reopening and drops a torn last frame")
     func reserveFrames() throws {
         let path = directory.path + "/r.reserve"
@@ -142,6 +157,7 @@ struct JournalFileTests {
             #expect(try reserve.write(Array("second".utf8)))
             // No room for a frame larger than what is left.
             #expect(try !reserve.write([UInt8](repeating: 1, count: 5000)))
+            reserve.close()
         }
         // A crash in the middle of a third write: its frame header is there, its body cut short.
         let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -152,6 +168,7 @@ struct JournalFileTests {
         #expect(try reopened.records().map { String(decoding: $0, as: UTF8.self) } == ["first", "second"])
         #expect(reopened.count == 2)
         try reopened.clear()
+        reopened.close()
         #expect(try JournalReserve(path: path, capacity: 4096).records().isEmpty)
     }
 }
