@@ -10,6 +10,13 @@ let package = Package(
     products: [
         .executable(name: "farecheck", targets: ["farecheck"]),
         .executable(name: "farecheck-server", targets: ["farecheck-server"]),
+        // The light libraries, for the fuzz package in Fuzz/ (which must not pull the server dependencies).
+        .library(name: "FareCore", targets: ["FareCore"]),
+        .library(name: "TicketFormats", targets: ["TicketFormats"]),
+        .library(name: "Signatures", targets: ["Signatures"]),
+        .library(name: "Verification", targets: ["Verification"]),
+        .library(name: "ValidationAPI", targets: ["ValidationAPI"]),
+        .library(name: "Scanners", targets: ["Scanners"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
