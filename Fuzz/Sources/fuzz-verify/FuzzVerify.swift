@@ -42,6 +42,9 @@ let verifier: TicketVerifier = {
     return TicketVerifier(trust: trust, clock: FixedClock(Date(timeIntervalSince1970: 1_610_366_400)))
 }()
 
+/// Whether to print each verdict (to check that the seeds reach the signature check and the policies).
+let printsVerdicts = ProcessInfo.processInfo.environment["FARECHECK_FUZZ_PRINT"] != nil
+
 /// A key file shipped with this target.
 func pem(_ name: String) -> String {
     let url = Bundle.module.url(forResource: name, withExtension: "pem", subdirectory: "Keys")!
@@ -52,8 +55,8 @@ func pem(_ name: String) -> String {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = fuzzInput(start, count)
-    if let verdict = try? verifier.verify(bytes) {
-        _ = verdict.kind
-    }
+    let verdict = try? verifier.verify(bytes)
+    // `FARECHECK_FUZZ_PRINT=1 fuzz-verify Corpora/fuzz-verify/*` shows what the seeds reach.
+    if printsVerdicts { print(verdict.map { "\($0.kind)" } ?? "verifier error") }
     return 0
 }
