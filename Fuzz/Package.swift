@@ -34,6 +34,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-hid-descriptor", ["Scanners"]),
     ("fuzz-hid-reports", ["Scanners"]),
     ("fuzz-wedge", ["Scanners"]),
+    ("fuzz-uevent", ["Scanners"]),
     ("fuzz-sync-json", ["ValidationAPI"]),
 ]
 

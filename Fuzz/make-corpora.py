@@ -225,6 +225,11 @@ def main():
         layout = 1 if "-de" in path.name else 0
         put("fuzz-wedge", path.stem, bytes([layout]) + data)
         put("fuzz-wedge", path.stem + "-aim", bytes([layout | 0x80]) + data[:24 * 40])
+    for path in sorted(recordings.glob("uevent-*.bin")):
+        put("fuzz-uevent", path.stem, path.read_bytes())
+    put("fuzz-uevent", "kernel-tty-add", b"add@/devices/pci0000:00/usb1/1-1/1-1:1.0/ttyACM0/tty/ttyACM0\0"
+        b"ACTION=add\0DEVPATH=/devices/pci0000:00/usb1/1-1/1-1:1.0/ttyACM0/tty/ttyACM0\0SUBSYSTEM=tty\0"
+        b"DEVNAME=ttyACM0\0SEQNUM=4242\0")
     sync_seeds()
     total = sum(p.stat().st_size for p in CORPORA.rglob("*") if p.is_file())
     print(f"corpora: {sum(1 for p in CORPORA.rglob('*') if p.is_file())} files, {total} bytes")
