@@ -196,8 +196,9 @@ let package = Package(
         .testTarget(
             name: "ScannersTests",
             dependencies: ["Scanners", "CLinuxShims"],
-            // Recorded HID report and input_event streams, read next to the sources (#filePath).
-            exclude: ["Recordings"],
+            // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
+            // read next to the sources (#filePath).
+            exclude: ["Recordings", "Resources"],
             swiftSettings: strict
         ),
         // What the test targets share: running the built binaries, scratch directories.

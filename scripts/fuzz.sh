@@ -63,8 +63,11 @@ run() {
     cov=$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' <<<"$done_line")
     ft=$(sed -n 's/.* ft: \([0-9]*\) .*/\1/p' <<<"$done_line")
     if [ "$status" -ne 0 ]; then
-        echo "fuzz: $target FAILED (exit $status); the end of $log:" >&2
-        tail -40 "$log" >&2
+        echo "fuzz: $target FAILED (exit $status); from $log:" >&2
+        # A Swift trap is reported twice: the runtime's backtrace (which names the failing line) comes first;
+        # an ASan report from inside the backtracer (memserver_read) may follow it and can be ignored.
+        grep -m1 -A16 -E "Swift runtime failure|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log" >&2 || true
+        tail -4 "$log" >&2
         ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null >&2 || true
         return 1
     fi
