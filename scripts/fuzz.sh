@@ -6,8 +6,8 @@
 #   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each
 #   scripts/fuzz.sh list             the target names
 #
-# Each run starts from the committed seeds in Fuzz/Corpora/TARGET and writes what it finds to a scratch folder
-# ($FUZZ_WORK, default .build-fuzz/), so the committed corpus never changes. It exits non-zero on a crash, a
+# Each run starts from the committed seeds in Fuzz/Corpora/TARGET plus what earlier runs found, kept in a scratch
+# folder ($FUZZ_WORK/TARGET/corpus, default .build-fuzz/), so the committed corpus never changes. It exits non-zero on a crash, a
 # leak, a timeout (10 s for one input) or running out of memory (2 GiB); the input that did it is kept as
 # $FUZZ_WORK/TARGET/crash-… (or leak-…, timeout-…, oom-…) and its path printed. Replay one with
 #   Fuzz/.build/debug/TARGET path/to/crash-…
@@ -46,8 +46,9 @@ build() {
 run() {
     local target=$1
     local out="$work/$target"
-    rm -rf "$out"
+    # The scratch corpus is kept, so repeated runs go on where the last one stopped; the findings are not.
     mkdir -p "$out/corpus"
+    rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out"/slow-unit-*
     local log="$out/fuzz.log"
     echo "fuzz: $target for $seconds s"
     local status=0
