@@ -11,6 +11,13 @@ let package = Package(
         .executable(name: "farecheck", targets: ["farecheck"]),
         .executable(name: "farecheck-server", targets: ["farecheck-server"]),
         .executable(name: "farecheck-bench", targets: ["farecheck-bench"]),
+        // The light libraries, for the fuzz package in Fuzz/ (which must not pull the server dependencies).
+        .library(name: "FareCore", targets: ["FareCore"]),
+        .library(name: "TicketFormats", targets: ["TicketFormats"]),
+        .library(name: "Signatures", targets: ["Signatures"]),
+        .library(name: "Verification", targets: ["Verification"]),
+        .library(name: "ValidationAPI", targets: ["ValidationAPI"]),
+        .library(name: "Scanners", targets: ["Scanners"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -197,8 +204,9 @@ let package = Package(
         .testTarget(
             name: "ScannersTests",
             dependencies: ["Scanners", "CLinuxShims", "ScannerSimulation"],
-            // Recorded HID report and input_event streams, read next to the sources (#filePath).
-            exclude: ["Recordings"],
+            // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
+            // read next to the sources (#filePath).
+            exclude: ["Recordings", "Resources"],
             swiftSettings: strict
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.

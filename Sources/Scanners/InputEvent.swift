@@ -76,7 +76,16 @@ public struct InputEvent: Sendable, Hashable {
     }
 
     /// The timestamp in microseconds since the epoch, exact, for measuring gaps between keys.
-    public var timestampMicroseconds: Int64 { seconds * 1_000_000 + microseconds }
+    ///
+    /// Exact for every time a clock gives; the fields come from a byte stream, so a time beyond ±292 000 years
+    /// (only in a corrupt or forged stream) saturates to `Int64.min` or `.max` rather than trapping.
+    public var timestampMicroseconds: Int64 {
+        let (scaled, scaleOverflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !scaleOverflow else { return seconds < 0 ? .min : .max }
+        let (sum, sumOverflow) = scaled.addingReportingOverflow(microseconds)
+        guard !sumOverflow else { return microseconds < 0 ? .min : .max }
+        return sum
+    }
 
     /// The timestamp as a `Date`.
     public var timestamp: Date {

@@ -77,7 +77,10 @@ public struct WedgeFramer: Sendable {
         }
         var outcomes: [Outcome] = []
         let now = event.timestampMicroseconds
-        if let lastKeyAt, now - lastKeyAt > timeoutMicroseconds, isScanInProgress {
+        // Saturating: the timestamps come from the stream, and two far-apart ones must not trap the reader.
+        if let lastKeyAt, Self.saturating(now.subtractingReportingOverflow(lastKeyAt)) > timeoutMicroseconds,
+            isScanInProgress
+        {
             if let outcome = finishIdleScan() { outcomes.append(outcome) }
         }
         lastKeyAt = now
@@ -133,7 +136,14 @@ public struct WedgeFramer: Sendable {
     /// microseconds; `nil` when nothing is being typed.
     public var idleDeadlineMicroseconds: Int64? {
         guard isScanInProgress, let lastKeyAt else { return nil }
-        return lastKeyAt + timeoutMicroseconds
+        return Self.saturating(lastKeyAt.addingReportingOverflow(timeoutMicroseconds))
+    }
+
+    /// The result of an `Int64` operation on stream timestamps, pinned to the nearest bound when it overflowed
+    /// (an overflowing result wrapped around, so its sign is the opposite of the true one).
+    private static func saturating(_ result: (partialValue: Int64, overflow: Bool)) -> Int64 {
+        guard result.overflow else { return result.partialValue }
+        return result.partialValue < 0 ? .max : .min
     }
 
     private mutating func set(_ flag: KeyboardModifiers, _ on: Bool) {

@@ -11,6 +11,17 @@ enum Recordings {
     }
 }
 
+/// Inputs that crashed a fuzz target (`Fuzz/`), kept in `Resources/fuzz-regressions/` and read next to the sources.
+enum FuzzRegressions {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Resources/fuzz-regressions")
+
+    /// The bytes of a saved input.
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
+    }
+}
+
 /// One report of a recorded HID stream: when it came (from the start of the recording) and its bytes.
 struct RecordedReport {
     var time: Date

@@ -12,10 +12,14 @@ private let fc1Ticket =
 /// Replays a recorded `input_event` stream through a framer in chunks of `chunk` bytes (a pipe may split
 /// records anywhere), then ends it as the transport does when the stream goes quiet.
 private func frame(_ name: String, with framer: WedgeFramer, chunk: Int = 4096) throws -> [WedgeFramer.Outcome] {
+    try frame(bytes: try Recordings.bytes(name), with: framer, chunk: chunk)
+}
+
+/// Replays `input_event` bytes through a framer, as `frame(_:with:chunk:)` does a recording.
+private func frame(bytes: [UInt8], with framer: WedgeFramer, chunk: Int = 4096) throws -> [WedgeFramer.Outcome] {
     var framer = framer
     var decoder = InputEventDecoder()
     var outcomes: [WedgeFramer.Outcome] = []
-    let bytes = try Recordings.bytes(name)
     var offset = 0
     while offset < bytes.count {
         let end = min(offset + chunk, bytes.count)
@@ -132,6 +136,20 @@ private func texts(_ outcomes: [WedgeFramer.Outcome]) -> [String] {
         }
         #expect(scan.payload == Array("AB".utf8))
         #expect(scan.symbology == .qr)
+    }
+
+    /// Found by `fuzz-wedge`: a record's seconds field times 10⁶ overflowed `Int64` and trapped the reader.
+    /// Keys at −9·10¹² s, +9·10¹² s (a gap past `Int64.max` µs) and `Int64.max` s are three scans, not a crash.
+    @Test func timestampsBeyondAnyClockAreFarApartKeysNotATrap() throws {
+        let bytes = try FuzzRegressions.bytes("wedge-timestamp-overflow.inputevents")
+        #expect(texts(try frame(bytes: bytes, with: WedgeFramer(layout: .us))) == ["a", "b", "c"])
+        #expect(InputEvent(seconds: .max, microseconds: 0, type: 1, code: 30, value: 1).timestampMicroseconds == .max)
+        #expect(InputEvent(seconds: .min, microseconds: 0, type: 1, code: 30, value: 1).timestampMicroseconds == .min)
+
+        // The input the fuzzer found (its selector byte and the partial record at its end removed): framed to the end without trapping.
+        let found = try FuzzRegressions.bytes("wedge-timestamp-overflow-fuzzer.inputevents")
+        let outcomes = try frame(bytes: found, with: WedgeFramer(layout: .us, stripsAIMIdentifier: true))
+        #expect(!outcomes.isEmpty)
     }
 
     @Test func inputEventRecordRoundTrips() {

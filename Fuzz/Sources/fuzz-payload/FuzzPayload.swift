@@ -1,0 +1,27 @@
+import Foundation
+import FuzzSupport
+import TicketFormats
+
+/// Fuzzes payload detection as the verifier runs it: recognise the format, unwrap the transport, then map
+/// the envelope to a ticket (what the verifier does after the signature check, here without one).
+@_cdecl("fuzz_payload_main")
+func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    runLibFuzzer(argc, argv, fuzz)
+}
+
+/// One input: decode it; errors are the expected outcome, crashes, traps and hangs are the findings.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+    let bytes = fuzzInput(start, count)
+    guard let recognised = try? PayloadDetector(inflateLimit: 64 * 1024).recognise(bytes) else { return 0 }
+    _ = recognised.format
+    switch recognised {
+    case .fc1(let message, _): _ = try? FC1.ticket(fromClaims: message.payload)
+    case .uic(let container): _ = try? UIC918_3.ticket(from: container)
+    case .ssb(let frame):
+        if let ticket = try? SSBTicket(frame: frame) {
+            _ = try? ERASSB.ticket(from: ticket, inspectedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        }
+    }
+    return 0
+}

@@ -1,0 +1,20 @@
+import FuzzSupport
+import ValidationAPI
+
+/// Fuzzes the sync client's JSON readers (`JSONReader` behind them): the signed document envelope and the
+/// revocation page, both read from server bytes before any signature is checked.
+@_cdecl("fuzz_sync_json_main")
+func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    runLibFuzzer(argc, argv, fuzz)
+}
+
+/// One input: decode it; errors are the expected outcome, crashes, traps and hangs are the findings.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+    let bytes = fuzzInput(start, count)
+    if let document = try? SignedDocument(jsonBytes: bytes) {
+        _ = try? RevocationDelta(wireBytes: document.payload)
+    }
+    _ = try? RevocationDelta(wireBytes: bytes)
+    return 0
+}

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Makes the seed corpora in Fuzz/Corpora/<target>/ from the test fixtures and from payloads made here.
+
+Run from anywhere: `python3 Fuzz/make-corpora.py` (needs the `openssl` CLI to sign the FC1 seeds with the
+keys in Fuzz/Keys). It rewrites every corpus folder, so a change here is a change of the committed seeds.
+Each seed is named after where it came from; inputs with a leading selector byte are described in the
+target's doc comment.
+"""
+import base64, hashlib, json, os, random, shutil, struct, subprocess, tempfile, zlib
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parent
+ROOT = FUZZ.parent
+CORPORA = FUZZ / "Corpora"
+TESTS = ROOT / "Tests"
+random.seed(9183)
+
+
+def put(target, name, data):
+    folder = CORPORA / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(bytes(data))
+
+
+# --- CBOR / COSE / FC1 ---------------------------------------------------------------------------------------
+
+def cbor_head(major, value):
+    if value < 24:
+        return bytes([major << 5 | value])
+    for code, width in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if value < 1 << (8 * width):
+            return bytes([major << 5 | code]) + value.to_bytes(width, "big")
+
+
+def cbor(item):
+    if isinstance(item, bool):
+        return bytes([0xF5 if item else 0xF4])
+    if isinstance(item, int):
+        return cbor_head(0, item) if item >= 0 else cbor_head(1, -1 - item)
+    if isinstance(item, bytes):
+        return cbor_head(2, len(item)) + item
+    if isinstance(item, str):
+        raw = item.encode()
+        return cbor_head(3, len(raw)) + raw
+    if isinstance(item, list):
+        return cbor_head(4, len(item)) + b"".join(cbor(x) for x in item)
+    if isinstance(item, dict):
+        return cbor_head(5, len(item)) + b"".join(cbor(k) + cbor(v) for k, v in item.items())
+    if isinstance(item, tuple) and item[0] == "tag":
+        return cbor_head(6, item[1]) + cbor(item[2])
+    raise TypeError(item)
+
+
+def openssl(*args, data=None):
+    return subprocess.run(["openssl", *args], input=data, capture_output=True, check=True).stdout
+
+
+def der_ecdsa_to_raw(der):
+    # SEQUENCE { INTEGER r, INTEGER s } -> r || s, 32 bytes each.
+    def integer(at):
+        assert der[at] == 0x02
+        length = der[at + 1]
+        value = der[at + 2:at + 2 + length]
+        return value.lstrip(b"\0").rjust(32, b"\0"), at + 2 + length
+    r, at = integer(2)
+    s, _ = integer(at)
+    return r + s
+
+
+def sign(key, algorithm, message):
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(message)
+        f.flush()
+        if algorithm == "EdDSA":
+            return openssl("pkeyutl", "-sign", "-rawin", "-inkey", str(key), "-in", f.name)
+        return der_ecdsa_to_raw(openssl("dgst", "-sha256", "-sign", str(key), f.name))
+
+
+def key_id(key):
+    spki = openssl("pkey", "-in", str(key), "-pubout", "-outform", "DER")
+    return hashlib.sha256(spki).digest()[:8]
+
+
+BASE45 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:"
+
+
+def base45(data):
+    out = []
+    for i in range(0, len(data) - 1, 2):
+        n = data[i] * 256 + data[i + 1]
+        out += [BASE45[n % 45], BASE45[n // 45 % 45], BASE45[n // 2025]]
+    if len(data) % 2:
+        out += [BASE45[data[-1] % 45], BASE45[data[-1] // 45]]
+    return "".join(out).encode()
+
+
+INSPECTION = 1_610_366_400  # the instant fuzz-verify judges at (2021-01-11T12:00:00Z)
+
+
+def fc1_seeds():
+    """(name, COSE bytes) of genuine FC1 tickets signed with the fuzz keys."""
+    seeds = []
+    keys = [(FUZZ / "Keys/fc1-fuzz-ed25519.key.pem", "EdDSA", -8), (FUZZ / "Keys/fc1-fuzz-es256.key.pem", "ES256", -7)]
+    tickets = [
+        ("day", b"\xc0\xff\xee", {"p": "day", "z": ["A", "B"], "c": "adult", "h": "ID ****1234"}, -3600, 82800),
+        ("revoked", b"\xde\xad", {"p": "day"}, -3600, 3600),
+        ("expired", b"\x01", {"p": "single", "n": 2}, -7200, -3600),
+        ("activated", b"\x02\x03", {"p": "single", "a": INSPECTION - 60, "d": 5400, "r": 1}, -600, 3600),
+    ]
+    for key, algorithm, alg_id in keys:
+        kid = key_id(key)
+        for name, ticket_id, body, start, end in tickets:
+            claims = cbor({1: "fuzz-transit", 4: INSPECTION + end, 5: INSPECTION + start, 6: INSPECTION - 7200,
+                           7: ticket_id, "tkt": body})
+            protected = cbor({1: alg_id, 4: kid})
+            signature = sign(key, algorithm, cbor(["Signature1", protected, b"", claims]))
+            seeds.append((f"{algorithm.lower()}-{name}", cbor(("tag", 18, [protected, {}, claims, signature]))))
+    return seeds
+
+
+# --- UIC 918.3 -----------------------------------------------------------------------------------------------
+
+def uic_files():
+    files = {}
+    for path in sorted(TESTS.glob("*/Resources/uic/*.bin")) + sorted(TESTS.glob("*/Resources/fcb/db/*.bin")):
+        files.setdefault(path.name, path.read_bytes())
+    return files
+
+
+def uic_inflated(container):
+    """Where the zlib stream of a #UT container starts (after the 4-digit length), and its inflated records."""
+    for start in range(14, min(len(container), 120)):
+        if container[start] == 0x78:
+            try:
+                return start, zlib.decompress(container[start:])
+            except zlib.error:
+                continue
+    return None
+
+
+def uic_records(data):
+    records, at = [], 0
+    while at + 12 <= len(data):
+        length = int(data[at + 8:at + 12])
+        records.append((data[at:at + 6].decode(), data[at + 6:at + 8].decode(), data[at + 12:at + length]))
+        at += length
+    return records
+
+
+def main():
+    if CORPORA.exists():
+        shutil.rmtree(CORPORA)
+    uic = uic_files()
+    ssb = {p.name: p.read_bytes() for p in sorted(TESTS.glob("*/Resources/ssb/*.bin"))}
+    fc1 = fc1_seeds()
+
+    # Whole payloads: detection and verification see every format and transport.
+    for target in ("fuzz-payload", "fuzz-verify"):
+        for name, data in uic.items():
+            put(target, "uic-" + name, data)
+        for name, data in ssb.items():
+            put(target, "ssb-" + name, data)
+            put(target, "ssb-base64-" + name, base64.b64encode(data))
+        for name, cose in fc1:
+            put(target, f"fc1-text-{name}", b"FC1:" + base45(zlib.compress(cose, 9)))
+            put(target, f"fc1-zlib-{name}", zlib.compress(cose, 9))
+            put(target, f"fc1-plain-{name}", cose)
+        put(target, "text-other-prefix", b"HC1:6BFOXN%TS3DH")
+
+    for name, cose in fc1:
+        put("fuzz-cose", name, cose)
+        put("fuzz-base45", name, base45(zlib.compress(cose, 9)))
+        put("fuzz-zlib", "fc1-" + name, zlib.compress(cose, 9))
+    put("fuzz-cose", "untagged", cbor([cbor({1: -7}), {4: b"k"}, b"\xa0", b"\0" * 64]))
+    put("fuzz-cose", "nested", cbor([[[[1, 2]]], {"a": {"b": ("tag", 1, 1_600_000_000)}}]))
+    put("fuzz-cose", "floats-simple", bytes.fromhex("83f93c00fb3ff199999999999af6"))
+    put("fuzz-cose", "indefinite", bytes.fromhex("9f5f42010243030405ff7f6161ff"))
+    for text in (b"", b"00", b"ABC", b"%69 VD92EX0", b"QED8WEX0", b"GGW"):
+        put("fuzz-base45", "text-" + (text.decode() or "empty").replace(" ", "_").replace("%", "pct"), text)
+    put("fuzz-zlib", "bomb", zlib.compress(b"\0" * 1_000_000, 9))
+    put("fuzz-zlib", "empty", zlib.compress(b""))
+    put("fuzz-zlib", "stored", zlib.compress(bytes(range(256)), 0))
+
+    for name, data in uic.items():
+        put("fuzz-uic-container", name, data)
+        inflated = uic_inflated(data)
+        if inflated is None:
+            continue
+        start, inflated = inflated
+        put("fuzz-zlib", "uic-" + name, data[start:])
+        put("fuzz-uic-records", "records-" + name, b"\0" + inflated)
+        for record_id, version, body in uic_records(inflated):
+            selector = {"U_HEAD": 1, "U_TLAY": 2, "0080BL": 3}.get(record_id)
+            if record_id == "U_FLEX":
+                selector = 4 if version in ("13", "01") else 5
+                fcb_version = {"13": 0, "01": 0, "02": 1, "03": 2}.get(version)
+                if fcb_version is not None:
+                    put("fuzz-fcb", f"{name}-{version}", bytes([fcb_version]) + body)
+            if selector:
+                put("fuzz-uic-records", f"{record_id}-{version}-{name}", bytes([selector]) + body)
+
+    for name, data in ssb.items():
+        put("fuzz-ssb", name, data)
+        put("fuzz-ssb", "base64-" + name, base64.b64encode(data))
+
+    # DOSIPAS: the decoder is being written; its corpus is ready for the target (see Fuzz/README.md).
+    for path in sorted(TESTS.glob("*/Resources/fcb/dosipas/*.bin")):
+        put("fuzz-dosipas", path.name, path.read_bytes())
+
+    ssi_seeds()
+    recordings = TESTS / "ScannersTests/Recordings"
+    put("fuzz-hid-descriptor", "hidpos-honeywell", (recordings / "hidpos-honeywell.hiddescriptor").read_bytes())
+    put("fuzz-hid-descriptor", "keyboard-boot", bytes.fromhex(
+        "05010906a101050719e029e71500250175019508810295017508810195057501050819012905910295017503910195067508"
+        "150025650507190029658100c0"))
+    put("fuzz-hid-descriptor", "numbered-vendor", bytes.fromhex(
+        "06008c0902a10185020912a1020612000a0100750895018102c0850409fe1500250175089540b102c0"))
+    for path in sorted(recordings.glob("*.hidreports")):
+        data = path.read_bytes()
+        selector = 2 if path.name.startswith("snapi") else (1 if path.name.startswith("newland") else 0)
+        put("fuzz-hid-reports", path.stem, bytes([selector]) + data)
+        put("fuzz-hid-reports", path.stem + "-head", bytes([selector]) + data[:400])
+    for path in sorted(recordings.glob("*.inputevents")):
+        data = path.read_bytes()
+        layout = 1 if "-de" in path.name else 0
+        put("fuzz-wedge", path.stem, bytes([layout]) + data)
+        put("fuzz-wedge", path.stem + "-aim", bytes([layout | 0x80]) + data[:24 * 40])
+    for path in sorted(recordings.glob("uevent-*.bin")):
+        put("fuzz-uevent", path.stem, path.read_bytes())
+    put("fuzz-uevent", "kernel-tty-add", b"add@/devices/pci0000:00/usb1/1-1/1-1:1.0/ttyACM0/tty/ttyACM0\0"
+        b"ACTION=add\0DEVPATH=/devices/pci0000:00/usb1/1-1/1-1:1.0/ttyACM0/tty/ttyACM0\0SUBSYSTEM=tty\0"
+        b"DEVNAME=ttyACM0\0SEQNUM=4242\0")
+    sync_seeds()
+    total = sum(p.stat().st_size for p in CORPORA.rglob("*") if p.is_file())
+    print(f"corpora: {sum(1 for p in CORPORA.rglob('*') if p.is_file())} files, {total} bytes")
+
+
+def ssi_frame(opcode, source, status, data):
+    body = bytes([4 + len(data), opcode, source, status]) + bytes(data)
+    checksum = (-sum(body)) & 0xFFFF
+    return body + checksum.to_bytes(2, "big")
+
+
+def ssi_seeds():
+    decode_data = ssi_frame(0xF3, 0x00, 0x00, bytes([0x2D]) + b"#UT01" + bytes(range(40)))
+    ack = ssi_frame(0xD0, 0x00, 0x00, b"")
+    nak = ssi_frame(0xD1, 0x00, 0x00, b"\x01")
+    multi = [ssi_frame(0xF3, 0x00, 0x02, bytes([0xF1]) + bytes(range(200))),
+             ssi_frame(0xF3, 0x00, 0x00, bytes([0xF1]) + bytes(range(30)))]
+    put("fuzz-ssi", "decode-data", decode_data)
+    put("fuzz-ssi", "ack", ack)
+
+    def chunked(stream, sizes):
+        out, at, i = b"", 0, 0
+        while at < len(stream):
+            n = sizes[i % len(sizes)]
+            out += bytes([n]) + stream[at:at + n]
+            at += n
+            i += 1
+        return out
+    put("fuzz-ssi", "stream-decode-data", chunked(decode_data, [255]))
+    put("fuzz-ssi", "stream-split", chunked(ack + decode_data + nak, [3, 7, 1, 64]))
+    put("fuzz-ssi", "stream-multipacket", chunked(multi[0] + multi[1], [32]))
+    put("fuzz-ssi", "stream-quiet", chunked(decode_data[:20], [20]) + b"\0" + chunked(ack, [6]))
+    put("fuzz-ssi", "stream-garbage", chunked(b"\xff\x00\x13" + decode_data, [9]))
+
+
+def sync_seeds():
+    delta = {
+        "from": 0, "next": 4, "full": True, "more": False,
+        "addedTickets": [
+            {"issuer": "fuzz-transit", "ticketID": "dead", "reason": "refunded", "revokedAt": "2026-11-22T08:30:00Z"},
+            {"issuer": "1080", "ticketID": "00a1b2", "reason": None, "revokedAt": "2026-11-22T08:30:00.250Z"}],
+        "removedTickets": [{"issuer": "80", "ticketID": "0102"}],
+        "addedKeys": [{"format": "uic", "issuer": "1080", "keyID": "2", "reason": "compromised",
+                       "revokedAt": "2026-11-22T09:00:00+01:00"}],
+        "removedKeys": [{"format": "fc1", "issuer": "fuzz-transit", "keyID": "0011223344556677"}],
+    }
+    page = json.dumps(delta).encode()
+    put("fuzz-sync-json", "revocation-page", page)
+    put("fuzz-sync-json", "revocation-page-escapes", json.dumps(
+        dict(delta, addedTickets=[{"issuer": "caf\u00e9 \"x\"\n\ud83d\ude8b", "ticketID": "DEAD",
+                                   "revokedAt": "2026-11-22T08:30:00Z", "extra": [1, {"a": [True, None]}]}]),
+        ensure_ascii=True).encode())
+    put("fuzz-sync-json", "revocation-page-empty",
+        b'{"from":7,"next":7,"full":false,"addedTickets":[],"removedTickets":[],"addedKeys":[],"removedKeys":[],'
+        b'"more":false}')
+    put("fuzz-sync-json", "revocation-page-numbers",
+        b'{"from":-0,"next":12345678901234,"full":true,"addedTickets":[],"removedTickets":[],"addedKeys":[],'
+        b'"removedKeys":[],"more":true,"x":1.5e-3}')
+    for name, payload in (("signed-revocation-page", page), ("signed-key-bundle", b'{"keys":[],"version":3}')):
+        document = {"anchor": "0011223344556677", "algorithm": "ES256",
+                    "payload": base64.b64encode(payload).decode(), "signature": base64.b64encode(bytes(64)).decode()}
+        put("fuzz-sync-json", name, json.dumps(document, indent=1).encode())
+    put("fuzz-sync-json", "signed-escaped-base64",
+        b'{"anchor":"a","algorithm":"ES256","payload":"e30\\u003d","signature":"AAAA\\/w=="}')
+
+
+if __name__ == "__main__":
+    main()
