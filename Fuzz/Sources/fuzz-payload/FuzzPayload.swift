@@ -22,6 +22,8 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         if let ticket = try? SSBTicket(frame: frame) {
             _ = try? ERASSB.ticket(from: ticket, inspectedAt: Date(timeIntervalSince1970: 1_800_000_000))
         }
+    case .dosipas(let barcode): _ = try? DOSIPAS.ticket(from: barcode, at: Date(timeIntervalSince1970: 1_800_000_000))
+    case .vdv(let barcode): _ = barcode.caReference
     }
     return 0
 }

@@ -15,7 +15,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = fuzzInput(start, count)
     _ = try? VDVBarcode(parsing: bytes)
     _ = try? VDVCertificate(parsing: bytes)
-    _ = try? VDVCertificate(parsingFile: bytes)
+    _ = try? VDVCertificateEnvelope(parsingFile: bytes)
     if let entitlement = try? VDVEntitlement(parsing: bytes) { _ = try? entitlement.ticket() }
     // The recovery with a fake digest: the header, trailer and lengths are what can go wrong with input.
     _ = try? ISO9796_2.recoverMessage(block: bytes, remainder: Array(bytes.prefix(8))) { _ in
