@@ -125,6 +125,21 @@ struct UICBenchmark {
         printLine(
             BenchCommand.line(
                 "DB v1 with U_FLEX", width: 26, rate: rate, reference: bare.map { ("openssl speed dsa1024", $0) }))
+        // Where a verdict's time goes, per step, on the same ticket.
+        let container = try UICContainer(parsing: payload)
+        let steps: [(String, () throws -> Void)] = [
+            ("container (header, inflate, records)", { _ = try UICContainer(parsing: payload) }),
+            ("mapping (U_HEAD, U_TLAY, U_FLEX → Ticket)", { _ = try UIC918_3.ticket(from: container) }),
+            ("FCB decode alone", { _ = try UICFlex.ticket(record: container.record(UICFlex.recordID)!) }),
+            ("U_TLAY decode alone", { _ = try UICLayout(record: container.record(UICLayout.recordID)!) }),
+        ]
+        for (name, step) in steps {
+            let started = ContinuousClock.now
+            for _ in 0..<5_000 { try step() }
+            let micros = Double(started.duration(to: .now).components.attoseconds) / 1e12 / 5_000
+                + Double(started.duration(to: .now).components.seconds) * 1e6 / 5_000
+            printLine("    \(name): \(String(format: "%.1f", micros)) µs")
+        }
     }
 
     private func benchImport() throws {
