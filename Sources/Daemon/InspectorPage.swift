@@ -80,7 +80,10 @@ enum InspectorPage {
           #warnings li { padding: .25rem .5rem; font-size: .85rem; }
           #meta { font-size: .8rem; }
         }
-        #layout summary { cursor: pointer; font-weight: 600; }
+        #layout summary, #all-fields summary { cursor: pointer; font-weight: 600; }
+        #all-fields-list { margin: .3rem 0 0; display: grid; grid-template-columns: max-content 1fr; gap: 0 .6rem;
+          font-size: .85rem; }
+        #all-fields-list dd { margin: 0; overflow-wrap: anywhere; }
         #layout pre {
           margin: .4rem 0 0; padding: .4rem; background: #fdfdf5; color: #111; border-radius: .3rem;
           font: 11px/1.25 "DejaVu Sans Mono", monospace; overflow-x: auto;
@@ -119,6 +122,7 @@ enum InspectorPage {
           <p id="holder-check" hidden></p>
           <dl id="facts" hidden></dl>
           <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
+          <details id="all-fields" hidden><summary>All fields</summary><dl id="all-fields-list"></dl></details>
           <ul id="warnings" aria-label="Warnings" hidden></ul>
           <p id="meta" hidden></p>
         </main>
@@ -196,6 +200,17 @@ enum InspectorPage {
             facts.append(term, detail);
           }
           facts.hidden = facts.childElementCount === 0;
+
+          const allFields = $("all-fields-list");
+          allFields.replaceChildren();
+          for (const detail of Array.isArray(event.details) ? event.details : []) {
+            const term = document.createElement("dt");
+            term.textContent = detail.label;
+            const value = document.createElement("dd");
+            value.textContent = detail.value;
+            allFields.append(term, value);
+          }
+          $("all-fields").hidden = allFields.childElementCount === 0;
 
           const layout = Array.isArray(event.layout) ? event.layout : [];
           $("layout-grid").textContent = layout.join("\n");

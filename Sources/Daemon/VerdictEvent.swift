@@ -37,6 +37,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var documents: [Document]?
     /// The printed layout (UIC U_TLAY) as text lines, as `verify --show-layout` draws it.
     public var layout: [String]?
+    /// Every field the format carries, in display order, as `verify` prints them (DOSIPAS: both signature
+    /// levels and the dynamic barcode's time; SSB: stations and class; VDV-KA: the entitlement's fields).
+    public var details: [Detail]?
     /// Warning codes, e.g. `seen-before`.
     public var warnings: [String]
     /// The warnings as sentences for the inspector, in the same order as `warnings`.
@@ -82,6 +85,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
                 Document(kind: $0.kind, summary: $0.summary, validFrom: $0.validFrom, validUntil: $0.validUntil)
             }
         self.layout = inspection.printedLayout
+        let details = ticket?.details ?? []
+        self.details = details.isEmpty ? nil : details.map { Detail(label: $0.label, value: $0.value) }
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
         self.inspector = inspection.inspector
@@ -114,6 +119,12 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
 }
 
 extension VerdictEvent {
+    /// One field of the ticket, as `verify` prints it.
+    public struct Detail: Sendable, Codable, Equatable {
+        public var label: String
+        public var value: String
+    }
+
     /// One travel document, as the page lists it.
     public struct Document: Sendable, Codable, Equatable {
         /// `openTicket`, `pass`, `reservation`, `customerCard`, …

@@ -170,6 +170,40 @@ struct InspectorPageBrowserTests {
         }
     }
 
+    @Test func aDOSIPASTicketShowsBothSignatureLevelsAndTheBarcodeTime() async throws {
+        let bench = try EndpointBench(loginRequired: false)
+        let dosipas = repositoryRoot + "/Tests/VerificationTests/Resources/dosipas"
+        let list = try UICKeyList.parse(
+            xml: Array(try Data(contentsOf: URL(fileURLWithPath: dosipas + "/uic-publickeys-2026-02.xml"))))
+        _ = try bench.store.importUICKeyList(list)
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: dosipas + "/cts-ticket.bin")))
+        let trust = StoreTrust(store: bench.store)
+        // Inside the ticket's window, but long after its dynamic barcode was made: a copy.
+        let verdict = try TicketVerifier(
+            keys: trust, revocations: trust, clock: FixedClock(try Date("2026-02-12T19:00:00Z", strategy: .iso8601))
+        ).verify(payload)
+        #expect(verdict.format == .uic9189)
+        bench.hub.publish(
+            VerdictEvent(
+                Inspection(
+                    source: "front-door", symbology: .aztec, payloadByteCount: payload.count, payloadDigest: [],
+                    verdict: verdict)
+            ).published)
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 360, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 360, height: 640)
+            try await browser.waitUntil(Self.verdictShown)
+            #expect(try await browser.evaluate("document.getElementById('all-fields').hidden") as? Bool == false)
+            let fields = try await browser.evaluate("document.getElementById('all-fields-list').textContent") as? String
+            for label in ["level 1 check", "level 2 check", "barcode generated", "security provider"] {
+                #expect(fields?.contains(label) == true, "the page does not show \(label)")
+            }
+            #expect(try await browser.evaluate(Self.fitsWithoutScrolling) as? Bool == true)
+            Self.keep(try await browser.screenshot(), as: "inspector-dosipas-360.png")
+            try await browser.quit()
+        }
+    }
+
     /// Keeps a screenshot for a person to look at when `FARECHECK_KEEP_SCREENSHOTS` names a directory.
     static func keep(_ png: Data, as name: String) {
         guard let directory = ProcessInfo.processInfo.environment["FARECHECK_KEEP_SCREENSHOTS"] else { return }
