@@ -206,12 +206,7 @@ extension TicketVerifier {
         let level1 = barcode.level1
         let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
         let keyID = String(level1.keyID ?? 0)
-        let key: TrustedKey?
-        do {
-            key = try keys.key(family: TicketFormat.uic9189.keyFamily, issuer: issuer, keyID: keyID)
-        } catch {
-            throw VerifierError(message: "the key directory failed", underlying: error)
-        }
+        let key = try trustedKey(family: TicketFormat.uic9189.keyFamily, issuer: issuer, keyID: keyID)
         var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: key, issuer: issuer, keyID: keyID)
         guard let signature = barcode.level1Signature else {
             report.level2 = Self.checkLevel2(barcode, keys: level2Keys)

@@ -20,12 +20,7 @@ extension TicketVerifier {
         }
         let keyID = String(keyNumber)
         let label = "\(issuer)/\(keyID)"
-        let key: TrustedKey?
-        do {
-            key = try keys.key(family: format.keyFamily, issuer: issuer, keyID: keyID)
-        } catch {
-            throw VerifierError(message: "the key directory failed", underlying: error)
-        }
+        let key = try trustedKey(family: format.keyFamily, issuer: issuer, keyID: keyID)
         guard let key else {
             return Verdict(
                 kind: .unknownKey,

@@ -150,12 +150,7 @@ public struct TicketVerifier: Sendable {
                 signature: .unsupported, format: format, keyID: kid, inspectedAt: now
             )
         }
-        let key: TrustedKey?
-        do {
-            key = try keys.key(family: format.keyFamily, issuer: nil, keyID: kid)
-        } catch {
-            throw VerifierError(message: "the key directory failed", underlying: error)
-        }
+        let key = try trustedKey(family: format.keyFamily, issuer: nil, keyID: kid)
         guard let key else {
             return Verdict(
                 kind: .unknownKey, reason: "No trusted key has id \(kid); the ticket cannot be checked.",
@@ -195,12 +190,7 @@ public struct TicketVerifier: Sendable {
         let issuer = UICKeyList.normalizedCode(container.issuerCode)
         let keyID = UICKeyList.normalizedCode(container.keyID)
         let label = "\(container.issuerCode)/\(container.keyID)"
-        let key: TrustedKey?
-        do {
-            key = try keys.key(family: format.keyFamily, issuer: issuer, keyID: keyID)
-        } catch {
-            throw VerifierError(message: "the key directory failed", underlying: error)
-        }
+        let key = try trustedKey(family: format.keyFamily, issuer: issuer, keyID: keyID)
         guard let key else {
             return Verdict(
                 kind: .unknownKey,
@@ -274,6 +264,16 @@ public struct TicketVerifier: Sendable {
             issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
             inspectedAt: context.now
         )
+    }
+
+    /// The key of `family` with `keyID` (of `issuer`, where given) from the key directory: every format's lookup
+    /// goes through here, so that a failing directory is always the one error the verifier throws.
+    func trustedKey(family: KeyFamily, issuer: String?, keyID: String) throws(VerifierError) -> TrustedKey? {
+        do {
+            return try keys.key(family: family, issuer: issuer, keyID: keyID)
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
     }
 
     /// Why `algorithm` cannot have been made with `key`, or `nil` when they fit.
