@@ -30,16 +30,7 @@ struct DBSampleTests {
     static func trust() throws -> TrustSnapshot {
         var snapshot = TrustSnapshot()
         for file in ["uic-publickeys-historic.xml", "uic-publickeys-2026-02.xml"] {
-            for entry in try UICKeyList.parse(xml: try bytes(file)).entries {
-                guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER),
-                    snapshot.key(family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID) == nil
-                else { continue }
-                snapshot.add(
-                    TrustedKey(
-                        family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                        algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey,
-                        notBefore: entry.validFrom, notAfter: entry.validUntil))
-            }
+            try snapshot.addUICKeyList(xml: try bytes(file))
         }
         return snapshot
     }

@@ -23,15 +23,7 @@ enum DOSIPASFixtures {
     static func trust() throws -> TrustSnapshot {
         var snapshot = TrustSnapshot()
         for file in ["uic-publickeys-2026-02.xml", "uic-publickeys-historic.xml"] {
-            let list = try UICKeyList.parse(xml: try bytes(file))
-            for entry in list.entries {
-                guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER) else { continue }
-                snapshot.add(
-                    TrustedKey(
-                        family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                        algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey,
-                        notBefore: entry.validFrom, notAfter: entry.validUntil))
-            }
+            try snapshot.addUICKeyList(xml: try bytes(file))
         }
         return snapshot
     }

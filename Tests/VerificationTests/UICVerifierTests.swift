@@ -20,16 +20,7 @@ enum UICFixtures {
     /// Trust as an inspector would hold it: the snapshot of the UIC key list plus the two certificates.
     static func trust() throws -> TrustSnapshot {
         var snapshot = TrustSnapshot()
-        let list = try UICKeyList.parse(xml: try bytes("uic-publickeys-snapshot.xml"))
-        for entry in list.entries {
-            guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER) else { continue }
-            snapshot.add(
-                TrustedKey(
-                    family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                    algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey, notBefore: entry.validFrom,
-                    notAfter: entry.validUntil
-                ))
-        }
+        try snapshot.addUICKeyList(xml: try bytes("uic-publickeys-snapshot.xml"))
         for (file, issuer, keyID) in [("0080-00007.pem", "80", "7"), ("1080-00002.pem", "1080", "2")] {
             let certificate = try X509Certificate(pem: String(decoding: try bytes(file), as: UTF8.self))
             snapshot.add(
