@@ -101,8 +101,8 @@ extension TicketVerifier {
         }
         func annotated(_ ticket: Ticket) -> Ticket {
             var ticket = ticket
-            ticket.details.append(("level 1 check", "\(report.level1)"))
-            ticket.details.append(("level 2 check", "\(report.level2)"))
+            let checks = (report.level1, report.level2)
+            ticket.appendDetails { [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")] }
             return ticket
         }
         let label = "\(issuer)/\(keyID)"
