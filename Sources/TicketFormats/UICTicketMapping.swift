@@ -174,24 +174,40 @@ extension UIC918_3 {
     /// The validity the printed layout states: the first layout text holding exactly two `DD.MM.YYYY` days
     /// (e.g. `Gültig vom 01.02.2025 bis 01.03.2025`), earlier first; `nil` when no text does.
     static func printedValidity(_ texts: [String]) -> (first: UICDay, last: UICDay)? {
-        for text in texts {
-            let bytes = Array(text.utf8)
-            var days: [UICDay] = []
-            var index = 0
-            while index + 10 <= bytes.count {
-                let candidate = bytes[index..<(index + 10)]
-                if candidate[index + 2] == UInt8(ascii: "."), candidate[index + 5] == UInt8(ascii: "."),
-                    let day = UICDay.dotted(String(decoding: candidate, as: UTF8.self))
-                {
-                    days.append(day)
-                    index += 10
-                } else {
-                    index += 1
-                }
-            }
+        for text in texts where text.utf8.count >= 20 {  // shorter texts cannot hold two days
+            let days =
+                text.utf8.withContiguousStorageIfAvailable(dottedDays)
+                ?? Array(text.utf8).withUnsafeBufferPointer(dottedDays)
             if days.count == 2 { return (min(days[0], days[1]), max(days[0], days[1])) }
         }
         return nil
+    }
+
+    /// Every `DD.MM.YYYY` day in `bytes`, read in place (this runs for every scan with U_FLEX and U_TLAY).
+    private static func dottedDays(_ bytes: UnsafeBufferPointer<UInt8>) -> [UICDay] {
+        func number(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in start..<(start + count) {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        var days: [UICDay] = []
+        var index = 0
+        while index + 10 <= bytes.count {
+            if bytes[index + 2] == UInt8(ascii: "."), bytes[index + 5] == UInt8(ascii: "."),
+                let day = number(index, 2), let month = number(index + 3, 2), let year = number(index + 6, 4),
+                let date = UICDay(year: year, month: month, day: day)
+            {
+                days.append(date)
+                index += 10
+            } else {
+                index += 1
+            }
+        }
+        return days
     }
 
     /// `first – last` in Berlin days, `?` for an open side.
