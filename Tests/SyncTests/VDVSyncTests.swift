@@ -1,7 +1,6 @@
 import Daemon
 import FareCore
 import Foundation
-import ScannerSimulation
 import Signatures
 import Sync
 import TestSupport
@@ -69,6 +68,14 @@ struct VDVSyncTests {
         #expect(listed.count == 2)
         #expect(listed.contains { $0["keyID"] as? String == "4555564456100106" && $0["root"] as? Bool == true })
         #expect(listed.contains { $0["keyID"] as? String == "4445564456110216" && $0["root"] as? Bool == false })
+        // Validators that predate VDV certificates parse every key's SPKI: a VDV key's is its RSA key, so they
+        // still apply the bundle (and ignore the certificate).
+        let bits = ["4555564456100106": 1984, "4445564456110216": 1536]
+        for key in listed {
+            let spki = try #require((key["spki"] as? String).flatMap { Data(base64Encoded: $0) })
+            let expected = try #require(bits[key["keyID"] as? String ?? ""])
+            #expect(try PublicKey(spkiDER: Array(spki)).kind == .rsa(bits: expected))
+        }
         try bench.server.admin(["keys", "publish", "--anchor-key", ReferenceServer.demoAnchorKey])
 
         // Into an empty store: the FC1 key and both certificates.
@@ -205,20 +212,10 @@ struct VDVSyncTests {
     func daemonPicksUpSyncedCertificates() async throws {
         let bench = try SyncBench()
         let payload = Array(try Data(contentsOf: URL(fileURLWithPath: Self.ticket)))
-        let scanner = try SimulatedSSIScanner()
-        defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(
-            config: try DaemonSyncTests().config(
-                bench, scanner: scanner.devicePath, sync: "interval = 1\nstale_after = 3600"))
-        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
-        #expect(await daemon.waitForSocketClients())
-        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
-        func scan() async throws -> VerdictEvent {
-            scanner.scan(payload)
-            let line = try #require(
-                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
-            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
-        }
+        let gate = try await DaemonSyncTests().startGate(bench, sync: "interval = 1\nstale_after = 3600")
+        defer { gate.scanner.stop() }
+        let daemon = gate.daemon
+        func scan() async throws -> VerdictEvent { try await gate.scan(payload) }
         var event = try await scan()
         #expect(event.verdict == .unknownKey && event.format == .vdvKA, "\(event.reason)")
 
