@@ -154,8 +154,9 @@ struct Keys: AsyncParsableCommand {
             } catch {
                 let hint =
                     root
-                    ? "" : " (add a root with `farecheck-server keys add --format vdv --root FILE`; a bare body needs "
-                        + "--trust-unsigned)"
+                    ? ""
+                    : " (add a root with `farecheck-server keys add --format vdv --root FILE`; a bare body "
+                        + "needs --trust-unsigned)"
                 throw ServerError(code: .invalidInput, message: "\(file): \(error.message)\(hint).", cause: error)
             }
             let spki: [UInt8]
@@ -234,7 +235,8 @@ struct Keys: AsyncParsableCommand {
             if let issuer {
                 issuers = [isVDV ? issuer.lowercased() : issuer]
             } else if isVDV {
-                issuers = try await store.issuerKeys().filter { $0.format == wireFormat && $0.keyID == keyID }.map(\.issuer)
+                issuers = try await store.issuerKeys().filter { $0.format == wireFormat && $0.keyID == keyID }
+                    .map(\.issuer)
             } else {
                 fail("--issuer is required for --format \(format).")
             }
@@ -244,10 +246,13 @@ struct Keys: AsyncParsableCommand {
                 if try await store.removeIssuerKey(reference) { removed.append(reference) }
             }
             guard !removed.isEmpty else {
-                fail("There is no \(wireFormat) key \(kid)\(issuer.map { " of \($0)" } ?? "") (see `farecheck-server keys list`).")
+                let of = issuer.map { " of \($0)" } ?? ""
+                fail("There is no \(wireFormat) key \(kid)\(of) (see `farecheck-server keys list`).")
             }
             for reference in removed {
-                say("removed \(reference.format) key \(reference.keyID) of \(reference.issuer); run `farecheck-server keys publish`")
+                say(
+                    "removed \(reference.format) key \(reference.keyID) of \(reference.issuer); "
+                        + "run `farecheck-server keys publish`")
             }
         }
     }

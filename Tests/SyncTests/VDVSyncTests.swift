@@ -27,7 +27,8 @@ struct VDVSyncTests {
     /// `farecheck verify` of the VRR ticket on 15 March 2023, when it is valid.
     func verdict(_ bench: SyncBench) throws -> [String: Any] {
         let run = try bench.validator.farecheck([
-            "verify", "--payload-file", Self.ticket, "--at", "2023-03-15T12:00:00Z", "--json", "--db", bench.validator.db,
+            "verify", "--payload-file", Self.ticket, "--at", "2023-03-15T12:00:00Z", "--json",
+            "--db", bench.validator.db,
         ])
         return try #require(run.jsonLines.first, "\(run.stderr)")
     }
@@ -42,7 +43,8 @@ struct VDVSyncTests {
         return rows
     }
 
-    @Test("root and sub-CA added on the server: the VRR ticket verifies valid after one sync, unknown-key once withdrawn")
+    @Test(
+        "root and sub-CA added on the server: the VRR ticket verifies valid after one sync, unknown-key once withdrawn")
     func certificatesThroughSync() async throws {
         let bench = try SyncBench()
         #expect(try verdict(bench)["verdict"] as? String == "unknown-key")
