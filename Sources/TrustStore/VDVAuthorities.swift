@@ -183,29 +183,38 @@ extension TrustStore {
 /// The VDV authorities for a long-running verifier (the daemon): held in memory, keys built, and loaded again
 /// when the store's VDV authorities changed (a sync round, `farecheck keys import --vdv`, `keys remove`).
 ///
-/// Each lookup reads one counter from the store (`TrustStore.vdvGeneration()`, an indexed read like those
-/// `StoreTrust` makes for every key); only when it moved are the authorities read and their keys built again.
-/// A store that fails to answer leaves the authorities last loaded in use.
+/// Whether they changed is a counter in the store (`TrustStore.vdvGeneration()`), read at most once per
+/// `recheckInterval`: a lookup is otherwise a read from memory (a store read would cost more than the rest of a
+/// warm VDV verification), and a change counts from the first scan after the interval. Only when the counter
+/// moved are the authorities read and their keys built again. A store that fails to answer fails the lookup
+/// (the verifier reports it), as `StoreTrust` does.
 public final class StoreVDVCertificates: VDVCertificateSource, Sendable {
     private struct Loaded: Sendable {
         var generation: Int64
         var certificates: VDVCertificateSet
+        var checkedAt: ContinuousClock.Instant
     }
 
     private let store: TrustStore
     private let loaded: Mutex<Loaded>
     private let onSkipped: @Sendable ([String]) -> Void
+    /// How long a loaded set is used before the store's counter is read again.
+    public let recheckInterval: Duration
 
     /// Loads the authorities now; `onSkipped` hears of rows that no longer parse, at every load.
     ///
     /// - Throws: `StoreError` when the store cannot be read.
-    public init(store: TrustStore, onSkipped: @escaping @Sendable ([String]) -> Void = { _ in }) throws(StoreError) {
+    public init(
+        store: TrustStore, recheckInterval: Duration = .seconds(1),
+        onSkipped: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) throws(StoreError) {
         self.store = store
+        self.recheckInterval = recheckInterval
         self.onSkipped = onSkipped
         let generation = try store.vdvGeneration()
         let set = try store.vdvCertificateSet()
         if !set.skipped.isEmpty { onSkipped(set.skipped) }
-        loaded = Mutex(Loaded(generation: generation, certificates: set.certificates))
+        loaded = Mutex(Loaded(generation: generation, certificates: set.certificates, checkedAt: .now))
     }
 
     /// How many authorities are loaded now.
@@ -217,15 +226,25 @@ public final class StoreVDVCertificates: VDVCertificateSource, Sendable {
 
     /// The authorities, loaded again first if the store's changed.
     private func current() throws -> VDVCertificateSet {
-        let generation = try store.vdvGeneration()
-        if let certificates = loaded.withLock({ $0.generation == generation ? $0.certificates : nil }) {
-            return certificates
+        let now = ContinuousClock.now
+        let interval = recheckInterval
+        if let fresh = loaded.withLock({ now - $0.checkedAt < interval ? $0.certificates : nil }) {
+            return fresh
         }
+        let generation = try store.vdvGeneration()
+        let unchanged = loaded.withLock { state -> VDVCertificateSet? in
+            guard state.generation == generation else { return nil }
+            state.checkedAt = now
+            return state.certificates
+        }
+        if let unchanged { return unchanged }
         // Read outside the lock; two scans racing here both load, and the newer generation stays.
         let set = try store.vdvCertificateSet()
         if !set.skipped.isEmpty { onSkipped(set.skipped) }
         loaded.withLock { state in
-            if generation >= state.generation { state = Loaded(generation: generation, certificates: set.certificates) }
+            if generation >= state.generation {
+                state = Loaded(generation: generation, certificates: set.certificates, checkedAt: now)
+            }
         }
         return set.certificates
     }

@@ -238,7 +238,8 @@ struct VDVSyncTests {
     func liveSource() throws {
         let bench = Workbench()
         let store = try TrustStore(path: bench.db)
-        let source = try StoreVDVCertificates(store: store)
+        // Read the store's counter at every lookup here; the daemon reads it at most once a second.
+        let source = try StoreVDVCertificates(store: store, recheckInterval: .zero)
         let root = try VDVCertificateImport.root(Array(try Data(contentsOf: URL(fileURLWithPath: Self.root))))
         #expect(try source.authority(root.reference) == nil)
         try store.applyKeyBundle(sequence: 1, keys: [], vdvAuthorities: [root])
