@@ -220,6 +220,10 @@ public final class StoreVDVCertificates: VDVCertificateSource, Sendable {
     /// How many authorities are loaded now.
     public var count: Int { loaded.withLock { $0.certificates.count } }
 
+    /// The authority whose holder reference is `reference`, from the set loaded last (reloaded first when the
+    /// store's changed since).
+    ///
+    /// - Throws: `StoreError` when the store cannot be read.
     public func authority(_ reference: VDVCAReference) throws -> VDVAuthority? {
         try current().authority(reference)
     }
