@@ -196,6 +196,19 @@ extension TicketVerifier {
                     code: VerdictWarning.barcodeFreshnessNotCheckedCode,
                     message: "The level-2 data states no generation time: check the barcode is live on the phone."))
         }
+        // What an inspector of a phone's barcode wants to see at once: both levels, and how old the barcode is.
+        if report.level2.isValid {
+            if let generated = freshness?.generatedAt {
+                let age = max(0, Int(now.timeIntervalSince(generated)))
+                result.reason =
+                    "The ticket is genuine and valid now: both signature levels are valid and the barcode was "
+                    + "generated " + String(age) + " s ago."
+            } else {
+                result.reason = "The ticket is genuine and valid now: both signature levels are valid."
+            }
+        } else {
+            result.reason = "The ticket is genuine and valid now: its level-1 signature is valid (it has no level 2)."
+        }
         return result
     }
 
