@@ -37,3 +37,20 @@ extension Array where Element == UInt8 {
         self = bytes
     }
 }
+
+extension String {
+    /// The text of `bytes` when they are valid UTF-8, else `nil`: `String(validating:as: UTF8.self)`, with
+    /// ASCII (nearly every field of a ticket) decoded directly. The standard library's validating initialiser
+    /// is generic over the encoding and looks up type metadata on every call, which made it the largest single
+    /// cost of reading a printed-layout record.
+    @inlinable
+    public init?(utf8Validating bytes: some Collection<UInt8>) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self = String(decoding: bytes, as: UTF8.self)
+        } else if let text = String(validating: bytes, as: UTF8.self) {
+            self = text
+        } else {
+            return nil
+        }
+    }
+}

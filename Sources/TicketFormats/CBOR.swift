@@ -1,3 +1,5 @@
+import FareCore
+
 /// A CBOR data item (RFC 8949), the subset that COSE and CWT use.
 ///
 /// Floats are kept as their bit pattern so that nothing from outside is interpreted more than needed.
@@ -194,7 +196,7 @@ public struct CBORDecoder {
         case 2: return .bytes(Array(try take(value)))
         case 3:
             let raw = try take(value)
-            guard let text = String(validating: raw, as: UTF8.self) else {
+            guard let text = String(utf8Validating: raw) else {
                 throw .malformed("CBOR text string at byte \(start) is not valid UTF-8")
             }
             return .text(text)

@@ -90,7 +90,7 @@ struct UICFieldCursor {
     /// Older issuers wrote their layouts in ISO 8859-1; reading those as UTF-8 would turn every umlaut
     /// into a replacement character, while Latin-1 maps each byte to exactly one character.
     static func text(_ bytes: some Collection<UInt8>) -> String {
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        if let text = String(utf8Validating: bytes) { return text }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 

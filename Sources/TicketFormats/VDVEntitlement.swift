@@ -363,7 +363,7 @@ public struct VDVTraveller: Sendable, Hashable {
 
     /// UTF-8 when the bytes are valid UTF-8, else Latin-1 (sources disagree; both appear in tickets).
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
-        if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
+        if let utf8 = String(utf8Validating: bytes) { return utf8 }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 }

@@ -1,3 +1,5 @@
+import FareCore
+
 /// Reads ASN.1 unaligned PER (X.691 UPER) from bytes: a bit cursor and the decoder of every type the UIC
 /// modules use.
 ///
@@ -82,7 +84,7 @@ public struct PERBitReader: Sendable {
             let start = position
             // SIZE is not PER-visible for UTF8String (it counts characters, not octets): always a determinant.
             let octets = try octets(count: try length(nil, unit: "octets"))
-            guard let text = String(validating: octets, as: UTF8.self) else {
+            guard let text = String(utf8Validating: octets) else {
                 throw PERFailure(bitOffset: start, reason: "the UTF8String is not valid UTF-8")
             }
             return .text(text)
