@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Verification", targets: ["Verification"]),
         .library(name: "ValidationAPI", targets: ["ValidationAPI"]),
         .library(name: "Scanners", targets: ["Scanners"]),
+        .library(name: "DaemonConfig", targets: ["DaemonConfig"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -100,11 +101,22 @@ let package = Package(
             dependencies: ["FareCore", "Signatures"],
             swiftSettings: strict
         ),
+        // The daemon's configuration: the model, its strict reading from TOML, and the files it names. Light (no
+        // server dependency), so `farecheck sync` reads `[sync]` without the daemon and the fuzz package reaches it.
+        .target(
+            name: "DaemonConfig",
+            dependencies: [
+                "FareCore", "Verification", "Scanners", "ValidationAPI",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict
+        ),
         // The validator's side of sync: the API client and the worker that reconciles the store.
         .target(
             name: "Sync",
             dependencies: [
                 "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
+                "DaemonConfig",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,10 +131,9 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
-                "ValidationAPI",
+                "ValidationAPI", "DaemonConfig",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -139,7 +150,7 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync", "ValidationAPI", "Issuing",
+                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -241,8 +252,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols",
-                "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
+                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
+                "Scanners", "Symbols", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -263,7 +274,8 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
-                "Verification", "Daemon", "Scanners", "farecheck", "farecheck-server", "ScannerSimulation",
+                "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
+                "ScannerSimulation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

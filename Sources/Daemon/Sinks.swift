@@ -1,3 +1,4 @@
+import DaemonConfig
 import Foundation
 import Logging
 import NIOCore

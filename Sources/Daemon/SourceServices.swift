@@ -1,3 +1,4 @@
+import DaemonConfig
 import FareCore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import Daemon
+import DaemonConfig
 import FareCore
 import Foundation
 import TestSupport
