@@ -1,10 +1,10 @@
 import FareCore
 import Foundation
 import Scanners
-import TOMLKit
 import Verification
 
-// Reading the configuration from TOML text: pure (no file is opened), so it can be tested and fuzzed on text.
+// Reading the configuration from TOML text (TOMLReader): pure, no file is opened, so it is tested and fuzzed on
+// text.
 
 extension DaemonConfiguration {
     /// Parses and checks configuration text; `file` names it in errors.
@@ -13,12 +13,9 @@ extension DaemonConfiguration {
     {
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(
-                file: file, key: nil, message: "\(error.description) (line \(error.source.begin.line))")
+            table = try TOMLReader.read(text)
         } catch {
-            throw ConfigurationError(file: file, key: nil, message: "\(error)")
+            throw ConfigurationError(file: file, key: nil, message: "\(error.message) (line \(error.line))")
         }
         var reader = TableReader(table: table, path: "", file: file)
         var configuration = DaemonConfiguration()
@@ -226,24 +223,29 @@ private struct TableReader {
 
     private mutating func value(_ key: String) -> TOMLValue? {
         used.insert(key)
-        return table[key]?.tomlValue
+        return table.entries[key]
     }
 
     mutating func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let value = value(key) else { return nil }
-        guard let text = value.string else { throw error(key, "must be a string (in quotes)") }
+        guard case .string(let text) = value else { throw error(key, "must be a string (in quotes)") }
         return text
     }
 
     mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
         guard let value = value(key) else { return nil }
-        guard let flag = value.bool else { throw error(key, "must be true or false") }
+        guard case .boolean(let flag) = value else { throw error(key, "must be true or false") }
         return flag
     }
 
     mutating func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
         guard let value = value(key) else { return nil }
-        guard let number = value.double ?? value.int.map(Double.init) else { throw error(key, "must be a number") }
+        let number: Double
+        switch value {
+        case .float(let float): number = float
+        case .integer(let integer): number = Double(integer)
+        default: throw error(key, "must be a number")
+        }
         guard range.contains(number) else {
             throw error(key, "must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound))")
         }
@@ -252,10 +254,12 @@ private struct TableReader {
 
     mutating func strings(_ key: String) throws(ConfigurationError) -> [String]? {
         guard let value = value(key) else { return nil }
-        guard let array = value.array else { throw error(key, "must be a list of strings, e.g. [\"a\", \"b\"]") }
+        guard case .array(let array) = value else {
+            throw error(key, "must be a list of strings, e.g. [\"a\", \"b\"]")
+        }
         var result: [String] = []
         for element in array {
-            guard let text = element.tomlValue.string else { throw error(key, "must hold only strings") }
+            guard case .string(let text) = element else { throw error(key, "must hold only strings") }
             result.append(text)
         }
         return result
@@ -263,18 +267,20 @@ private struct TableReader {
 
     mutating func table(_ key: String) throws(ConfigurationError) -> TableReader? {
         guard let value = value(key) else { return nil }
-        guard let table = value.table else { throw error(key, "must be a table ([\(qualified(key))])") }
+        guard case .table(let table) = value else { throw error(key, "must be a table ([\(qualified(key))])") }
         return TableReader(table: table, path: qualified(key), file: file)
     }
 
     /// An array of tables (`[[scanner]]`); a single `[scanner]` table is accepted as a list of one.
     mutating func tables(_ key: String) throws(ConfigurationError) -> [TableReader] {
         guard let value = value(key) else { return [] }
-        if let table = value.table { return [TableReader(table: table, path: qualified(key), file: file)] }
-        guard let array = value.array else { throw error(key, "must be an array of tables ([[\(qualified(key))]])") }
+        if case .table(let table) = value { return [TableReader(table: table, path: qualified(key), file: file)] }
+        guard case .array(let array) = value else {
+            throw error(key, "must be an array of tables ([[\(qualified(key))]])")
+        }
         var result: [TableReader] = []
         for (index, element) in array.enumerated() {
-            guard let table = element.tomlValue.table else { throw error(key, "must hold only tables") }
+            guard case .table(let table) = element else { throw error(key, "must hold only tables") }
             result.append(TableReader(table: table, path: "\(qualified(key))[\(index + 1)]", file: file))
         }
         return result
@@ -282,7 +288,7 @@ private struct TableReader {
 
     /// Refuses any key that was not read: almost always a typo.
     func finish() throws(ConfigurationError) {
-        for key in table.keys.sorted() where !used.contains(key) {
+        for key in table.entries.keys.sorted() where !used.contains(key) {
             throw error(key, "unknown key (check the spelling against Config/farecheck.toml)")
         }
     }
