@@ -53,6 +53,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
         ),
 
+        // Every system call goes through one function here: retried on EINTR, failures as swift-system's Errno.
+        .target(
+            name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         // Pure model: tickets, verdicts, clocks. No I/O.
         .target(name: "FareCore", swiftSettings: strict),
         // Payload decoders (FC1 COSE/CWT, ...). Pure.
@@ -80,7 +84,7 @@ let package = Package(
         // Images in, symbols out; symbols written for issuing.
         .target(
             name: "Symbols",
-            dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs"],
+            dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs", "SystemCalls"],
             swiftSettings: strict
         ),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
@@ -88,7 +92,7 @@ let package = Package(
         .target(
             name: "Scanners",
             dependencies: [
-                "FareCore", "CLinuxShims", "CLibUSB",
+                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
@@ -128,7 +132,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
-                "ValidationAPI", "DaemonConfig",
+                "ValidationAPI", "DaemonConfig", "SystemCalls",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -224,7 +228,7 @@ let package = Package(
         .target(
             name: "ScannerSimulation",
             dependencies: [
-                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom",
+                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ScannerSimulation",
@@ -274,7 +278,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
                 "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
-                "ScannerSimulation",
+                "ScannerSimulation", "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
