@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // HTTPTypes: the daemon's HTTP page names requests and responses with it (as Hummingbird does).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -136,6 +138,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -205,7 +208,13 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
-        .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore"], swiftSettings: strict),
+        .testTarget(
+            name: "TrustStoreTests",
+            dependencies: [
+                "TrustStore", "FareCore", "Signatures", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SymbolsTests",
             dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom"],
@@ -215,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "CLinuxShims", "ScannerSimulation"],
+            dependencies: ["Scanners", "FareCore", "ScannerSimulation"],
             // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
             // read next to the sources (#filePath).
             exclude: ["Recordings", "Resources"],
@@ -241,7 +250,6 @@ let package = Package(
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/farecheck-bench",
             swiftSettings: strict
@@ -254,7 +262,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
-                "Scanners", "Symbols", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
+                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -276,7 +284,7 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
+                "TestSupport", "Sync", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
                 "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
                 "ScannerSimulation", "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -286,7 +294,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "farecheck", "Symbols", "TicketFormats", "Scanners", "ScannerSimulation"],
+            dependencies: ["TestSupport", "farecheck", "Scanners", "ScannerSimulation"],
             swiftSettings: strict
         ),
     ],

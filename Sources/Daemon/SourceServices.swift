@@ -155,7 +155,7 @@ public struct HotplugService: Service {
             }
             return
         }
-        try? await cancelWhenGracefulShutdown { await signal.follow(monitor.events) }
+        await cancelWhenGracefulShutdown { await signal.follow(monitor.events) }
         await monitor.close()
     }
 }
