@@ -180,7 +180,9 @@ let package = Package(
         .executableTarget(
             name: "farecheck-server",
             dependencies: [
-                "ValidationServer", "ValidationAPI", "Signatures", "FareCore",
+                // TicketFormats and Verification: VDV CA certificates are read and checked as `farecheck keys
+                // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
+                "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

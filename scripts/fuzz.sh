@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh TARGET SECONDS   build (once) and fuzz one target, e.g. scripts/fuzz.sh fuzz-cose 120
 #   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each
 #   scripts/fuzz.sh list             the target names
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh fuzz-fcb 3600
+#                                    a campaign: stop after 10 million executions or an hour, whichever is first
 #
 # Each run starts from the committed seeds in Fuzz/Corpora/TARGET plus what earlier runs found, kept in a scratch
 # folder ($FUZZ_WORK/TARGET/corpus, default .build-fuzz/), so the committed corpus never changes. It exits non-zero on a crash, a
@@ -52,11 +54,13 @@ run() {
     local log="$out/fuzz.log"
     echo "fuzz: $target for $seconds s"
     local status=0
+    local started_at
+    started_at=$(date +%s)
     # Found inputs go to $out/corpus (first corpus dir); the committed seeds are only read.
     ASAN_OPTIONS=detect_leaks=1 \
         "$binaries/$target" "$out/corpus" "Fuzz/Corpora/$target" \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=2048 \
-        -artifact_prefix="$out/" -print_final_stats=1 >"$log" 2>&1 || status=$?
+        -artifact_prefix="$out/" -print_final_stats=1 ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} >"$log" 2>&1 || status=$?
     local done_line
     done_line=$(grep -E "^#[0-9]+[[:space:]]+DONE" "$log" | tail -1 || true)
     local execs cov ft
@@ -72,7 +76,8 @@ run() {
         ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null >&2 || true
         return 1
     fi
-    echo "fuzz: $target ok: ${execs:-?} executions, cov ${cov:-?}, ft ${ft:-?}"
+    local took=$(( $(date +%s) - started_at ))
+    echo "fuzz: $target ok: ${execs:-?} executions in $took s, cov ${cov:-?}, ft ${ft:-?}"
 }
 
 mkdir -p "$work"

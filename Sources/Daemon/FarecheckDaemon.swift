@@ -50,11 +50,13 @@ public struct FarecheckDaemon: Sendable {
         verification.clockSkew = configuration.clockSkew
         verification.acceptedPrefixes = configuration.prefixes
         verification.acceptedFormats = configuration.formats
-        // VDV certification authorities are few and costly to build a key for: loaded once, at start.
-        let vdv = try store.vdvCertificateSet()
-        for skipped in vdv.skipped { logger.warning("skipping unreadable \(skipped)") }
+        // VDV certification authorities are few and costly to build a key for: held in memory, and loaded again
+        // only when a sync round or the CLI changed them.
+        let vdv = try StoreVDVCertificates(store: store) { skipped in
+            for entry in skipped { logger.warning("skipping unreadable \(entry)") }
+        }
         let verifier = TicketVerifier(
-            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv.certificates)
+            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv)
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
             singleUseProducts: Set(configuration.singleUseProducts))

@@ -32,7 +32,21 @@ public struct Ticket: Sendable {
     /// Reactivation counter of a subscription coupon.
     public var reactivations: Int?
     /// Format-specific content for display, in order.
-    public var details: [(label: String, value: String)]
+    ///
+    /// Built when read, not when the ticket is decoded (see `init(…, deferredDetails:)`): a verdict never
+    /// reads it, and writing dozens of labelled strings costs more than deciding a verdict. Each read builds
+    /// the lines again, so a consumer reads it once; assigning it stores the lines given.
+    public var details: [(label: String, value: String)] {
+        get {
+            switch detailSource {
+            case .built(let lines): lines
+            case .deferred(let build): build()
+            }
+        }
+        set { detailSource = .built(newValue) }
+    }
+    /// Where `details` comes from.
+    private var detailSource: DetailSource
     /// The travel documents of a ticket that carries several (UIC FCB transport documents), in order; empty
     /// for formats with one validity. When a document states a window, the verdict follows the one chosen by
     /// `governingDocument(at:)`, and `validFrom`/`validUntil` span all of them.
@@ -61,9 +75,40 @@ public struct Ticket: Sendable {
         self.holder = holder
         self.activatedAt = activatedAt
         self.reactivations = reactivations
-        self.details = details
+        self.detailSource = .built(details)
         self.documents = documents
         self.disagreements = disagreements
+    }
+
+    /// A ticket whose `details` are built by `deferredDetails` when read; the other fields as in
+    /// `init(format:issuer:ticketID:…)`. `deferredDetails` must be pure: it may run any number of times.
+    public init(
+        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
+        passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
+        documents: [TicketDocument] = [], disagreements: [TicketDisagreement] = [],
+        deferredDetails: @escaping @Sendable () -> [(label: String, value: String)]
+    ) {
+        self.init(
+            format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+            issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
+            holder: holder, activatedAt: activatedAt, reactivations: reactivations, documents: documents,
+            disagreements: disagreements)
+        detailSource = .deferred(deferredDetails)
+    }
+
+    /// Adds lines after the existing `details`, built when read as well.
+    public mutating func appendDetails(_ more: @escaping @Sendable () -> [(label: String, value: String)]) {
+        switch detailSource {
+        case .built(let lines): detailSource = .deferred { lines + more() }
+        case .deferred(let build): detailSource = .deferred { build() + more() }
+        }
+    }
+
+    /// The lines of `details`, or what builds them.
+    private enum DetailSource: Sendable {
+        case built([(label: String, value: String)])
+        case deferred(@Sendable () -> [(label: String, value: String)])
     }
 
     /// The ticket id as lowercase hex, the form used in revocation lists and on screen.

@@ -5,6 +5,7 @@ import Signatures
 import TicketFormats
 import TrustStore
 import ValidationAPI
+import Verification
 
 /// What one sync round changed, for the log and for `farecheck sync`.
 public struct SyncReport: Sendable, Equatable, Codable {
@@ -114,7 +115,20 @@ public struct SyncRound: Sendable {
         }
         if bundle.sequence == held { return }
         var records: [KeyRecord] = []
+        var vdvEntries: [BundleKey] = []
         for key in bundle.keys {
+            if key.family == .vdv {
+                // Verified with the certificate, not the SPKI (see `vdvAuthorities(in:)`).
+                vdvEntries.append(key)
+                continue
+            }
+            guard let record = Self.storeRecord(of: key) else {
+                // A family a newer server distributes and this validator cannot use: no ticket it reads needs it.
+                logger.warning(
+                    "key bundle \(bundle.sequence): key \(key.keyID) of \(key.issuer) is of format \"\(key.format)\", which this validator does not use; skipped"
+                )
+                continue
+            }
             // A key that does not parse would fail every ticket it signed at verify time; refuse the bundle now.
             do {
                 _ = try PublicKey(spkiDER: key.spki)
@@ -125,18 +139,12 @@ public struct SyncRound: Sendable {
                         + "usable public key; the store is unchanged.",
                     cause: error)
             }
-            guard let record = Self.storeRecord(of: key) else {
-                // A family a newer server distributes and this validator cannot use: no ticket it reads needs it.
-                logger.warning(
-                    "key bundle \(bundle.sequence): key \(key.keyID) of \(key.issuer) is of format \"\(key.format)\", which this validator does not use; skipped"
-                )
-                continue
-            }
             records.append(record)
         }
+        let vdvAuthorities = try vdvAuthorities(in: vdvEntries, sequence: bundle.sequence)
         let counts: (added: Int, updated: Int, removed: Int)
         do {
-            counts = try store.applyKeyBundle(sequence: bundle.sequence, keys: records)
+            counts = try store.applyKeyBundle(sequence: bundle.sequence, keys: records, vdvAuthorities: vdvAuthorities)
         } catch  where error.code == .outOfSequence {
             throw SyncError(
                 code: .refused, message: "Key bundle \(bundle.sequence) refused: \(error.message).", cause: error)
@@ -150,6 +158,65 @@ public struct SyncRound: Sendable {
         report.keysRemoved = counts.removed
         let sequence = bundle.sequence
         logger.info("applied key bundle \(sequence): +\(counts.added) ~\(counts.updated) -\(counts.removed) keys")
+    }
+
+    /// The VDV CA certificates of a bundle, accepted as `farecheck keys import` accepts them: a `root` entry
+    /// must be a self-signed root (`--vdv-root`); any other must chain to a root this validator pinned itself
+    /// or the same bundle carries, a bare body being taken as vouched for by the bundle's signer (as
+    /// `--trust-unsigned` does). A certificate that does not parse, or a root that is none, refuses the bundle
+    /// (it is the server's error); a sub-CA with no root to chain to here, and an entry without a certificate
+    /// (from a server that predates them), are skipped with a warning.
+    private func vdvAuthorities(in entries: [BundleKey], sequence: Int64) throws(SyncError) -> [VDVAuthority] {
+        guard !entries.isEmpty else { return [] }
+        func refuse(_ entry: BundleKey, _ error: VDVImportError) -> SyncError {
+            SyncError(
+                code: .refused,
+                message: "Key bundle \(sequence) refused: VDV certificate \(entry.keyID) is not acceptable: "
+                    + "\(error.message); the store is unchanged.",
+                cause: error)
+        }
+        var roots: [VDVAuthority] = []
+        var subCAs: [(entry: BundleKey, certificate: [UInt8])] = []
+        for entry in entries {
+            guard let certificate = entry.certificate else {
+                logger.warning(
+                    "key bundle \(sequence): VDV key \(entry.keyID) comes without its certificate, which VDV-KA verification needs; skipped"
+                )
+                continue
+            }
+            if entry.root {
+                do {
+                    roots.append(try VDVCertificateImport.root(certificate))
+                } catch {
+                    throw refuse(entry, error)
+                }
+            } else {
+                subCAs.append((entry, certificate))
+            }
+        }
+        // Roots this validator pinned itself; roots an earlier bundle brought count only if this one has them.
+        let local: [VDVAuthority]
+        do {
+            local = try store.vdvAuthorities().filter { $0.source != TrustStore.syncSource }.compactMap {
+                guard let authority = try? $0.authority(), authority.isRoot else { return nil }
+                return authority
+            }
+        } catch {
+            throw SyncError(code: .store, message: "The store failed during sync: \(error.message)", cause: error)
+        }
+        var accepted = roots
+        for (entry, certificate) in subCAs {
+            do {
+                accepted.append(
+                    try VDVCertificateImport.subCA(
+                        certificate, underAnyOf: roots + local, trustUnsigned: true, rootlessIfUnsigned: false))
+            } catch {
+                logger.warning(
+                    "key bundle \(sequence): VDV certificate \(entry.keyID) (CA \(entry.issuer)) is not accepted here: \(error.message); skipped"
+                )
+            }
+        }
+        return accepted
     }
 
     // MARK: Revocations
@@ -206,7 +273,8 @@ public struct SyncRound: Sendable {
         guard let identity = storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID) else { return nil }
         return KeyRecord(
             family: identity.family, issuer: identity.issuer, keyID: identity.keyID, algorithm: key.algorithm,
-            spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource)
+            spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource,
+            versionType: key.versionType)
     }
 
     /// A key's identity as the store keeps it (see `storeRecord(of:)`); `nil` for an unknown family.

@@ -34,10 +34,13 @@ struct UICFieldCursor {
     }
 
     /// Consumes `count` bytes of the field `field`.
-    mutating func take(_ count: Int, _ field: String) throws(FormatError) -> ArraySlice<UInt8> {
+    ///
+    /// The field's name is an autoclosure, as in the other readers: it is only needed for a message, and
+    /// building a dozen names per record for every scan costs more than reading the record.
+    mutating func take(_ count: Int, _ field: @autoclosure () -> String) throws(FormatError) -> ArraySlice<UInt8> {
         guard count >= 0, count <= remaining else {
             throw .malformed(
-                "the \(subject) ends at byte \(base + bytes.count) in its \(field) at byte \(position), "
+                "the \(subject) ends at byte \(base + bytes.count) in its \(field()) at byte \(position), "
                     + "which needs \(count) bytes but has \(remaining)"
             )
         }
@@ -46,12 +49,12 @@ struct UICFieldCursor {
     }
 
     /// Consumes a field of `count` ASCII digits and returns its value.
-    mutating func number(_ count: Int, _ field: String) throws(FormatError) -> Int {
+    mutating func number(_ count: Int, _ field: @autoclosure () -> String) throws(FormatError) -> Int {
         let start = position
-        let raw = try take(count, field)
+        let raw = try take(count, field())
         guard let value = UICFieldCursor.asciiNumber(raw) else {
             throw .malformed(
-                "the \(field) of the \(subject) at byte \(start) is \(UICFieldCursor.describe(raw)), "
+                "the \(field()) of the \(subject) at byte \(start) is \(UICFieldCursor.describe(raw)), "
                     + "not \(count) digits"
             )
         }
@@ -59,8 +62,8 @@ struct UICFieldCursor {
     }
 
     /// Consumes a text field of `count` bytes (UTF-8, or Latin-1 where it is not UTF-8).
-    mutating func text(_ count: Int, _ field: String) throws(FormatError) -> String {
-        UICFieldCursor.text(try take(count, field))
+    mutating func text(_ count: Int, _ field: @autoclosure () -> String) throws(FormatError) -> String {
+        UICFieldCursor.text(try take(count, field()))
     }
 
     /// Skips `count` bytes.

@@ -62,14 +62,14 @@ public struct UICLayout: Sendable, Hashable {
         let count = try cursor.number(4, "number of fields")
         var fields: [Field] = []
         for index in 0..<count {
-            let subject = "field \(index + 1)"
-            let line = try cursor.number(2, "\(subject)'s line")
-            let column = try cursor.number(2, "\(subject)'s column")
-            let height = try cursor.number(2, "\(subject)'s height")
-            let width = try cursor.number(2, "\(subject)'s width")
-            let formatting = try cursor.number(1, "\(subject)'s formatting")
-            let length = try cursor.number(4, "\(subject)'s text length")
-            let text = try cursor.text(length, "\(subject)'s text")
+            func subject() -> String { "field \(index + 1)" }
+            let line = try cursor.number(2, "\(subject())'s line")
+            let column = try cursor.number(2, "\(subject())'s column")
+            let height = try cursor.number(2, "\(subject())'s height")
+            let width = try cursor.number(2, "\(subject())'s width")
+            let formatting = try cursor.number(1, "\(subject())'s formatting")
+            let length = try cursor.number(4, "\(subject())'s text length")
+            let text = try cursor.text(length, "\(subject())'s text")
             fields.append(
                 Field(line: line, column: column, height: height, width: width, formatting: formatting, text: text))
         }

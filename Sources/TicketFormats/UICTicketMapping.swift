@@ -10,7 +10,7 @@ extension UIC918_3 {
     ///   else from the earliest and latest days of the validity blocks; product `S001`; holder `S023`,
     ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID; passengers and category
     ///   from `S009` (`adults-BahnCards-type`) and `S012` (children).
-    /// - `details`: header, `U_HEAD`, the `0080BL` fields with labels, the layout's texts and every
+    /// - `details` (built when read): header, `U_HEAD`, the `0080BL` fields with labels, the layout's texts and every
     ///   record as `id version length`, in that order.
     ///
     /// - From `U_FLEX` (FCB v1.3, v2, v3), which decides where it and `0080BL` differ (each difference is
@@ -24,39 +24,15 @@ extension UIC918_3 {
     ///
     /// - Throws: `malformed` when a record that farecheck decodes is broken, naming its offset.
     public static func ticket(from container: UICContainer) throws(FormatError) -> Ticket {
-        var details: [(label: String, value: String)] = [
-            ("header version", container.version < 10 ? "0\(container.version)" : "\(container.version)"),
-            ("issuer code", container.issuerCode),
-            ("key id", container.keyID),
-            (
-                "signature field",
-                "\(container.signatureForm), \(container.signature.count) bytes in a "
-                    + "\(container.signatureFieldLength)-byte field"
-            ),
-        ]
-
-        let head = try decodeFirst(container, UICHead.recordID, into: &details, UICHead.init(record:))
-        if let head {
-            details.append(("ticket key", head.ticketKey))
-            details.append(("issued", issuedText(head.issuedAtText) + " (Europe/Berlin)"))
-            if head.issuerCode != container.issuerCode { details.append(("U_HEAD issuer code", head.issuerCode)) }
-            details.append(("language", "\(head.language) / \(head.additionalLanguage)"))
-        }
-
-        let bl = try decodeFirst(container, UIC0080BL.recordID, into: &details, UIC0080BL.init(record:))
+        let head = try decodeFirst(container, UICHead.recordID, UICHead.init(record:))
+        let bl = try decodeFirst(container, UIC0080BL.recordID, UIC0080BL.init(record:))
         var validFrom: Date?
         var validUntil: Date?
         var product: String?
         var holder: String?
         var passengers: Int?
         var category: String?
-        if let bl {
-            for (index, block) in bl.validityBlocks.enumerated() {
-                let serial = block.serial.isEmpty ? "" : ", serial \(block.serial)"
-                details.append(("validity block \(index + 1)", "\(block.firstDay) – \(block.lastDay)\(serial)"))
-            }
-            for field in bl.fields { details.append((field.label, field.value)) }
-
+        if let bl = bl.value {
             validFrom = (bl.validFromDay ?? bl.validityBlocks.map(\.firstDay).min())?.start
             validUntil = (bl.validUntilDay ?? bl.validityBlocks.map(\.lastDay).max())?.end
             product = nonEmpty(bl.value(1))
@@ -75,9 +51,8 @@ extension UIC918_3 {
         // U_FLEX (FCB) decides over 0080BL where both state something: it is the structured, newer content.
         var documents: [TicketDocument] = []
         var disagreements: [TicketDisagreement] = []
-        let flex = try decodeFirst(container, UICFlex.recordID, into: &details, UICFlex.ticket(record:))
-        if let flex {
-            details += flex.detailLines
+        let flex = try decodeFirst(container, UICFlex.recordID, UICFlex.ticket(record:))
+        if let flex = flex.value {
             documents = flex.ticketDocuments
             let flexFrom = flex.validFrom
             let flexUntil = flex.validUntil
@@ -109,30 +84,69 @@ extension UIC918_3 {
             }
         }
 
-        if let layout = try decodeFirst(container, UICLayout.recordID, into: &details, UICLayout.init(record:)) {
-            details.append(("layout", "\(layout.standard), \(layout.fields.count) fields (drawn by --show-layout)"))
-            details.append(("layout text", layout.texts.joined(separator: " | ")))
-            // The printed layout is what the passenger reads; where it states other days than FCB, FCB decides
-            // and the inspector is told.
-            if flex != nil, validFrom != nil || validUntil != nil, let printed = printedValidity(layout.texts),
-                printed.first != berlinDay(validFrom) || !sameEndDays(printed.last.end, validUntil)
-            {
-                disagreements.append(
-                    TicketDisagreement(
-                        subject: "validity", kept: "\(window(validFrom, validUntil)) (U_FLEX)",
-                        overruled: "\(printed.first) – \(printed.last) (U_TLAY)"))
-            }
+        let layout = try decodeFirst(container, UICLayout.recordID, UICLayout.init(record:))
+        // The printed layout is what the passenger reads; where it states other days than FCB, FCB decides and
+        // the inspector is told.
+        if flex.value != nil, validFrom != nil || validUntil != nil, let texts = layout.value?.texts,
+            let printed = printedValidity(texts),
+            printed.first != berlinDay(validFrom) || !sameEndDays(printed.last.end, validUntil)
+        {
+            disagreements.append(
+                TicketDisagreement(
+                    subject: "validity", kept: "\(window(validFrom, validUntil)) (U_FLEX)",
+                    overruled: "\(printed.first) – \(printed.last) (U_TLAY)"))
         }
-        details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
 
         // Without U_HEAD the FCB booking code is the ticket's id (revocations need one).
-        let ticketID = head?.ticketKeyBytes ?? flex?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
+        let ticketID = head.value?.ticketKeyBytes ?? flex.value?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
         return Ticket(
-            format: .uic9183, issuer: head?.issuerCode ?? container.issuerCode, ticketID: ticketID,
-            validFrom: validFrom, validUntil: validUntil, issuedAt: head?.issuedAt ?? flex?.issuing.issuedAt,
-            product: product, category: category, passengers: passengers, holder: holder, details: details,
-            documents: documents, disagreements: disagreements
+            format: .uic9183, issuer: head.value?.issuerCode ?? container.issuerCode, ticketID: ticketID,
+            validFrom: validFrom, validUntil: validUntil, issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
+            product: product, category: category, passengers: passengers, holder: holder, documents: documents,
+            disagreements: disagreements,
+            deferredDetails: { detailLines(container, head: head, bl: bl, flex: flex, layout: layout) }
         )
+    }
+
+    /// The `details` lines of a ticket, in display order (see `ticket(from:)`): built only when shown.
+    private static func detailLines(
+        _ container: UICContainer, head: Decoded<UICHead>, bl: Decoded<UIC0080BL>, flex: Decoded<FCBTicket>,
+        layout: Decoded<UICLayout>
+    ) -> [(label: String, value: String)] {
+        var details: [(label: String, value: String)] = [
+            ("header version", container.version < 10 ? "0\(container.version)" : "\(container.version)"),
+            ("issuer code", container.issuerCode),
+            ("key id", container.keyID),
+            (
+                "signature field",
+                "\(container.signatureForm), \(container.signature.count) bytes in a "
+                    + "\(container.signatureFieldLength)-byte field"
+            ),
+        ]
+        head.note.map { details.append($0) }
+        if let head = head.value {
+            details.append(("ticket key", head.ticketKey))
+            details.append(("issued", issuedText(head.issuedAtText) + " (Europe/Berlin)"))
+            if head.issuerCode != container.issuerCode { details.append(("U_HEAD issuer code", head.issuerCode)) }
+            details.append(("language", "\(head.language) / \(head.additionalLanguage)"))
+        }
+        bl.note.map { details.append($0) }
+        if let bl = bl.value {
+            for (index, block) in bl.validityBlocks.enumerated() {
+                let serial = block.serial.isEmpty ? "" : ", serial \(block.serial)"
+                details.append(("validity block \(index + 1)", "\(block.firstDay) – \(block.lastDay)\(serial)"))
+            }
+            for field in bl.fields { details.append((field.label, field.value)) }
+        }
+        flex.note.map { details.append($0) }
+        if let flex = flex.value { details += flex.detailLines }
+        layout.note.map { details.append($0) }
+        if let layout = layout.value {
+            details.append(("layout", "\(layout.standard), \(layout.fields.count) fields (drawn by --show-layout)"))
+            details.append(("layout text", layout.texts.joined(separator: " | ")))
+        }
+        details.append(("records", container.records.map(\.summary).joined(separator: ", ")))
+        return details
     }
 
     /// Whether two instants fall on the same Berlin day (or are both absent): 0080BL states days only.
@@ -160,24 +174,40 @@ extension UIC918_3 {
     /// The validity the printed layout states: the first layout text holding exactly two `DD.MM.YYYY` days
     /// (e.g. `Gültig vom 01.02.2025 bis 01.03.2025`), earlier first; `nil` when no text does.
     static func printedValidity(_ texts: [String]) -> (first: UICDay, last: UICDay)? {
-        for text in texts {
-            let bytes = Array(text.utf8)
-            var days: [UICDay] = []
-            var index = 0
-            while index + 10 <= bytes.count {
-                let candidate = bytes[index..<(index + 10)]
-                if candidate[index + 2] == UInt8(ascii: "."), candidate[index + 5] == UInt8(ascii: "."),
-                    let day = UICDay.dotted(String(decoding: candidate, as: UTF8.self))
-                {
-                    days.append(day)
-                    index += 10
-                } else {
-                    index += 1
-                }
-            }
+        for text in texts where text.utf8.count >= 20 {  // shorter texts cannot hold two days
+            let days =
+                text.utf8.withContiguousStorageIfAvailable(dottedDays)
+                ?? Array(text.utf8).withUnsafeBufferPointer(dottedDays)
             if days.count == 2 { return (min(days[0], days[1]), max(days[0], days[1])) }
         }
         return nil
+    }
+
+    /// Every `DD.MM.YYYY` day in `bytes`, read in place (this runs for every scan with U_FLEX and U_TLAY).
+    private static func dottedDays(_ bytes: UnsafeBufferPointer<UInt8>) -> [UICDay] {
+        func number(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in start..<(start + count) {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        var days: [UICDay] = []
+        var index = 0
+        while index + 10 <= bytes.count {
+            if bytes[index + 2] == UInt8(ascii: "."), bytes[index + 5] == UInt8(ascii: "."),
+                let day = number(index, 2), let month = number(index + 3, 2), let year = number(index + 6, 4),
+                let date = UICDay(year: year, month: month, day: day)
+            {
+                days.append(date)
+                index += 10
+            } else {
+                index += 1
+            }
+        }
+        return days
     }
 
     /// `first – last` in Berlin days, `?` for an open side.
@@ -187,19 +217,23 @@ extension UIC918_3 {
         return "\(first) – \(last)"
     }
 
-    /// Decodes the first record with `id`; `nil` when there is none or its version is not supported
-    /// (then noted in `details`, since an unknown version is no reason to reject the ticket).
-    private static func decodeFirst<Record>(
-        _ container: UICContainer, _ id: String, into details: inout [(label: String, value: String)],
-        _ decode: (UICRecord) throws(FormatError) -> Record
-    ) throws(FormatError) -> Record? {
-        guard let record = container.record(id) else { return nil }
+    /// A record as decoded for the mapping: its value, or the `details` line saying its version was not decoded.
+    private struct Decoded<Record: Sendable>: Sendable {
+        var value: Record?
+        var note: (label: String, value: String)?
+    }
+
+    /// Decodes the first record with `id`; no value when there is none or its version is not supported
+    /// (then a note for `details`, since an unknown version is no reason to reject the ticket).
+    private static func decodeFirst<Record: Sendable>(
+        _ container: UICContainer, _ id: String, _ decode: (UICRecord) throws(FormatError) -> Record
+    ) throws(FormatError) -> Decoded<Record> {
+        guard let record = container.record(id) else { return Decoded() }
         do {
-            return try decode(record)
+            return Decoded(value: try decode(record))
         } catch {
             guard error.code == .unsupported else { throw error }
-            details.append((id, "version \(record.version) not decoded"))
-            return nil
+            return Decoded(note: (id, "version \(record.version) not decoded"))
         }
     }
 

@@ -19,7 +19,7 @@ extension VDVEntitlement {
     /// - product: the Deutschland-Ticket family by name, else `product <number>`; holder: the name and
     ///   date of birth from `DB`; category, passengers and class from `DA`; zones: `<org>/<id>` for
     ///   plain tariff-point lists.
-    /// - `details`, in display order: product, entitlement number, holder, date of birth, gender,
+    /// - `details` (built when read), in display order: product, entitlement number, holder, date of birth, gender,
     ///   identification, class, passenger type, included travellers, price, area, organisations, sale,
     ///   SAM data, version.
     ///
@@ -31,22 +31,11 @@ extension VDVEntitlement {
         guard let until = validUntil.instant(.earlier) else {
             throw .malformed("the validity end (bytes 14–17, \(validUntil)) is not a date")
         }
-        // Built with explicit `description`s and `+`: this runs for every scan, and generic interpolation
-        // of CustomStringConvertible values costs more than the rest of the mapping.
-        var details: [(label: String, value: String)] = []
-        details.reserveCapacity(18)
         let productName = product.description
-        details.append(("product", productName + " (" + String(productNumber) + ")"))
-        details.append(("entitlement number", String(entitlementNumber)))
         var holder: String?
         if let traveller {
             let name = traveller.name?.description
             let birth = traveller.dateOfBirth?.description
-            if let name { details.append(("holder", name)) }
-            if let birth { details.append(("date of birth", birth)) }
-            if let gender = Self.genderText(traveller.gender) {
-                details.append(("gender", gender))
-            }
             switch (name, birth) {
             case (let name?, let birth?): holder = name + ", born " + birth
             case (let name?, nil): holder = name
@@ -56,10 +45,40 @@ extension VDVEntitlement {
         }
         if let identificationMedium {
             let medium = identificationMedium.description
-            details.append(("identification", medium))
             holder = holder.map { $0 + ", " + medium } ?? medium
         }
         var passengers: Int?
+        if let basicData, !basicData.includedTravellers.isEmpty {
+            passengers = 1 + basicData.includedTravellers.reduce(0) { $0 + $1.count }
+        }
+        let zones = area.flatMap { area in area.ids.map { ids in ids.map { "\(area.organisationID)/\($0)" } } }
+        let issuedAt = transaction.time.isZero ? nil : transaction.time.instant(.earlier)
+        return Ticket(
+            format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
+            validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
+            category: basicData?.category, passengers: passengers, holder: holder,
+            deferredDetails: { [self] in detailLines(productName: productName, sold: issuedAt != nil) }
+        )
+    }
+
+    /// The `details` lines, in display order (see `ticket()`).
+    private func detailLines(productName: String, sold: Bool) -> [(label: String, value: String)] {
+        // Built with explicit `description`s and `+`: generic interpolation of CustomStringConvertible values
+        // costs more than the rest of the mapping.
+        var details: [(label: String, value: String)] = []
+        details.reserveCapacity(18)
+        details.append(("product", productName + " (" + String(productNumber) + ")"))
+        details.append(("entitlement number", String(entitlementNumber)))
+        if let traveller {
+            if let name = traveller.name?.description { details.append(("holder", name)) }
+            if let birth = traveller.dateOfBirth?.description { details.append(("date of birth", birth)) }
+            if let gender = Self.genderText(traveller.gender) {
+                details.append(("gender", gender))
+            }
+        }
+        if let identificationMedium {
+            details.append(("identification", identificationMedium.description))
+        }
         if let basicData {
             details.append(("class", basicData.serviceClass.description))
             if basicData.passengerType != 0 {
@@ -72,22 +91,18 @@ extension VDVEntitlement {
                         basicData.includedTravellers.map { "\($0.count) × type \($0.passengerType)" }
                             .joined(separator: ", ")
                     ))
-                passengers = 1 + basicData.includedTravellers.reduce(0) { $0 + $1.count }
             }
             if basicData.priceCents != 0 {
                 let cents = basicData.priceCents % 100
                 details.append(("price", "\(basicData.priceCents / 100).\(cents < 10 ? "0" : "")\(cents) EUR"))
             }
         }
-        var zones: [String]?
         if let area {
             details.append(("area", area.description))
-            zones = area.ids.map { ids in ids.map { "\(area.organisationID)/\($0)" } }
         }
         details.append(("sold by (KVP organisation)", String(kvpOrganisationID)))
         details.append(("product owner (PV organisation)", String(pvOrganisationID)))
-        let issuedAt = transaction.time.isZero ? nil : transaction.time.instant(.earlier)
-        if issuedAt != nil {
+        if sold {
             details.append(("sold", transaction.time.description + " (Europe/Berlin)"))
         }
         details.append(
@@ -97,11 +112,7 @@ extension VDVEntitlement {
             ))
         details.append(("SAM", "\(issue.samID), sequence \(issue.samSequenceNumber1)/\(issue.samSequenceNumber2)"))
         details.append(("VDV version", version.hexString))
-        return Ticket(
-            format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
-            validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
-            category: basicData?.category, passengers: passengers, holder: holder, details: details
-        )
+        return details
     }
 
     private static func genderText(_ gender: Int) -> String? {

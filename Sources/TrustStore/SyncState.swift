@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import GRDBSQLite
+import Verification
 
 /// Where this validator stands with the validation API: what it holds, and when it last heard from it.
 public struct SyncState: Sendable, Equatable {
@@ -58,12 +59,15 @@ extension TrustStore {
         }
     }
 
-    /// Applies a verified key bundle in one transaction: its keys replace the keys an earlier bundle brought
-    /// (keys added locally stay). Refused, with nothing changed, when `sequence` is lower than the one held.
+    /// Applies a verified key bundle in one transaction: its keys and VDV authorities replace those an earlier
+    /// bundle brought (keys added locally stay; a VDV authority imported locally is neither replaced nor
+    /// removed by a bundle naming the same CHR). Refused, with nothing changed, when `sequence` is lower than
+    /// the one held.
     @discardableResult
-    public func applyKeyBundle(sequence: Int64, keys: [KeyRecord]) throws(StoreError) -> (
-        added: Int, updated: Int, removed: Int
-    ) {
+    public func applyKeyBundle(
+        sequence: Int64, keys: [KeyRecord], vdvAuthorities: [VDVAuthority] = []
+    ) throws(StoreError) -> (added: Int, updated: Int, removed: Int) {
+        let vdvRecords = vdvAuthorities.map { VDVAuthorityRecord($0, source: Self.syncSource) }
         let path = self.path
         return try write { db in
             let held = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'key_bundle_sequence'")
@@ -87,9 +91,10 @@ extension TrustStore {
                 try stale.delete(db)
                 removed += 1
             }
+            let vdv = try Self.replaceSyncedVDVAuthorities(with: vdvRecords, in: db)
             try Self.setMeta(db, "key_bundle_sequence", String(sequence))
             try Self.trustChanged(db)
-            return (added, updated, removed)
+            return (added + vdv.added, updated + vdv.updated, removed + vdv.removed)
         }
     }
 

@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import Signatures
+import Synchronization
 import TicketFormats
 import Verification
 
@@ -94,7 +95,49 @@ extension TrustStore {
         let record = VDVAuthorityRecord(authority, source: source)
         try write { db in
             try record.save(db)
+            try Self.vdvAuthoritiesChanged(db)
             try Self.trustChanged(db)
+        }
+    }
+
+    /// Inside a bundle's transaction: the synced authorities (source `sync`) become `records`; an authority
+    /// imported locally with the same CHR stays as it is, and is not counted.
+    static func replaceSyncedVDVAuthorities(
+        with records: [VDVAuthorityRecord], in db: Database
+    ) throws -> (added: Int, updated: Int, removed: Int) {
+        let held = try VDVAuthorityRecord.fetchAll(db)
+        let local = Set(held.filter { $0.source != syncSource }.map(\.reference))
+        let synced = Set(held.filter { $0.source == syncSource }.map(\.reference))
+        var added = 0
+        var updated = 0
+        var kept = Set<String>()
+        for record in records where !local.contains(record.reference) {
+            if synced.contains(record.reference) { updated += 1 } else { added += 1 }
+            try record.save(db)
+            kept.insert(record.reference)
+        }
+        let stale = synced.subtracting(kept)
+        for reference in stale {
+            try VDVAuthorityRecord.deleteOne(db, key: ["reference": reference])
+        }
+        if !records.isEmpty || !stale.isEmpty { try vdvAuthoritiesChanged(db) }
+        return (added, updated, stale.count)
+    }
+
+    /// Counts a change of the VDV authorities, inside the writing transaction: `StoreVDVCertificates` reloads
+    /// when the count moved (a counter, not a time, so that two changes in one millisecond are both seen).
+    static func vdvAuthoritiesChanged(_ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO meta(name, value) VALUES ('vdv_generation', '1') "
+                + "ON CONFLICT(name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+    }
+
+    /// How many times the VDV authorities changed (0 before the first change).
+    public func vdvGeneration() throws(StoreError) -> Int64 {
+        try read { db in
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT value FROM meta WHERE name = 'vdv_generation'")
+            ).flatMap { Int64($0) } ?? 0
         }
     }
 
@@ -108,7 +151,10 @@ extension TrustStore {
     public func removeVDVAuthority(_ reference: String) throws(StoreError) -> Bool {
         try write { db in
             let removed = try VDVAuthorityRecord.deleteOne(db, key: ["reference": reference.lowercased()])
-            if removed { try Self.trustChanged(db) }
+            if removed {
+                try Self.vdvAuthoritiesChanged(db)
+                try Self.trustChanged(db)
+            }
             return removed
         }
     }
@@ -131,5 +177,79 @@ extension TrustStore {
             }
         }
         return (set, skipped)
+    }
+}
+
+/// The VDV authorities for a long-running verifier (the daemon): held in memory, keys built, and loaded again
+/// when the store's VDV authorities changed (a sync round, `farecheck keys import --vdv`, `keys remove`).
+///
+/// Whether they changed is a counter in the store (`TrustStore.vdvGeneration()`), read at most once per
+/// `recheckInterval`: a lookup is otherwise a read from memory (a store read would cost more than the rest of a
+/// warm VDV verification), and a change counts from the first scan after the interval. Only when the counter
+/// moved are the authorities read and their keys built again. A store that fails to answer fails the lookup
+/// (the verifier reports it), as `StoreTrust` does.
+public final class StoreVDVCertificates: VDVCertificateSource, Sendable {
+    private struct Loaded: Sendable {
+        var generation: Int64
+        var certificates: VDVCertificateSet
+        var checkedAt: ContinuousClock.Instant
+    }
+
+    private let store: TrustStore
+    private let loaded: Mutex<Loaded>
+    private let onSkipped: @Sendable ([String]) -> Void
+    /// How long a loaded set is used before the store's counter is read again.
+    public let recheckInterval: Duration
+
+    /// Loads the authorities now; `onSkipped` hears of rows that no longer parse, at every load.
+    ///
+    /// - Throws: `StoreError` when the store cannot be read.
+    public init(
+        store: TrustStore, recheckInterval: Duration = .seconds(1),
+        onSkipped: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) throws(StoreError) {
+        self.store = store
+        self.recheckInterval = recheckInterval
+        self.onSkipped = onSkipped
+        let generation = try store.vdvGeneration()
+        let set = try store.vdvCertificateSet()
+        if !set.skipped.isEmpty { onSkipped(set.skipped) }
+        loaded = Mutex(Loaded(generation: generation, certificates: set.certificates, checkedAt: .now))
+    }
+
+    /// How many authorities are loaded now.
+    public var count: Int { loaded.withLock { $0.certificates.count } }
+
+    /// The authority whose holder reference is `reference`, from the set loaded last (reloaded first when the
+    /// store's changed since).
+    ///
+    /// - Throws: `StoreError` when the store cannot be read.
+    public func authority(_ reference: VDVCAReference) throws -> VDVAuthority? {
+        try current().authority(reference)
+    }
+
+    /// The authorities, loaded again first if the store's changed.
+    private func current() throws -> VDVCertificateSet {
+        let now = ContinuousClock.now
+        let interval = recheckInterval
+        if let fresh = loaded.withLock({ now - $0.checkedAt < interval ? $0.certificates : nil }) {
+            return fresh
+        }
+        let generation = try store.vdvGeneration()
+        let unchanged = loaded.withLock { state -> VDVCertificateSet? in
+            guard state.generation == generation else { return nil }
+            state.checkedAt = now
+            return state.certificates
+        }
+        if let unchanged { return unchanged }
+        // Read outside the lock; two scans racing here both load, and the newer generation stays.
+        let set = try store.vdvCertificateSet()
+        if !set.skipped.isEmpty { onSkipped(set.skipped) }
+        loaded.withLock { state in
+            if generation >= state.generation {
+                state = Loaded(generation: generation, certificates: set.certificates, checkedAt: now)
+            }
+        }
+        return set.certificates
     }
 }

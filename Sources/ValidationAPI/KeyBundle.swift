@@ -47,26 +47,42 @@ public struct KeyBundle: Sendable, Equatable, Codable {
 }
 
 /// One issuer key in a `KeyBundle`.
+///
+/// Fields added after the first release (`versionType`, `certificate`, `root`) are optional on the wire and
+/// left out when absent, so a bundle without them reads as before, and validators that predate them ignore them.
 public struct BundleKey: Sendable, Equatable, Codable {
-    /// The ticket format the key signs: `fc1` or `uic` (UIC 918.3).
+    /// The ticket format the key signs: `fc1`, `uic` (UIC 918.3, UIC 918.9 DOSIPAS, ERA SSB) or `vdv` (VDV-KA).
     public var format: String
-    /// The issuer the key belongs to (FC1 issuer name, or UIC company code).
+    /// The issuer the key belongs to: FC1 issuer name, UIC company code, or for `vdv` the certificate's CA
+    /// reference (CAR, 16 hex digits; a root names itself).
     public var issuer: String
-    /// The key id as tickets carry it (lowercase hex for FC1, the UIC key id as text).
+    /// The key id as tickets carry it: lowercase hex for FC1, the UIC key id as text, and for `vdv` the
+    /// certificate's own holder reference (CHR, 16 lowercase hex digits), by which tickets and sub-CAs name it.
     public var keyID: String
     /// `ES256`, `EdDSA`, `PS256`, or the UIC key list's algorithm text; nil when not stated.
     public var algorithm: String?
-    /// The public key, DER SubjectPublicKeyInfo (base64 on the wire).
+    /// The public key, DER SubjectPublicKeyInfo (base64 on the wire). For `vdv` the certificate's RSA key,
+    /// derived by the server from `certificate` and only informative: validators verify with `certificate`
+    /// (it is kept required so that validators that predate `certificate` still read the bundle).
     public var spki: [UInt8]
     /// The first moment the key may sign, when limited.
     public var notBefore: Date?
-    /// The last moment the key may sign, when limited.
+    /// The last moment the key may sign, when limited (for `vdv`: the end of the certificate's end date).
     public var notAfter: Date?
+    /// What a UIC key signs, as the UIC key list's `versionType` says (`TLB`, `FCB`, `DOS`, `SSB` …); nil
+    /// when not stated.
+    public var versionType: String?
+    /// For `vdv`: the VDV CV certificate as the agency imported it (`7F21 …`: signed for message recovery,
+    /// a clear body with or without its signature, or a bare body), base64 on the wire; nil for other formats.
+    public var certificate: [UInt8]?
+    /// For `vdv`: whether validators pin this certificate as a root (a trust anchor for sub-CAs); sub-CAs
+    /// must chain to a root the validator holds or the same bundle carries.
+    public var root: Bool
 
     /// Makes a key entry.
     public init(
         format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
-        notAfter: Date? = nil
+        notAfter: Date? = nil, versionType: String? = nil, certificate: [UInt8]? = nil, root: Bool = false
     ) {
         self.format = format
         self.issuer = issuer
@@ -75,16 +91,19 @@ public struct BundleKey: Sendable, Equatable, Codable {
         self.spki = spki
         self.notBefore = notBefore
         self.notAfter = notAfter
+        self.versionType = versionType
+        self.certificate = certificate
+        self.root = root
     }
 
     /// The key family the wire format names, or `nil` when this farecheck does not know it.
     public var family: KeyFamily? { KeyFamily(wireName: format) }
 
     private enum CodingKeys: String, CodingKey {
-        case format, issuer, keyID, algorithm, spki, notBefore, notAfter
+        case format, issuer, keyID, algorithm, spki, notBefore, notAfter, versionType, certificate, root
     }
 
-    /// Reads a key entry; `spki` is base64.
+    /// Reads a key entry; `spki` and `certificate` are base64, and the fields added later may be absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(String.self, forKey: .format)
@@ -94,9 +113,13 @@ public struct BundleKey: Sendable, Equatable, Codable {
         spki = try container.decodeBase64(forKey: .spki)
         notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
         notAfter = try container.decodeIfPresent(Date.self, forKey: .notAfter)
+        versionType = try container.decodeIfPresent(String.self, forKey: .versionType)
+        certificate = container.contains(.certificate) ? try container.decodeBase64(forKey: .certificate) : nil
+        root = try container.decodeIfPresent(Bool.self, forKey: .root) ?? false
     }
 
-    /// Writes a key entry; `spki` as base64, absent optionals left out.
+    /// Writes a key entry; `spki` and `certificate` as base64, absent optionals (and `root` when false) left out,
+    /// so that a key without the later fields is written exactly as before they existed.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
@@ -106,5 +129,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
         try container.encodeBase64(spki, forKey: .spki)
         try container.encodeIfPresent(notBefore, forKey: .notBefore)
         try container.encodeIfPresent(notAfter, forKey: .notAfter)
+        try container.encodeIfPresent(versionType, forKey: .versionType)
+        if let certificate { try container.encodeBase64(certificate, forKey: .certificate) }
+        if root { try container.encode(true, forKey: .root) }
     }
 }

@@ -114,6 +114,7 @@ final class PostgresExecutor: SQLExecutor {
         (1, ServerSchema.version1Statements(dialect: .postgres)),
         (2, ServerSchema.version2Statements(dialect: .postgres)),
         (3, ServerSchema.version3Statements()),
+        (4, ServerSchema.version4Statements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.

@@ -71,18 +71,22 @@ public final class SQLServerStore: ServerStore {
     public func putIssuerKey(_ key: BundleKey, at date: Date) async throws(ServerError) {
         try Self.refuseNUL([
             "format": key.format, "issuer": key.issuer, "key id": key.keyID, "algorithm": key.algorithm ?? "",
+            "version type": key.versionType ?? "",
         ])
         try await write("store issuer key \(key.keyID)") { session in
             try await session.execute(
                 """
-                INSERT INTO issuer_key (format, issuer, key_id, algorithm, spki, not_before, not_after, added_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO issuer_key (format, issuer, key_id, algorithm, spki, not_before, not_after, added_at,
+                    version_type, certificate, vdv_root)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (format, issuer, key_id) DO UPDATE SET algorithm = excluded.algorithm,
                     spki = excluded.spki, not_before = excluded.not_before, not_after = excluded.not_after,
-                    added_at = excluded.added_at
+                    added_at = excluded.added_at, version_type = excluded.version_type,
+                    certificate = excluded.certificate, vdv_root = excluded.vdv_root
                 """,
                 key.format, key.issuer, key.keyID, key.algorithm, Data(key.spki).base64EncodedString(),
-                key.notBefore?.unixMilliseconds, key.notAfter?.unixMilliseconds, date.unixMilliseconds)
+                key.notBefore?.unixMilliseconds, key.notAfter?.unixMilliseconds, date.unixMilliseconds,
+                key.versionType, key.certificate.map { Data($0).base64EncodedString() }, key.root)
         }
     }
 
@@ -100,7 +104,9 @@ public final class SQLServerStore: ServerStore {
         try await read("list issuer keys") { [byteOrder] session in
             try await session.query(
                 """
-                SELECT format, issuer, key_id, algorithm, spki, not_before, not_after FROM issuer_key
+                SELECT format, issuer, key_id, algorithm, spki, not_before, not_after, version_type, certificate,
+                    vdv_root
+                FROM issuer_key
                 ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder)
                 """
             ).map { row in
@@ -109,7 +115,10 @@ public final class SQLServerStore: ServerStore {
                     algorithm: try row.optionalText("algorithm"),
                     spki: Array(Data(base64Encoded: try row.text("spki")) ?? Data()),
                     notBefore: try row.optionalInteger("not_before").map(Date.init(unixMilliseconds:)),
-                    notAfter: try row.optionalInteger("not_after").map(Date.init(unixMilliseconds:)))
+                    notAfter: try row.optionalInteger("not_after").map(Date.init(unixMilliseconds:)),
+                    versionType: try row.optionalText("version_type"),
+                    certificate: try row.optionalText("certificate").map { Array(Data(base64Encoded: $0) ?? Data()) },
+                    root: try row.boolean("vdv_root"))
             }
         }
     }

@@ -136,6 +136,11 @@ final class SQLiteExecutor: SQLExecutor {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("server-v4-key-version-type-vdv-certificate") { db in
+            for statement in ServerSchema.version4Statements(dialect: .sqlite) {
+                try db.execute(sql: statement)
+            }
+        }
         return migrator
     }
 

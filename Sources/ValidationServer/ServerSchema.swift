@@ -115,6 +115,17 @@ enum ServerSchema {
         ["ALTER TABLE inspection ADD COLUMN decided_by TEXT"]
     }
 
+    /// Version 4: issuer keys carry the UIC key list's `versionType`, and VDV CA certificates (`certificate`,
+    /// base64 as imported) with whether validators pin them as a root (`vdv_root`).
+    static func version4Statements(dialect: Dialect) -> [String] {
+        let boolean = dialect == .sqlite ? "INTEGER NOT NULL DEFAULT 0" : "BOOLEAN NOT NULL DEFAULT false"
+        return [
+            "ALTER TABLE issuer_key ADD COLUMN version_type TEXT",
+            "ALTER TABLE issuer_key ADD COLUMN certificate TEXT",
+            "ALTER TABLE issuer_key ADD COLUMN vdv_root \(boolean)",
+        ]
+    }
+
     /// Version 2: each current revocation carries the number of the change that made it, so that a full
     /// snapshot can be served in pages ordered by it (see `RevocationLog.plan`).
     ///

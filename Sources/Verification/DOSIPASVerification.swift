@@ -101,8 +101,8 @@ extension TicketVerifier {
         }
         func annotated(_ ticket: Ticket) -> Ticket {
             var ticket = ticket
-            ticket.details.append(("level 1 check", "\(report.level1)"))
-            ticket.details.append(("level 2 check", "\(report.level2)"))
+            let checks = (report.level1, report.level2)
+            ticket.appendDetails { [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")] }
             return ticket
         }
         let label = "\(issuer)/\(keyID)"
@@ -195,6 +195,19 @@ extension TicketVerifier {
                 VerdictWarning(
                     code: VerdictWarning.barcodeFreshnessNotCheckedCode,
                     message: "The level-2 data states no generation time: check the barcode is live on the phone."))
+        }
+        // What an inspector of a phone's barcode wants to see at once: both levels, and how old the barcode is.
+        if report.level2.isValid {
+            if let generated = freshness?.generatedAt {
+                let age = max(0, Int(now.timeIntervalSince(generated)))
+                result.reason =
+                    "The ticket is genuine and valid now: both signature levels are valid and the barcode was "
+                    + "generated " + String(age) + " s ago."
+            } else {
+                result.reason = "The ticket is genuine and valid now: both signature levels are valid."
+            }
+        } else {
+            result.reason = "The ticket is genuine and valid now: its level-1 signature is valid (it has no level 2)."
         }
         return result
     }

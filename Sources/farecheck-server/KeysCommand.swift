@@ -2,8 +2,10 @@ import ArgumentParser
 import FareCore
 import Foundation
 import Signatures
+import TicketFormats
 import ValidationAPI
 import ValidationServer
+import Verification
 
 /// `keys`: the issuer keys the server publishes to validators in signed bundles.
 struct Keys: AsyncParsableCommand {
@@ -16,15 +18,24 @@ struct Keys: AsyncParsableCommand {
         subcommands: [Add.self, Remove.self, List.self, Publish.self]
     )
 
-    /// `keys add PEMFILE`.
+    /// `keys add FILE`.
     struct Add: StoreCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add (or replace) an issuer key from a certificate or public key file (PEM or DER).")
+            abstract: "Add (or replace) an issuer key from a certificate or public key file (PEM or DER).",
+            discussion: """
+                --format vdv reads a VDV CA certificate instead (a CV certificate or its bare body, the files \
+                `farecheck keys import --vdv` takes), named by its own holder reference (CHR, the key id) and its \
+                CA reference (CAR, the issuer). --root pins it on validators as a root (a self-signed \
+                certificate, e.g. EUVDV 10 01 06); otherwise it is a sub-CA, which must chain to a root added \
+                here (a bare body only with --trust-unsigned). Validators accept a synced sub-CA only under a \
+                root they hold or the same bundle carries; by signing the bundle, the agency vouches for bare \
+                bodies as `--trust-unsigned` does on a validator.
+                """)
 
         @OptionGroup var database: DatabaseOptions
 
-        @Option(help: "The issuer the key signs for (FC1 issuer name, or UIC company code).")
-        var issuer: String
+        @Option(help: "The issuer the key signs for (FC1 issuer name, or UIC company code); not for vdv.")
+        var issuer: String?
 
         @Option(help: "The key family: fc1, uic (UIC 918.3, UIC 918.9 DOSIPAS and ERA SSB keys) or vdv.")
         var format = "fc1"
@@ -32,12 +43,25 @@ struct Keys: AsyncParsableCommand {
         @Option(
             help: """
                 The key id as tickets carry it; default: first 8 bytes of SHA-256 over the certificate (DER), \
-                or over the public key (SPKI DER), in hex.
+                or over the public key (SPKI DER), in hex. Not for vdv (the certificate's CHR).
                 """)
         var kid: String?
 
         @Option(help: "ES256, EdDSA, PS256 (FC1; default from the key), or the UIC key list's algorithm text.")
         var algorithm: String?
+
+        @Option(
+            name: .customLong("version-type"),
+            help: "With --format uic: what the key signs, as the UIC key list's versionType says (TLB, FCB, DOS, SSB).")
+        var versionType: String?
+
+        @Flag(help: "With --format vdv: pin the certificate on validators as a VDV root (it must be self-signed).")
+        var root = false
+
+        @Flag(
+            name: .customLong("trust-unsigned"),
+            help: "With --format vdv: accept a bare certificate body without a signature (the agency vouches for it).")
+        var trustUnsigned = false
 
         @Option(
             name: .customLong("not-before"),
@@ -49,28 +73,36 @@ struct Keys: AsyncParsableCommand {
         )
         var notAfter: String?
 
-        @Argument(help: "The certificate or public key file.")
+        @Argument(help: "The certificate or public key file (a VDV CA certificate with --format vdv).")
         var file: String
 
         func run(on store: any ServerStore) async throws {
-            let key = try bundleKey()
+            let isVDV = try Self.wireFormat(format) == KeyFamily.vdv.wireName
+            let key = isVDV ? try vdvKey(roots: try await store.issuerKeys()) : try bundleKey()
             try await store.putIssuerKey(key, at: Date())
-            say(
-                "added \(key.format) key \(key.keyID) of \(key.issuer) (\(key.algorithm ?? "no algorithm")); "
-                    + "run `farecheck-server keys publish` to send it to validators")
+            let what =
+                isVDV
+                ? "VDV \(key.root ? "root" : "sub-CA") \(key.keyID) (CA \(key.issuer))"
+                : "\(key.format) key \(key.keyID) of \(key.issuer) (\(key.algorithm ?? "no algorithm"))"
+            say("added \(what); run `farecheck-server keys publish` to send it to validators")
         }
 
         func bundleKey() throws(ServerError) -> BundleKey {
-            guard let bytes = FileManager.default.contents(atPath: file) else {
-                throw ServerError(code: .invalidInput, message: "Cannot read the key file \(file).")
+            let wireFormat = try Self.wireFormat(format)
+            if root || trustUnsigned {
+                throw ServerError(code: .invalidInput, message: "--root and --trust-unsigned go with --format vdv.")
             }
+            guard let issuer, !issuer.isEmpty else {
+                throw ServerError(code: .invalidInput, message: "--issuer is required for --format \(format).")
+            }
+            let versionType = try checkedVersionType(wireFormat)
+            let bytes = try readFile()
             let material: KeyMaterial
             do {
-                material = try KeyMaterial(parsingKeyFile: Array(bytes))
+                material = try KeyMaterial(parsingKeyFile: bytes)
             } catch {
                 throw ServerError(code: .invalidInput, message: "\(file): \(error.message)", cause: error)
             }
-            let wireFormat = try Self.wireFormat(format)
             let publicKey = material.publicKey
             let keyID: String
             if let kid {
@@ -88,7 +120,78 @@ struct Keys: AsyncParsableCommand {
                 notBefore: try notBefore.map { text throws(ServerError) in try parseDate(text, option: "--not-before") }
                     ?? material.certificate?.notBefore,
                 notAfter: try notAfter.map { text throws(ServerError) in try parseDate(text, option: "--not-after") }
-                    ?? material.certificate?.notAfter)
+                    ?? material.certificate?.notAfter,
+                versionType: versionType)
+        }
+
+        /// A VDV CA certificate as a bundle key, checked by the rules `farecheck keys import --vdv-root` and
+        /// `--vdv` apply: a root must be self-signed; a sub-CA must chain to one of the roots among `roots` (the
+        /// server's keys), or with `--trust-unsigned` be a bare body (naming such a root when there is one).
+        func vdvKey(roots: [BundleKey]) throws(ServerError) -> BundleKey {
+            if issuer != nil || kid != nil || algorithm != nil || versionType != nil || notBefore != nil
+                || notAfter != nil
+            {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "A VDV certificate names itself (CHR), its CA (CAR) and its end date: leave out --issuer, "
+                        + "--kid, --algorithm, --version-type, --not-before and --not-after.")
+            }
+            let bytes = try readFile()
+            let authority: VDVAuthority
+            do throws(VDVImportError) {
+                if root {
+                    if trustUnsigned {
+                        throw VDVImportError("--trust-unsigned is for sub-CAs; a root is pinned by value")
+                    }
+                    authority = try VDVCertificateImport.root(bytes)
+                } else {
+                    let anchors = roots.filter { $0.format == KeyFamily.vdv.wireName && $0.root }.compactMap {
+                        $0.certificate.flatMap { try? VDVCertificateImport.root($0) }
+                    }
+                    authority = try VDVCertificateImport.subCA(
+                        bytes, underAnyOf: anchors, trustUnsigned: trustUnsigned, rootlessIfUnsigned: true)
+                }
+            } catch {
+                let hint =
+                    root
+                    ? ""
+                    : " (add a root with `farecheck-server keys add --format vdv --root FILE`; a bare body "
+                        + "needs --trust-unsigned)"
+                throw ServerError(code: .invalidInput, message: "\(file): \(error.message)\(hint).", cause: error)
+            }
+            let spki: [UInt8]
+            do {
+                spki = try authority.key.publicKey().spkiDER
+            } catch {
+                throw ServerError(
+                    code: .invalidInput, message: "\(file): the certificate's RSA key cannot be used: \(error.message)",
+                    cause: error)
+            }
+            return BundleKey(
+                format: KeyFamily.vdv.wireName, issuer: authority.certificate.authority.bytes.hexString,
+                keyID: authority.reference.bytes.hexString, algorithm: nil, spki: spki,
+                notAfter: authority.certificate.expiry?.end, certificate: bytes, root: root)
+        }
+
+        /// `--version-type`, checked: UIC only, one word.
+        func checkedVersionType(_ wireFormat: String) throws(ServerError) -> String? {
+            guard let versionType else { return nil }
+            guard wireFormat == KeyFamily.uic.wireName else {
+                throw ServerError(code: .invalidInput, message: "--version-type goes with --format uic.")
+            }
+            let trimmed = versionType.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= 16, !trimmed.contains(where: \.isWhitespace) else {
+                throw ServerError(
+                    code: .invalidInput, message: "--version-type \(versionType): expected a word such as DOS or FCB.")
+            }
+            return trimmed
+        }
+
+        private func readFile() throws(ServerError) -> [UInt8] {
+            guard let bytes = FileManager.default.contents(atPath: file) else {
+                throw ServerError(code: .invalidInput, message: "Cannot read the key file \(file).")
+            }
+            return Array(bytes)
         }
 
         static func wireFormat(_ name: String) throws(ServerError) -> String {
@@ -115,21 +218,42 @@ struct Keys: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Option(help: "The issuer.")
-        var issuer: String
+        @Option(help: "The issuer (not needed for vdv: a VDV certificate is found by its CHR).")
+        var issuer: String?
 
         @Option(help: "fc1, uic or vdv.")
         var format = "fc1"
 
-        @Option(help: "The key id.")
+        @Option(help: "The key id (for vdv the certificate's CHR, 16 hex digits).")
         var kid: String
 
         func run(on store: any ServerStore) async throws {
-            let reference = KeyReference(format: try Add.wireFormat(format), issuer: issuer, keyID: kid)
-            guard try await store.removeIssuerKey(reference) else {
-                fail("There is no \(reference.format) key \(kid) of \(issuer) (see `farecheck-server keys list`).")
+            let wireFormat = try Add.wireFormat(format)
+            let isVDV = wireFormat == KeyFamily.vdv.wireName
+            let keyID = isVDV ? kid.lowercased() : kid
+            let issuers: [String]
+            if let issuer {
+                issuers = [isVDV ? issuer.lowercased() : issuer]
+            } else if isVDV {
+                issuers = try await store.issuerKeys().filter { $0.format == wireFormat && $0.keyID == keyID }
+                    .map(\.issuer)
+            } else {
+                fail("--issuer is required for --format \(format).")
             }
-            say("removed \(reference.format) key \(kid) of \(issuer); run `farecheck-server keys publish`")
+            var removed: [KeyReference] = []
+            for issuer in issuers {
+                let reference = KeyReference(format: wireFormat, issuer: issuer, keyID: keyID)
+                if try await store.removeIssuerKey(reference) { removed.append(reference) }
+            }
+            guard !removed.isEmpty else {
+                let of = issuer.map { " of \($0)" } ?? ""
+                fail("There is no \(wireFormat) key \(kid)\(of) (see `farecheck-server keys list`).")
+            }
+            for reference in removed {
+                say(
+                    "removed \(reference.format) key \(reference.keyID) of \(reference.issuer); "
+                        + "run `farecheck-server keys publish`")
+            }
         }
     }
 
@@ -153,9 +277,14 @@ struct Keys: AsyncParsableCommand {
                     object["algorithm"] = key.algorithm
                     object["notBefore"] = key.notBefore?.formatted(.iso8601)
                     object["notAfter"] = key.notAfter?.formatted(.iso8601)
+                    object["versionType"] = key.versionType
+                    object["certificate"] = key.certificate.map { Data($0).base64EncodedString() }
+                    if key.format == KeyFamily.vdv.wireName { object["root"] = key.root }
                     say(jsonLine(object))
                 } else {
-                    say("\(key.format)\t\(key.issuer)\t\(key.keyID)\t\(key.algorithm ?? "-")")
+                    // The fifth column: the UIC versionType, or for VDV whether validators pin it as a root.
+                    let kind = key.format == KeyFamily.vdv.wireName ? (key.root ? "root" : "sub-CA") : key.versionType
+                    say("\(key.format)\t\(key.issuer)\t\(key.keyID)\t\(key.algorithm ?? "-")\t\(kind ?? "-")")
                 }
             }
             if !json {

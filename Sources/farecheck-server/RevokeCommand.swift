@@ -1,13 +1,15 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import TicketFormats
 import ValidationAPI
 import ValidationServer
 
-/// What `revoke` and `unrevoke` name: a ticket by issuer and id, or a key by format, issuer and kid.
+/// What `revoke` and `unrevoke` name: a ticket by issuer and id, a VDV-KA ticket by its organisation and
+/// entitlement number, or a key by format, issuer and kid.
 struct RevocationTarget: ParsableArguments {
     @Option(help: "The issuer of the ticket or key.")
-    var issuer: String
+    var issuer: String?
 
     @Option(name: .customLong("ticket-id"), help: "The ticket id, hex (as `farecheck verify` prints it).")
     var ticketID: String?
@@ -18,12 +20,38 @@ struct RevocationTarget: ParsableArguments {
     @Option(help: "The key's family, with --key: fc1, uic or vdv.")
     var format = "fc1"
 
+    @Option(
+        name: .customLong("vdv-org"),
+        help: "A VDV-KA ticket's selling (KVP) organisation number, with --entitlement (instead of --issuer).")
+    var vdvOrganisation: UInt32?
+
+    @Option(help: "A VDV-KA ticket's entitlement number, with --vdv-org (as `farecheck verify` shows it).")
+    var entitlement: UInt32?
+
     enum Target {
         case ticket(TicketReference)
         case key(KeyReference)
     }
 
     func target() throws(ServerError) -> Target {
+        if vdvOrganisation != nil || entitlement != nil {
+            // Named as validators match VDV-KA tickets: the KVP organisation in decimal as the issuer, the
+            // entitlement number's four bytes as the ticket id (as `farecheck revoke --vdv-org` stores it).
+            guard let vdvOrganisation, let entitlement, issuer == nil, ticketID == nil, key == nil else {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "A VDV-KA ticket is named by --vdv-org and --entitlement, together and alone.")
+            }
+            return .ticket(
+                TicketReference(
+                    issuer: String(vdvOrganisation),
+                    ticketID: VDVEntitlement.ticketID(entitlementNumber: entitlement)))
+        }
+        guard let issuer else {
+            throw ServerError(
+                code: .invalidInput,
+                message: "Name the issuer (--issuer), or a VDV-KA ticket by --vdv-org and --entitlement.")
+        }
         switch (ticketID, key) {
         case (.some(let hex), .none):
             guard let bytes = [UInt8](hex: hex), !bytes.isEmpty else {
@@ -43,7 +71,10 @@ struct RevocationTarget: ParsableArguments {
 /// `revoke`: adds a ticket or key to the revocation list validators sync.
 struct Revoke: StoreCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Revoke a ticket (--issuer I --ticket-id HEX) or an issuer key (--issuer I --key KID --format F).",
+        abstract: """
+            Revoke a ticket (--issuer I --ticket-id HEX, or --vdv-org ORG --entitlement N for VDV-KA) or an issuer \
+            key (--issuer I --key KID --format F).
+            """,
         discussion: "Validators learn it at their next sync; online checks see it at once.")
 
     @OptionGroup var database: DatabaseOptions

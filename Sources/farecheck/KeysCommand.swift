@@ -230,17 +230,10 @@ struct KeysCommand: AsyncParsableCommand {
                 var accepted: VDVAuthority?
                 do {
                     let roots = try trustStore.pinnedVDVRoots()
-                    for root in roots {
+                    if !roots.isEmpty || trustUnsigned {
                         do {
-                            accepted = try VDVCertificateImport.subCA(bytes, root: root, trustUnsigned: trustUnsigned)
-                            break
-                        } catch {
-                            lastError = error.message
-                        }
-                    }
-                    if roots.isEmpty, trustUnsigned {
-                        do {
-                            accepted = try VDVCertificateImport.subCA(bytes, root: nil, trustUnsigned: true)
+                            accepted = try VDVCertificateImport.subCA(
+                                bytes, underAnyOf: roots, trustUnsigned: trustUnsigned, rootlessIfUnsigned: true)
                         } catch {
                             lastError = error.message
                         }

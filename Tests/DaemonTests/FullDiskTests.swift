@@ -175,6 +175,35 @@ struct DaemonFullDiskTests {
         #expect(Set(journaled) == Set(shown.map(\.id)))
     }
 
+    @Test("space freed and no scan follows: ok again by itself, with every verdict journaled (the time is printed)")
+    func recoversWithoutAScan() async throws {
+        let gate = try Gate()
+        defer { gate.scanner.stop() }
+        let (daemon, socket) = try await gate.start()
+        gate.disk.fill()
+        let shown = try await gate.scan(10, on: socket)
+        #expect(shown.allSatisfy { $0.warnings.contains("not-journaled") })
+        #expect(try await gate.health(daemon)["status"] as? String == "degraded")
+
+        // No scan after the space returns: the daemon's own retry has to notice. Polled every 10 ms; the
+        // 10 s bound only keeps a broken retry from hanging the suite.
+        gate.disk.free()
+        let freed = ContinuousClock.now
+        var healthy: [String: Any] = [:]
+        while freed.duration(to: .now) < .seconds(10) {
+            healthy = try await gate.health(daemon)
+            if healthy["status"] as? String == "ok" { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let took = freed.duration(to: .now)
+        #expect(healthy["status"] as? String == "ok" && healthy["journalPending"] as? Int == 0)
+        print("full disk: space returned → /healthz ok in \(took.formatted(.units(allowed: [.milliseconds]))) without a scan")
+        #expect(await daemon.stop() == 0)
+        let journaled = try gate.journal().map(\.id)
+        #expect(journaled.count == shown.count, "each inspection once")
+        #expect(Set(journaled) == Set(shown.map(\.id)))
+    }
+
     @Test("SIGKILL while the journal is full, restart with space: nothing shown is missing")
     func killedWhileFull() async throws {
         let gate = try Gate()

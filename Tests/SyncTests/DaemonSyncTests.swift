@@ -43,6 +43,32 @@ struct DaemonSyncTests {
         return path
     }
 
+    /// A started daemon with one simulated SSI scanner and a [sync] table, its verdict socket connected.
+    struct Gate {
+        let daemon: DaemonProcess
+        let scanner: SimulatedSSIScanner
+        let socket: LineSocket
+
+        /// Scans `payload` and reads its verdict.
+        func scan(_ payload: [UInt8]) async throws -> VerdictEvent {
+            scanner.scan(payload)
+            let line = try #require(
+                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
+            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+        }
+    }
+
+    /// Starts the daemon with `sync` added to its [sync] table; the caller stops the scanner.
+    func startGate(_ bench: SyncBench, sync: String) async throws -> Gate {
+        let scanner = try SimulatedSSIScanner()
+        let daemon = try await DaemonProcess.start(
+            config: try config(bench, scanner: scanner.devicePath, sync: sync))
+        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
+        #expect(await daemon.waitForSocketClients())
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+        return Gate(daemon: daemon, scanner: scanner, socket: socket)
+    }
+
     func metrics(port: Int) async throws -> [String: Double] {
         let response = try await HTTPClient.shared.execute(
             HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))
@@ -59,21 +85,11 @@ struct DaemonSyncTests {
     func revokedAfterSync() async throws {
         let bench = try SyncBench()
         let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("f6"))))
-        let scanner = try SimulatedSSIScanner()
-        defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(
-            config: try config(bench, scanner: scanner.devicePath, sync: "interval = 1\nstale_after = 3600"))
-        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
-        #expect(await daemon.waitForSocketClients())
+        let gate = try await startGate(bench, sync: "interval = 1\nstale_after = 3600")
+        defer { gate.scanner.stop() }
+        let daemon = gate.daemon
         let port = try #require(daemon.httpPort)
-        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
-
-        func scan() async throws -> VerdictEvent {
-            scanner.scan(payload)
-            let line = try #require(
-                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
-            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
-        }
+        func scan() async throws -> VerdictEvent { try await gate.scan(payload) }
         // The first round brings the key (until it has completed, the data counts as never synced: stale).
         var event = try await scan()
         for _ in 0..<30 where event.verdict != .valid || event.warnings.contains("stale-trust-data") {
@@ -102,21 +118,11 @@ struct DaemonSyncTests {
     func staleAndOnline() async throws {
         let bench = try SyncBench()
         let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("a7"))))
-        let scanner = try SimulatedSSIScanner()
-        defer { scanner.stop() }
         // One round at start, the next an hour away: the data goes stale after a second.
-        let daemon = try await DaemonProcess.start(
-            config: try config(
-                bench, scanner: scanner.devicePath, sync: "interval = 3600\nstale_after = 1\nonline_check = true"))
-        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
-        #expect(await daemon.waitForSocketClients())
-        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
-        func scan() async throws -> VerdictEvent {
-            scanner.scan(payload)
-            let line = try #require(
-                await socket.readLine(timeout: 20), "no verdict; the daemon said: \(daemon.stderr.text)")
-            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
-        }
+        let gate = try await startGate(bench, sync: "interval = 3600\nstale_after = 1\nonline_check = true")
+        defer { gate.scanner.stop() }
+        let daemon = gate.daemon
+        func scan() async throws -> VerdictEvent { try await gate.scan(payload) }
         var event = try await scan()
         for _ in 0..<30 where event.verdict != .valid {
             try await Task.sleep(for: .milliseconds(500))

@@ -53,6 +53,28 @@ struct StoreBackendTests {
     }
 
     @Test(
+        "an issuer key keeps its UIC versionType, VDV certificate and root flag, and replacing it replaces them",
+        arguments: Backend.available)
+    func keyFieldsRoundTrip(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            let uic = BundleKey(
+                format: "uic", issuer: "1080", keyID: "7", algorithm: nil, spki: [0x30], versionType: "DOS")
+            let root = BundleKey(
+                format: "vdv", issuer: "4555564456100106", keyID: "4555564456100106", algorithm: nil, spki: [0x30],
+                notAfter: revokedAt, certificate: [0x7F, 0x21, 0x00], root: true)
+            let plain = BundleKey(format: "fc1", issuer: "demo", keyID: "01", algorithm: "ES256", spki: [0x30])
+            for key in [uic, root, plain] { try await store.putIssuerKey(key, at: revokedAt) }
+            #expect(try await store.issuerKeys() == [plain, uic, root])
+            var subCA = root
+            subCA.root = false
+            subCA.certificate = [0x7F, 0x21, 0x01]
+            try await store.putIssuerKey(subCA, at: revokedAt)
+            #expect(try await store.issuerKeys().last == subCA)
+        }
+    }
+
+    @Test(
         "text holding U+0000 is refused as invalid input on both (PostgreSQL failed with a storage error)",
         arguments: Backend.available)
     func nulCharacters(backend: Backend) async throws {

@@ -118,14 +118,19 @@ struct DOSIPASVerifierTests {
     @Test("cts and solea are valid inside their window with a fresh barcode, expired after it")
     func validThenExpired() throws {
         // cts: valid 18:18–19:18Z, barcode generated 18:45:28Z for 300 s; solea: 18:11–19:11Z, 18:11:45Z.
-        let cases: [(String, Date, Date, String)] = [
-            ("cts-ticket.bin", utc(2026, 2, 12, 18, 47), utc(2026, 2, 12, 19, 30), "7752008"),
-            ("solea-ticket.bin", utc(2026, 2, 12, 18, 13), utc(2026, 2, 12, 19, 30), "7751775"),
+        let cases: [(String, Date, Date, String, Int)] = [
+            ("cts-ticket.bin", utc(2026, 2, 12, 18, 47), utc(2026, 2, 12, 19, 30), "7752008", 92),
+            ("solea-ticket.bin", utc(2026, 2, 12, 18, 13), utc(2026, 2, 12, 19, 30), "7751775", 75),
         ]
-        for (name, inside, after, reference) in cases {
+        for (name, inside, after, reference, age) in cases {
             let payload = try DOSIPASFixtures.bytes(name)
             let valid = try verify(payload, at: inside)
             #expect(valid.kind == .valid, "\(name): \(valid.reason)")
+            // The reason (the line an inspector reads first) names both levels and the barcode's age.
+            #expect(
+                valid.reason
+                    == "The ticket is genuine and valid now: both signature levels are valid and the barcode was "
+                    + "generated \(age) s ago.")
             #expect(valid.signature == .valid)
             #expect(valid.format == .uic9189)
             #expect(valid.issuer == "3703")

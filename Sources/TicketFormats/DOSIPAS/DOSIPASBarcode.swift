@@ -100,7 +100,7 @@ public struct DOSIPASLevel1: Sendable {
     public var validityDuration: Int?
 
     init(_ record: PERRecord) {
-        securityProvider = FCBCode(record, "securityProvider")
+        securityProvider = FCBCode(record, number: "securityProviderNum", text: "securityProviderIA5")
         keyID = record["keyId"]?.integer
         dataSequence = (record["dataSequence"]?.items ?? []).compactMap(\.record).map(DOSIPASDataBlock.init)
         level1KeyAlgorithm = record["level1KeyAlg"]?.objectIdentifier.map(DOSIPASKeyAlgorithm.init(oid:))

@@ -64,7 +64,7 @@ public enum DOSIPAS {
     ///   `U_FLEX`: one `TicketDocument` per transport document, validity spanning their windows, product,
     ///   holder, passengers, category, issuing time; the ticket id is the FCB `issuerPNR`, else the first
     ///   document's reference; the issuer is the FCB issuer, else its security provider, else the header's.
-    /// - `details`: header version, security provider and key id, algorithms, the data sequence, the level-1
+    /// - `details` (built when read): header version, security provider and key id, algorithms, the data sequence, the level-1
     ///   and level-2 signatures as carried (the verifier adds how each was judged), the level-2 key, the
     ///   dynamic content (generation time, duration, end of validity), Intercode issuing data, then the FCB
     ///   lines.
@@ -80,6 +80,44 @@ public enum DOSIPAS {
     ///
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
     public static func content(of barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> DOSIPASContent {
+        let level1 = barcode.level1
+        var flex: FCBTicket?
+        if let (version, block) = level1.railTicketBlock {
+            flex = try FCBTicket(
+                decoding: block.data, version: version, subject: "the \(block.formatText) rail ticket data")
+        }
+
+        let dynamic = try barcode.dynamicContent()
+        let freshness = barcode.freshness(of: dynamic, near: reference, issuingDay: flex?.issuing.issuingDay)
+        let details: @Sendable () -> [(label: String, value: String)] = { [flex] in
+            detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
+        }
+
+        guard let flex else {
+            let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
+            let ticket = Ticket(format: .uic9189, issuer: issuer, ticketID: [], deferredDetails: details)
+            return DOSIPASContent(ticket: ticket, railTicket: nil, freshness: freshness)
+        }
+        let issuerCode = flex.issuing.issuer ?? flex.issuing.securityProvider ?? level1.securityProvider
+        let issuer = issuerCode.map { UICKeyList.normalizedCode("\($0)") } ?? ""
+        let ticketID =
+            flex.issuing.issuerPNR.map { Array($0.utf8) }
+            ?? flex.documents.lazy.compactMap(\.reference).first.map { Array("\($0)".utf8) } ?? []
+        let main = flex.mainDocument
+        let ticket = Ticket(
+            format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
+            validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
+            category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
+            holder: flex.holderText, documents: flex.ticketDocuments, deferredDetails: details
+        )
+        return DOSIPASContent(ticket: ticket, railTicket: flex, freshness: freshness)
+    }
+
+    /// The `details` lines, in display order (see `ticket(from:at:)`): built only when shown.
+    private static func detailLines(
+        _ barcode: DOSIPASBarcode, dynamic: DOSIPASDynamicContent?, freshness: DOSIPASFreshness?,
+        railTicket flex: FCBTicket?
+    ) -> [(label: String, value: String)] {
         let level1 = barcode.level1
         var details: [(label: String, value: String)] = [
             ("header", "\(barcode.headerVersion.rawValue) (DOSIPAS header v\(barcode.headerVersion == .u1 ? 1 : 2))")
@@ -113,14 +151,6 @@ public enum DOSIPAS {
         }
         details.append(("level 2 signature", barcode.level2Signature.map { "\($0.count) bytes" } ?? "none"))
 
-        var flex: FCBTicket?
-        if let (version, block) = level1.railTicketBlock {
-            flex = try FCBTicket(
-                decoding: block.data, version: version, subject: "the \(block.formatText) rail ticket data")
-        }
-
-        let dynamic = try barcode.dynamicContent()
-        let freshness = barcode.freshness(of: dynamic, near: reference, issuingDay: flex?.issuing.issuingDay)
         if let freshness {
             details.append(("barcode generated", FCBTicket.text(freshness.generatedAt)))
             if let duration = freshness.duration { details.append(("barcode valid for", "\(duration) s")) }
@@ -132,12 +162,7 @@ public enum DOSIPAS {
         if case .fdc1(let content)? = dynamic, let app = content.mobileAppID {
             details.append(("mobile app", app))
         }
-
-        guard let flex else {
-            let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
-            let ticket = Ticket(format: .uic9189, issuer: issuer, ticketID: [], details: details)
-            return DOSIPASContent(ticket: ticket, railTicket: nil, freshness: freshness)
-        }
+        guard let flex else { return details }
         if let intercode = flex.intercodeIssuing {
             var parts = ["network \(intercode.networkID)", "version \(intercode.version).\(intercode.instanciation)"]
             if let channel = intercode.retailChannel { parts.append(channel) }
@@ -145,20 +170,7 @@ public enum DOSIPAS {
             details.append(("Intercode", parts.joined(separator: ", ")))
         }
         details += flex.detailLines
-
-        let issuerCode = flex.issuing.issuer ?? flex.issuing.securityProvider ?? level1.securityProvider
-        let issuer = issuerCode.map { UICKeyList.normalizedCode("\($0)") } ?? ""
-        let ticketID =
-            flex.issuing.issuerPNR.map { Array($0.utf8) }
-            ?? flex.documents.lazy.compactMap(\.reference).first.map { Array("\($0)".utf8) } ?? []
-        let main = flex.mainDocument
-        let ticket = Ticket(
-            format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
-            validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
-            category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
-            holder: flex.holderText, details: details, documents: flex.ticketDocuments
-        )
-        return DOSIPASContent(ticket: ticket, railTicket: flex, freshness: freshness)
+        return details
     }
 }
 

@@ -64,11 +64,13 @@ public enum FCBCode: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The `<stem>Num` or `<stem>IA5` component of `record` (the number when both are there).
-    init?(_ record: PERRecord, _ stem: String) {
-        if let number = record[stem + "Num"]?.integer {
+    /// The `<stem>Num` or `<stem>IA5` component of `record` (the number when both are there), named in full by
+    /// the caller: joining the stem for every lookup allocated a string each time (most names exceed the 15
+    /// bytes Swift keeps inline).
+    init?(_ record: PERRecord, number numberName: String, text textName: String) {
+        if let number = record[numberName]?.integer {
             self = .number(number)
-        } else if let text = record[stem + "IA5"]?.text {
+        } else if let text = record[textName]?.text {
             self = .text(text)
         } else {
             return nil
@@ -104,8 +106,10 @@ public struct FCBIssuing: Sendable {
     public var issuerPNR: String?
 
     init(_ record: PERRecord?) {
-        securityProvider = record.flatMap { FCBCode($0, "securityProvider") }
-        issuer = record.flatMap { FCBCode($0, "issuer") }
+        securityProvider = record.flatMap {
+            FCBCode($0, number: "securityProviderNum", text: "securityProviderIA5")
+        }
+        issuer = record.flatMap { FCBCode($0, number: "issuerNum", text: "issuerIA5") }
         issuerName = record?["issuerName"]?.text
         issuingDay = FCBDay(
             year: record?["issuingYear"]?.integer ?? 2016, dayOfYear: record?["issuingDay"]?.integer ?? 1)
@@ -220,7 +224,7 @@ public struct FCBTraveler: Sendable {
         }
         idCard = record["idCard"]?.text
         passportID = record["passportId"]?.text
-        customerID = FCBCode(record, "customerId")
+        customerID = FCBCode(record, number: "customerIdNum", text: "customerIdIA5")
         isTicketHolder = record["ticketHolder"]?.boolean ?? false
         passengerType = FCBPassengerType(record["passengerType"])
     }
@@ -256,7 +260,7 @@ public struct FCBTariff: Sendable {
         numberOfPassengers = record["numberOfPassengers"]?.integer ?? 1
         passengerType = FCBPassengerType(record["passengerType"])
         description = record["tariffDesc"]?.text
-        tariffID = FCBCode(record, "tariffId")
+        tariffID = FCBCode(record, number: "tariffIdNum", text: "tariffIdIA5")
     }
 }
 
@@ -410,18 +414,21 @@ public struct FCBDocument: Sendable {
         tariffs = []
         guard let record else { return }
 
-        reference = FCBCode(record, "reference")
-        productOwner = FCBCode(record, "productOwner")
-        productID = FCBCode(record, "productId")
+        reference = FCBCode(record, number: "referenceNum", text: "referenceIA5")
+        productOwner = FCBCode(record, number: "productOwnerNum", text: "productOwnerIA5")
+        productID = FCBCode(record, number: "productIdNum", text: "productIdIA5")
         travelClass = FCBTravelClass(record["classCode"])
         infoText = record["infoText"]?.text
         regionDescription = record["validRegionDesc"]?.text
-        train = FCBCode(record, "train")
+        train = FCBCode(record, number: "trainNum", text: "trainIA5")
         let codeTable = Self.codeTableName(record["stationCodeTable"])
         origin =
-            Self.station(record, code: "fromStation", name: "fromStationNameUTF8", table: codeTable)
-            ?? Self.station(record, code: "station", name: "stationNameUTF8", table: codeTable)
-        destination = Self.station(record, code: "toStation", name: "toStationNameUTF8", table: codeTable)
+            Self.station(
+                record, number: "fromStationNum", text: "fromStationIA5", name: "fromStationNameUTF8", table: codeTable)
+            ?? Self.station(
+                record, number: "stationNum", text: "stationIA5", name: "stationNameUTF8", table: codeTable)
+        destination = Self.station(
+            record, number: "toStationNum", text: "toStationIA5", name: "toStationNameUTF8", table: codeTable)
         if let list = record["tariffs"] {
             tariffs = list.items.compactMap(\.record).map(FCBTariff.init)
         } else if let single = record["tariff"]?.record {
@@ -504,17 +511,20 @@ public struct FCBDocument: Sendable {
 
     // MARK: - Stations and places
 
+    private static let codeTableNames = [
+        "stationUIC", "stationUICReservation", "stationERA", "localCarrierStationCodeTable",
+        "proprietaryIssuerStationCodeTable",
+    ]
+
     private static func codeTableName(_ value: PERValue?) -> String? {
-        let names = [
-            "stationUIC", "stationUICReservation", "stationERA", "localCarrierStationCodeTable",
-            "proprietaryIssuerStationCodeTable",
-        ]
-        guard let index = value?.enumeratedIndex, index < names.count else { return nil }
-        return names[index]
+        guard let index = value?.enumeratedIndex, index < codeTableNames.count else { return nil }
+        return codeTableNames[index]
     }
 
-    private static func station(_ record: PERRecord, code: String, name: String, table: String?) -> FCBStation? {
-        let code = FCBCode(record, code)
+    private static func station(
+        _ record: PERRecord, number: String, text: String, name: String, table: String?
+    ) -> FCBStation? {
+        let code = FCBCode(record, number: number, text: text)
         let name = record[name]?.text
         guard code != nil || name != nil else { return nil }
         return FCBStation(code: code, name: name, codeTable: table)

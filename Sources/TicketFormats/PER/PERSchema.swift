@@ -134,7 +134,7 @@ public final class PERSequence: Sendable {
     /// The type of each slot, by index.
     let slotTypes: [PERType]
     /// Component index by name, for lookups by the typed models (root first, then additions).
-    private let indexByName: [String: Int]
+    private let indexByName: PERNameIndex
 
     /// A SEQUENCE type.
     public init(_ name: String, extensible: Bool, _ components: [PERComponent], additions: [PERComponent] = []) {
@@ -151,15 +151,11 @@ public final class PERSequence: Sendable {
         }
         presenceBits = components.map(\.hasPresenceBit)
         slotTypes = all.map(\.type)
-        var index: [String: Int] = [:]
-        for (position, component) in all.enumerated() where index[component.name] == nil {
-            index[component.name] = position
-        }
-        indexByName = index
+        indexByName = PERNameIndex(all.map(\.name))
     }
 
     /// The position of the component called `name` among root components then additions.
-    public func index(of name: String) -> Int? { indexByName[name] }
+    public func index(of name: String) -> Int? { indexByName.index(of: name) }
 
     /// The component at `index` (root components, then additions).
     public func component(at index: Int) -> PERComponent {
@@ -213,5 +209,65 @@ public final class PEREnumeration: Sendable {
     /// The name of the value at `index`, or `nil` for an extension value this schema does not know.
     public func name(at index: Int) -> String? {
         index >= 0 && index < names.count ? names[index] : nil
+    }
+}
+
+/// Component positions by name: a small open-addressing table over FNV-1a hashes of the names.
+///
+/// The typed models look fields up by name about a hundred times per FCB ticket; `Dictionary<String, Int>`
+/// pays a seeded SipHash for each, which was a fifth of the whole decode. Names are short ASCII identifiers,
+/// so FNV-1a over their bytes is cheap and spreads them well enough for tables of a few dozen entries.
+struct PERNameIndex: Sendable {
+    private let names: [String]
+    /// For each slot, the position of a name plus one; 0 for an empty slot.
+    private let slots: [Int32]
+    private let mask: Int
+
+    /// An index of `names`; where a name occurs twice, the first position is found.
+    init(_ names: [String]) {
+        var capacity = 8
+        while capacity < names.count * 2 { capacity *= 2 }
+        var slots = [Int32](repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for (position, name) in names.enumerated() {
+            var slot = Self.hash(name) & mask
+            var duplicate = false
+            while slots[slot] != 0 {
+                if names[Int(slots[slot]) - 1] == name {
+                    duplicate = true
+                    break
+                }
+                slot = (slot + 1) & mask
+            }
+            if !duplicate { slots[slot] = Int32(position + 1) }
+        }
+        self.names = names
+        self.slots = slots
+        self.mask = mask
+    }
+
+    /// The first position of `name`, or `nil`.
+    func index(of name: String) -> Int? {
+        var slot = Self.hash(name) & mask
+        while true {
+            let entry = Int(slots[slot])
+            if entry == 0 { return nil }
+            if names[entry - 1] == name { return entry - 1 }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    private static func hash(_ name: String) -> Int {
+        // Through the contiguous bytes (native strings, small or not, have them): iterating `utf8` one
+        // element at a time costs several times more.
+        name.utf8.withContiguousStorageIfAvailable(hash(bytes:)) ?? hash(bytes: Array(name.utf8))
+    }
+
+    private static func hash(bytes: some Collection<UInt8>) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 }
