@@ -43,7 +43,14 @@ struct TOMLReader {
         enum Entry {
             case value(TOMLValue)
             case table(Node)
-            case arrayOfTables([Node])
+            case arrayOfTables(TableList)
+        }
+
+        /// The tables of `[[name]]`, appended to in place (a value array would be copied at each header).
+        final class TableList {
+            var nodes: [Node]
+
+            init(_ nodes: [Node]) { self.nodes = nodes }
         }
 
         enum Origin {
@@ -66,7 +73,7 @@ struct TOMLReader {
                 switch entry {
                 case .value(let value): table.entries[key] = value
                 case .table(let node): table.entries[key] = .table(node.value)
-                case .arrayOfTables(let nodes): table.entries[key] = .array(nodes.map { .table($0.value) })
+                case .arrayOfTables(let list): table.entries[key] = .array(list.nodes.map { .table($0.value) })
                 }
             }
             return table
@@ -134,12 +141,11 @@ struct TOMLReader {
         switch table.entries[last] {
         case nil:
             let node = Node(origin: .defined)
-            table.entries[last] = isArray ? .arrayOfTables([node]) : .table(node)
+            table.entries[last] = isArray ? .arrayOfTables(Node.TableList([node])) : .table(node)
             return node
-        case .arrayOfTables(var nodes)? where isArray:
+        case .arrayOfTables(let list)? where isArray:
             let node = Node(origin: .defined)
-            nodes.append(node)
-            table.entries[last] = .arrayOfTables(nodes)
+            list.nodes.append(node)
             return node
         case .table(let node)? where !isArray && node.origin == .implicit:
             node.origin = .defined
@@ -158,9 +164,9 @@ struct TOMLReader {
             return node
         case .table(let node)? where node.origin != .inline:
             return node
-        case .arrayOfTables(let nodes)?:
+        case .arrayOfTables(let list)?:
             // `[[a]]` then `[a.b]`: b belongs to the last table of the array.
-            guard let last = nodes.last else { throw error("\(path.joined(separator: ".")) cannot be extended") }
+            guard let last = list.nodes.last else { throw error("\(path.joined(separator: ".")) cannot be extended") }
             return last
         default:
             throw error("\(path.joined(separator: ".")): \(key) is already a value, not a table")
