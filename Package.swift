@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Verification", targets: ["Verification"]),
         .library(name: "ValidationAPI", targets: ["ValidationAPI"]),
         .library(name: "Scanners", targets: ["Scanners"]),
+        .library(name: "DaemonConfig", targets: ["DaemonConfig"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,8 +26,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // HTTPTypes: the daemon's HTTP page names requests and responses with it (as Hummingbird does).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -53,6 +55,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
         ),
 
+        // Every system call goes through one function here: retried on EINTR, failures as swift-system's Errno.
+        .target(
+            name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         // Pure model: tickets, verdicts, clocks. No I/O.
         .target(name: "FareCore", swiftSettings: strict),
         // Payload decoders (FC1 COSE/CWT, ...). Pure.
@@ -80,7 +86,7 @@ let package = Package(
         // Images in, symbols out; symbols written for issuing.
         .target(
             name: "Symbols",
-            dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs"],
+            dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs", "SystemCalls"],
             swiftSettings: strict
         ),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
@@ -88,7 +94,7 @@ let package = Package(
         .target(
             name: "Scanners",
             dependencies: [
-                "FareCore", "CLinuxShims", "CLibUSB",
+                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
@@ -100,11 +106,20 @@ let package = Package(
             dependencies: ["FareCore", "Signatures"],
             swiftSettings: strict
         ),
+        // The daemon's configuration: the model, its strict reading from TOML (a reader of our own, in Swift: no
+        // input can abort it), and the files it names. Light (no server dependency), so `farecheck sync` reads
+        // `[sync]` without the daemon and the fuzz package reaches it.
+        .target(
+            name: "DaemonConfig",
+            dependencies: ["FareCore", "Verification", "Scanners", "ValidationAPI"],
+            swiftSettings: strict
+        ),
         // The validator's side of sync: the API client and the worker that reconciles the store.
         .target(
             name: "Sync",
             dependencies: [
                 "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
+                "DaemonConfig",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,11 +134,11 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
-                "ValidationAPI",
+                "ValidationAPI", "DaemonConfig", "SystemCalls",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -139,7 +154,7 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync", "ValidationAPI", "Issuing",
+                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -195,7 +210,13 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
-        .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore"], swiftSettings: strict),
+        .testTarget(
+            name: "TrustStoreTests",
+            dependencies: [
+                "TrustStore", "FareCore", "Signatures", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SymbolsTests",
             dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom"],
@@ -205,7 +226,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "CLinuxShims", "ScannerSimulation"],
+            dependencies: ["Scanners", "FareCore", "ScannerSimulation"],
             // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
             // read next to the sources (#filePath).
             exclude: ["Recordings", "Resources"],
@@ -218,7 +239,7 @@ let package = Package(
         .target(
             name: "ScannerSimulation",
             dependencies: [
-                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom",
+                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ScannerSimulation",
@@ -231,7 +252,6 @@ let package = Package(
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/farecheck-bench",
             swiftSettings: strict
@@ -243,11 +263,13 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestSupport", "farecheck", "Daemon", "FareCore", "Signatures", "TrustStore", "Scanners", "Symbols",
-                "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
+                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
+                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // Inputs found by fuzzing (Resources/fuzz-regressions), read next to the sources (#filePath).
+            exclude: ["Resources"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -264,8 +286,9 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "TestSupport", "Sync", "ValidationServer", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
-                "Verification", "Daemon", "Scanners", "farecheck", "farecheck-server", "ScannerSimulation",
+                "TestSupport", "Sync", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
+                "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
+                "ScannerSimulation", "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -273,7 +296,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "farecheck", "Symbols", "TicketFormats", "Scanners", "ScannerSimulation"],
+            dependencies: ["TestSupport", "farecheck", "Scanners", "ScannerSimulation"],
             swiftSettings: strict
         ),
     ],

@@ -36,6 +36,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-wedge", ["Scanners"]),
     ("fuzz-uevent", ["Scanners"]),
     ("fuzz-sync-json", ["ValidationAPI"]),
+    ("fuzz-config", ["DaemonConfig"]),
 ]
 
 let package = Package(

@@ -231,6 +231,7 @@ def main():
         b"ACTION=add\0DEVPATH=/devices/pci0000:00/usb1/1-1/1-1:1.0/ttyACM0/tty/ttyACM0\0SUBSYSTEM=tty\0"
         b"DEVNAME=ttyACM0\0SEQNUM=4242\0")
     sync_seeds()
+    config_seeds()
     total = sum(p.stat().st_size for p in CORPORA.rglob("*") if p.is_file())
     print(f"corpora: {sum(1 for p in CORPORA.rglob('*') if p.is_file())} files, {total} bytes")
 
@@ -294,6 +295,134 @@ def sync_seeds():
         put("fuzz-sync-json", name, json.dumps(document, indent=1).encode())
     put("fuzz-sync-json", "signed-escaped-base64",
         b'{"anchor":"a","algorithm":"ES256","payload":"e30\\u003d","signature":"AAAA\\/w=="}')
+
+
+# The configurations of the tests (Tests/DaemonTests, Tests/SyncTests), with their interpolated paths filled in,
+# the tests' refused snippets, and one table of every kind with every key.
+TEST_CONFIGS = {
+    "end-to-end-gate": """mode = "gate"
+validator = "test-gate"
+store = "/tmp/bench/farecheck.sqlite"
+
+[[scanner]]
+name = "front-door"
+device = "/dev/pts/7"
+protocol = "ssi"
+
+[output]
+stdout = true
+socket = "/tmp/bench/verdicts.sock"
+
+[http]
+listen = "127.0.0.1:0"
+
+[gate]
+command = ["/tmp/bench/open-gate.sh"]
+timeout = 0.5
+verdicts = ["*"]
+""",
+    "sync-gate": """mode = "gate"
+validator = "sync-gate"
+store = "/tmp/validator/farecheck.sqlite"
+
+[[scanner]]
+name = "front-door"
+device = "/dev/pts/7"
+protocol = "ssi"
+
+[output]
+stdout = false
+socket = "/tmp/validator/verdicts.sock"
+
+[http]
+listen = "127.0.0.1:0"
+
+[sync]
+url = "http://127.0.0.1:8443"
+device_id = "validator-1"
+token_file = "/tmp/validator/token"
+anchors = ["/tmp/Keys/demo-anchor.pub.pem"]
+allow_demo_anchor = true
+interval = 3600
+online_check = true
+online_deadline_ms = 3000
+""",
+    "every-key": """mode = "inspector"
+validator = "bus-4711-door-2"
+store = "/var/lib/farecheck/farecheck.sqlite"
+
+[verification]
+formats = ["fc1", "uic-918-3", "uic-918-9", "era-ssb", "vdv-ka"]
+prefixes = ["FC1:", "HC1:"]
+clock_skew = 120.5
+replay_window = 3600
+single_use_products = ["single", "day"]
+
+[[scanner]]
+name = "front"
+device = "auto"
+protocol = "hidpos"
+baud = 115200
+layout = "de"
+
+[[scanner]]
+device = "/dev/input/event3"
+protocol = "wedge"
+
+[[source]]
+name = "bench"
+images = "/srv/tickets"
+interval = 2
+loop = false
+
+[output]
+stdout = false
+socket = ""
+
+[gate]
+command = ["/usr/local/bin/open-gate", "--door", "2"]
+timeout = 2
+verdicts = ["valid", "seen-before"]
+
+[http]
+listen = "[::1]:8080"
+
+[inspector]
+session_timeout = 28800
+
+[sync]
+url = "https://validation.example.org"
+device_id = "validator-1"
+token = "secret"
+anchors = ["demo", "/etc/farecheck/anchor.pem"]
+allow_demo_anchor = false
+interval = 300
+online_check = true
+online_deadline_ms = 800
+stale_after = 86400
+max_body_bytes = 67108864
+request_timeout = 30
+ca_file = "/etc/farecheck/ca.pem"
+client_cert = "/etc/farecheck/client.pem"
+client_key = "/etc/farecheck/client.key"
+""",
+    "shorthand-scanner": '[scanner]\ndevice = "/dev/ttyACM0"\n[http]\nlisten = ""\n',
+    "wrong-type": "[[scanner]]\ndevice = 5\n",
+    "out-of-range": '[[scanner]]\ndevice = "auto"\nbaud = 12\n',
+    "duplicate-name": '[[scanner]]\ndevice = "a"\nname = "x"\n[[scanner]]\ndevice = "b"\nname = "x"\n',
+    "unknown-key": '[[scanner]]\ndevice = "auto"\n[verification]\nreplay_windw = 10\n',
+    "syntax-error": "[[scanner]\n",
+    "half-tls": '[[scanner]]\ndevice = "auto"\n[sync]\nurl = "http://127.0.0.1:1"\ntoken = "t"\n'
+                'anchors = ["demo"]\nclient_cert = "/tmp/c.pem"\n',
+    "dates-and-inline-tables": '[[scanner]]\ndevice = { a = 1979-05-27T07:32:00Z, b = [1, 2.5, "x"] }\n'
+                               'when = 07:32:00\nday = 1979-05-27\n',
+}
+
+
+def config_seeds():
+    put("fuzz-config", "Config-farecheck.toml", (ROOT / "Config/farecheck.toml").read_bytes())
+    for name, text in TEST_CONFIGS.items():
+        put("fuzz-config", name + ".toml", text.encode())
 
 
 if __name__ == "__main__":

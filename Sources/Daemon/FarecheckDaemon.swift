@@ -1,3 +1,4 @@
+import DaemonConfig
 import FareCore
 import Foundation
 import Logging
@@ -180,10 +181,7 @@ public struct FarecheckDaemon: Sendable {
     ) throws -> (worker: SyncWorker, link: ServerLink) {
         let (token, anchors) = try sync.resolve(file: "[sync]")
         let client = ValidationAPIClient.Configuration(
-            baseURL: sync.url, token: token, deviceID: sync.deviceID,
-            requestTimeout: .milliseconds(Int64(sync.requestTimeout * 1000)),
-            maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes), maximumRevocationBytes: sync.maximumBodyBytes,
-            tls: sync.tlsFiles)
+            sync: sync, token: token, requestTimeout: .milliseconds(Int64(sync.requestTimeout * 1000)))
         try client.validate()
         let interval = Duration.milliseconds(Int64(sync.interval * 1000))
         // Connected for two intervals after a good exchange: a missed round or two still counts as connected.

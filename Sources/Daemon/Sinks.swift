@@ -1,9 +1,11 @@
+import DaemonConfig
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import SystemCalls
 
 /// Each verdict as one JSON line on standard output (for journald, or a pipe to another program).
 public struct StandardOutputSink: VerdictSink {
@@ -14,14 +16,12 @@ public struct StandardOutputSink: VerdictSink {
         line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
+                guard let written = try? systemCall({ write(1, buffer.baseAddress! + offset, buffer.count - offset) }),
+                    written > 0
+                else {
                     return  // stdout closed: the journal still has the verdict.
                 }
+                offset += written
             }
         }
     }
@@ -225,12 +225,11 @@ struct ChildProcess: Sendable {
         let giveUp = ContinuousClock.now + timeout
         while true {
             var status: Int32 = 0
-            let reaped = waitpid(pid, &status, WNOHANG)
+            guard let reaped = try? systemCall({ waitpid(pid, &status, WNOHANG) }) else { return nil }
             if reaped == pid {
                 let signal = status & 0x7F
                 return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
             }
-            if reaped < 0, errno != EINTR { return nil }
             if ContinuousClock.now >= giveUp {
                 kill(-pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)

@@ -1,3 +1,4 @@
+import DaemonConfig
 import FareCore
 import Foundation
 import Logging
@@ -154,7 +155,7 @@ public struct HotplugService: Service {
             }
             return
         }
-        try? await cancelWhenGracefulShutdown { await signal.follow(monitor.events) }
+        await cancelWhenGracefulShutdown { await signal.follow(monitor.events) }
         await monitor.close()
     }
 }

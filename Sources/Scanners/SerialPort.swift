@@ -1,6 +1,7 @@
 import CLinuxShims
 import Dispatch
 import Synchronization
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -234,10 +235,11 @@ public final class SerialPort: Sendable {
                 pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakeRead.rawValue, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&fds, 2, Self.pollTimeout(until: deadline))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .failure(ioError(Errno(rawValue: errno), "waiting for data failed"))
+            let ready: Int32
+            do {
+                ready = try systemCall { poll(&fds, 2, Self.pollTimeout(until: deadline)) }
+            } catch {
+                return .failure(ioError(error, "waiting for data failed"))
             }
             if ready == 0 { return .success(.timedOut) }
             if fds[1].revents != 0 {
@@ -248,18 +250,23 @@ public final class SerialPort: Sendable {
             if events & Int32(POLLNVAL) != 0 {
                 return .failure(goneError(nil, "the descriptor is no longer valid"))
             }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor.rawValue, $0.baseAddress, $0.count) }
-            if count > 0 { return .success(.bytes(Array(buffer[0..<count]))) }
-            if count == 0 { return .success(.endOfFile) }
-            let error = errno
-            switch error {
-            case EINTR, EAGAIN:
-                continue
-            case EIO, ENXIO, ENODEV:
-                return .failure(goneError(Errno(rawValue: error), "the scanner went away"))
-            default:
-                return .failure(ioError(Errno(rawValue: error), "reading failed"))
+            let count: Int
+            do {
+                count = try systemCall {
+                    buffer.withUnsafeMutableBytes { Glibc.read(descriptor.rawValue, $0.baseAddress, $0.count) }
+                }
+            } catch {
+                switch error {
+                case .resourceTemporarilyUnavailable:
+                    continue
+                case .ioError, .noSuchAddressOrDevice, .operationNotSupportedByDevice:
+                    return .failure(goneError(error, "the scanner went away"))
+                default:
+                    return .failure(ioError(error, "reading failed"))
+                }
             }
+            if count > 0 { return .success(.bytes(Array(buffer[0..<count]))) }
+            return .success(.endOfFile)
         }
     }
 
@@ -290,15 +297,15 @@ public final class SerialPort: Sendable {
 
     /// One non-blocking write(2), retried on EINTR; EAGAIN counts as zero bytes written. Call with the lock held.
     private func writeSome(_ bytes: ArraySlice<UInt8>) -> Result<Int, ScannerConnectionError> {
-        while true {
-            let count = bytes.withUnsafeBytes { Glibc.write(descriptor.rawValue, $0.baseAddress, $0.count) }
-            if count >= 0 { return .success(count) }
-            let error = errno
+        do {
+            return .success(
+                try systemCall { bytes.withUnsafeBytes { Glibc.write(descriptor.rawValue, $0.baseAddress, $0.count) } })
+        } catch {
             switch error {
-            case EINTR: continue
-            case EAGAIN: return .success(0)
-            case EIO, ENXIO, ENODEV, EBADF: return .failure(goneError(Errno(rawValue: error), "the scanner went away"))
-            default: return .failure(ioError(Errno(rawValue: error), "writing failed"))
+            case .resourceTemporarilyUnavailable: return .success(0)
+            case .ioError, .noSuchAddressOrDevice, .operationNotSupportedByDevice, .badFileDescriptor:
+                return .failure(goneError(error, "the scanner went away"))
+            default: return .failure(ioError(error, "writing failed"))
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -171,19 +172,13 @@ final class DeviceThread: Sendable {
         } else {
             milliseconds = -1
         }
-        while true {
-            let result = poll(&fds, 2, milliseconds)
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw Errno(rawValue: errno)
-            }
-            if isStopRequested || fds[1].revents != 0 { return .stopped }
-            if result == 0 { return .timedOut }
-            let events = fds[0].revents
-            if events & Int16(POLLIN) != 0 { return .readable }
-            if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return .hangUp }
-            return .timedOut
-        }
+        let result = try systemCall { poll(&fds, 2, milliseconds) }
+        if isStopRequested || fds[1].revents != 0 { return .stopped }
+        if result == 0 { return .timedOut }
+        let events = fds[0].revents
+        if events & Int16(POLLIN) != 0 { return .readable }
+        if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return .hangUp }
+        return .timedOut
     }
 }
 

@@ -1,4 +1,5 @@
 import CImageCodecs
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -84,25 +85,29 @@ extension GrayImage {
 
     /// Writes bytes to a file, retrying interrupted and partial writes.
     static func write(_ bytes: [UInt8], toFile path: String) throws(ImageWriteError) {
-        let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        guard descriptor >= 0 else {
-            let number = errno
+        let descriptor: Int32
+        do {
+            descriptor = try systemCall {
+                path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+            }
+        } catch {
             throw ImageWriteError(
-                message: "cannot create the file: \(String(cString: strerror(number)))",
-                path: path, systemErrorNumber: number)
+                message: "cannot create the file: \(String(cString: strerror(error.rawValue)))",
+                path: path, systemErrorNumber: error.rawValue)
         }
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 {
-                let number = errno
-                if number == EINTR { continue }
+            let offset = written
+            do {
+                written += try systemCall {
+                    bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                }
+            } catch {
                 close(descriptor)
                 throw ImageWriteError(
-                    message: "cannot write the file: \(String(cString: strerror(number)))",
-                    path: path, systemErrorNumber: number)
+                    message: "cannot write the file: \(String(cString: strerror(error.rawValue)))",
+                    path: path, systemErrorNumber: error.rawValue)
             }
-            written += count
         }
         guard close(descriptor) == 0 else {
             let number = errno

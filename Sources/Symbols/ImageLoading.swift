@@ -1,4 +1,5 @@
 import CImageCodecs
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -150,9 +151,11 @@ extension GrayImage {
 
     /// Reads a whole file, retrying reads interrupted by signals.
     static func readFile(at path: String) throws(ImageLoadError) -> [UInt8] {
-        let descriptor = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else {
-            throw systemError(errno, action: "cannot open", path: path)
+        let descriptor: Int32
+        do {
+            descriptor = try systemCall { path.withCString { open($0, O_RDONLY | O_CLOEXEC) } }
+        } catch {
+            throw systemError(error.rawValue, action: "cannot open", path: path)
         }
         defer { close(descriptor) }
         var status = stat()
@@ -173,10 +176,11 @@ extension GrayImage {
         bytes.reserveCapacity(Int(max(status.st_size, 0)) + 1)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw systemError(errno, action: "cannot read", path: path)
+            let count: Int
+            do {
+                count = try systemCall { chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
+            } catch {
+                throw systemError(error.rawValue, action: "cannot read", path: path)
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])

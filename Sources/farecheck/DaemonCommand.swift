@@ -1,5 +1,6 @@
 import ArgumentParser
 import Daemon
+import DaemonConfig
 import Foundation
 import Logging
 import Scanners

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
-import Daemon
+import DaemonConfig
 import Foundation
 import Logging
 import Sync
@@ -137,9 +137,7 @@ struct SyncCommand: AsyncParsableCommand {
                 throw CommandFailure.exit("bad configuration: \(error.description)")
             }
             let client = ValidationAPIClient.Configuration(
-                baseURL: sync.url, token: resolved.token, deviceID: sync.deviceID, requestTimeout: requestTimeout,
-                maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes),
-                maximumRevocationBytes: sync.maximumBodyBytes, tls: sync.tlsFiles)
+                sync: sync, token: resolved.token, requestTimeout: requestTimeout)
             try check(client)
             return (client, resolved.anchors, store.db ?? configuration.store)
         }

@@ -1,4 +1,5 @@
 import Daemon
+import DaemonConfig
 import FareCore
 import Foundation
 import TestSupport
@@ -84,6 +85,109 @@ struct ConfigurationTests {
             }
             let allowed = try #require(try sync(anchors, allow: true))
             #expect(try allowed.resolve(file: "farecheck.toml").anchors.count == 1)
+        }
+    }
+
+    @Test("inputs that aborted the TOML reader (TOMLKit's toml++ assertions) are refused with their line")
+    func inputsFoundByFuzzing() throws {
+        // Found by the fuzz-config target; the daemon must name the line, not abort or run undefined behaviour.
+        let headers: [(String, String)] = [
+            ("[[scanner]]\ndevice = \"auto\"\n[é]\n", "found 'é' (line 3)"),
+            ("[!]", "found '!' (line 1)"),
+            ("[.sync]", "found '.' (line 1)"),
+            ("[[=]]", "found '=' (line 1)"),
+            ("[ #]", "found '#' (line 1)"),
+            ("[[[scanner]]]", "found '[' (line 1)"),
+            ("[\n]", "found U+000A (line 1)"),
+            ("\u{FEFF}# comment\n\n  [!]", "found '!' (line 3)"),
+        ]
+        for (text, expected) in headers {
+            let error = refusal(of: text)
+            #expect(error?.key == nil)
+            #expect(error?.message.hasPrefix("expected a key") == true, "\(String(describing: error))")
+            #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
+        }
+        let regressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Resources/fuzz-regressions")
+        for (name, expected) in [
+            ("config-unnamed-table-header", "expected a key"),
+            ("config-broken-date", "1979-05-27Toutput07:32:00Z is not a date or time (line 2)"),
+        ] {
+            let input = try Data(contentsOf: regressions.appendingPathComponent(name))
+            let error = refusal(of: String(decoding: input, as: UTF8.self))
+            #expect(error?.message.contains(expected) == true, "\(name): \(String(describing: error))")
+        }
+    }
+
+    @Test("the TOML reader reads every form the format has: strings, numbers, arrays, inline and dotted tables")
+    func tomlForms() throws {
+        let configuration = try DaemonConfiguration.parse(
+            """
+            \u{FEFF}validator = \'\'\'
+            [!] door "2"\'\'\'  # a "[" that starts a line inside a string is no header
+            store = "/tmp/caf\\u00E9\\t.sqlite"
+            output.stdout = false
+            [verification]
+            clock_skew = 1_0e1
+            prefixes = [
+                'FC1:', # [!] a comment
+                \"\"\"
+            HC1:\\
+                \"\"\",
+            ]
+            replay_window = 0x1F
+            [[scanner]]
+            device = "auto"
+            baud = +115_200
+            "name" = 'front'
+            [[scanner]]
+            device = "/dev/ttyACM1"
+            [http]
+            listen = "[::1]:8080"
+            [sync]
+            url = "https://validation.example.org"
+            token = "t"
+            anchors = ["demo"]
+            stale_after = 1.5e3
+            """)
+        #expect(configuration.validator == "[!] door \"2\"")
+        #expect(configuration.store == "/tmp/café\t.sqlite")
+        #expect(configuration.clockSkew == 100 && configuration.stdout == false)
+        #expect(configuration.prefixes == ["FC1:", "HC1:"])
+        #expect(configuration.replayWindow == 31)
+        #expect(configuration.scanners.map(\.name) == ["front", "scanner2"])
+        #expect(configuration.scanners.first?.baud == 115_200)
+        #expect(configuration.httpAddress?.host == "::1")
+        #expect(configuration.sync?.staleAfter == 1500)
+
+        let refused: [(String, String)] = [
+            ("a = 1\na = 2", "a is defined twice (line 2)"),
+            ("[http]\n[http]", "http is defined twice (line 2)"),
+            ("a = \"open\nb = 1", "the string is not closed with \" on its line (line 1)"),
+            ("a = 0123", "expected a value, found 0123"),
+            ("a = 99999999999999999999", "does not fit in 64 bits"),
+            ("a = [1, 2", "the array is not closed with ]"),
+            ("a = {b = 1,\nc = 2}", "an inline table must fit on one line (line 1)"),
+            ("a = 1 b = 2", "expected the end of the line, found 'b'"),
+            ("a = \"\\q\"", "\\q is no escape"),
+            ("a = \"\\uD800\"", "names no Unicode character"),
+            (String(repeating: "a = [", count: 1) + String(repeating: "[", count: 100), "nested more than 64 deep"),
+            ("validator = 1979-05-27 07:32:00", "validator: must be a string"),
+        ]
+        for (text, expected) in refused {
+            let error = refusal(of: text)
+            #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
+        }
+    }
+
+    /// What parsing `text` is refused with; `nil`, recorded as an issue, when it is accepted.
+    private func refusal(of text: String) -> ConfigurationError? {
+        do {
+            _ = try DaemonConfiguration.parse(text)
+            Issue.record("accepted: \(text)")
+            return nil
+        } catch {
+            return error
         }
     }
 }

@@ -1,6 +1,7 @@
 import Scanners
 import CLinuxShims
 import Synchronization
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -61,24 +62,22 @@ public final class PseudoTerminal: Sendable {
     public func write(_ bytes: [UInt8]) throws(ScannerConnectionError) {
         var rest = bytes[...]
         while !rest.isEmpty {
-            let count = rest.withUnsafeBytes { Glibc.write(primary.rawValue, $0.baseAddress, $0.count) }
-            if count > 0 {
+            do {
+                let count = try systemCall {
+                    rest.withUnsafeBytes { Glibc.write(primary.rawValue, $0.baseAddress, $0.count) }
+                }
                 rest = rest.dropFirst(count)
-                continue
-            }
-            let error = errno
-            if error == EINTR { continue }
-            if error == EAGAIN {
+            } catch .resourceTemporarilyUnavailable {
                 var fds = [pollfd(fd: primary.rawValue, events: Int16(POLLOUT), revents: 0)]
                 _ = poll(&fds, 1, 100)
-                continue
+            } catch {
+                throw ScannerConnectionError(
+                    code: .ioFailed,
+                    device: replicaPath,
+                    message: "writing to the pseudo-terminal failed",
+                    cause: error
+                )
             }
-            throw ScannerConnectionError(
-                code: .ioFailed,
-                device: replicaPath,
-                message: "writing to the pseudo-terminal failed",
-                cause: Errno(rawValue: error)
-            )
         }
     }
 
@@ -88,21 +87,26 @@ public final class PseudoTerminal: Sendable {
         var buffer = [UInt8](repeating: 0, count: max(1, maximumCount))
         while true {
             var fds = [pollfd(fd: primary.rawValue, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 1, SerialPort.pollTimeout(until: deadline))
-            if ready < 0 {
-                if errno == EINTR { continue }
+            let ready: Int32
+            do {
+                ready = try systemCall { poll(&fds, 1, SerialPort.pollTimeout(until: deadline)) }
+            } catch {
                 throw ScannerConnectionError(
                     code: .ioFailed,
                     device: replicaPath,
                     message: "poll on the pseudo-terminal failed",
-                    cause: Errno(rawValue: errno)
+                    cause: error
                 )
             }
             if ready == 0 { return .timedOut }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(primary.rawValue, $0.baseAddress, $0.count) }
-            if count > 0 { return .bytes(Array(buffer[0..<count])) }
-            let error = errno
-            if count < 0, error == EINTR || error == EAGAIN { continue }
+            do {
+                let count = try systemCall {
+                    buffer.withUnsafeMutableBytes { Glibc.read(primary.rawValue, $0.baseAddress, $0.count) }
+                }
+                if count > 0 { return .bytes(Array(buffer[0..<count])) }
+            } catch .resourceTemporarilyUnavailable {
+                continue
+            } catch {}
             // EIO (or a hangup with nothing buffered) is how Linux says no replica is open.
             return .replicaClosed
         }

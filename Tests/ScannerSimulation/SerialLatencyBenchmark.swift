@@ -1,5 +1,4 @@
 import Scanners
-import ScannerSimulation
 import Dispatch
 import Foundation
 import Synchronization

@@ -23,7 +23,7 @@ import Testing
     @Test func aMultipacketScanOf2KiBIsReassembledInOrderAndEachPacketAcknowledged() {
         var generator = SystemRandomNumberGenerator()
         let payload = (0..<2048).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0x00, 0xFF]
-        let packets = SSISimulator.decodeDataPackets(payload, type: 0x2D)
+        let packets = SimulatedSSIScanner.decodeDataPackets(payload, type: 0x2D)
         #expect(packets.count == 9)
         var session = SSISession(device: "tty")
         var delivered: [ScanEvent] = []
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func aRetransmissionOfAnAcceptedPacketIsAcknowledgedButNotUsedTwice() {
-        let packets = SSISimulator.decodeDataPackets(Array(0...255), type: 0x1C)
+        let packets = SimulatedSSIScanner.decodeDataPackets(Array(0...255), type: 0x1C)
         var session = SSISession(device: "tty")
         var delivered: [ScanEvent] = []
         for packet in packets {
@@ -72,7 +72,7 @@ import Testing
     @Test func aResendIdenticalToThePreviousPacketIsStillTakenAfterANak() {
         // Two packets with the same bytes: after a NAK, the retransmission is the second one, not a copy.
         let chunk = [UInt8](repeating: 0x00, count: 250)
-        let packets = SSISimulator.decodeDataPackets(chunk + chunk, type: 0x2D)
+        let packets = SimulatedSSIScanner.decodeDataPackets(chunk + chunk, type: 0x2D)
         var session = SSISession(device: "tty")
         _ = session.receive(packets[0].encoded, at: Date())
         var damaged = packets[1].encoded
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func aScanTheScannerGaveUpOnIsNotGluedToTheNextOne() {
-        let first = SSISimulator.decodeDataPackets(Array(repeating: 0x41, count: 300), type: 0x1C)
+        let first = SimulatedSSIScanner.decodeDataPackets(Array(repeating: 0x41, count: 300), type: 0x1C)
         var session = SSISession(device: "tty")
         _ = session.receive(first[0].encoded, at: Date())
         var damaged = first[1].encoded
@@ -126,7 +126,7 @@ import Testing
     @Test func somethingInFlightIsReportedForTheLogWhenTheLineDies() {
         var session = SSISession(device: "tty")
         #expect(session.inFlight == nil)
-        let packets = SSISimulator.decodeDataPackets(Array(repeating: 7, count: 400), type: 0x2D)
+        let packets = SimulatedSSIScanner.decodeDataPackets(Array(repeating: 7, count: 400), type: 0x2D)
         _ = session.receive(packets[0].encoded, at: Date())
         #expect(session.inFlight?.contains("a scan in flight was dropped") == true)
     }

@@ -22,8 +22,8 @@ import Testing
     }
 
     @Test func startupWakesTheScannerAndSwitchesOnPacketsHandshakingAndScanning() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         let commands = try await scanner.awaitStartup()
         #expect(
@@ -34,12 +34,12 @@ import Testing
         await collector.stop()
         // Closing sends SCAN_DISABLE.
         #expect(try await scanner.nextCommand() == .scanDisable)
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func binaryPayloadsWithNulAnd0xFFArriveExactly() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         _ = try await scanner.awaitStartup()
         let payloads: [[UInt8]] = [
@@ -55,12 +55,12 @@ import Testing
             #expect(scan.device == "scanner")
         }
         await collector.stop()
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func aTwoKiBScanInNinePacketsArrivesWholeAndOnce() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         _ = try await scanner.awaitStartup()
         var generator = SystemRandomNumberGenerator()
@@ -75,12 +75,12 @@ import Testing
         #expect(second.payload == [0x51])
         #expect(second.symbology == .dataMatrix)
         await collector.stop()
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func aPacketWithABadChecksumIsNakedAndTakenWhenResent() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         _ = try await scanner.awaitStartup()
         var packet = SSIFrame(opcode: .decodeData, source: .decoder, data: [0x2D, 0x00, 0xFF, 0x42])
@@ -94,12 +94,12 @@ import Testing
         try await scanner.sendScan([0x43])
         #expect(try await nextScan(collector).payload == [0x43])
         await collector.stop()
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func lineNoiseBetweenPacketsIsSkipped() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         _ = try await scanner.awaitStartup()
         try scanner.write([0x00, 0xFF, 0x13, 0x02, 0x41])
@@ -110,12 +110,12 @@ import Testing
         #expect(try await nextScan(collector).payload == [0x03])
         #expect(collector.logLines.all.contains { $0.contains("not SSI packets") })
         await collector.stop()
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func goodAndBadVerdictsBeepAndLightTheScanner() async throws {
-        let scanner = try SSISimulator()
-        let path = scanner.path
+        let scanner = try SimulatedSSIScanner()
+        let path = scanner.devicePath
         let collector = await collector { path }
         _ = try await scanner.awaitStartup()
         try await scanner.sendScan(Array("ok".utf8))
@@ -137,7 +137,7 @@ import Testing
         #expect(try await scanner.nextCommand() == .ledOn(0x02))
         #expect(try await scanner.nextCommand() == .ledOff(0x02))
         await collector.stop()
-        scanner.unplug()
+        scanner.stop()
     }
 
     @Test func aScannerUnpluggedMidPacketComesBackAndOnlyWholeScansArrive() async throws {
@@ -153,21 +153,21 @@ import Testing
             guard rename(temporary, link) == 0 else { throw TimedOut(what: "rename of the symlink") }
         }
 
-        let first = try SSISimulator()
-        try point(to: first.path)
+        let first = try SimulatedSSIScanner()
+        try point(to: first.devicePath)
         let collector = await collector { link }
         _ = try await first.awaitStartup()
         try await first.sendScan(Array("before".utf8))
         #expect(try await nextScan(collector).payload == Array("before".utf8))
 
         // A two-packet scan: the first packet gets through, then the cable is pulled mid-way through the second.
-        let packets = SSISimulator.decodeDataPackets(Array(repeating: 0xAA, count: 400), type: 0x2D)
+        let packets = SimulatedSSIScanner.decodeDataPackets(Array(repeating: 0xAA, count: 400), type: 0x2D)
         #expect(try await first.send(packets[0].encoded) == .ack())
         try first.write(Array(packets[1].encoded.prefix(60)))
-        first.unplug()
+        first.stop()
 
-        let second = try SSISimulator()
-        try point(to: second.path)
+        let second = try SimulatedSSIScanner()
+        try point(to: second.devicePath)
         _ = try await second.awaitStartup()
         try await second.sendScan(Array("after".utf8))
         let scan = try await nextScan(collector)
@@ -176,7 +176,7 @@ import Testing
         #expect(collector.states.all.prefix(3).map(\.isConnected) == [true, false, true])
         #expect(collector.logLines.all.contains { $0.contains("disconnected") && $0.contains("dropped") })
         await collector.stop()
-        second.unplug()
+        second.stop()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemCalls
 import ValidationAPI
 
 /// A TCP proxy on loopback in front of the reference server that misbehaves on request: it delays, cuts,
@@ -63,12 +64,7 @@ final class FaultProxy: @unchecked Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread { [self] in
-            while true {
-                let client = accept(descriptor, nil, nil)
-                if client < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+            while let client = try? systemCall({ accept(descriptor, nil, nil) }) {
                 Thread.detachNewThread { [self] in self.serve(client) }
             }
         }

@@ -1,4 +1,4 @@
-import Daemon
+import DaemonConfig
 import Foundation
 import Sync
 import TestSupport

@@ -1,0 +1,217 @@
+import FareCore
+import Foundation
+import Logging
+import Scanners
+import Signatures
+import Sync
+import TicketFormats
+import TrustStore
+import Verification
+
+/// A scan on its way through the pipeline: the scan, the inspection the steps build up, and what became of it.
+struct ScanInProgress: Sendable {
+    let scan: ScanEvent
+    /// When the pipeline took the scan (for the latency).
+    let started: ContinuousClock.Instant
+    /// Told good or bad once the verdict is final (the scanner's beep and LED).
+    let feedback: (@Sendable (ScanFeedback) async -> Void)?
+    var inspection: Inspection
+    /// Where the journal kept the inspection: set by ``JournalStep``; `nil` for a refused scan, never journaled.
+    var durability: InspectionJournal.Durability?
+    /// What the sinks were given: set by ``PublicationStep``.
+    var event: VerdictEvent?
+
+    /// Whether the steps that judge a ticket apply: not to a refused scan, nor to a staff badge.
+    var isTicketInspection: Bool {
+        inspection.isJournaled && !InspectorSessions.isBadge(inspection.verdict)
+    }
+}
+
+/// One step of every scan's way through the daemon, in the shape of the verifier's ``TicketPolicy``: small values,
+/// run in the order ``InspectionPipeline`` lists them, each looking at the scan so far and changing what it
+/// decides. A step never throws: a store failure becomes a verdict, a warning or a log line that says so.
+protocol InspectionStep: Sendable {
+    /// Applies the step to the scan.
+    func apply(to scan: inout ScanInProgress) async
+}
+
+/// The accepted format (decided from the detected format, before any signature or store work), then the
+/// signature and the ticket policies: `TicketVerifier`, on the I/O thread.
+struct VerificationStep: InspectionStep {
+    let verifier: TicketVerifier
+    let io: BlockingIO
+    let status: DaemonStatus
+    let logger: Logger
+
+    func apply(to scan: inout ScanInProgress) async {
+        let verifier = self.verifier
+        let payload = scan.scan.payload
+        // The verifier's error carries a non-Sendable cause: only its text crosses back.
+        let result = await io.run { () -> (verdict: Verdict?, failure: String?) in
+            do throws(VerifierError) {
+                return (try verifier.verify(payload), nil)
+            } catch {
+                return (nil, error.description)
+            }
+        }
+        if let verdict = result.verdict {
+            scan.inspection.verdict = verdict
+            return
+        }
+        let failure = result.failure ?? "unknown failure"
+        logger.error("verification could not run: \(failure)")
+        status.failed("verification could not run: \(failure)")
+        scan.inspection.verdict = Verdict(
+            kind: .unsupported, reason: "The validator could not check this ticket: \(failure).",
+            signature: .notChecked, inspectedAt: Date())
+    }
+}
+
+/// Inspector mode needs someone logged in: with nobody, the scan is `refused`, not inspected; a staff badge logs
+/// its holder in.
+struct InspectorSessionStep: InspectionStep {
+    let sessions: InspectorSessions
+    let logger: Logger
+
+    func apply(to scan: inout ScanInProgress) async {
+        guard sessions.isRequired else { return }
+        let verdict = scan.inspection.verdict
+        if InspectorSessions.isBadge(verdict) {
+            if let session = sessions.login(badge: verdict) {
+                logger.info("inspector \(session.staffID) logged in by badge on \(scan.inspection.source)")
+                scan.inspection.verdict.reason = "Logged in: \(session.name ?? session.staffID). " + verdict.reason
+            }
+            scan.inspection.inspector = sessions.current()?.staffID
+        } else if let session = sessions.touch(at: verdict.inspectedAt) {
+            scan.inspection.inspector = session.staffID
+        } else {
+            scan.inspection.verdict = Verdict(
+                kind: .refused, reason: "No inspector is logged in: log in on the page or scan a staff badge.",
+                signature: verdict.signature, format: verdict.format, inspectedAt: verdict.inspectedAt)
+        }
+    }
+}
+
+/// `seen-before` or `replayed`, judged and recorded in one call on the I/O thread (`RecentInspections`): two scans
+/// of one ticket arriving together, from one scanner or two, are judged one after the other, also while the first
+/// one's online check is still under way.
+struct ReplayStep: InspectionStep {
+    let recent: RecentInspections
+    let replay: ReplayCheck
+    let journal: InspectionJournal
+    let io: BlockingIO
+    let logger: Logger
+
+    func apply(to scan: inout ScanInProgress) async {
+        guard scan.isTicketInspection else { return }
+        let (verdict, id, device) = (scan.inspection.verdict, scan.inspection.id, scan.inspection.source)
+        let (recent, replay, journal) = (self.recent, self.replay, self.journal)
+        let result = await io.run { () -> Result<Verdict, any Error> in
+            Result { try recent.judge(verdict, id: id, device: device, replay: replay, history: journal) }
+        }
+        switch result {
+        case .success(let judged):
+            scan.inspection.verdict = judged
+        case .failure(let error):
+            logger.error("replay detection could not read the journal: \(error)")
+        }
+    }
+}
+
+/// The online check (`[sync] online_check`), which may only turn `valid` into `revoked`, within its deadline.
+struct OnlineCheckStep: InspectionStep {
+    let checker: OnlineChecker
+    /// Told when the check changes a verdict, so that a replay judged against it sees the final one.
+    let recent: RecentInspections
+
+    func apply(to scan: inout ScanInProgress) async {
+        guard scan.isTicketInspection else { return }
+        let review = await checker.review(scan.inspection.verdict, payload: scan.scan.payload)
+        if review.verdict.kind != scan.inspection.verdict.kind {
+            recent.settle(review.verdict, id: scan.inspection.id)
+        }
+        scan.inspection.verdict = review.verdict
+        scan.inspection.decidedBy = review.decidedBy
+    }
+}
+
+/// `stale-trust-data` past `[sync] stale_after`.
+struct StalenessStep: InspectionStep {
+    let policy: StalenessPolicy
+    let status: DaemonStatus
+
+    func apply(to scan: inout ScanInProgress) async {
+        guard scan.isTicketInspection else { return }
+        let report = status.report
+        if let warning = policy.warning(lastSync: report.lastSyncAt, trustChanged: report.trustUpdatedAt, now: Date()) {
+            scan.inspection.verdict.warnings.append(warning)
+        }
+    }
+}
+
+/// A UIC 918.3 ticket's printed layout (U_TLAY), for the inspector to compare with the paper.
+struct PrintedLayoutStep: InspectionStep {
+    func apply(to scan: inout ScanInProgress) async {
+        guard scan.inspection.verdict.format == .uic9183 else { return }
+        scan.inspection.printedLayout = UIC918_3.printedLayout(of: scan.scan.payload)
+    }
+}
+
+/// The journal: written and synced (`InspectionJournal.append`) before any sink fires, so a verdict that was
+/// beeped, shown or sent to the gate is on disk, also after power loss, and on a full disk in the journal's
+/// reserve. A refused scan is not journaled.
+struct JournalStep: InspectionStep {
+    let journal: InspectionJournal
+    let io: BlockingIO
+    let status: DaemonStatus
+    let logger: Logger
+
+    func apply(to scan: inout ScanInProgress) async {
+        guard scan.inspection.isJournaled else { return }
+        scan.inspection.payloadDigest = digest(.sha256, scan.scan.payload)
+        let record = InspectionRecord(scan.inspection)
+        let journal = self.journal
+        let durability = await io.run { journal.append(record) }
+        scan.durability = durability
+        if durability == .journaled {
+            status.failed(nil)
+        } else {
+            let pending = journal.pendingCount
+            let cause = journal.lastFailure?.message ?? "the journal refused the write"
+            logger.error("journal write failed, \(pending) inspection(s) wait: \(cause)")
+            status.failed("journal: \(cause)")
+        }
+    }
+}
+
+/// The verdict event (with a warning when the inspection is not in the journal database yet), handed to the
+/// scanner's feedback and to every sink; then the metrics and the status page.
+struct PublicationStep: InspectionStep {
+    let sinks: [any VerdictSink]
+    let metrics: DaemonMetrics
+    let status: DaemonStatus
+
+    func apply(to scan: inout ScanInProgress) async {
+        scan.inspection.latency = scan.started.duration(to: .now)
+        var event = VerdictEvent(scan.inspection)
+        switch scan.durability {
+        case .journaled?, nil:
+            break
+        case .reserved?:
+            event.warnings.append(InspectionPipeline.notJournaledCode)
+            event.warningMessages.append(
+                "The disk is full: this inspection is kept in the journal's reserve file and written to the "
+                    + "journal when space returns.")
+        case .heldInMemory?:
+            event.warnings.append(InspectionPipeline.notJournaledCode)
+            event.warningMessages.append(
+                "The store could not record this inspection; it is kept in memory and retried.")
+        }
+        let published = event.published
+        if let feedback = scan.feedback { await feedback(event.isValid ? .good : .bad) }
+        for sink in sinks { await sink.deliver(published) }
+        metrics.verdict(event.verdict, latency: scan.started.duration(to: .now))
+        status.inspected(at: event.inspectedAt)
+        scan.event = event
+    }
+}

@@ -1,0 +1,299 @@
+import FareCore
+import Foundation
+import Scanners
+import Verification
+
+// Reading the configuration from TOML text (TOMLReader): pure, no file is opened, so it is tested and fuzzed on
+// text.
+
+extension DaemonConfiguration {
+    /// Parses and checks configuration text; `file` names it in errors.
+    public static func parse(_ text: String, file: String = "farecheck.toml") throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
+        let table: TOMLTable
+        do {
+            table = try TOMLReader.read(text)
+        } catch {
+            throw ConfigurationError(file: file, key: nil, message: "\(error.message) (line \(error.line))")
+        }
+        var reader = TableReader(table: table, path: "", file: file)
+        var configuration = DaemonConfiguration()
+        if let mode = try reader.string("mode") {
+            guard let parsed = InspectionMode(rawValue: mode) else {
+                throw reader.error("mode", "must be \"gate\" or \"inspector\" (got \"\(mode)\")")
+            }
+            configuration.mode = parsed
+        }
+        if let validator = try reader.string("validator") {
+            guard !validator.isEmpty else { throw reader.error("validator", "must not be empty") }
+            configuration.validator = validator
+        }
+        if let store = try reader.string("store") {
+            guard !store.isEmpty else { throw reader.error("store", "must be a file path") }
+            configuration.store = store
+        }
+
+        if var verification = try reader.table("verification") {
+            if let formats = try verification.strings("formats") {
+                var accepted: Set<TicketFormat> = []
+                for name in formats {
+                    guard let format = TicketFormat(name: name) else {
+                        throw verification.error(
+                            "formats", "unknown format \"\(name)\" (known: \(TicketFormat.allNames))")
+                    }
+                    accepted.insert(format)
+                }
+                configuration.formats = accepted
+            }
+            if let prefixes = try verification.strings("prefixes") { configuration.prefixes = prefixes }
+            if let skew = try verification.number("clock_skew", in: 0...86400) { configuration.clockSkew = skew }
+            if let window = try verification.number("replay_window", in: 0...(30 * 86400)) {
+                configuration.replayWindow = window
+            }
+            if let products = try verification.strings("single_use_products") {
+                configuration.singleUseProducts = products
+            }
+            try verification.finish()
+        }
+
+        for (index, var entry) in try reader.tables("scanner").enumerated() {
+            let name = try entry.string("name") ?? "scanner\(index + 1)"
+            guard let device = try entry.string("device"), !device.isEmpty else {
+                throw entry.error("device", "is required: a device node such as /dev/ttyACM0, or \"auto\"")
+            }
+            let protocolText = try entry.string("protocol") ?? "ssi"
+            guard let protocolName = ScannerProtocolName(rawValue: protocolText) else {
+                throw entry.error(
+                    "protocol", "must be one of ssi, raw, hidpos, snapi, wedge (got \"\(protocolText)\")")
+            }
+            let baud = try entry.number("baud", in: 300...921_600).map { Int($0) } ?? 9600
+            let layout = try entry.string("layout") ?? "us"
+            guard ["us", "de"].contains(layout) else { throw entry.error("layout", "must be \"us\" or \"de\"") }
+            if configuration.scanners.contains(where: { $0.name == name }) {
+                throw entry.error("name", "\"\(name)\" is used by another scanner")
+            }
+            try entry.finish()
+            configuration.scanners.append(
+                Scanner(name: name, device: device, protocolName: protocolName, baud: baud, layout: layout))
+        }
+
+        for (index, var entry) in try reader.tables("source").enumerated() {
+            let name = try entry.string("name") ?? "bench\(index + 1)"
+            guard let path = try entry.string("images"), !path.isEmpty else {
+                throw entry.error("images", "is required: a directory of ticket images")
+            }
+            let interval = try entry.number("interval", in: 0...3600) ?? 2
+            let loop = try entry.bool("loop") ?? true
+            try entry.finish()
+            configuration.imageSources.append(ImageSource(name: name, path: path, interval: interval, loop: loop))
+        }
+
+        if var output = try reader.table("output") {
+            if let stdout = try output.bool("stdout") { configuration.stdout = stdout }
+            if let socket = try output.string("socket") { configuration.socket = socket.isEmpty ? nil : socket }
+            try output.finish()
+        }
+
+        if var gate = try reader.table("gate") {
+            guard let command = try gate.strings("command"), let program = command.first, !program.isEmpty else {
+                throw gate.error(
+                    "command", "is required: the program and its arguments, e.g. [\"/usr/local/bin/open-gate\"]")
+            }
+            let timeout = try gate.number("timeout", in: 0.01...60) ?? 2
+            let verdicts = try gate.strings("verdicts") ?? ["valid"]
+            try gate.finish()
+            configuration.gateHook = GateHook(command: command, timeout: timeout, verdicts: verdicts)
+        }
+
+        if var http = try reader.table("http") {
+            if let listen = try http.string("listen") {
+                if listen.isEmpty {
+                    configuration.httpListen = nil
+                } else {
+                    guard splitAddress(listen) != nil else {
+                        throw http.error("listen", "must be HOST:PORT, e.g. 127.0.0.1:8080 (got \"\(listen)\")")
+                    }
+                    configuration.httpListen = listen
+                }
+            }
+            try http.finish()
+        }
+
+        if var inspector = try reader.table("inspector") {
+            if let timeout = try inspector.number("session_timeout", in: 60...(7 * 86400)) {
+                configuration.sessionTimeout = timeout
+            }
+            try inspector.finish()
+        }
+
+        if var table = try reader.table("sync") {
+            configuration.sync = try parseSync(&table)
+        }
+        try reader.finish()
+
+        if configuration.scanners.isEmpty, configuration.imageSources.isEmpty {
+            throw ConfigurationError(
+                file: file, key: "scanner",
+                message: "no [[scanner]] and no [[source]]: the daemon would have nothing to read")
+        }
+        return configuration
+    }
+
+    private static func parseSync(_ table: inout TableReader) throws(ConfigurationError) -> Sync {
+        guard let url = try table.string("url"), !url.isEmpty else {
+            throw table.error(
+                "url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
+        }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), parsed.host != nil,
+            scheme == "https" || scheme == "http"
+        else {
+            throw table.error("url", "must be an https:// URL (http:// only for a test server), got \"\(url)\"")
+        }
+        let deviceID = try table.string("device_id")
+        let token = try table.string("token")
+        let tokenFile = try table.string("token_file")
+        switch (token, tokenFile) {
+        case (nil, nil):
+            throw table.error(
+                "token_file", "is required (or token): the device token from `farecheck-server devices add`")
+        case (.some, .some):
+            throw table.error("token", "give token or token_file, not both")
+        default: break
+        }
+        guard let anchors = try table.strings("anchors"), !anchors.isEmpty else {
+            throw table.error(
+                "anchors", "is required: the PEM files of the agency's trust anchors (\"demo\" for the demo anchor)")
+        }
+        var sync = Sync(url: url, token: token, tokenFile: tokenFile, anchors: anchors)
+        sync.deviceID = deviceID
+        if let allow = try table.bool("allow_demo_anchor") { sync.allowDemoAnchor = allow }
+        if let interval = try table.number("interval", in: 1...86400) { sync.interval = interval }
+        if let online = try table.bool("online_check") { sync.onlineCheck = online }
+        if let deadline = try table.number("online_deadline_ms", in: 10...10000) {
+            sync.onlineDeadlineMilliseconds = Int(deadline)
+        }
+        if let stale = try table.number("stale_after", in: 1...(365 * 86400)) { sync.staleAfter = stale }
+        if let cap = try table.number("max_body_bytes", in: 1024...Double(1 << 30)) { sync.maximumBodyBytes = Int(cap) }
+        if let timeout = try table.number("request_timeout", in: 1...600) { sync.requestTimeout = timeout }
+        sync.caFile = try table.string("ca_file")
+        sync.clientCertificate = try table.string("client_cert")
+        sync.clientKey = try table.string("client_key")
+        switch (sync.clientCertificate, sync.clientKey) {
+        case (.some, nil):
+            throw table.error("client_key", "is required with client_cert: the client certificate's private key (PEM)")
+        case (nil, .some):
+            throw table.error("client_cert", "is required with client_key: the client certificate (PEM)")
+        default: break
+        }
+        if scheme != "https" {
+            if sync.clientCertificate != nil {
+                throw table.error(
+                    "client_cert",
+                    "needs an https:// url: a client certificate is never sent over plain http (\"\(url)\")")
+            }
+            if sync.caFile != nil {
+                throw table.error(
+                    "ca_file", "needs an https:// url: plain http has no certificate to check (\"\(url)\")")
+            }
+        }
+        try table.finish()
+        return sync
+    }
+}
+
+/// Reads one TOML table, remembering which keys were used so that leftovers (typos) are refused.
+private struct TableReader {
+    let table: TOMLTable
+    let path: String
+    let file: String
+    private var used: Set<String> = []
+
+    init(table: TOMLTable, path: String, file: String) {
+        self.table = table
+        self.path = path
+        self.file = file
+    }
+
+    func qualified(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func error(_ key: String, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, key: qualified(key), message: message)
+    }
+
+    private mutating func value(_ key: String) -> TOMLValue? {
+        used.insert(key)
+        return table.entries[key]
+    }
+
+    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard case .string(let text) = value else { throw error(key, "must be a string (in quotes)") }
+        return text
+    }
+
+    mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard case .boolean(let flag) = value else { throw error(key, "must be true or false") }
+        return flag
+    }
+
+    mutating func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+        guard let value = value(key) else { return nil }
+        let number: Double
+        switch value {
+        case .float(let float): number = float
+        case .integer(let integer): number = Double(integer)
+        default: throw error(key, "must be a number")
+        }
+        guard range.contains(number) else {
+            throw error(key, "must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound))")
+        }
+        return number
+    }
+
+    mutating func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard case .array(let array) = value else {
+            throw error(key, "must be a list of strings, e.g. [\"a\", \"b\"]")
+        }
+        var result: [String] = []
+        for element in array {
+            guard case .string(let text) = element else { throw error(key, "must hold only strings") }
+            result.append(text)
+        }
+        return result
+    }
+
+    mutating func table(_ key: String) throws(ConfigurationError) -> TableReader? {
+        guard let value = value(key) else { return nil }
+        guard case .table(let table) = value else { throw error(key, "must be a table ([\(qualified(key))])") }
+        return TableReader(table: table, path: qualified(key), file: file)
+    }
+
+    /// An array of tables (`[[scanner]]`); a single `[scanner]` table is accepted as a list of one.
+    mutating func tables(_ key: String) throws(ConfigurationError) -> [TableReader] {
+        guard let value = value(key) else { return [] }
+        if case .table(let table) = value { return [TableReader(table: table, path: qualified(key), file: file)] }
+        guard case .array(let array) = value else {
+            throw error(key, "must be an array of tables ([[\(qualified(key))]])")
+        }
+        var result: [TableReader] = []
+        for (index, element) in array.enumerated() {
+            guard case .table(let table) = element else { throw error(key, "must hold only tables") }
+            result.append(TableReader(table: table, path: "\(qualified(key))[\(index + 1)]", file: file))
+        }
+        return result
+    }
+
+    /// Refuses any key that was not read: almost always a typo.
+    func finish() throws(ConfigurationError) {
+        for key in table.entries.keys.sorted() where !used.contains(key) {
+            throw error(key, "unknown key (check the spelling against Config/farecheck.toml)")
+        }
+    }
+
+    private static func format(_ number: Double) -> String {
+        number == number.rounded() ? String(Int(number)) : String(number)
+    }
+}

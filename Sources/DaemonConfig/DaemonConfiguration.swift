@@ -1,0 +1,184 @@
+import FareCore
+import Foundation
+import Scanners
+import Verification
+
+/// Everything `farecheck daemon` is told by its configuration file (TOML; see `Config/farecheck.toml` for every
+/// key with its meaning and default).
+///
+/// This file is the model; `DaemonConfiguration+TOML.swift` reads it from TOML text (strictly: an unknown key, a
+/// value of the wrong type or out of range is refused at start with the key and the reason, so a typo never leaves
+/// a gate half-configured), and `DaemonConfiguration+Files.swift` reads the files it names.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// One scanner to open.
+    public struct Scanner: Sendable, Equatable {
+        /// A name for logs, metrics and the journal (default `scanner1`, `scanner2`, …).
+        public var name: String
+        /// The device node, or `auto` for the first attached scanner that speaks ``protocolName``.
+        public var device: String
+        public var protocolName: ScannerProtocolName
+        /// Serial speed (ssi, raw).
+        public var baud: Int
+        /// Keyboard layout of a wedge scanner (`us`, `de`).
+        public var layout: String
+
+        public init(
+            name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us"
+        ) {
+            self.name = name
+            self.device = device
+            self.protocolName = protocolName
+            self.baud = baud
+            self.layout = layout
+        }
+    }
+
+    /// A bench source: image files fed through the pipeline as if scanned, for demos and bench tests.
+    public struct ImageSource: Sendable, Equatable {
+        public var name: String
+        /// A directory of PNG/JPEG/PNM images (or one image file).
+        public var path: String
+        /// Seconds between two images.
+        public var interval: Double
+        /// Start again from the first image after the last.
+        public var loop: Bool
+
+        public init(name: String, path: String, interval: Double, loop: Bool) {
+            self.name = name
+            self.path = path
+            self.interval = interval
+            self.loop = loop
+        }
+    }
+
+    /// The gate hook: a command run for each verdict (e.g. the relay that opens the gate).
+    public struct GateHook: Sendable, Equatable {
+        /// The program and its arguments (no shell).
+        public var command: [String]
+        /// Seconds before the command is killed.
+        public var timeout: Double
+        /// The verdicts that run it (default: only `valid`); `["*"]` for every verdict.
+        public var verdicts: [String]
+
+        public init(command: [String], timeout: Double = 2, verdicts: [String] = ["valid"]) {
+            self.command = command
+            self.timeout = timeout
+            self.verdicts = verdicts
+        }
+    }
+
+    /// Sync with the online validation API (`[sync]`): keys, revocations, inspection upload, online checks.
+    public struct Sync: Sendable, Equatable {
+        /// The API's base URL, e.g. `https://validation.example.org`.
+        public var url: String
+        /// This validator's device id as registered on the server (for logs).
+        public var deviceID: String?
+        /// The device token, given inline (`token`) …
+        public var token: String?
+        /// … or in a file readable only by the daemon (`token_file`), read at start.
+        public var tokenFile: String?
+        /// PEM files of the trust anchors pinned; `"demo"` pins the embedded demo anchor (demo validators only).
+        public var anchors: [String]
+        /// Whether the demo anchor may be pinned (`allow_demo_anchor`): its private key is published, so a
+        /// validator that pins it trusts key bundles anyone can sign. Off unless a demo says so.
+        public var allowDemoAnchor: Bool = false
+        /// Seconds between two sync rounds (each ±10 %).
+        public var interval: Double = 300
+        /// Ask the server about each ticket the offline check finds valid, while connected.
+        public var onlineCheck: Bool = false
+        /// Milliseconds an online check may take before the offline verdict is shown.
+        public var onlineDeadlineMilliseconds: Int = 800
+        /// Seconds after the last good sync past which verdicts carry the warning `stale-trust-data`.
+        public var staleAfter: Double = 86400
+        /// The largest response body accepted (revocations; key bundles at most 8 MiB of it).
+        public var maximumBodyBytes: Int = 64 << 20
+        /// Seconds each sync request may take.
+        public var requestTimeout: Double = 30
+        /// A PEM bundle of the CAs trusted for the server's certificate (`ca_file`); nil trusts the system's store.
+        public var caFile: String? = nil
+        /// The client certificate (PEM) presented for mutual TLS (`client_cert`); set together with `clientKey`.
+        public var clientCertificate: String? = nil
+        /// The client certificate's private key (PEM, `client_key`).
+        public var clientKey: String? = nil
+
+        public init(url: String, token: String? = nil, tokenFile: String? = nil, anchors: [String]) {
+            self.url = url
+            self.token = token
+            self.tokenFile = tokenFile
+            self.anchors = anchors
+        }
+
+        /// The pinned-anchor value that stands for the embedded demo anchor.
+        public static let demoAnchorName = "demo"
+    }
+
+    /// `gate` or `inspector`.
+    public var mode: InspectionMode = .gate
+    /// This validator's name (vehicle and door, or handheld id): shown on the page and sent with inspections.
+    public var validator: String = ProcessInfo.processInfo.hostName
+    /// The SQLite store.
+    public var store: String = "/var/lib/farecheck/farecheck.sqlite"
+
+    /// Payload formats accepted; others get the verdict `unsupported`. Default: every format farecheck reads.
+    public var formats: Set<TicketFormat> = Set(TicketFormat.allCases)
+    /// Text prefixes accepted for FC1 base45 payloads.
+    public var prefixes: [String] = ["FC1:"]
+    /// Seconds the clock may be off when checking validity windows.
+    public var clockSkew: Double = 120
+    /// Seconds within which a ticket seen again counts as seen before (or replayed, at a gate).
+    public var replayWindow: Double = 3600
+    /// Products that may pass a gate only once within the replay window.
+    public var singleUseProducts: [String] = ["single"]
+
+    public var scanners: [Scanner] = []
+    public var imageSources: [ImageSource] = []
+
+    /// Write each verdict as a JSON line on standard output.
+    public var stdout: Bool = true
+    /// A unix socket that streams each verdict as a JSON line to every connected client; `nil` for none.
+    public var socket: String? = nil
+    public var gateHook: GateHook? = nil
+    /// The HTTP listen address (`127.0.0.1:8080`); `nil` to serve no HTTP.
+    public var httpListen: String? = "127.0.0.1:8080"
+    /// Idle seconds after which an inspector's session ends (inspector mode).
+    public var sessionTimeout: Double = 8 * 3600
+    /// Sync with the validation API; `nil` (no `[sync]` table) for a validator that is only ever updated by hand.
+    public var sync: Sync? = nil
+
+    /// The default configuration file.
+    public static let defaultPath = "/etc/farecheck/farecheck.toml"
+
+    public init() {}
+
+    /// The host and port of ``httpListen``.
+    public var httpAddress: (host: String, port: Int)? {
+        guard let httpListen else { return nil }
+        return Self.splitAddress(httpListen)
+    }
+
+    /// `HOST:PORT` (or `[v6]:PORT`) split in two; `nil` when it is not one.
+    public static func splitAddress(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            return nil
+        }
+        return (host, port)
+    }
+}
+
+/// A configuration that cannot be used: which file, which key, and why.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    /// The configuration file.
+    public var file: String
+    /// The key, dotted (`gate.timeout`, `scanner[2].protocol`), when one key is at fault.
+    public var key: String?
+    /// Why, and what would be accepted.
+    public var message: String
+
+    public var description: String {
+        if let key { return "\(file): \(key): \(message)" }
+        return "\(file): \(message)"
+    }
+}
