@@ -1,4 +1,5 @@
 import Signatures
+import Synchronization
 import TicketFormats
 
 /// Which signature schemes a UIC 918.3 ticket may have been signed with, given its key.
@@ -9,7 +10,7 @@ import TicketFormats
 enum UICSignatureSchemes {
     static func candidates(for key: TrustedKey, form: UICSignatureForm) -> [SignatureScheme] {
         let encoding: SignatureEncoding = form == .der ? .der : .raw
-        let named = UICSignatureAlgorithm(text: key.algorithm ?? "").hashes.map(digest)
+        let named = key.algorithm.map(namedDigests) ?? []
         switch key.publicKey.kind {
         case .dsa(_, let qBits):
             let fitting: [DigestAlgorithm] =
@@ -25,6 +26,20 @@ enum UICSignatureSchemes {
             return []
         }
     }
+
+    /// The hashes an algorithm text names, read once per distinct text: reading it takes Foundation's
+    /// case folding, a character-set filter and substring search, about a microsecond, for every ticket.
+    /// A key list spells its algorithms a dozen ways, so the memo stays small; it stops growing at 256 texts.
+    private static func namedDigests(_ text: String) -> [DigestAlgorithm] {
+        if let known = algorithmMemo.withLock({ $0[text] }) { return known }
+        let digests = UICSignatureAlgorithm(text: text).hashes.map(digest)
+        algorithmMemo.withLock { memo in
+            if memo.count < 256 { memo[text] = digests }
+        }
+        return digests
+    }
+
+    private static let algorithmMemo = Mutex<[String: [DigestAlgorithm]]>([:])
 
     private static func digest(_ hash: UICHash) -> DigestAlgorithm {
         switch hash {

@@ -56,13 +56,16 @@ public struct FCBData: Sendable {
 
     /// Decodes FCB bytes of a known version.
     ///
-    /// - Parameter subject: what the bytes are, for messages, e.g. `the U_FLEX record at byte 153`.
+    /// - Parameter subject: what the bytes are, for messages, e.g. `the U_FLEX record at byte 153`; built only
+    ///   when there is an error.
     /// - Throws: `malformed` naming the bit offset and the field path.
-    public init(decoding bytes: [UInt8], version: FCBVersion, subject: String = "the FCB data") throws(FormatError) {
-        let value = try PERDecoder.decode(bytes, as: version.schema, subject: subject)
+    public init(
+        decoding bytes: [UInt8], version: FCBVersion, subject: @autoclosure () -> String = "the FCB data"
+    ) throws(FormatError) {
+        let value = try PERDecoder.decode(bytes, as: version.schema, subject: subject())
         guard let root = value.record else {
             // The FCB schemas' top level is a SEQUENCE: this cannot happen.
-            throw .malformed("\(subject) does not decode to a UicRailTicketData sequence")
+            throw .malformed("\(subject()) does not decode to a UicRailTicketData sequence")
         }
         self.version = version
         self.root = root

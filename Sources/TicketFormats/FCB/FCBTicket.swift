@@ -23,8 +23,10 @@ public struct FCBTicket: Sendable {
     /// Decodes FCB bytes of a known version and reads them into types.
     ///
     /// - Throws: `malformed` naming the bit offset and field path when the bytes do not decode.
-    public init(decoding bytes: [UInt8], version: FCBVersion, subject: String = "the FCB data") throws(FormatError) {
-        self.init(try FCBData(decoding: bytes, version: version, subject: subject))
+    public init(
+        decoding bytes: [UInt8], version: FCBVersion, subject: @autoclosure () -> String = "the FCB data"
+    ) throws(FormatError) {
+        self.init(try FCBData(decoding: bytes, version: version, subject: subject()))
     }
 
     /// Reads a decoded tree into types.
