@@ -198,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures"],
+            dependencies: ["Signatures", "Throughput"],
             // Fixture files are read next to the sources (#filePath), not from a bundle.
             exclude: ["Resources"],
             swiftSettings: strict
@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL"],
+            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput"],
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
@@ -234,6 +234,8 @@ let package = Package(
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        // Runs per CPU second and `openssl speed`'s verify rate, for the on-demand throughput tests.
+        .target(name: "Throughput", path: "Tests/Throughput", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
         // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
         .target(

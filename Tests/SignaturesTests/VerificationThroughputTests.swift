@@ -1,10 +1,7 @@
 import Foundation
 import Signatures
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Throughput
 
 /// Verification throughput next to `openssl speed`, on demand only: `FARECHECK_BENCHMARK=1 swift test -c release
 /// --filter VerificationThroughput`. It prints figures and asserts nothing about time, which depends on the machine.
@@ -70,7 +67,10 @@ struct VerificationThroughputTests {
         var best = (ours: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
             best.ours = max(
-                best.ours, Self.rate { publicKey.isValidSignature(signature, for: message, scheme: testCase.scheme) })
+                best.ours,
+                Throughput.rate(seconds: Self.seconds) {
+                    publicKey.isValidSignature(signature, for: message, scheme: testCase.scheme)
+                })
             best.openssl = max(best.openssl, try Self.opensslSpeed(testCase))
         }
         print(
@@ -81,35 +81,8 @@ struct VerificationThroughputTests {
         )
     }
 
-    /// Verifications per CPU second of this thread, the divisor `openssl speed` uses by default (user time),
-    /// so time the virtual machine spends on its neighbours counts against neither side.
-    static func rate(_ body: () -> Bool) -> Double {
-        var count = 0
-        var allValid = true
-        let cpuStart = threadCPUSeconds()
-        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < end {
-            for _ in 0..<20 { allValid = body() && allValid }
-            count += 20
-        }
-        precondition(allValid, "a signature did not verify")
-        return Double(count) / (threadCPUSeconds() - cpuStart)
-    }
-
-    static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
     static func opensslSpeed(_ testCase: Case) throws -> Double {
-        let output = try OpenSSLTool.run([
-            "speed", "-mr", "-seconds", "\(Int(seconds.rounded(.up)))", testCase.speedAlgorithm,
-        ])
-        let line = try #require(
-            String(decoding: output, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(testCase.speedLine) }
-        )
-        let fields = line.split(separator: ":")
-        return try #require(Double(fields[testCase.speedField]))
+        try Throughput.opensslVerifyRate(
+            testCase.speedAlgorithm, tag: testCase.speedLine, field: testCase.speedField, seconds: seconds)
     }
 }

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Testing
+import Throughput
 import TicketFormats
 
 @testable import Verification

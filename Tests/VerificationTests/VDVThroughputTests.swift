@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import Signatures
 import Testing
+import Throughput
 import TicketFormats
 
 @testable import Verification

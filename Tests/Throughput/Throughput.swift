@@ -5,16 +5,16 @@ import Testing
     import Glibc
 #endif
 
-/// What the on-demand throughput measurements of the format tests share (`FARECHECK_BENCHMARK=1`): runs per
+/// What the on-demand throughput measurements of the signature and format tests share (`FARECHECK_BENCHMARK=1`): runs per
 /// CPU second of the measuring thread, and `openssl speed`'s verify rate for the same algorithm, as a ratio.
-enum Throughput {
+public enum Throughput {
     /// Seconds each measurement runs (`FARECHECK_BENCHMARK_SECONDS`, else `fallback`).
-    static func seconds(default fallback: Double) -> Double {
+    public static func seconds(default fallback: Double) -> Double {
         Double(ProcessInfo.processInfo.environment["FARECHECK_BENCHMARK_SECONDS"] ?? "") ?? fallback
     }
 
     /// Runs of `body` per CPU second of this thread (the divisor `openssl speed` uses); every run must succeed.
-    static func rate(seconds: Double, _ body: () -> Bool) -> Double {
+    public static func rate(seconds: Double, _ body: () -> Bool) -> Double {
         var count = 0
         var allValid = true
         let cpuStart = threadCPUSeconds()
@@ -27,24 +27,26 @@ enum Throughput {
         return Double(count) / (threadCPUSeconds() - cpuStart)
     }
 
-    static func threadCPUSeconds() -> Double {
+    public static func threadCPUSeconds() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// `openssl speed -mr -seconds N ALGORITHM`: verify/s, the fifth field of the machine-readable line whose
-    /// tag is `tag` (`+F2:` RSA, `+F3:` DSA, `+F4:` ECDSA).
-    static func opensslVerifyRate(_ algorithm: String, tag: String, seconds: Double) throws -> Double {
+    /// `openssl speed -mr -seconds N ALGORITHM`: verify/s, field `field` of the machine-readable line whose
+    /// tag is `tag` (`+F2:` RSA, `+F3:` DSA, `+F4:` ECDSA: the fifth field; `+F6:` EdDSA: the sixth).
+    public static func opensslVerifyRate(_ algorithm: String, tag: String, field: Int = 4, seconds: Double) throws
+        -> Double
+    {
         let output = try shell("openssl speed -mr -seconds \(Int(seconds.rounded(.up))) \(algorithm)")
         let line = try #require(
             String(decoding: output, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(tag) })
         let fields = line.split(separator: ":")
-        return try #require(fields.count > 4 ? Double(fields[4]) : nil)
+        return try #require(fields.count > field ? Double(fields[field]) : nil)
     }
 
     /// The standard output of a shell command.
-    static func shell(_ command: String) throws -> Data {
+    public static func shell(_ command: String) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
