@@ -1,4 +1,9 @@
 import COpenSSL
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// An RSA public key made from a raw modulus and exponent, for the unpadded public operation
 /// m = s^e mod n that ISO/IEC 9796-2 message recovery starts with.
@@ -95,37 +100,61 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
     ///   is not smaller than the modulus (ISO/IEC 9796-2 requires s < n); `.encodingFailed` when
     ///   OpenSSL itself fails (out of memory).
     public func publicOperation(_ input: [UInt8]) throws(SignatureError) -> [UInt8] {
+        try input.withUnsafeBytes { buffer in
+            Result { () throws(SignatureError) in try publicOperation(buffer) }
+        }.get()
+    }
+
+    /// The same for s given as part of a larger buffer (a signature inside a barcode), without copying it out.
+    public func publicOperation(_ input: ArraySlice<UInt8>) throws(SignatureError) -> [UInt8] {
+        try input.withUnsafeBytes { buffer in
+            Result { () throws(SignatureError) in try publicOperation(buffer) }
+        }.get()
+    }
+
+    private func publicOperation(_ input: UnsafeRawBufferPointer) throws(SignatureError) -> [UInt8] {
         let k = modulusByteCount
-        guard input.count == k else {
+        guard input.count == k, let base = input.baseAddress else {
             throw SignatureError(
                 code: .invalidSignature, message: "The signature has \(input.count) bytes; this RSA key needs \(k).")
         }
         // OpenSSL refuses s >= n as well, but through its error queue; checking here gives a clear reason.
-        guard input.lexicographicallyPrecedes(modulus) else {
+        let precedes = modulus.withUnsafeBytes { modulus in
+            modulus.baseAddress.map { memcmp(base, $0, k) < 0 } ?? false
+        }
+        guard precedes else {
             throw SignatureError(
                 code: .invalidSignature, message: "The signature is not smaller than the RSA modulus: not a signature.")
         }
-        guard let context = BN_CTX_new() else {
+        guard let context = Self.contexts.take() else {
             throw .fromOpenSSL(.encodingFailed, "OpenSSL could not allocate for the RSA operation.")
         }
-        defer { BN_CTX_free(context) }
+        defer { Self.contexts.give(back: context) }
         BN_CTX_start(context)
         defer { BN_CTX_end(context) }
         guard let s = BN_CTX_get(context), let m = BN_CTX_get(context),
-            withBytes(input, { base, count in BN_bin2bn(base, Int32(count), s) }) != nil,
+            BN_bin2bn(base.assumingMemoryBound(to: UInt8.self), Int32(k), s) != nil,
             BN_mod_exp_mont(m, s, e, n, context, montgomery) == 1
         else {
             throw .fromOpenSSL(.encodingFailed, "OpenSSL could not apply the RSA public key to the signature.")
         }
-        var output = [UInt8](repeating: 0, count: k)
-        let written = output.withUnsafeMutableBufferPointer { BN_bn2binpad(m, $0.baseAddress, Int32(k)) }
-        guard written == k else {
-            // m < n, so it always fits in k bytes; anything else would misplace the header.
+        let output = [UInt8](unsafeUninitializedCapacity: k) { buffer, initialized in
+            initialized = Int(BN_bn2binpad(m, buffer.baseAddress, Int32(k)))
+            if initialized != k {
+                // m < n, so it always fits in k bytes; anything else would misplace the header.
+                initialized = 0
+            }
+        }
+        guard output.count == k else {
             OpenSSLError.discardQueue()
-            throw SignatureError(code: .encodingFailed, message: "OpenSSL returned \(written) bytes instead of \(k).")
+            throw SignatureError(code: .encodingFailed, message: "OpenSSL returned a block of another length than \(k).")
         }
         return output
     }
+
+    /// Scratch contexts for the operation, kept between operations: a fresh `BN_CTX` allocates its pool of
+    /// numbers and their digits again on every operation, a tenth of a 1024-bit one.
+    private static let contexts = BNContextPool()
 
     /// The same key as a `PublicKey`, e.g. to record it as a `TrustedKey`.
     ///
@@ -178,5 +207,36 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
             EVP_PKEY_fromdata(context, &pkey, COpenSSL_EVP_PKEY_PUBLIC_KEY(), parameters) == 1
         else { return nil }
         return pkey
+    }
+}
+
+/// `BN_CTX`s handed out one per operation and taken back, so that their numbers keep their memory. Safe to
+/// share: a context is used by one operation at a time. Holds at most `capacity` idle ones.
+final class BNContextPool: Sendable {
+    /// The idle contexts, as addresses (a pointer is not `Sendable`; each address is owned by the pool
+    /// while it is in the list and by one operation while it is out).
+    private let idle = Mutex<[UInt]>([])
+    private let capacity: Int
+
+    init(capacity: Int = 16) {
+        self.capacity = capacity
+    }
+
+    /// An idle context, or a new one; `nil` only when OpenSSL cannot allocate.
+    func take() -> OpaquePointer? {
+        if let address = idle.withLock({ $0.popLast() }), let context = OpaquePointer(bitPattern: address) {
+            return context
+        }
+        return BN_CTX_new()
+    }
+
+    /// Returns a context taken with `take()`; it is freed when the pool is full.
+    func give(back context: OpaquePointer) {
+        let kept = idle.withLock { idle in
+            guard idle.count < capacity else { return false }
+            idle.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))))
+            return true
+        }
+        if !kept { BN_CTX_free(context) }
     }
 }

@@ -44,77 +44,18 @@ public struct BERTLV: Sendable, Hashable {
     public static func elements(
         in bytes: [UInt8], range: Range<Int>? = nil, context: String
     ) throws(FormatError) -> [BERTLV] {
-        let range = range ?? bytes.startIndex..<bytes.endIndex
-        guard range.lowerBound >= bytes.startIndex, range.upperBound <= bytes.endIndex else {
-            throw .malformed("\(context) lies outside its buffer (bytes \(range.lowerBound)..<\(range.upperBound))")
-        }
-        var elements: [BERTLV] = []
-        var position = range.lowerBound
-        while position < range.upperBound {
-            let element = try element(in: bytes, at: position, end: range.upperBound, context: context)
-            elements.append(element)
-            position = element.end
-        }
-        return elements
+        try BERTLVSpan.spans(in: bytes, range: range, context: context).map { BERTLV($0, in: bytes) }
     }
 
     /// Reads one element starting at `offset`, which must end by `end`.
     static func element(in bytes: [UInt8], at offset: Int, end: Int, context: String) throws(FormatError) -> BERTLV {
-        var position = offset
-        guard position < end else {
-            throw .malformed("\(context) ends at byte \(offset) where a tag was expected")
-        }
-        var tag = [bytes[position]]
-        position += 1
-        if tag[0] & 0x1F == 0x1F {
-            // Further tag bytes follow while bit 8 of the previous one is set.
-            while true {
-                guard position < end else {
-                    throw .malformed("\(context) ends inside the multi-byte tag at byte \(offset)")
-                }
-                let next = bytes[position]
-                tag.append(next)
-                position += 1
-                if next & 0x80 == 0 { break }
-                guard tag.count < maximumTagLength else {
-                    throw .malformed("the tag at byte \(offset) of \(context) is longer than \(maximumTagLength) bytes")
-                }
-            }
-        }
-        guard position < end else {
-            throw .malformed(
-                "\(context) ends after the tag \(tag.hexString.uppercased()) at byte \(offset), before its length")
-        }
-        let lengthOffset = position
-        let first = bytes[position]
-        position += 1
-        let length: Int
-        switch first {
-        case 0x00...0x7F:
-            length = Int(first)
-        case 0x81, 0x82:
-            let count = Int(first & 0x7F)
-            guard end - position >= count else {
-                throw .malformed("\(context) ends inside the length at byte \(lengthOffset)")
-            }
-            length = bytes[position..<position + count].reduce(0) { $0 << 8 | Int($1) }
-            position += count
-        case 0x80:
-            throw .malformed(
-                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) has an indefinite length, which VDV does not use"
-            )
-        default:
-            throw .malformed(
-                "the length byte \(String(first, radix: 16, uppercase: true)) at byte \(lengthOffset) of \(context) is not a short, 81 or 82 form"
-            )
-        }
-        guard length <= end - position else {
-            throw .malformed(
-                "the element \(tag.hexString.uppercased()) at byte \(offset) of \(context) claims \(length) bytes but only \(end - position) follow"
-            )
-        }
-        return BERTLV(
-            tag: tag, value: Array(bytes[position..<position + length]), offset: offset, valueOffset: position)
+        BERTLV(try BERTLVSpan(in: bytes, at: offset, end: end, context: context), in: bytes)
+    }
+
+    /// The element a span found, with its tag and value copied out of `bytes`.
+    init(_ span: BERTLVSpan, in bytes: [UInt8]) {
+        self.init(
+            tag: span.tagBytes, value: Array(bytes[span.valueRange]), offset: span.offset, valueOffset: span.valueOffset)
     }
 
     /// The element written out: tag, minimal length, value.
@@ -129,5 +70,153 @@ public struct BERTLV: Sendable, Hashable {
         case ..<0x100: [0x81, UInt8(length)]
         default: [0x82, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
         }
+    }
+}
+
+/// Where one BER-TLV element lies in a buffer: its tag packed into a number and its positions, nothing
+/// copied. The verdict path reads barcodes and ticket data through spans, so that taking a barcode apart
+/// allocates nothing; `BERTLV` is the same element with its bytes copied out, for everything else.
+struct BERTLVSpan: Sendable, Hashable {
+    /// The tag bytes, big-endian in one number: `9E` is `0x9E`, `7F21` is `0x7F21`.
+    var tag: UInt32
+    /// How many bytes the tag has (1–3).
+    var tagLength: Int
+    /// Offset of the tag's first byte.
+    var offset: Int
+    /// Offset of the first value byte.
+    var valueOffset: Int
+    /// Offset just past the value.
+    var end: Int
+
+    /// The value's positions.
+    var valueRange: Range<Int> { valueOffset..<end }
+    /// The value's length.
+    var count: Int { end - valueOffset }
+    /// The whole element's positions, tag included.
+    var elementRange: Range<Int> { offset..<end }
+
+    /// The tag as its bytes.
+    var tagBytes: [UInt8] {
+        (0..<tagLength).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32(tagLength - 1 - $0))) }
+    }
+
+    /// The tag as hex, e.g. `7F21`, for messages.
+    var tagHex: String { Self.hex(tag, tagLength) }
+
+    /// A packed tag of `length` bytes as hex.
+    static func hex(_ tag: UInt32, _ length: Int) -> String {
+        (0..<length).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32(length - 1 - $0))) }.hexString.uppercased()
+    }
+
+    /// A tag's bytes packed as `tag` packs them (at most 3 bytes; VDV's tags have one or two).
+    static func packed(_ tag: [UInt8]) -> UInt32 {
+        tag.reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// Whether every value byte is zero (VDV writes "not given" so).
+    func valueIsZero(in bytes: [UInt8]) -> Bool {
+        var index = valueOffset
+        while index < end {
+            if bytes[index] != 0 { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// A span from its parts.
+    init(tag: UInt32, tagLength: Int, offset: Int, valueOffset: Int, end: Int) {
+        self.tag = tag
+        self.tagLength = tagLength
+        self.offset = offset
+        self.valueOffset = valueOffset
+        self.end = end
+    }
+
+    /// Reads one element starting at `offset`, which must end by `end`: the rules of `BERTLV.elements`.
+    init(in bytes: [UInt8], at offset: Int, end: Int, context: @autoclosure () -> String) throws(FormatError) {
+        guard offset >= 0, end <= bytes.count else {
+            throw .malformed("\(context()) lies outside its buffer (bytes \(offset)..<\(end))")
+        }
+        var position = offset
+        guard position < end else {
+            throw .malformed("\(context()) ends at byte \(offset) where a tag was expected")
+        }
+        var tag = UInt32(bytes[position])
+        var tagLength = 1
+        position += 1
+        if tag & 0x1F == 0x1F {
+            // Further tag bytes follow while bit 8 of the previous one is set.
+            while true {
+                guard position < end else {
+                    throw .malformed("\(context()) ends inside the multi-byte tag at byte \(offset)")
+                }
+                let next = bytes[position]
+                tag = tag << 8 | UInt32(next)
+                tagLength += 1
+                position += 1
+                if next & 0x80 == 0 { break }
+                guard tagLength < BERTLV.maximumTagLength else {
+                    throw .malformed(
+                        "the tag at byte \(offset) of \(context()) is longer than \(BERTLV.maximumTagLength) bytes")
+                }
+            }
+        }
+        self.tag = tag
+        self.tagLength = tagLength
+        self.offset = offset
+        guard position < end else {
+            throw .malformed("\(context()) ends after the tag \(Self.hex(tag, tagLength)) at byte \(offset), before its length")
+        }
+        let lengthOffset = position
+        let first = bytes[position]
+        position += 1
+        let length: Int
+        switch first {
+        case 0x00...0x7F:
+            length = Int(first)
+        case 0x81:
+            guard end - position >= 1 else {
+                throw .malformed("\(context()) ends inside the length at byte \(lengthOffset)")
+            }
+            length = Int(bytes[position])
+            position += 1
+        case 0x82:
+            guard end - position >= 2 else {
+                throw .malformed("\(context()) ends inside the length at byte \(lengthOffset)")
+            }
+            length = Int(bytes[position]) << 8 | Int(bytes[position + 1])
+            position += 2
+        case 0x80:
+            throw .malformed(
+                "the element \(Self.hex(tag, tagLength)) at byte \(offset) of \(context()) has an indefinite length, which VDV does not use"
+            )
+        default:
+            throw .malformed(
+                "the length byte \(String(first, radix: 16, uppercase: true)) at byte \(lengthOffset) of \(context()) is not a short, 81 or 82 form"
+            )
+        }
+        guard length <= end - position else {
+            throw .malformed(
+                "the element \(Self.hex(tag, tagLength)) at byte \(offset) of \(context()) claims \(length) bytes but only \(end - position) follow"
+            )
+        }
+        valueOffset = position
+        self.end = position + length
+    }
+
+    /// The elements that exactly fill `bytes[range]` (the whole buffer when `nil`).
+    static func spans(in bytes: [UInt8], range: Range<Int>? = nil, context: String) throws(FormatError) -> [BERTLVSpan] {
+        let range = range ?? bytes.startIndex..<bytes.endIndex
+        guard range.lowerBound >= bytes.startIndex, range.upperBound <= bytes.endIndex else {
+            throw .malformed("\(context) lies outside its buffer (bytes \(range.lowerBound)..<\(range.upperBound))")
+        }
+        var spans: [BERTLVSpan] = []
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let span = try BERTLVSpan(in: bytes, at: position, end: range.upperBound, context: context)
+            spans.append(span)
+            position = span.end
+        }
+        return spans
     }
 }

@@ -56,11 +56,21 @@ public enum ISO9796_2 {
     public static func recoverMessage(
         block: [UInt8], remainder: [UInt8], sha1: ([UInt8]) -> [UInt8]
     ) throws(RecoveryFailure) -> [UInt8] {
+        try recoverMessage(block: block, remainder: remainder[...], sha1: sha1)
+    }
+
+    /// The same, with the remainder as a part of a larger buffer (the barcode it travels in).
+    public static func recoverMessage(
+        block: [UInt8], remainder: ArraySlice<UInt8>, sha1: ([UInt8]) -> [UInt8]
+    ) throws(RecoveryFailure) -> [UInt8] {
         let k = block.count
         guard k >= hashByteCount + 3 else { throw .blockTooShort(k) }
         guard block[0] == partialRecoveryHeader else { throw .header(block[0]) }
         guard block[k - 1] == sha1Trailer else { throw .trailer(block[k - 1]) }
-        let message = Array(block[1..<(k - hashByteCount - 1)]) + remainder
+        var message: [UInt8] = []
+        message.reserveCapacity(k - hashByteCount - 2 + remainder.count)
+        message.append(contentsOf: block[1..<(k - hashByteCount - 1)])
+        message.append(contentsOf: remainder)
         guard sha1(message).elementsEqual(block[(k - hashByteCount - 1)..<(k - 1)]) else { throw .hashMismatch }
         return message
     }

@@ -26,9 +26,27 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// `DD.MM.YYYY`, the way DB tickets print a day.
     public var description: String {
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let year = String(self.year)
-        return "\(two(day)).\(two(month)).\(String(repeating: "0", count: max(0, 4 - year.count)))\(year)"
+        guard (0...9999).contains(year) else {
+            func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            return "\(two(day)).\(two(month)).\(year)"
+        }
+        // Ten ASCII bytes written directly: interpolating three numbers costs several times more, and a
+        // holder's date of birth is on every personal ticket's verdict.
+        let digits = UInt8(ascii: "0")
+        let (day, month, year) = (self.day, self.month, self.year)
+        return String(unsafeUninitializedCapacity: 10) { buffer in
+            buffer[0] = digits + UInt8(day / 10 % 10)
+            buffer[1] = digits + UInt8(day % 10)
+            buffer[2] = UInt8(ascii: ".")
+            buffer[3] = digits + UInt8(month / 10 % 10)
+            buffer[4] = digits + UInt8(month % 10)
+            buffer[5] = UInt8(ascii: ".")
+            buffer[6] = digits + UInt8(year / 1000)
+            buffer[7] = digits + UInt8(year / 100 % 10)
+            buffer[8] = digits + UInt8(year / 10 % 10)
+            buffer[9] = digits + UInt8(year % 10)
+            return 10
+        }
     }
 
     /// Earlier days first.
@@ -107,16 +125,20 @@ public enum UICTime {
     /// Whether Berlin keeps summer time at `utcSeconds` since 1970.
     static func isSummerTime(utcSeconds: Int) -> Bool {
         let year = civil(fromDays: floorDivide(utcSeconds, 86_400)).year
+        return summerTime(year: year).contains(utcSeconds)
+    }
+
+    /// When Berlin keeps summer time in `year`, in UTC seconds since 1970 (empty before 1980). Summer time
+    /// starts and ends at 01:00 UTC.
+    static func summerTime(year: Int) -> Range<Int> {
         let bounds: (start: Int, end: Int)
         switch year {
-        case ..<1980: return false
+        case ..<1980: return 0..<0
         case 1980: bounds = (daysFromCivil(year: 1980, month: 4, day: 6), daysFromCivil(year: 1980, month: 9, day: 28))
         case 1981...1995: bounds = (lastSunday(year: year, month: 3), lastSunday(year: year, month: 9))
         default: bounds = (lastSunday(year: year, month: 3), lastSunday(year: year, month: 10))
         }
-        let start = bounds.start * 86_400 + 3_600
-        let end = bounds.end * 86_400 + 3_600
-        return utcSeconds >= start && utcSeconds < end
+        return (bounds.start * 86_400 + 3_600)..<(bounds.end * 86_400 + 3_600)
     }
 
     /// Days since 1970-01-01 of the last Sunday of a month.

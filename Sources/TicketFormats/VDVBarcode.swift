@@ -7,17 +7,31 @@ import FareCore
 /// Layout (all BER-TLV): `9E` signature (as long as the issuer's modulus), `9A` remainder,
 /// `7F21` issuer certificate (`5F37` + `5F38`), `42` CA reference (8 bytes).
 public struct VDVBarcode: Sendable, Hashable {
+    /// The barcode's bytes as read; the parts below are positions in it (taking a barcode apart copies nothing).
+    public let payload: [UInt8]
+    /// Where the signature's value lies in `payload`.
+    package let signatureRange: Range<Int>
+    /// Where the remainder's value lies.
+    package let remainderRange: Range<Int>
+    /// Where the whole `7F21` element lies.
+    package let certificateRange: Range<Int>
+    /// Where the certificate's signature (`5F37`) and remainder (`5F38`) values lie.
+    package let certificateSignatureRange: Range<Int>
+    package let certificateRemainderRange: Range<Int>
+    /// The CA whose key signed the issuer certificate (tag `42`).
+    public let caReference: VDVCAReference
 
     /// The ISO 9796-2 signature over the ticket data (tag `9E`).
-    public var signature: [UInt8]
+    public var signature: [UInt8] { Array(payload[signatureRange]) }
     /// The ticket data that did not fit into the signature (tag `9A`).
-    public var remainder: [UInt8]
+    public var remainder: [UInt8] { Array(payload[remainderRange]) }
     /// The issuer's certificate.
-    public var certificate: VDVCertificateEnvelope
+    public var certificate: VDVCertificateEnvelope {
+        .recoverable(
+            signature: Array(payload[certificateSignatureRange]), remainder: Array(payload[certificateRemainderRange]))
+    }
     /// The whole `7F21` element as carried: what a verifier caches the recovered certificate by.
-    public var certificateBytes: [UInt8]
-    /// The CA whose key signed the issuer certificate (tag `42`).
-    public var caReference: VDVCAReference
+    public var certificateBytes: [UInt8] { Array(payload[certificateRange]) }
 
     /// Whether `payload` starts like a VDV-KA barcode (a `9E` element), so that the detector hands it
     /// here and nowhere else. FC1 (`D2`, `84`, zlib `78`, text prefixes) and UIC (`#UT`, `OTI`) never start so.
@@ -32,6 +46,11 @@ public struct VDVBarcode: Sendable, Hashable {
         return payload.count > contentStart && payload[contentStart] == 0x90
     }
 
+    /// The top-level elements, in order.
+    private static let expectedTags: [UInt32] = [
+        VDVTag.ticketSignature, VDVTag.ticketRemainder, VDVTag.certificate, VDVTag.caReference,
+    ].map(BERTLVSpan.packed)
+
     /// Takes a barcode apart.
     ///
     /// - Throws: `FormatError.malformed` naming the offset for broken TLVs, missing, extra or
@@ -41,45 +60,54 @@ public struct VDVBarcode: Sendable, Hashable {
         if Self.isMultipleAuthorizationBarcode(payload) {
             throw .unsupported("the VDV barcode holds several authorisations (tag EF), which farecheck does not read")
         }
-        let elements = try BERTLV.elements(in: payload, context: "the VDV barcode")
-        let expected = [VDVTag.ticketSignature, VDVTag.ticketRemainder, VDVTag.certificate, VDVTag.caReference]
-        for (index, tag) in expected.enumerated() {
-            guard index < elements.count else {
+        let context = "the VDV barcode"
+        var spans: (BERTLVSpan, BERTLVSpan, BERTLVSpan, BERTLVSpan)
+        var position = 0
+        func next(_ index: Int) throws(FormatError) -> BERTLVSpan {
+            guard position < payload.count else {
                 throw .malformed(
-                    "the VDV barcode ends at byte \(payload.count) before its \(tag.hexString.uppercased()) element")
-            }
-            guard elements[index].tag == tag else {
-                throw .malformed(
-                    "the VDV barcode has \(elements[index].tagHex) at byte \(elements[index].offset) where \(tag.hexString.uppercased()) belongs"
+                    "the VDV barcode ends at byte \(payload.count) before its \(String(Self.expectedTags[index], radix: 16, uppercase: true)) element"
                 )
             }
+            let span = try BERTLVSpan(in: payload, at: position, end: payload.count, context: context)
+            guard span.tag == Self.expectedTags[index] else {
+                throw .malformed(
+                    "the VDV barcode has \(span.tagHex) at byte \(span.offset) where \(String(Self.expectedTags[index], radix: 16, uppercase: true)) belongs"
+                )
+            }
+            position = span.end
+            return span
         }
-        guard elements.count == expected.count else {
-            let extra = elements[expected.count]
+        spans = (try next(0), try next(1), try next(2), try next(3))
+        if position < payload.count {
+            // Read the extra element first, so that a broken one is reported as broken.
+            let extra = try BERTLVSpan(in: payload, at: position, end: payload.count, context: context)
             throw .malformed("the VDV barcode has an unexpected \(extra.tagHex) element at byte \(extra.offset)")
         }
-        let signature = elements[0]
-        guard !signature.value.isEmpty else {
+        let (signature, remainder, certificate, reference) = spans
+        guard signature.count > 0 else {
             throw .malformed("the signature (9E) at byte \(signature.offset) is empty")
         }
-        guard !elements[1].value.isEmpty else {
+        guard remainder.count > 0 else {
             throw .malformed(
-                "the remainder (9A) at byte \(elements[1].offset) is empty; VDV ticket data never fits the signature")
+                "the remainder (9A) at byte \(remainder.offset) is empty; VDV ticket data never fits the signature")
         }
-        let reference = elements[3]
-        guard let caReference = VDVCAReference(reference.value) else {
+        guard let caReference = VDVCAReference(payload[reference.valueRange]) else {
             throw .malformed(
-                "the CA reference (42) at byte \(reference.offset) has \(reference.value.count) bytes instead of 8")
+                "the CA reference (42) at byte \(reference.offset) has \(reference.count) bytes instead of 8")
         }
-        self.signature = signature.value
-        self.remainder = elements[1].value
-        self.certificate = try VDVCertificateEnvelope(elements[2], in: payload, context: "the issuer certificate")
-        self.certificateBytes = Array(payload[elements[2].offset..<elements[2].end])
-        self.caReference = caReference
-        guard case .recoverable = certificate else {
+        let parts = try VDVCertificateEnvelope.Parts(certificate, in: payload, context: "the issuer certificate")
+        guard case .recoverable(let certificateSignature, let certificateRemainder) = parts else {
             throw .unsupported(
-                "the issuer certificate at byte \(elements[2].offset) is in clear (5F4E); farecheck reads it only inside a signature (5F37 + 5F38)"
+                "the issuer certificate at byte \(certificate.offset) is in clear (5F4E); farecheck reads it only inside a signature (5F37 + 5F38)"
             )
         }
+        self.payload = payload
+        self.signatureRange = signature.valueRange
+        self.remainderRange = remainder.valueRange
+        self.certificateRange = certificate.elementRange
+        self.certificateSignatureRange = certificateSignature
+        self.certificateRemainderRange = certificateRemainder
+        self.caReference = caReference
     }
 }

@@ -3,13 +3,17 @@ import FareCore
 /// An 8-byte VDV CA reference (tag `42`, a certificate's CAR, the tail of a CA's CHR), e.g.
 /// `DEVDV 11 02 16`: 2 ASCII letters of region, 3 of name, then two nibbles, a serial and a BCD year.
 public struct VDVCAReference: Sendable, Hashable, CustomStringConvertible {
-    /// The 8 bytes, compared as a whole: that is how a ticket names its CA.
-    public let bytes: [UInt8]
+    /// The 8 bytes, big-endian in one number: compared and hashed as a whole, which is how a ticket names
+    /// its CA (and costs one word on every scan, not eight bytes).
+    let value: UInt64
+
+    /// The 8 bytes.
+    public var bytes: [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) } }
 
     /// A reference from exactly 8 bytes, or `nil` for another count.
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 8 else { return nil }
-        self.bytes = Array(bytes)
+        value = bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// A reference from its 16 hex digits (`4445564456110216`), or `nil`.
@@ -273,26 +277,62 @@ public enum VDVCertificateEnvelope: Sendable, Hashable {
     ///   - context: What the certificate is, for messages.
     /// - Throws: `FormatError.malformed` for another tag, a missing part, or parts in another order.
     public init(_ element: BERTLV, in buffer: [UInt8], context: String) throws(FormatError) {
-        guard element.tag == VDVTag.certificate else {
-            throw .malformed("\(context) at byte \(element.offset) has tag \(element.tagHex) instead of 7F21")
-        }
-        let parts = try BERTLV.elements(in: buffer, range: element.valueOffset..<element.end, context: context)
-        let tags = parts.map(\.tag)
-        switch tags {
-        case [VDVTag.certificateSignature, VDVTag.certificateRemainder]:
-            self = .recoverable(signature: parts[0].value, remainder: parts[1].value)
-        case [VDVTag.certificateBody]:
-            self = .clear(body: parts[0].value, signature: nil)
-        case [VDVTag.certificateBody, VDVTag.certificateSignature]:
-            self = .clear(body: parts[0].value, signature: parts[1].value)
-        default:
-            let found = tags.map { $0.hexString.uppercased() }.joined(separator: ", ")
-            throw .malformed(
-                "\(context) at byte \(element.offset) holds [\(found)]; expected 5F37 + 5F38 or 5F4E (+ 5F37)")
+        let span = BERTLVSpan(
+            tag: BERTLVSpan.packed(element.tag), tagLength: element.tag.count, offset: element.offset,
+            valueOffset: element.valueOffset, end: element.end)
+        switch try Parts(span, in: buffer, context: context) {
+        case .recoverable(let signature, let remainder):
+            self = .recoverable(signature: Array(buffer[signature]), remainder: Array(buffer[remainder]))
+        case .clear(let body, let signature):
+            self = .clear(body: Array(buffer[body]), signature: signature.map { Array(buffer[$0]) })
         }
     }
 
-    /// Reads a whole certificate file or LDAP `cACertificate` value: exactly one `7F21` element.
+    /// Where the parts of a `7F21` element lie in its buffer: what the envelope holds, nothing copied.
+    enum Parts {
+        case recoverable(signature: Range<Int>, remainder: Range<Int>)
+        case clear(body: Range<Int>, signature: Range<Int>?)
+
+        private static let signatureTag = BERTLVSpan.packed(VDVTag.certificateSignature)
+        private static let remainderTag = BERTLVSpan.packed(VDVTag.certificateRemainder)
+        private static let bodyTag = BERTLVSpan.packed(VDVTag.certificateBody)
+        private static let certificateTag = BERTLVSpan.packed(VDVTag.certificate)
+
+        /// Reads the parts of the certificate element `element` of `buffer`.
+        ///
+        /// - Throws: `FormatError.malformed` for another tag, broken TLVs, or another set of parts.
+        init(_ element: BERTLVSpan, in buffer: [UInt8], context: String) throws(FormatError) {
+            guard element.tag == Self.certificateTag else {
+                throw .malformed("\(context) at byte \(element.offset) has tag \(element.tagHex) instead of 7F21")
+            }
+            // Two parts at most are meaningful: they are kept without an array; any further ones are counted.
+            var first: BERTLVSpan?
+            var second: BERTLVSpan?
+            var count = 0
+            var position = element.valueOffset
+            while position < element.end {
+                let part = try BERTLVSpan(in: buffer, at: position, end: element.end, context: context)
+                if count == 0 { first = part } else if count == 1 { second = part }
+                count += 1
+                position = part.end
+            }
+            switch (count, first, second) {
+            case (2, let signature?, let remainder?)
+            where signature.tag == Self.signatureTag && remainder.tag == Self.remainderTag:
+                self = .recoverable(signature: signature.valueRange, remainder: remainder.valueRange)
+            case (1, let body?, nil) where body.tag == Self.bodyTag:
+                self = .clear(body: body.valueRange, signature: nil)
+            case (2, let body?, let signature?) where body.tag == Self.bodyTag && signature.tag == Self.signatureTag:
+                self = .clear(body: body.valueRange, signature: signature.valueRange)
+            default:
+                let parts = (try? BERTLVSpan.spans(in: buffer, range: element.valueRange, context: context)) ?? []
+                let found = parts.map(\.tagHex).joined(separator: ", ")
+                throw .malformed(
+                    "\(context) at byte \(element.offset) holds [\(found)]; expected 5F37 + 5F38 or 5F4E (+ 5F37)")
+            }
+        }
+    }
+
     public init(parsingFile bytes: [UInt8]) throws(FormatError) {
         let elements = try BERTLV.elements(in: bytes, context: "the certificate file")
         guard elements.count == 1, let element = elements.first else {

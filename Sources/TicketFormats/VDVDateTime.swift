@@ -64,8 +64,11 @@ public struct VDVDateTime: Sendable, Hashable, CustomStringConvertible {
             + minute * 60 + second
         let asSummer = local - 7_200
         let asWinter = local - 3_600
-        let summerFits = UICTime.isSummerTime(utcSeconds: asSummer)
-        let winterFits = !UICTime.isSummerTime(utcSeconds: asWinter)
+        // Both readings lie within a day of the local date, and no summer time change falls near New Year:
+        // the bounds of the local date's year decide both.
+        let summer = UICTime.summerTime(year: day.year)
+        let summerFits = summer.contains(asSummer)
+        let winterFits = !summer.contains(asWinter)
         let utc: Int
         switch (summerFits, winterFits) {
         case (true, true): utc = reading == .earlier ? asSummer : asWinter

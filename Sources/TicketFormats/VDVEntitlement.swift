@@ -8,37 +8,54 @@ import FareCore
 /// transaction data (`8A`), 12 bytes of issue (SAM) data, zero padding, and `VDV` + 2 version bytes.
 public struct VDVEntitlement: Sendable, Hashable {
     /// The recovered bytes.
-    public var bytes: [UInt8]
+    public let bytes: [UInt8]
     /// The entitlement number ("Berechtigung_ID"), unique per KVP organisation.
-    public var entitlementNumber: UInt32
+    public let entitlementNumber: UInt32
     /// The organisation that sold the ticket (KVP, "Kundenvertragspartner"): the issuer.
-    public var kvpOrganisationID: Int
+    public let kvpOrganisationID: Int
     /// The product number; 9999 is the Deutschland-Ticket.
-    public var productNumber: Int
+    public let productNumber: Int
     /// The organisation that owns the product (PV, "Produktverantwortlicher").
-    public var pvOrganisationID: Int
+    public let pvOrganisationID: Int
     /// The first moment of validity.
-    public var validFrom: VDVDateTime
+    public let validFrom: VDVDateTime
     /// The last moment of validity (inclusive).
-    public var validUntil: VDVDateTime
+    public let validUntil: VDVDateTime
+
+    /// Where the parts read on demand lie in `bytes`, found (and checked) when the data was read: a verdict
+    /// needs a few of them, so nothing is copied out until a property asks.
+    private let productDataRange: Range<Int>
+    private let basicDataSpan: BERTLVSpan?
+    private let travellerSpan: BERTLVSpan?
+    private let areaSpan: BERTLVSpan?
+    private let identificationMediumSpan: BERTLVSpan?
+    private let transactionOffset: Int
+    private let productTransactionRange: Range<Int>
+    private let issueOffset: Int
+
     /// Every element of the product data, in order, including those read into the fields below.
-    public var productData: [BERTLV]
+    public var productData: [BERTLV] {
+        // Checked when the data was read, so this cannot fail.
+        (try? BERTLV.elements(in: bytes, range: productDataRange, context: "the product data (85)")) ?? []
+    }
     /// The basic data (`DA`), when present.
-    public var basicData: VDVBasicData?
+    public var basicData: VDVBasicData? { basicDataSpan.map { VDVBasicData(bytes, $0) } }
     /// The traveller (`DB`), when present.
-    public var traveller: VDVTraveller?
+    public var traveller: VDVTraveller? { travellerSpan.map { VDVTraveller(bytes, $0) } }
     /// The area of validity (`DC`), when present.
-    public var area: VDVArea?
+    public var area: VDVArea? { areaSpan.map { VDVArea(bytes, $0) } }
     /// The identification medium the ticket is bound to (`D7`), when present.
-    public var identificationMedium: VDVIdentificationMedium?
+    public var identificationMedium: VDVIdentificationMedium? {
+        identificationMediumSpan.map { VDVIdentificationMedium(bytes, $0) }
+    }
     /// The common transaction data: who sold the ticket, where and when.
-    public var transaction: VDVTransaction
+    public var transaction: VDVTransaction { VDVTransaction(bytes, at: transactionOffset) }
     /// The product-specific transaction data (`8A` content), often empty.
-    public var productTransactionData: [UInt8]
+    public var productTransactionData: [UInt8] { Array(bytes[productTransactionRange]) }
     /// The issue data of the SAM that signed.
-    public var issue: VDVIssueData
+    public var issue: VDVIssueData { VDVIssueData(bytes, at: issueOffset) }
     /// The 2 version bytes after `VDV` (e.g. `11 09`).
-    public var version: [UInt8]
+    public var version: [UInt8] { Array(bytes[(bytes.count - 2)...]) }
 
     /// The product, named when it is one of the Deutschland-Ticket family.
     public var product: VDVProduct { VDVProduct(number: productNumber) }
@@ -46,8 +63,8 @@ public struct VDVEntitlement: Sendable, Hashable {
     /// The shortest ticket data there is (kitinerary, zuegli): header, empty product data, fixed blocks, trailer.
     public static let minimumByteCount = 111
 
-    /// The trailer's text.
-    static let trailer: [UInt8] = Array("VDV".utf8)
+    private static let productTag = BERTLVSpan.packed([0x85])
+    private static let productTransactionTag = BERTLVSpan.packed([0x8A])
 
     /// Reads recovered ticket data.
     ///
@@ -59,7 +76,9 @@ public struct VDVEntitlement: Sendable, Hashable {
                 "the ticket data has \(bytes.count) bytes; VDV ticket data has at least \(Self.minimumByteCount)")
         }
         let trailerStart = bytes.count - 5
-        guard bytes[trailerStart..<(trailerStart + 3)].elementsEqual(Self.trailer) else {
+        guard bytes[trailerStart] == UInt8(ascii: "V"), bytes[trailerStart + 1] == UInt8(ascii: "D"),
+            bytes[trailerStart + 2] == UInt8(ascii: "V")
+        else {
             throw .malformed(
                 "the ticket data does not end with \"VDV\" and a version (bytes \(trailerStart)–\(bytes.count - 1))")
         }
@@ -68,53 +87,72 @@ public struct VDVEntitlement: Sendable, Hashable {
         kvpOrganisationID = VDVEntitlement.number(bytes, 4, 2)
         productNumber = VDVEntitlement.number(bytes, 6, 2)
         pvOrganisationID = VDVEntitlement.number(bytes, 8, 2)
-        validFrom = VDVDateTime(bytes[10..<14])
-        validUntil = VDVDateTime(bytes[14..<18])
-        version = Array(bytes[(trailerStart + 3)...])
+        validFrom = VDVDateTime(raw: UInt32(VDVEntitlement.number(bytes, 10, 4)))
+        validUntil = VDVDateTime(raw: UInt32(VDVEntitlement.number(bytes, 14, 4)))
 
-        let product = try BERTLV.element(in: bytes, at: 18, end: trailerStart, context: "the ticket data")
-        guard product.tag == [0x85] else {
+        let product = try BERTLVSpan(in: bytes, at: 18, end: trailerStart, context: "the ticket data")
+        guard product.tag == Self.productTag else {
             throw .malformed("the ticket data has \(product.tagHex) at byte 18 where the product data (85) belongs")
         }
-        productData = try BERTLV.elements(
-            in: bytes, range: product.valueOffset..<product.end, context: "the product data (85)")
-        for element in productData where !element.value.allSatisfy({ $0 == 0 }) || element.tag == [0xDA] {
-            // Elements of zero bytes stand for "not given" (zuegli ignores them).
+        productDataRange = product.valueRange
+        var basicData: BERTLVSpan?
+        var traveller: BERTLVSpan?
+        var area: BERTLVSpan?
+        var identificationMedium: BERTLVSpan?
+        var position = product.valueOffset
+        while position < product.end {
+            let element = try BERTLVSpan(in: bytes, at: position, end: product.end, context: "the product data (85)")
+            position = element.end
+            // Elements of zero bytes stand for "not given" (zuegli ignores them); the basic data always counts.
+            if element.tag != VDVBasicData.tag, element.valueIsZero(in: bytes) { continue }
             switch element.tag {
-            case [0xDA]: basicData = try VDVBasicData(element)
-            case [0xDB]: traveller = try VDVTraveller(element)
-            case [0xDC]: area = try VDVArea(element)
-            case [0xD7]: identificationMedium = try VDVIdentificationMedium(element)
+            case VDVBasicData.tag:
+                try VDVBasicData.check(element)
+                basicData = element
+            case VDVTraveller.tag:
+                try VDVTraveller.check(element)
+                traveller = element
+            case VDVArea.tag:
+                try VDVArea.check(element)
+                area = element
+            case VDVIdentificationMedium.tag:
+                try VDVIdentificationMedium.check(element)
+                identificationMedium = element
             default: break
             }
         }
+        basicDataSpan = basicData
+        travellerSpan = traveller
+        areaSpan = area
+        identificationMediumSpan = identificationMedium
 
-        var position = product.end
+        position = product.end
         guard trailerStart - position >= VDVTransaction.byteCount else {
             throw .malformed(
                 "the ticket data ends at byte \(trailerStart) inside the transaction data (from byte \(position))")
         }
-        transaction = VDVTransaction(bytes, at: position)
+        transactionOffset = position
         position += VDVTransaction.byteCount
-        let productTransaction = try BERTLV.element(
-            in: bytes, at: position, end: trailerStart, context: "the ticket data")
-        guard productTransaction.tag == [0x8A] else {
+        let productTransaction = try BERTLVSpan(in: bytes, at: position, end: trailerStart, context: "the ticket data")
+        guard productTransaction.tag == Self.productTransactionTag else {
             throw .malformed(
                 "the ticket data has \(productTransaction.tagHex) at byte \(position) where the product transaction data (8A) belongs"
             )
         }
-        productTransactionData = productTransaction.value
+        productTransactionRange = productTransaction.valueRange
         position = productTransaction.end
         guard trailerStart - position >= VDVIssueData.byteCount else {
             throw .malformed(
                 "the ticket data ends at byte \(trailerStart) inside the issue data (from byte \(position))")
         }
-        issue = VDVIssueData(bytes, at: position)
+        issueOffset = position
     }
 
     /// An unsigned big-endian number of `count` bytes at `offset` (the caller has checked the bounds).
     static func number(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> Int {
-        bytes[offset..<(offset + count)].reduce(0) { $0 << 8 | Int($1) }
+        var value = 0
+        for index in offset..<(offset + count) { value = value << 8 | Int(bytes[index]) }
+        return value
     }
 }
 
@@ -223,24 +261,36 @@ public struct VDVBasicData: Sendable, Hashable {
     /// The size of the element's content.
     public static let byteCount = 17
 
-    init(_ element: BERTLV) throws(FormatError) {
-        let v = element.value
-        guard v.count == Self.byteCount else {
+    /// Its tag.
+    static let tag = BERTLVSpan.packed([0xDA])
+
+    /// Checks the element's size.
+    static func check(_ element: BERTLVSpan) throws(FormatError) {
+        guard element.count == byteCount else {
             throw .malformed(
-                "the basic data (DA) at byte \(element.offset) has \(v.count) bytes instead of \(Self.byteCount)")
+                "the basic data (DA) at byte \(element.offset) has \(element.count) bytes instead of \(byteCount)")
         }
-        paymentType = Int(v[0])
-        passengerType = Int(v[1])
-        includedTravellers = [
-            VDVIncludedTravellers(passengerType: Int(v[2]), count: Int(v[3])),
-            VDVIncludedTravellers(passengerType: Int(v[4]), count: Int(v[5])),
-        ].filter { $0.count > 0 }
-        transportCategory = Int(v[6])
-        serviceClass = VDVServiceClass(v[7])
-        priceCents = VDVEntitlement.number(v, 8, 3)
-        vatRate = VDVEntitlement.number(v, 11, 2)
-        priceLevel = Int(v[13])
-        internalProductNumber = VDVEntitlement.number(v, 14, 3)
+    }
+
+    /// Reads a checked element of `bytes`.
+    init(_ bytes: [UInt8], _ element: BERTLVSpan) {
+        let v = element.valueOffset
+        paymentType = Int(bytes[v])
+        passengerType = Int(bytes[v + 1])
+        // Kinds with a count of zero are left out.
+        includedTravellers = []
+        if bytes[v + 3] > 0 {
+            includedTravellers.append(VDVIncludedTravellers(passengerType: Int(bytes[v + 2]), count: Int(bytes[v + 3])))
+        }
+        if bytes[v + 5] > 0 {
+            includedTravellers.append(VDVIncludedTravellers(passengerType: Int(bytes[v + 4]), count: Int(bytes[v + 5])))
+        }
+        transportCategory = Int(bytes[v + 6])
+        serviceClass = VDVServiceClass(bytes[v + 7])
+        priceCents = VDVEntitlement.number(bytes, v + 8, 3)
+        vatRate = VDVEntitlement.number(bytes, v + 11, 2)
+        priceLevel = Int(bytes[v + 13])
+        internalProductNumber = VDVEntitlement.number(bytes, v + 14, 3)
     }
 
     /// The passenger category in `Ticket`'s words, when it is one of them.
@@ -297,6 +347,19 @@ public enum VDVTravellerName: Sendable, Hashable, CustomStringConvertible {
     /// Any other text: one name.
     case whole(String)
 
+    /// Reads the name bytes (trailing zero bytes already removed). An ASCII `Given#Family`, the usual
+    /// case, is split on its bytes; anything else is read as text first (see `VDVTraveller.text`).
+    init?(_ bytes: ArraySlice<UInt8>) {
+        guard !bytes.isEmpty else { return nil }
+        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")), bytes.allSatisfy({ $0 < 0x80 }) {
+            self = .split(
+                given: String(decoding: bytes[..<hash], as: UTF8.self),
+                family: String(decoding: bytes[(hash + 1)...], as: UTF8.self))
+        } else {
+            self.init(VDVTraveller.text(bytes))
+        }
+    }
+
     /// Reads the name text (trailing zero bytes already removed).
     init?(_ text: String) {
         guard !text.isEmpty else { return nil }
@@ -349,16 +412,25 @@ public struct VDVTraveller: Sendable, Hashable {
     /// The name; `nil` when empty.
     public var name: VDVTravellerName?
 
-    init(_ element: BERTLV) throws(FormatError) {
-        let v = element.value
-        guard v.count >= 5 else {
-            throw .malformed("the traveller (DB) at byte \(element.offset) has \(v.count) bytes; at least 5 are needed")
+    /// Its tag.
+    static let tag = BERTLVSpan.packed([0xDB])
+
+    /// Checks the element's size.
+    static func check(_ element: BERTLVSpan) throws(FormatError) {
+        guard element.count >= 5 else {
+            throw .malformed(
+                "the traveller (DB) at byte \(element.offset) has \(element.count) bytes; at least 5 are needed")
         }
-        gender = Int(v[0])
-        dateOfBirth = VDVBCD.day(yyyymmdd: v[1..<5])
-        var nameBytes = v[5...]
-        while nameBytes.last == 0 { nameBytes = nameBytes.dropLast() }
-        name = VDVTravellerName(Self.text(nameBytes))
+    }
+
+    /// Reads a checked element of `bytes`.
+    init(_ bytes: [UInt8], _ element: BERTLVSpan) {
+        let v = element.valueOffset
+        gender = Int(bytes[v])
+        dateOfBirth = VDVBCD.day(yyyymmdd: bytes[(v + 1)..<(v + 5)])
+        var nameEnd = element.end
+        while nameEnd > v + 5, bytes[nameEnd - 1] == 0 { nameEnd -= 1 }
+        name = VDVTravellerName(bytes[(v + 5)..<nameEnd])
     }
 
     /// UTF-8 when the bytes are valid UTF-8, else Latin-1 (sources disagree; both appear in tickets).
@@ -377,14 +449,22 @@ public struct VDVArea: Sendable, Hashable, CustomStringConvertible {
     /// The bytes after the organisation.
     public var data: [UInt8]
 
-    init(_ element: BERTLV) throws(FormatError) {
-        let v = element.value
-        guard v.count >= 3 else {
-            throw .malformed("the area (DC) at byte \(element.offset) has \(v.count) bytes; at least 3 are needed")
+    /// Its tag.
+    static let tag = BERTLVSpan.packed([0xDC])
+
+    /// Checks the element's size.
+    static func check(_ element: BERTLVSpan) throws(FormatError) {
+        guard element.count >= 3 else {
+            throw .malformed("the area (DC) at byte \(element.offset) has \(element.count) bytes; at least 3 are needed")
         }
-        definitionType = Int(v[0])
-        organisationID = VDVEntitlement.number(v, 1, 2)
-        data = Array(v[3...])
+    }
+
+    /// Reads a checked element of `bytes`.
+    init(_ bytes: [UInt8], _ element: BERTLVSpan) {
+        let v = element.valueOffset
+        definitionType = Int(bytes[v])
+        organisationID = VDVEntitlement.number(bytes, v + 1, 2)
+        data = Array(bytes[(v + 3)..<element.end])
     }
 
     /// The tariff point ids of a plain list (types 0x0D–0x10), or `nil` for other layouts.
@@ -419,12 +499,20 @@ public struct VDVIdentificationMedium: Sendable, Hashable, CustomStringConvertib
     /// The number, as text.
     public var number: String
 
-    init(_ element: BERTLV) throws(FormatError) {
-        guard let first = element.value.first else {
+    /// Its tag.
+    static let tag = BERTLVSpan.packed([0xD7])
+
+    /// Checks the element's size.
+    static func check(_ element: BERTLVSpan) throws(FormatError) {
+        guard element.count > 0 else {
             throw .malformed("the identification medium (D7) at byte \(element.offset) is empty")
         }
-        type = VDVTraveller.text([first][...])
-        number = VDVTraveller.text(element.value.dropFirst())
+    }
+
+    /// Reads a checked element of `bytes`.
+    init(_ bytes: [UInt8], _ element: BERTLVSpan) {
+        type = VDVTraveller.text(bytes[element.valueOffset..<(element.valueOffset + 1)])
+        number = VDVTraveller.text(bytes[(element.valueOffset + 1)..<element.end])
     }
 
     /// The kind and the number's last four characters, e.g. `ID card ****1234`.
@@ -471,7 +559,7 @@ public struct VDVTransaction: Sendable, Hashable {
         terminalType = Int(bytes[offset + 2])
         terminalNumber = VDVEntitlement.number(bytes, offset + 3, 2)
         terminalOrganisationID = VDVEntitlement.number(bytes, offset + 5, 2)
-        time = VDVDateTime(bytes[(offset + 7)..<(offset + 11)])
+        time = VDVDateTime(raw: UInt32(VDVEntitlement.number(bytes, offset + 7, 4)))
         locationType = Int(bytes[offset + 11])
         locationNumber = VDVEntitlement.number(bytes, offset + 12, 3)
         locationOrganisationID = VDVEntitlement.number(bytes, offset + 15, 2)

@@ -6,7 +6,7 @@ import TicketFormats
 
 /// A VDV certification authority the verifier may use: a pinned root or a sub-CA accepted under it,
 /// with its RSA key ready for message recovery.
-public struct VDVAuthority: Sendable {
+public final class VDVAuthority: Sendable {
     /// How the authority came to be trusted.
     public enum Origin: Sendable, Hashable, CustomStringConvertible {
         /// A root pinned by value (its clear body, self-signed).
@@ -35,6 +35,8 @@ public struct VDVAuthority: Sendable {
     public let key: RSARawPublicKey
     /// How it came to be trusted.
     public let origin: Origin
+    /// The end of the certificate's expiry day, when it has a readable one (judged on every scan).
+    let expiryEnd: Date?
 
     /// An authority from a certificate whose holder is a CA.
     ///
@@ -51,6 +53,7 @@ public struct VDVAuthority: Sendable {
         self.certificate = certificate
         self.reference = reference
         self.origin = origin
+        self.expiryEnd = certificate.expiry?.end
     }
 
     /// Whether this authority is a root: its own end date is then not held against the chains it anchors.
@@ -252,17 +255,49 @@ public enum VDVCertificateImport {
 /// Bounded (least recently used entries go first) and safe to share between threads. The counters are
 /// for metrics: `recoveries` counts the certificate recoveries actually done.
 public final class VDVIssuerCertificateCache: Sendable {
-    /// A recovered, checked issuer certificate and its key.
-    struct Entry: Sendable {
-        var certificate: VDVCertificate
-        var key: RSARawPublicKey
-        var publicKey: PublicKey
+    /// A recovered, checked issuer certificate and its key. A class: a lookup hands out one reference.
+    final class Entry: Sendable {
+        /// The `7F21` element it was recovered from, compared in full on every hit.
+        let carried: [UInt8]
+        let certificate: VDVCertificate
+        let key: RSARawPublicKey
+        let publicKey: PublicKey
         /// The issuer's CHR in hex: the key id in verdicts.
-        var keyID: String
-        /// The CA reference and the modulus of the CA key it was recovered with: a hit counts only for the
-        /// same CA reference, and only while the source still answers it with the same key.
-        var authorityReference: VDVCAReference
-        var authorityModulus: [UInt8]
+        let keyID: String
+        /// The end of the certificate's expiry day, when it has a readable one.
+        let expiryEnd: Date?
+        /// The CA reference and the CA key it was recovered with: a hit counts only for the same CA
+        /// reference, and only while the source still answers it with the same key.
+        let authorityReference: VDVCAReference
+        let authorityKey: RSARawPublicKey
+
+        init(
+            carried: [UInt8], certificate: VDVCertificate, key: RSARawPublicKey, publicKey: PublicKey,
+            authority: VDVAuthority
+        ) {
+            self.carried = carried
+            self.certificate = certificate
+            self.key = key
+            self.publicKey = publicKey
+            self.keyID = certificate.holderBytes.hexString
+            self.expiryEnd = certificate.expiry?.end
+            self.authorityReference = authority.reference
+            self.authorityKey = authority.key
+        }
+
+        /// Whether this entry answers for `bytes[range]` recovered under `authority`.
+        func matches(_ bytes: [UInt8], _ range: Range<Int>, authority: VDVAuthority) -> Bool {
+            guard authorityReference == authority.reference,
+                authorityKey === authority.key || authorityKey.modulus == authority.key.modulus,
+                carried.count == range.count
+            else { return false }
+            return carried.withUnsafeBytes { carried in
+                bytes.withUnsafeBytes { bytes in
+                    guard let mine = carried.baseAddress, let theirs = bytes.baseAddress else { return range.isEmpty }
+                    return memcmp(mine, theirs + range.lowerBound, range.count) == 0
+                }
+            }
+        }
     }
 
     /// The counters, read together.
@@ -277,13 +312,28 @@ public final class VDVIssuerCertificateCache: Sendable {
         public var count: Int
     }
 
-    /// The carried certificate bytes, hashed as one block of memory: `[UInt8]`'s own hashing feeds the
-    /// hasher byte by byte, which for a 200-byte certificate costs more than the rest of the lookup.
-    struct Key: Hashable, Sendable {
-        var bytes: [UInt8]
+    /// What entries are filed under: a 64-bit hash of the carried bytes. Two different certificates with
+    /// the same hash share a slot and displace each other (each costs a recovery then), never stand in
+    /// for each other: a hit compares the bytes in full.
+    typealias Key = UInt64
 
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    /// The key for `bytes[range]`: FNV-1a over 8-byte words, then mixed. A certificate is ~200 bytes; the
+    /// standard library's hashing of them would cost more than the rest of the lookup.
+    static func key(_ bytes: [UInt8], _ range: Range<Int>) -> Key {
+        bytes.withUnsafeBytes { buffer in
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            var index = range.lowerBound
+            while index + 8 <= range.upperBound {
+                hash = (hash ^ buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0000_0100_0000_01B3
+                index += 8
+            }
+            while index < range.upperBound {
+                hash = (hash ^ UInt64(buffer[index])) &* 0x0000_0100_0000_01B3
+                index += 1
+            }
+            hash ^= UInt64(range.count)
+            hash = (hash ^ (hash >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+            return hash ^ (hash >> 33)
         }
     }
 
@@ -322,12 +372,12 @@ public final class VDVIssuerCertificateCache: Sendable {
         state.withLock { $0.slots.removeAll() }
     }
 
-    func entry(for key: Key, authority: VDVAuthority) -> Entry? {
+    /// The entry for the certificate carried in `bytes[range]`, recovered under `authority`, if cached.
+    func entry(for key: Key, _ bytes: [UInt8], _ range: Range<Int>, authority: VDVAuthority) -> Entry? {
         state.withLock { state in
             guard let index = state.slots.index(forKey: key) else { return nil }
             let entry = state.slots.values[index].entry
-            guard entry.authorityReference == authority.reference, entry.authorityModulus == authority.key.modulus
-            else { return nil }
+            guard entry.matches(bytes, range, authority: authority) else { return nil }
             state.tick &+= 1
             state.slots.values[index].lastUse = state.tick
             state.hits += 1
@@ -360,13 +410,16 @@ public struct VDVOpenedTicket: Sendable {
     public var entitlement: VDVEntitlement
     /// The format-neutral ticket.
     public var ticket: Ticket
-    /// The issuer certificate recovered from the barcode.
-    public var issuerCertificate: VDVCertificate
+    /// The recovered issuer certificate, as cached.
+    let issuer: VDVIssuerCertificateCache.Entry
     /// The CA that signed it.
     public var authority: VDVAuthority
     /// The issuer's key as policies see it: format `vdv-ka`, issuer the KVP organisation, key id the
     /// issuer certificate's CHR in hex, valid until the end of the certificate's expiry day.
     public var key: TrustedKey
+
+    /// The issuer certificate recovered from the barcode.
+    public var issuerCertificate: VDVCertificate { issuer.certificate }
 }
 
 /// What opening a VDV barcode gave: a ticket for the policies, or a verdict already.
@@ -428,19 +481,19 @@ public struct VDVChainVerifier: Sendable {
         }
 
         // The issuer certificate: from the cache, or recovered with the CA key.
-        let cacheKey = VDVIssuerCertificateCache.Key(bytes: barcode.certificateBytes)
+        let payload = barcode.payload
+        let cacheKey = VDVIssuerCertificateCache.key(payload, barcode.certificateRange)
         let issuer: VDVIssuerCertificateCache.Entry
-        if let cached = cache.entry(for: cacheKey, authority: authority) {
+        if let cached = cache.entry(for: cacheKey, payload, barcode.certificateRange, authority: authority) {
             issuer = cached
         } else {
-            guard case .recoverable(let signature, let remainder) = barcode.certificate else {
-                return reject(.unsupported, "the issuer certificate is not in the recovery form", .unsupported)
-            }
             cache.noteRecovery()
             let body: [UInt8]
             do {
-                let block = try authority.key.publicOperation(signature)
-                body = try ISO9796_2.recoverMessage(block: block, remainder: remainder) { digest(.sha1, $0) }
+                let block = try authority.key.publicOperation(payload[barcode.certificateSignatureRange])
+                body = try ISO9796_2.recoverMessage(
+                    block: block, remainder: payload[barcode.certificateRemainderRange]
+                ) { digest(.sha1, $0) }
             } catch let error as SignatureError {
                 return reject(
                     .invalidSignature,
@@ -474,8 +527,8 @@ public struct VDVChainVerifier: Sendable {
                     .malformed, "the issuer certificate's key is not a usable RSA key: \(error.message)", .valid)
             }
             issuer = VDVIssuerCertificateCache.Entry(
-                certificate: certificate, key: key, publicKey: publicKey, keyID: certificate.holderBytes.hexString,
-                authorityReference: car, authorityModulus: authority.key.modulus)
+                carried: Array(payload[barcode.certificateRange]), certificate: certificate, key: key,
+                publicKey: publicKey, authority: authority)
             cache.store(issuer, for: cacheKey)
         }
         let keyID = issuer.keyID
@@ -483,8 +536,10 @@ public struct VDVChainVerifier: Sendable {
         // The ticket data, with the issuer's key.
         let data: [UInt8]
         do {
-            let block = try issuer.key.publicOperation(barcode.signature)
-            data = try ISO9796_2.recoverMessage(block: block, remainder: barcode.remainder) { digest(.sha1, $0) }
+            let block = try issuer.key.publicOperation(payload[barcode.signatureRange])
+            data = try ISO9796_2.recoverMessage(block: block, remainder: payload[barcode.remainderRange]) {
+                digest(.sha1, $0)
+            }
         } catch let error as SignatureError {
             return reject(
                 .invalidSignature, "the ticket's signature does not fit the issuer key: \(error.message)", .invalid,
@@ -507,23 +562,23 @@ public struct VDVChainVerifier: Sendable {
 
         // Certificate dates, at the inspection time; the signatures are genuine by now.
         if !authority.isRoot {
-            guard let expiry = authority.certificate.expiry else {
+            guard let expiry = authority.certificate.expiry, let expiryEnd = authority.expiryEnd else {
                 return reject(
                     .malformed, "the end date of CA certificate \(car) is not a date", .valid, issuer: ticket.issuer,
                     keyID: keyID, ticket: ticket)
             }
-            if now > expiry.end {
+            if now > expiryEnd {
                 return reject(
                     .keyExpired, "the signatures are genuine, but CA certificate \(car) expired on \(expiry)",
                     .valid, issuer: ticket.issuer, keyID: keyID, ticket: ticket)
             }
         }
-        guard let issuerExpiry = issuer.certificate.expiry else {
+        guard let issuerExpiry = issuer.certificate.expiry, let issuerExpiryEnd = issuer.expiryEnd else {
             return reject(
                 .malformed, "the end date of the issuer certificate \(issuer.certificate.holder) is not a date", .valid,
                 issuer: ticket.issuer, keyID: keyID, ticket: ticket)
         }
-        if now > issuerExpiry.end {
+        if now > issuerExpiryEnd {
             return reject(
                 .keyExpired,
                 "the signatures are genuine, but the issuer certificate \(issuer.certificate.holder) expired on \(issuerExpiry)",
@@ -531,11 +586,9 @@ public struct VDVChainVerifier: Sendable {
         }
         let trustedKey = TrustedKey(
             family: .vdv, issuer: ticket.issuer, keyID: keyID, algorithm: "ISO 9796-2 RSA SHA-1",
-            publicKey: issuer.publicKey, notAfter: issuerExpiry.end)
+            publicKey: issuer.publicKey, notAfter: issuerExpiryEnd)
         return .opened(
-            VDVOpenedTicket(
-                entitlement: entitlement, ticket: ticket, issuerCertificate: issuer.certificate, authority: authority,
-                key: trustedKey))
+            VDVOpenedTicket(entitlement: entitlement, ticket: ticket, issuer: issuer, authority: authority, key: trustedKey))
     }
 }
 

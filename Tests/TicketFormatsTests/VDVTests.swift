@@ -394,7 +394,9 @@ struct VDVTests {
         #expect(VDVTravellerName("Mustermann")?.familyName == "Mustermann")
         #expect(VDVTravellerName("") == nil)
         #expect(VDVTravellerName("A@B")?.description == "A@B")
-        let medium = try VDVIdentificationMedium(BERTLV(tag: [0xD7], value: Array("P123456789".utf8)))
+        let element = BERTLV(tag: [0xD7], value: Array("P123456789".utf8)).encoded
+        let medium = VDVIdentificationMedium(
+            element, try BERTLVSpan(in: element, at: 0, end: element.count, context: "the medium"))
         #expect(medium.description == "ID card ****6789")
     }
 }
