@@ -71,7 +71,12 @@ public enum ISO9796_2 {
         message.reserveCapacity(k - hashByteCount - 2 + remainder.count)
         message.append(contentsOf: block[1..<(k - hashByteCount - 1)])
         message.append(contentsOf: remainder)
-        guard sha1(message).elementsEqual(block[(k - hashByteCount - 1)..<(k - 1)]) else { throw .hashMismatch }
+        let hash = sha1(message)
+        let hashStart = k - hashByteCount - 1
+        guard hash.count == hashByteCount else { throw .hashMismatch }
+        var difference: UInt8 = 0
+        for index in 0..<hashByteCount { difference |= hash[index] ^ block[hashStart + index] }
+        guard difference == 0 else { throw .hashMismatch }
         return message
     }
 

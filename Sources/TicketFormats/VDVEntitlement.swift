@@ -25,10 +25,10 @@ public struct VDVEntitlement: Sendable, Hashable {
     /// Where the parts read on demand lie in `bytes`, found (and checked) when the data was read: a verdict
     /// needs a few of them, so nothing is copied out until a property asks.
     private let productDataRange: Range<Int>
-    private let basicDataSpan: BERTLVSpan?
-    private let travellerSpan: BERTLVSpan?
-    private let areaSpan: BERTLVSpan?
-    private let identificationMediumSpan: BERTLVSpan?
+    let basicDataSpan: BERTLVSpan?
+    let travellerSpan: BERTLVSpan?
+    let areaSpan: BERTLVSpan?
+    let identificationMediumSpan: BERTLVSpan?
     private let transactionOffset: Int
     private let productTransactionRange: Range<Int>
     private let issueOffset: Int
@@ -294,7 +294,10 @@ public struct VDVBasicData: Sendable, Hashable {
     }
 
     /// The passenger category in `Ticket`'s words, when it is one of them.
-    public var category: String? {
+    public var category: String? { Self.category(passengerType: passengerType) }
+
+    /// The category of a passenger type, when it is one of `Ticket`'s.
+    static func category(passengerType: Int) -> String? {
         switch passengerType {
         case 1: "adult"
         case 2: "child"

@@ -32,33 +32,102 @@ extension VDVEntitlement {
             throw .malformed("the validity end (bytes 14–17, \(validUntil)) is not a date")
         }
         let productName = product.description
-        var holder: String?
-        if let traveller {
-            let name = traveller.name?.description
-            let birth = traveller.dateOfBirth?.description
-            switch (name, birth) {
-            case (let name?, let birth?): holder = name + ", born " + birth
-            case (let name?, nil): holder = name
-            case (nil, let birth?): holder = "born " + birth
-            case (nil, nil): holder = nil
-            }
-        }
+        var holder = travellerSpan.flatMap(asciiHolder) ?? generalHolder()
         if let identificationMedium {
             let medium = identificationMedium.description
             holder = holder.map { $0 + ", " + medium } ?? medium
         }
         var passengers: Int?
-        if let basicData, !basicData.includedTravellers.isEmpty {
-            passengers = 1 + basicData.includedTravellers.reduce(0) { $0 + $1.count }
+        if let basicDataSpan {
+            let included = Int(bytes[basicDataSpan.valueOffset + 3]) + Int(bytes[basicDataSpan.valueOffset + 5])
+            if included > 0 { passengers = 1 + included }
         }
-        let zones = area.flatMap { area in area.ids.map { ids in ids.map { "\(area.organisationID)/\($0)" } } }
+        let zones = areaSpan.flatMap(zones)
         let issuedAt = transaction.time.isZero ? nil : transaction.time.instant(.earlier)
         return Ticket(
             format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
             validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
-            category: basicData?.category, passengers: passengers, holder: holder,
+            category: basicDataSpan.flatMap { VDVBasicData.category(passengerType: Int(bytes[$0.valueOffset + 1])) },
+            passengers: passengers, holder: holder,
             deferredDetails: { [self] in detailLines(productName: productName, sold: issuedAt != nil) }
         )
+    }
+
+    /// The holder line, `Max Mustermann, born 01.01.1990`, written straight from the bytes in the usual case:
+    /// an ASCII `Given#Family` name and a date of birth (or none); `nil` for any other, which `generalHolder()`
+    /// reads. The same text either way.
+    private func asciiHolder(_ traveller: BERTLVSpan) -> String? {
+        let nameStart = traveller.valueOffset + 5
+        var nameEnd = traveller.end
+        while nameEnd > nameStart, bytes[nameEnd - 1] == 0 { nameEnd -= 1 }
+        var hash: Int?
+        for index in nameStart..<nameEnd {
+            let byte = bytes[index]
+            guard byte < 0x80 else { return nil }
+            if byte == UInt8(ascii: "#"), hash == nil { hash = index }
+        }
+        guard let hash else { return nil }
+        let birth = VDVBCD.day(yyyymmdd: bytes[(traveller.valueOffset + 1)..<nameStart])?.description
+        let givenCount = hash - nameStart
+        let familyCount = nameEnd - hash - 1
+        let space = givenCount > 0 && familyCount > 0 ? 1 : 0
+        let born = birth.map { ", born ".utf8.count + $0.utf8.count } ?? 0
+        let total = givenCount + space + familyCount + born
+        return bytes.withUnsafeBufferPointer { bytes in
+            String(unsafeUninitializedCapacity: total) { buffer in
+                var written = 0
+                func write(_ part: UnsafeBufferPointer<UInt8>.SubSequence) {
+                    for byte in part {
+                        buffer[written] = byte
+                        written += 1
+                    }
+                }
+                write(bytes[nameStart..<hash])
+                if space == 1 {
+                    buffer[written] = UInt8(ascii: " ")
+                    written += 1
+                }
+                write(bytes[(hash + 1)..<nameEnd])
+                if var birth {
+                    for byte in ", born ".utf8 {
+                        buffer[written] = byte
+                        written += 1
+                    }
+                    birth.withUTF8 { write($0[...]) }
+                }
+                return written
+            }
+        }
+    }
+
+    /// The holder line from the decoded traveller: `name, born day`, either part alone, or `nil`.
+    private func generalHolder() -> String? {
+        guard let traveller else { return nil }
+        switch (traveller.name?.description, traveller.dateOfBirth?.description) {
+        case (let name?, let birth?): return name + ", born " + birth
+        case (let name?, nil): return name
+        case (nil, let birth?): return "born " + birth
+        case (nil, nil): return nil
+        }
+    }
+
+    /// The zones of a plain tariff-point list, `<organisation>/<id>` (what `VDVArea.ids` reads), or `nil`.
+    private func zones(_ area: BERTLVSpan) -> [String]? {
+        let type = Int(bytes[area.valueOffset])
+        guard (0x0D...0x10).contains(type) else { return nil }
+        let width = type % 4 == 1 || type % 4 == 2 ? 3 : 2
+        let bigEndian = type % 4 == 1 || type % 4 == 3
+        let start = area.valueOffset + 3
+        guard (area.end - start) % width == 0 else { return nil }
+        let prefix = String(Self.number(bytes, area.valueOffset + 1, 2)) + "/"
+        var zones: [String] = []
+        zones.reserveCapacity((area.end - start) / width)
+        for offset in stride(from: start, to: area.end, by: width) {
+            var id = 0
+            for index in 0..<width { id = id << 8 | Int(bytes[bigEndian ? offset + index : offset + width - 1 - index]) }
+            zones.append(prefix + String(id))
+        }
+        return zones
     }
 
     /// The `details` lines, in display order (see `ticket()`).

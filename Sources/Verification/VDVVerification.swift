@@ -406,9 +406,7 @@ public final class VDVIssuerCertificateCache: Sendable {
 
 /// A VDV barcode opened: chain checked, ticket data recovered and decoded.
 public struct VDVOpenedTicket: Sendable {
-    /// The decoded ticket data.
-    public var entitlement: VDVEntitlement
-    /// The format-neutral ticket.
+    /// The format-neutral ticket (its `details` read the decoded ticket data).
     public var ticket: Ticket
     /// The recovered issuer certificate, as cached.
     let issuer: VDVIssuerCertificateCache.Entry
@@ -549,11 +547,9 @@ public struct VDVChainVerifier: Sendable {
                 .invalidSignature, "the ticket was not signed by its issuer certificate or was altered: \(error)",
                 .invalid, keyID: keyID)
         }
-        let entitlement: VDVEntitlement
         let ticket: Ticket
         do {
-            entitlement = try VDVEntitlement(parsing: data)
-            ticket = try entitlement.ticket()
+            ticket = try VDVEntitlement(parsing: data).ticket()
         } catch {
             return reject(
                 .malformed, "the signature is valid but the ticket data cannot be read: \(error.message)", .valid,
@@ -588,7 +584,7 @@ public struct VDVChainVerifier: Sendable {
             family: .vdv, issuer: ticket.issuer, keyID: keyID, algorithm: "ISO 9796-2 RSA SHA-1",
             publicKey: issuer.publicKey, notAfter: issuerExpiryEnd)
         return .opened(
-            VDVOpenedTicket(entitlement: entitlement, ticket: ticket, issuer: issuer, authority: authority, key: trustedKey))
+            VDVOpenedTicket(ticket: ticket, issuer: issuer, authority: authority, key: trustedKey))
     }
 }
 
