@@ -7,68 +7,68 @@ import Foundation
 public struct Ticket: Sendable {
     /// The payload format.
     public var format: TicketFormat {
-        get { storage.format }
-        set { uniqueStorage().format = newValue }
+        get { storage.fields.format }
+        set { update { $0.format = newValue } }
     }
     /// The issuer that the ticket claims (FC1 `iss`, UIC issuer code).
     public var issuer: String {
-        get { storage.issuer }
-        set { uniqueStorage().issuer = newValue }
+        get { storage.fields.issuer }
+        set { update { $0.issuer = newValue } }
     }
     /// The ticket's own identifier (FC1 `cti`), as bytes.
     public var ticketID: [UInt8] {
-        get { storage.ticketID }
-        set { uniqueStorage().ticketID = newValue }
+        get { storage.fields.ticketID }
+        set { update { $0.ticketID = newValue } }
     }
     /// Start of validity, when the ticket states one.
     public var validFrom: Date? {
-        get { storage.validFrom }
-        set { uniqueStorage().validFrom = newValue }
+        get { storage.fields.validFrom }
+        set { update { $0.validFrom = newValue } }
     }
     /// End of validity, when the ticket states one.
     public var validUntil: Date? {
-        get { storage.validUntil }
-        set { uniqueStorage().validUntil = newValue }
+        get { storage.fields.validUntil }
+        set { update { $0.validUntil = newValue } }
     }
     /// When the ticket was issued.
     public var issuedAt: Date? {
-        get { storage.issuedAt }
-        set { uniqueStorage().issuedAt = newValue }
+        get { storage.fields.issuedAt }
+        set { update { $0.issuedAt = newValue } }
     }
     /// The product, e.g. `single`, `day`, `month`.
     public var product: String? {
-        get { storage.product }
-        set { uniqueStorage().product = newValue }
+        get { storage.fields.product }
+        set { update { $0.product = newValue } }
     }
     /// Zones the ticket is valid in; `nil` means the whole network.
     public var zones: [String]? {
-        get { storage.zones }
-        set { uniqueStorage().zones = newValue }
+        get { storage.fields.zones }
+        set { update { $0.zones = newValue } }
     }
     /// Passenger category: `adult`, `child`, `senior`, `reduced`, `disabled`.
     public var category: String? {
-        get { storage.category }
-        set { uniqueStorage().category = newValue }
+        get { storage.fields.category }
+        set { update { $0.category = newValue } }
     }
     /// Number of passengers.
     public var passengers: Int? {
-        get { storage.passengers }
-        set { uniqueStorage().passengers = newValue }
+        get { storage.fields.passengers }
+        set { update { $0.passengers = newValue } }
     }
     /// What the inspector checks against the holder, e.g. `ID card ****1234`.
     public var holder: String? {
-        get { storage.holder }
-        set { uniqueStorage().holder = newValue }
+        get { storage.fields.holder }
+        set { update { $0.holder = newValue } }
     }
     /// When the rider activated the ticket, for tickets activated on the phone.
     public var activatedAt: Date? {
-        get { storage.activatedAt }
-        set { uniqueStorage().activatedAt = newValue }
+        get { storage.fields.activatedAt }
+        set { update { $0.activatedAt = newValue } }
     }
     /// Reactivation counter of a subscription coupon.
     public var reactivations: Int? {
-        get { storage.reactivations }
-        set { uniqueStorage().reactivations = newValue }
+        get { storage.fields.reactivations }
+        set { update { $0.reactivations = newValue } }
     }
     /// Format-specific content for display, in order.
     ///
@@ -77,25 +77,25 @@ public struct Ticket: Sendable {
     /// the lines again, so a consumer reads it once; assigning it stores the lines given.
     public var details: [(label: String, value: String)] {
         get {
-            switch storage.detailSource {
+            switch storage.fields.detailSource {
             case .built(let lines): lines
             case .deferred(let build): build()
             }
         }
-        set { uniqueStorage().detailSource = .built(newValue) }
+        set { update { $0.detailSource = .built(newValue) } }
     }
     /// The travel documents of a ticket that carries several (UIC FCB transport documents), in order; empty
     /// for formats with one validity. When a document states a window, the verdict follows the one chosen by
     /// `governingDocument(at:)`, and `validFrom`/`validUntil` span all of them.
     public var documents: [TicketDocument] {
-        get { storage.documents }
-        set { uniqueStorage().documents = newValue }
+        get { storage.fields.documents }
+        set { update { $0.documents = newValue } }
     }
     /// Where two parts of the ticket state different things (e.g. UIC `0080BL` and `U_FLEX` validity): which
     /// one was kept. Empty when they agree; a hook for a warning.
     public var disagreements: [TicketDisagreement] {
-        get { storage.disagreements }
-        set { uniqueStorage().disagreements = newValue }
+        get { storage.fields.disagreements }
+        set { update { $0.disagreements = newValue } }
     }
 
     public init(
@@ -106,10 +106,11 @@ public struct Ticket: Sendable {
         disagreements: [TicketDisagreement] = []
     ) {
         storage = Storage(
-            format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
-            issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
-            holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .built(details),
-            documents: documents, disagreements: disagreements)
+            Fields(
+                format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+                issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
+                holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .built(details),
+                documents: documents, disagreements: disagreements))
     }
 
     /// A ticket whose `details` are built by `deferredDetails` when read; the other fields as in
@@ -121,30 +122,35 @@ public struct Ticket: Sendable {
         documents: [TicketDocument] = [], disagreements: [TicketDisagreement] = [],
         deferredDetails: @escaping @Sendable () -> [(label: String, value: String)]
     ) {
-        self.init(
-            format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
-            issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
-            holder: holder, activatedAt: activatedAt, reactivations: reactivations, documents: documents,
-            disagreements: disagreements)
-        storage.detailSource = .deferred(deferredDetails)
+        storage = Storage(
+            Fields(
+                format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+                issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
+                holder: holder, activatedAt: activatedAt, reactivations: reactivations,
+                detailSource: .deferred(deferredDetails), documents: documents, disagreements: disagreements))
     }
 
     /// Adds lines after the existing `details`, built when read as well.
     public mutating func appendDetails(_ more: @escaping @Sendable () -> [(label: String, value: String)]) {
-        let storage = uniqueStorage()
-        switch storage.detailSource {
-        case .built(let lines): storage.detailSource = .deferred { lines + more() }
-        case .deferred(let build): storage.detailSource = .deferred { build() + more() }
+        switch storage.fields.detailSource {
+        case .built(let lines): update { $0.detailSource = .deferred { lines + more() } }
+        case .deferred(let build): update { $0.detailSource = .deferred { build() + more() } }
         }
     }
 
     /// The fields, held once and shared by copies: a ticket is copied several times on its way into a
     /// verdict, and each copy of a dozen separately counted fields cost more than deciding the verdict.
-    /// Copy on write: a setter copies the storage first unless this ticket is its only holder.
-    ///
-    /// `@unchecked Sendable`: a storage shared by several tickets is never written (see `uniqueStorage()`),
-    /// and one held by a single ticket is written only through it, under Swift's exclusivity rules.
-    private final class Storage: @unchecked Sendable {
+    /// A storage is never changed: a setter (rare: mappings build tickets whole) makes a new one.
+    private final class Storage: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    /// What a ticket holds.
+    private struct Fields: Sendable {
         var format: TicketFormat
         var issuer: String
         var ticketID: [UInt8]
@@ -161,43 +167,15 @@ public struct Ticket: Sendable {
         var detailSource: DetailSource
         var documents: [TicketDocument]
         var disagreements: [TicketDisagreement]
-
-        init(
-            format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date?, validUntil: Date?, issuedAt: Date?, product: String?, zones: [String]?, category: String?, passengers: Int?, holder: String?, activatedAt: Date?, reactivations: Int?,
-            detailSource: DetailSource, documents: [TicketDocument], disagreements: [TicketDisagreement]
-        ) {
-            self.format = format
-            self.issuer = issuer
-            self.ticketID = ticketID
-            self.validFrom = validFrom
-            self.validUntil = validUntil
-            self.issuedAt = issuedAt
-            self.product = product
-            self.zones = zones
-            self.category = category
-            self.passengers = passengers
-            self.holder = holder
-            self.activatedAt = activatedAt
-            self.reactivations = reactivations
-            self.detailSource = detailSource
-            self.documents = documents
-            self.disagreements = disagreements
-        }
-
-        /// A copy of `other`, for a write to a shared storage.
-        convenience init(copying other: Storage) {
-            self.init(
-                format: other.format, issuer: other.issuer, ticketID: other.ticketID, validFrom: other.validFrom, validUntil: other.validUntil, issuedAt: other.issuedAt, product: other.product, zones: other.zones, category: other.category, passengers: other.passengers, holder: other.holder, activatedAt: other.activatedAt, reactivations: other.reactivations,
-                detailSource: other.detailSource, documents: other.documents, disagreements: other.disagreements)
-        }
     }
 
     private var storage: Storage
 
-    /// The storage, copied first when another ticket shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-        return storage
+    /// Changes fields: a new storage with the change, so that copies sharing the old one keep theirs.
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = storage.fields
+        change(&fields)
+        storage = Storage(fields)
     }
 
     /// The lines of `details`, or what builds them.

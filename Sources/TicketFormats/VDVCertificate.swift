@@ -377,10 +377,10 @@ enum VDVBCD {
     }
 
     /// A day written as 4 BCD bytes `YYYYMMDD`, or `nil` (all zero, not BCD, not a day).
-    static func day(yyyymmdd bytes: some Collection<UInt8>) -> UICDay? {
-        let bytes = Array(bytes)
-        guard bytes.count == 4, let year = number(bytes[0..<2]), let month = number(bytes[2...2]),
-            let day = number(bytes[3...3])
+    static func day(yyyymmdd bytes: ArraySlice<UInt8>) -> UICDay? {
+        let start = bytes.startIndex
+        guard bytes.count == 4, let year = number(bytes[start..<(start + 2)]), let month = number(bytes[(start + 2)...(start + 2)]),
+            let day = number(bytes[(start + 3)...(start + 3)])
         else { return nil }
         return UICDay(year: year, month: month, day: day)
     }

@@ -29,7 +29,7 @@ public struct VDVEntitlement: Sendable, Hashable {
     let travellerSpan: BERTLVSpan?
     let areaSpan: BERTLVSpan?
     let identificationMediumSpan: BERTLVSpan?
-    private let transactionOffset: Int
+    let transactionOffset: Int
     private let productTransactionRange: Range<Int>
     private let issueOffset: Int
 

@@ -43,13 +43,17 @@ extension VDVEntitlement {
             if included > 0 { passengers = 1 + included }
         }
         let zones = areaSpan.flatMap(zones)
-        let issuedAt = transaction.time.isZero ? nil : transaction.time.instant(.earlier)
+        let sold = VDVDateTime(raw: UInt32(Self.number(bytes, transactionOffset + 7, 4)))
+        let issuedAt = sold.isZero ? nil : sold.instant(.earlier)
         return Ticket(
             format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
             validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
             category: basicDataSpan.flatMap { VDVBasicData.category(passengerType: Int(bytes[$0.valueOffset + 1])) },
             passengers: passengers, holder: holder,
-            deferredDetails: { [self] in detailLines(productName: productName, sold: issuedAt != nil) }
+            // Only the bytes are kept for the lines (read again when shown: they were read once already).
+            deferredDetails: { [bytes, issuedAt] in
+                (try? VDVEntitlement(parsing: bytes))?.detailLines(productName: productName, sold: issuedAt != nil) ?? []
+            }
         )
     }
 
