@@ -133,6 +133,7 @@ struct BERTLVSpan: Sendable, Hashable {
     }
 
     /// Reads one element starting at `offset`, which must end by `end`: the rules of `BERTLV.elements`.
+    @inline(__always)
     init(in bytes: [UInt8], at offset: Int, end: Int, context: @autoclosure () -> String) throws(FormatError) {
         guard offset >= 0, end <= bytes.count else {
             throw .malformed("\(context()) lies outside its buffer (bytes \(offset)..<\(end))")

@@ -61,30 +61,30 @@ public struct VDVBarcode: Sendable, Hashable {
             throw .unsupported("the VDV barcode holds several authorisations (tag EF), which farecheck does not read")
         }
         let context = "the VDV barcode"
-        var spans: (BERTLVSpan, BERTLVSpan, BERTLVSpan, BERTLVSpan)
+        var spans: [BERTLVSpan] = []
+        spans.reserveCapacity(4)
         var position = 0
-        func next(_ index: Int) throws(FormatError) -> BERTLVSpan {
+        for expected in Self.expectedTags {
             guard position < payload.count else {
                 throw .malformed(
-                    "the VDV barcode ends at byte \(payload.count) before its \(String(Self.expectedTags[index], radix: 16, uppercase: true)) element"
+                    "the VDV barcode ends at byte \(payload.count) before its \(String(expected, radix: 16, uppercase: true)) element"
                 )
             }
             let span = try BERTLVSpan(in: payload, at: position, end: payload.count, context: context)
-            guard span.tag == Self.expectedTags[index] else {
+            guard span.tag == expected else {
                 throw .malformed(
-                    "the VDV barcode has \(span.tagHex) at byte \(span.offset) where \(String(Self.expectedTags[index], radix: 16, uppercase: true)) belongs"
+                    "the VDV barcode has \(span.tagHex) at byte \(span.offset) where \(String(expected, radix: 16, uppercase: true)) belongs"
                 )
             }
             position = span.end
-            return span
+            spans.append(span)
         }
-        spans = (try next(0), try next(1), try next(2), try next(3))
         if position < payload.count {
             // Read the extra element first, so that a broken one is reported as broken.
             let extra = try BERTLVSpan(in: payload, at: position, end: payload.count, context: context)
             throw .malformed("the VDV barcode has an unexpected \(extra.tagHex) element at byte \(extra.offset)")
         }
-        let (signature, remainder, certificate, reference) = spans
+        let (signature, remainder, certificate, reference) = (spans[0], spans[1], spans[2], spans[3])
         guard signature.count > 0 else {
             throw .malformed("the signature (9E) at byte \(signature.offset) is empty")
         }

@@ -32,7 +32,13 @@ extension VDVEntitlement {
             throw .malformed("the validity end (bytes 14–17, \(validUntil)) is not a date")
         }
         let productName = product.description
-        var holder = travellerSpan.flatMap(asciiHolder) ?? generalHolder()
+        // `if let`s, not `flatMap(method)`: a method reference would copy the entitlement into a closure.
+        var holder: String?
+        if let travellerSpan, let ascii = asciiHolder(travellerSpan) {
+            holder = ascii
+        } else {
+            holder = generalHolder()
+        }
         if let identificationMedium {
             let medium = identificationMedium.description
             holder = holder.map { $0 + ", " + medium } ?? medium
@@ -42,13 +48,16 @@ extension VDVEntitlement {
             let included = Int(bytes[basicDataSpan.valueOffset + 3]) + Int(bytes[basicDataSpan.valueOffset + 5])
             if included > 0 { passengers = 1 + included }
         }
-        let zones = areaSpan.flatMap(zones)
+        var zones: [String]?
+        if let areaSpan { zones = self.zones(areaSpan) }
+        var category: String?
+        if let basicDataSpan { category = VDVBasicData.category(passengerType: Int(bytes[basicDataSpan.valueOffset + 1])) }
         let sold = VDVDateTime(raw: UInt32(Self.number(bytes, transactionOffset + 7, 4)))
         let issuedAt = sold.isZero ? nil : sold.instant(.earlier)
         return Ticket(
             format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
             validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
-            category: basicDataSpan.flatMap { VDVBasicData.category(passengerType: Int(bytes[$0.valueOffset + 1])) },
+            category: category,
             passengers: passengers, holder: holder,
             // Only the bytes are kept for the lines (read again when shown: they were read once already).
             deferredDetails: { [bytes, issuedAt] in

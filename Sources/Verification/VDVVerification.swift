@@ -435,7 +435,7 @@ public enum VDVChainOutcome: Sendable {
 /// and a certificate past its end gives `key-expired` (with the signature reported valid). A pinned root's
 /// own end date is not held against anything (see `VDVCertificateImport`); CV certificates have no
 /// start date, so nothing is "not yet valid" on the certificate side.
-public struct VDVChainVerifier: Sendable {
+public final class VDVChainVerifier: Sendable {
     /// Where the CA keys come from.
     public let certificates: any VDVCertificateSource
     /// The recovered issuer certificates.
