@@ -92,6 +92,11 @@ public func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
 /// Hashes `bytes` into `output`, which must hold `EVP_MAX_MD_SIZE` bytes, and returns the digest's length.
 @inline(__always)
 func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8], into output: UnsafeMutablePointer<UInt8>) -> Int {
+    if algorithm == .sha1 {
+        // Every VDV-KA recovery hashes with SHA-1: the direct function, not EVP (see the shim).
+        withBytes(bytes) { base, count in COpenSSL_SHA1(base, count, output) }
+        return algorithm.outputByteCount
+    }
     var size: UInt32 = 0
     let ok = withBytes(bytes) { base, count in
         EVP_Digest(base, count, output, &size, algorithm.evpMD, nil)
