@@ -1,5 +1,4 @@
 import COpenSSL
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -233,33 +232,37 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
     }
 }
 
-/// `BN_CTX`s handed out one per operation and taken back, so that their numbers keep their memory. Safe to
-/// share: a context is used by one operation at a time. Holds at most `capacity` idle ones.
+/// A `BN_CTX` per thread, kept for the thread's life, so that its numbers keep their memory between
+/// operations (a fresh context allocates its pool and every number's digits again). An operation runs on
+/// one thread from start to end and never starts another inside, so a thread's context is used by one
+/// operation at a time; no lock is taken. Freed when its thread ends.
 final class BNContextPool: Sendable {
-    /// The idle contexts, as addresses (a pointer is not `Sendable`; each address is owned by the pool
-    /// while it is in the list and by one operation while it is out).
-    private let idle = Mutex<[UInt]>([])
-    private let capacity: Int
+    private let key: pthread_key_t
 
-    init(capacity: Int = 16) {
-        self.capacity = capacity
+    init() {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { context in
+            BN_CTX_free(OpaquePointer(context))
+        }
+        // Only fails when the process has used up its thread-specific keys (1024): then every operation
+        // makes its own context (see `take`).
+        self.key = created == 0 ? key : pthread_key_t.max
     }
 
-    /// An idle context, or a new one; `nil` only when OpenSSL cannot allocate.
+    /// This thread's context, made on first use; `nil` only when OpenSSL cannot allocate.
     func take() -> OpaquePointer? {
-        if let address = idle.withLock({ $0.popLast() }), let context = OpaquePointer(bitPattern: address) {
-            return context
+        guard key != pthread_key_t.max else { return BN_CTX_new() }
+        if let context = pthread_getspecific(key) { return OpaquePointer(context) }
+        guard let context = BN_CTX_new() else { return nil }
+        guard pthread_setspecific(key, UnsafeRawPointer(context)) == 0 else {
+            BN_CTX_free(context)
+            return nil
         }
-        return BN_CTX_new()
+        return context
     }
 
-    /// Returns a context taken with `take()`; it is freed when the pool is full.
+    /// Ends an operation's use of a context from `take()` (freed here only when it is not a thread's own).
     func give(back context: OpaquePointer) {
-        let kept = idle.withLock { idle in
-            guard idle.count < capacity else { return false }
-            idle.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))))
-            return true
-        }
-        if !kept { BN_CTX_free(context) }
+        if key == pthread_key_t.max { BN_CTX_free(context) }
     }
 }

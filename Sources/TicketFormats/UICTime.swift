@@ -131,6 +131,16 @@ public enum UICTime {
     /// When Berlin keeps summer time in `year`, in UTC seconds since 1970 (empty before 1980). Summer time
     /// starts and ends at 01:00 UTC.
     static func summerTime(year: Int) -> Range<Int> {
+        let index = year - tabulatedYears.lowerBound
+        if summerTimeTable.indices.contains(index) { return summerTimeTable[index] }
+        return computedSummerTime(year: year)
+    }
+
+    /// The years whose summer time is worked out once, when first needed: every year a VDV date can name.
+    private static let tabulatedYears = 1990...2117
+    private static let summerTimeTable: [Range<Int>] = tabulatedYears.map(computedSummerTime)
+
+    private static func computedSummerTime(year: Int) -> Range<Int> {
         let bounds: (start: Int, end: Int)
         switch year {
         case ..<1980: return 0..<0

@@ -86,31 +86,16 @@ extension VDVEntitlement {
         let space = givenCount > 0 && familyCount > 0 ? 1 : 0
         let born = birth.map { ", born ".utf8.count + $0.utf8.count } ?? 0
         let total = givenCount + space + familyCount + born
-        return bytes.withUnsafeBufferPointer { bytes in
-            String(unsafeUninitializedCapacity: total) { buffer in
-                var written = 0
-                func write(_ part: UnsafeBufferPointer<UInt8>.SubSequence) {
-                    for byte in part {
-                        buffer[written] = byte
-                        written += 1
-                    }
-                }
-                write(bytes[nameStart..<hash])
-                if space == 1 {
-                    buffer[written] = UInt8(ascii: " ")
-                    written += 1
-                }
-                write(bytes[(hash + 1)..<nameEnd])
-                if var birth {
-                    for byte in ", born ".utf8 {
-                        buffer[written] = byte
-                        written += 1
-                    }
-                    birth.withUTF8 { write($0[...]) }
-                }
-                return written
-            }
+        var text: [UInt8] = []
+        text.reserveCapacity(total)
+        text.append(contentsOf: bytes[nameStart..<hash])
+        if space == 1 { text.append(UInt8(ascii: " ")) }
+        text.append(contentsOf: bytes[(hash + 1)..<nameEnd])
+        if let birth {
+            text.append(contentsOf: ", born ".utf8)
+            text.append(contentsOf: birth.utf8)
         }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The holder line from the decoded traveller: `name, born day`, either part alone, or `nil`.

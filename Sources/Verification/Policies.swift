@@ -35,14 +35,15 @@ public struct KeyValidityPolicy: TicketPolicy {
     public init() {}
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
-        let key = context.key
-        if let notAfter = key.notAfter, context.now > notAfter {
+        if let notAfter = context.key.notAfter, context.now > notAfter {
+            let key = context.key
             return .fails(
                 .keyExpired,
                 reason:
                     "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on \(describe(notAfter)).")
         }
-        if let notBefore = key.notBefore, context.now < notBefore {
+        if let notBefore = context.key.notBefore, context.now < notBefore {
+            let key = context.key
             return .fails(
                 .keyExpired,
                 reason:

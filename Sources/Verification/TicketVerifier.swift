@@ -251,7 +251,7 @@ public struct TicketVerifier: Sendable {
             }
             switch outcome {
             case .meets(let more):
-                warnings += more
+                if !more.isEmpty { warnings += more }
             case .fails(let kind, let reason):
                 return Verdict(
                     kind: kind, reason: reason, signature: .valid, format: ticket.format, issuer: ticket.issuer,

@@ -74,6 +74,13 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     private struct TicketIndex: Hashable {
         var issuer: String
         var ticketID: [UInt8]
+
+        /// The id hashed as one block: `[UInt8]`'s own hashing feeds the hasher byte by byte, on every scan.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(issuer)
+            hasher.combine(ticketID.count)
+            ticketID.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     private var keys: [KeyIndex: [TrustedKey]] = [:]
