@@ -81,15 +81,15 @@ nonisolated(unsafe) private let fetchedDigests: [OpaquePointer] = DigestAlgorith
 ///   - bytes: The data to hash.
 /// - Returns: The digest, `algorithm.outputByteCount` bytes.
 public func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
-    var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-    let count = output.withUnsafeMutableBufferPointer { out in
-        digest(algorithm, bytes, into: out.baseAddress!)
+    // Exactly the digest's size: every algorithm here has a fixed output, which is what EVP writes.
+    [UInt8](unsafeUninitializedCapacity: algorithm.outputByteCount) { buffer, initialized in
+        guard let base = buffer.baseAddress else { return }
+        initialized = digest(algorithm, bytes, into: base)
     }
-    output.removeLast(output.count - count)
-    return output
 }
 
-/// Hashes `bytes` into `output`, which must hold `EVP_MAX_MD_SIZE` bytes, and returns the digest's length.
+/// Hashes `bytes` into `output`, which must hold `algorithm.outputByteCount` bytes (EVP writes exactly the
+/// digest), and returns the digest's length.
 @inline(__always)
 func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8], into output: UnsafeMutablePointer<UInt8>) -> Int {
     if algorithm == .sha1 {

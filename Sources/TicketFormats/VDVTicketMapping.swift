@@ -8,7 +8,10 @@ extension VDVEntitlement {
 
     /// The ticket id (and revocation key, with the KVP organisation as issuer) of entitlement `number`.
     public static func ticketID(entitlementNumber number: UInt32) -> [UInt8] {
-        (0..<4).map { UInt8(truncatingIfNeeded: number >> (24 - 8 * UInt32($0))) }
+        [
+            UInt8(truncatingIfNeeded: number >> 24), UInt8(truncatingIfNeeded: number >> 16),
+            UInt8(truncatingIfNeeded: number >> 8), UInt8(truncatingIfNeeded: number),
+        ]
     }
 
     /// Maps the ticket data onto the format-neutral `Ticket`.
@@ -34,7 +37,7 @@ extension VDVEntitlement {
         let productName = product.description
         // `if let`s, not `flatMap(method)`: a method reference would copy the entitlement into a closure.
         var holder: String?
-        if let travellerSpan, let ascii = asciiHolder(travellerSpan) {
+        if let travellerSpan, let ascii = Self.asciiHolder(bytes, travellerSpan) {
             holder = ascii
         } else {
             holder = generalHolder()
@@ -49,7 +52,7 @@ extension VDVEntitlement {
             if included > 0 { passengers = 1 + included }
         }
         var zones: [String]?
-        if let areaSpan { zones = self.zones(areaSpan) }
+        if let areaSpan { zones = Self.zones(bytes, areaSpan) }
         var category: String?
         if let basicDataSpan { category = VDVBasicData.category(passengerType: Int(bytes[basicDataSpan.valueOffset + 1])) }
         let sold = VDVDateTime(raw: UInt32(Self.number(bytes, transactionOffset + 7, 4)))
@@ -69,7 +72,7 @@ extension VDVEntitlement {
     /// The holder line, `Max Mustermann, born 01.01.1990`, written straight from the bytes in the usual case:
     /// an ASCII `Given#Family` name and a date of birth (or none); `nil` for any other, which `generalHolder()`
     /// reads. The same text either way.
-    private func asciiHolder(_ traveller: BERTLVSpan) -> String? {
+    private static func asciiHolder(_ bytes: [UInt8], _ traveller: BERTLVSpan) -> String? {
         let nameStart = traveller.valueOffset + 5
         var nameEnd = traveller.end
         while nameEnd > nameStart, bytes[nameEnd - 1] == 0 { nameEnd -= 1 }
@@ -86,16 +89,17 @@ extension VDVEntitlement {
         let space = givenCount > 0 && familyCount > 0 ? 1 : 0
         let born = birth.map { ", born ".utf8.count + $0.utf8.count } ?? 0
         let total = givenCount + space + familyCount + born
-        var text: [UInt8] = []
+        // Appended to one reserved string: every part is ASCII, checked above.
+        var text = ""
         text.reserveCapacity(total)
-        text.append(contentsOf: bytes[nameStart..<hash])
-        if space == 1 { text.append(UInt8(ascii: " ")) }
-        text.append(contentsOf: bytes[(hash + 1)..<nameEnd])
+        text += String(decoding: bytes[nameStart..<hash], as: UTF8.self)
+        if space == 1 { text += " " }
+        text += String(decoding: bytes[(hash + 1)..<nameEnd], as: UTF8.self)
         if let birth {
-            text.append(contentsOf: ", born ".utf8)
-            text.append(contentsOf: birth.utf8)
+            text += ", born "
+            text += birth
         }
-        return String(decoding: text, as: UTF8.self)
+        return text
     }
 
     /// The holder line from the decoded traveller: `name, born day`, either part alone, or `nil`.
@@ -110,14 +114,14 @@ extension VDVEntitlement {
     }
 
     /// The zones of a plain tariff-point list, `<organisation>/<id>` (what `VDVArea.ids` reads), or `nil`.
-    private func zones(_ area: BERTLVSpan) -> [String]? {
+    private static func zones(_ bytes: [UInt8], _ area: BERTLVSpan) -> [String]? {
         let type = Int(bytes[area.valueOffset])
         guard (0x0D...0x10).contains(type) else { return nil }
         let width = type % 4 == 1 || type % 4 == 2 ? 3 : 2
         let bigEndian = type % 4 == 1 || type % 4 == 3
         let start = area.valueOffset + 3
         guard (area.end - start) % width == 0 else { return nil }
-        let prefix = String(Self.number(bytes, area.valueOffset + 1, 2)) + "/"
+        let prefix = String(number(bytes, area.valueOffset + 1, 2)) + "/"
         var zones: [String] = []
         zones.reserveCapacity((area.end - start) / width)
         for offset in stride(from: start, to: area.end, by: width) {

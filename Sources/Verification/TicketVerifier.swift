@@ -56,6 +56,9 @@ public struct TicketVerifier: Sendable {
     private let clock: any InspectionClock
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>
+    /// Whether every format is accepted (the default), so that no set is consulted per scan: a format's
+    /// hash is its name's.
+    private let acceptsEveryFormat: Bool
 
     /// A verifier over the given trust data, with the standard policies.
     ///
@@ -70,6 +73,7 @@ public struct TicketVerifier: Sendable {
         self.clock = clock
         self.clockSkew = configuration.clockSkew
         self.acceptedFormats = configuration.acceptedFormats
+        self.acceptsEveryFormat = configuration.acceptedFormats.isSuperset(of: TicketFormat.allCases)
         self.detector = PayloadDetector(
             acceptedPrefixes: configuration.acceptedPrefixes, inflateLimit: configuration.inflateLimit)
         let window = ValidityWindowPolicy(
@@ -110,7 +114,7 @@ public struct TicketVerifier: Sendable {
                 signature: .notChecked, inspectedAt: now
             )
         }
-        guard acceptedFormats.contains(recognised.format) else {
+        guard acceptsEveryFormat || acceptedFormats.contains(recognised.format) else {
             return Verdict(
                 kind: .unsupported,
                 reason: "Tickets of format \(recognised.format.displayName) are not accepted on this validator.",
