@@ -57,7 +57,11 @@ run() {
     local started_at
     started_at=$(date +%s)
     # Found inputs go to $out/corpus (first corpus dir); the committed seeds are only read.
-    ASAN_OPTIONS=detect_leaks=1 \
+    # malloc_context_size=5: ASan keeps every distinct allocation stack it records, forever. With its default of
+    # 30 frames, the recursive decoders (CBOR above all) give a new stack for nearly every new nesting shape, and
+    # fuzz-cose grew by 0.6 MB per thousand inputs until the RSS limit stopped it (4.2 M runs); with 5 frames it
+    # stays flat at 550 MB. Faults keep their full stack; only "allocated by"/"freed by" traces are shortened.
+    ASAN_OPTIONS=detect_leaks=1:malloc_context_size=5 \
         "$binaries/$target" "$out/corpus" "Fuzz/Corpora/$target" \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=2048 \
         -artifact_prefix="$out/" -print_final_stats=1 ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} >"$log" 2>&1 || status=$?
