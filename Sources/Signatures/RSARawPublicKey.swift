@@ -149,7 +149,8 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
         }
         guard output.count == k else {
             OpenSSLError.discardQueue()
-            throw SignatureError(code: .encodingFailed, message: "OpenSSL returned a block of another length than \(k).")
+            throw SignatureError(
+                code: .encodingFailed, message: "OpenSSL returned a block of another length than \(k).")
         }
         return output
     }

@@ -55,7 +55,8 @@ public struct BERTLV: Sendable, Hashable {
     /// The element a span found, with its tag and value copied out of `bytes`.
     init(_ span: BERTLVSpan, in bytes: [UInt8]) {
         self.init(
-            tag: span.tagBytes, value: Array(bytes[span.valueRange]), offset: span.offset, valueOffset: span.valueOffset)
+            tag: span.tagBytes, value: Array(bytes[span.valueRange]), offset: span.offset, valueOffset: span.valueOffset
+        )
     }
 
     /// The element written out: tag, minimal length, value.
@@ -166,7 +167,8 @@ struct BERTLVSpan: Sendable, Hashable {
         self.tagLength = tagLength
         self.offset = offset
         guard position < end else {
-            throw .malformed("\(context()) ends after the tag \(Self.hex(tag, tagLength)) at byte \(offset), before its length")
+            throw .malformed(
+                "\(context()) ends after the tag \(Self.hex(tag, tagLength)) at byte \(offset), before its length")
         }
         let lengthOffset = position
         let first = bytes[position]
@@ -206,7 +208,8 @@ struct BERTLVSpan: Sendable, Hashable {
     }
 
     /// The elements that exactly fill `bytes[range]` (the whole buffer when `nil`).
-    static func spans(in bytes: [UInt8], range: Range<Int>? = nil, context: String) throws(FormatError) -> [BERTLVSpan] {
+    static func spans(in bytes: [UInt8], range: Range<Int>? = nil, context: String) throws(FormatError) -> [BERTLVSpan]
+    {
         let range = range ?? bytes.startIndex..<bytes.endIndex
         guard range.lowerBound >= bytes.startIndex, range.upperBound <= bytes.endIndex else {
             throw .malformed("\(context) lies outside its buffer (bytes \(range.lowerBound)..<\(range.upperBound))")

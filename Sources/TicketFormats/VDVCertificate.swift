@@ -379,7 +379,8 @@ enum VDVBCD {
     /// A day written as 4 BCD bytes `YYYYMMDD`, or `nil` (all zero, not BCD, not a day).
     static func day(yyyymmdd bytes: ArraySlice<UInt8>) -> UICDay? {
         let start = bytes.startIndex
-        guard bytes.count == 4, let year = number(bytes[start..<(start + 2)]), let month = number(bytes[(start + 2)...(start + 2)]),
+        guard bytes.count == 4, let year = number(bytes[start..<(start + 2)]),
+            let month = number(bytes[(start + 2)...(start + 2)]),
             let day = number(bytes[(start + 3)...(start + 3)])
         else { return nil }
         return UICDay(year: year, month: month, day: day)

@@ -458,7 +458,8 @@ public struct VDVArea: Sendable, Hashable, CustomStringConvertible {
     /// Checks the element's size.
     static func check(_ element: BERTLVSpan) throws(FormatError) {
         guard element.count >= 3 else {
-            throw .malformed("the area (DC) at byte \(element.offset) has \(element.count) bytes; at least 3 are needed")
+            throw .malformed(
+                "the area (DC) at byte \(element.offset) has \(element.count) bytes; at least 3 are needed")
         }
     }
 

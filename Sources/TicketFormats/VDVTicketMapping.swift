@@ -54,7 +54,9 @@ extension VDVEntitlement {
         var zones: [String]?
         if let areaSpan { zones = Self.zones(bytes, areaSpan) }
         var category: String?
-        if let basicDataSpan { category = VDVBasicData.category(passengerType: Int(bytes[basicDataSpan.valueOffset + 1])) }
+        if let basicDataSpan {
+            category = VDVBasicData.category(passengerType: Int(bytes[basicDataSpan.valueOffset + 1]))
+        }
         let sold = VDVDateTime(raw: UInt32(Self.number(bytes, transactionOffset + 7, 4)))
         let issuedAt = sold.isZero ? nil : sold.instant(.earlier)
         return Ticket(
@@ -64,7 +66,8 @@ extension VDVEntitlement {
             passengers: passengers, holder: holder,
             // Only the bytes are kept for the lines (read again when shown: they were read once already).
             deferredDetails: { [bytes, issuedAt] in
-                (try? VDVEntitlement(parsing: bytes))?.detailLines(productName: productName, sold: issuedAt != nil) ?? []
+                (try? VDVEntitlement(parsing: bytes))?.detailLines(productName: productName, sold: issuedAt != nil)
+                    ?? []
             }
         )
     }
@@ -126,7 +129,9 @@ extension VDVEntitlement {
         zones.reserveCapacity((area.end - start) / width)
         for offset in stride(from: start, to: area.end, by: width) {
             var id = 0
-            for index in 0..<width { id = id << 8 | Int(bytes[bigEndian ? offset + index : offset + width - 1 - index]) }
+            for index in 0..<width {
+                id = id << 8 | Int(bytes[bigEndian ? offset + index : offset + width - 1 - index])
+            }
             zones.append(prefix + String(id))
         }
         return zones

@@ -46,6 +46,33 @@ struct RSARawPublicKeyTests {
         #expect(try key.publicKey().kind == .rsa(bits: 1536))
     }
 
+    /// Exponents up to 64 bits take a bit-by-bit path of our own, longer ones OpenSSL's `BN_mod_exp_mont`:
+    /// both must give what the openssl tool gives, for the same modulus and input.
+    @Test(
+        "exponents of every size (3, 65537, VDV's 0x40000081, 64 and 72 bits) give the openssl tool's result",
+        arguments: [
+            [0x03], [0x01, 0x00, 0x01], [0x40, 0x00, 0x00, 0x81],
+            [0xF0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01],
+            [0x80, 0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF1],
+        ] as [[UInt8]])
+    func exponentsOfEverySize(exponent: [UInt8]) throws {
+        let modulus = try Self.subCAKey().modulus
+        let key = try RSARawPublicKey(modulus: modulus, exponent: exponent)
+        let signature = try Self.certificateSignature()
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("key.pem")
+        try write(try key.publicKey().pem, to: keyFile)
+        let tool = try OpenSSLTool.run(
+            ["pkeyutl", "-verifyrecover", "-pubin", "-inkey", keyFile.path, "-pkeyopt", "rsa_padding_mode:none"],
+            input: signature)
+        #expect(tool.count == 192)
+        #expect(tool == (try key.publicOperation(signature)))
+        // The same signature read out of a larger buffer (as the verifier reads it from a barcode).
+        let carried = [0x9E, 0x81, 0xC0] + signature + [0x9A, 0x01, 0x00]
+        #expect(tool == (try key.publicOperation(carried[3..<195])))
+    }
+
     @Test("a signature of the wrong length or not below the modulus is refused, not computed")
     func refusesBadInput() throws {
         let key = try Self.subCAKey()

@@ -285,3 +285,30 @@ struct VerifierTests {
         #expect(try check.verify(Array("nonsense".utf8)).kind == .unsupported)
     }
 }
+
+/// A ticket shares its fields between copies (see `Ticket`): a change to one copy must never show in another,
+/// as a verdict's ticket must not change when a policy or the daemon adjusts its own copy.
+@Suite("Ticket copies")
+struct TicketCopyTests {
+    @Test("changing a copy of a ticket leaves the original as it was, details included")
+    func copiesAreIndependent() {
+        let original = Ticket(
+            format: .vdvKA, issuer: "57", ticketID: [0, 1, 2, 3], validFrom: Date(timeIntervalSince1970: 0),
+            product: "Deutschland-Ticket", holder: "Erika Musterfrau",
+            deferredDetails: { [("product", "Deutschland-Ticket (9999)")] })
+        var copy = original
+        copy.issuer = "6100"
+        copy.holder = nil
+        copy.ticketID.append(4)
+        copy.appendDetails { [("extra", "line")] }
+        #expect(original.issuer == "57")
+        #expect(original.holder == "Erika Musterfrau")
+        #expect(original.ticketID == [0, 1, 2, 3])
+        #expect(original.details.map(\.label) == ["product"])
+        #expect(copy.issuer == "6100")
+        #expect(copy.holder == nil)
+        #expect(copy.ticketID == [0, 1, 2, 3, 4])
+        #expect(copy.details.map(\.label) == ["product", "extra"])
+        #expect(copy.product == "Deutschland-Ticket")
+    }
+}
