@@ -114,6 +114,13 @@ struct BERTLVSpan: Sendable, Hashable {
         tag.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
+    /// Throws unless the value has at least `minimum` bytes; `name` says what the element is, e.g. `the area (DC)`.
+    func requireAtLeast(_ minimum: Int, _ name: String) throws(FormatError) {
+        guard count >= minimum else {
+            throw .malformed("\(name) at byte \(offset) has \(count) bytes; at least \(minimum) are needed")
+        }
+    }
+
     /// Whether every value byte is zero (VDV writes "not given" so).
     func valueIsZero(in bytes: [UInt8]) -> Bool {
         var index = valueOffset

@@ -420,10 +420,7 @@ public struct VDVTraveller: Sendable, Hashable {
 
     /// Checks the element's size.
     static func check(_ element: BERTLVSpan) throws(FormatError) {
-        guard element.count >= 5 else {
-            throw .malformed(
-                "the traveller (DB) at byte \(element.offset) has \(element.count) bytes; at least 5 are needed")
-        }
+        try element.requireAtLeast(5, "the traveller (DB)")
     }
 
     /// Reads a checked element of `bytes`.
@@ -457,10 +454,7 @@ public struct VDVArea: Sendable, Hashable, CustomStringConvertible {
 
     /// Checks the element's size.
     static func check(_ element: BERTLVSpan) throws(FormatError) {
-        guard element.count >= 3 else {
-            throw .malformed(
-                "the area (DC) at byte \(element.offset) has \(element.count) bytes; at least 3 are needed")
-        }
+        try element.requireAtLeast(3, "the area (DC)")
     }
 
     /// Reads a checked element of `bytes`.

@@ -18,6 +18,17 @@ struct RSARawPublicKeyTests {
         Array(try Fixture.bytes("vdv/vrr-deutschlandticket-2023-03.bin")[156..<348])
     }
 
+    /// s^e mod n as the openssl tool computes it (`pkeyutl -verifyrecover`, no padding).
+    static func opensslPublicOperation(_ key: RSARawPublicKey, _ signature: [UInt8]) throws -> [UInt8] {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("key.pem")
+        try write(try key.publicKey().pem, to: keyFile)
+        return try OpenSSLTool.run(
+            ["pkeyutl", "-verifyrecover", "-pubin", "-inkey", keyFile.path, "-pkeyopt", "rsa_padding_mode:none"],
+            input: signature)
+    }
+
     @Test("the sub-CA key opens the ticket's certificate signature into an ISO 9796-2 block (6A … BC)")
     func recoversBlock() throws {
         let key = try Self.subCAKey()
@@ -35,13 +46,7 @@ struct RSARawPublicKeyTests {
     func matchesOpenSSLTool() throws {
         let key = try Self.subCAKey()
         let signature = try Self.certificateSignature()
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let keyFile = directory.appendingPathComponent("key.pem")
-        try write(try key.publicKey().pem, to: keyFile)
-        let tool = try OpenSSLTool.run(
-            ["pkeyutl", "-verifyrecover", "-pubin", "-inkey", keyFile.path, "-pkeyopt", "rsa_padding_mode:none"],
-            input: signature)
+        let tool = try Self.opensslPublicOperation(key, signature)
         #expect(tool == (try key.publicOperation(signature)))
         #expect(try key.publicKey().kind == .rsa(bits: 1536))
     }
@@ -59,13 +64,7 @@ struct RSARawPublicKeyTests {
         let modulus = try Self.subCAKey().modulus
         let key = try RSARawPublicKey(modulus: modulus, exponent: exponent)
         let signature = try Self.certificateSignature()
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let keyFile = directory.appendingPathComponent("key.pem")
-        try write(try key.publicKey().pem, to: keyFile)
-        let tool = try OpenSSLTool.run(
-            ["pkeyutl", "-verifyrecover", "-pubin", "-inkey", keyFile.path, "-pkeyopt", "rsa_padding_mode:none"],
-            input: signature)
+        let tool = try Self.opensslPublicOperation(key, signature)
         #expect(tool.count == 192)
         #expect(tool == (try key.publicOperation(signature)))
         // The same signature read out of a larger buffer (as the verifier reads it from a barcode).
