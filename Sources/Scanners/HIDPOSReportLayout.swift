@@ -101,7 +101,9 @@ public struct HIDPOSReportLayout: Sendable, Hashable {
         var identifierOffsets: [Int] = []
         var lengthOffset: Int?
         var vendorCodeOffset: Int?
-        for field in report where !field.isConstant {
+        // Only 1-bit flags and byte fields are looked at below: others (a count of 65535 zero-bit values, say)
+        // are skipped whole rather than walked value by value.
+        for field in report where !field.isConstant && (field.bitSize == 1 || field.bitSize == 8) {
             for index in 0..<field.count {
                 let bit = field.bitOffset + index * field.bitSize
                 let byte = bit / 8 + (numbered ? 1 : 0)

@@ -157,6 +157,13 @@ struct HIDDescriptorParser {
     // A descriptor lists usage ranges such as 0x00–0xFF for keyboard arrays; expanding larger ranges
     // would only cost memory, since the last usage repeats anyway.
     private static let maximumExpandedRange: UInt32 = 1024
+    /// The most usages one main item collects: more than any report has values, so any further ones could
+    /// only repeat. A descriptor of a few kilobytes listing range after range would otherwise gather
+    /// hundreds of thousands.
+    private static let maximumLocalUsages = 4096
+    /// The longest report, in bits: the kernel's own limit (`HID_MAX_BUFFER_SIZE`, 16384 bytes). A longer
+    /// report cannot be delivered, and a descriptor declaring one is refused rather than walked.
+    static let maximumReportBits = 16_384 * 8
 
     mutating func parse(_ bytes: [UInt8]) throws(HIDReportDescriptorError) {
         var index = 0
@@ -223,6 +230,13 @@ struct HIDDescriptorParser {
                 flags: value,
                 collections: collections
             )
+            guard start + field.bitLength <= Self.maximumReportBits else {
+                throw HIDReportDescriptorError(
+                    offset: offset,
+                    message:
+                        "the \(kind) report\(globals.reportID == 0 ? "" : " \(globals.reportID)") would be longer than \(Self.maximumReportBits / 8) bytes, the kernel's limit"
+                )
+            }
             fields.append(field)
             offsets[key] = start + field.bitLength
         case 0xA:
@@ -272,7 +286,9 @@ struct HIDDescriptorParser {
 
     private mutating func local(tag: UInt8, value: UInt32, size: Int) {
         switch tag {
-        case 0x0: localUsages.append(extendedUsage(value, size: size))
+        case 0x0:
+            guard localUsages.count < Self.maximumLocalUsages else { return }
+            localUsages.append(extendedUsage(value, size: size))
         case 0x1: usageMinimum = value
         case 0x2:
             guard let minimum = usageMinimum else { return }
@@ -280,7 +296,12 @@ struct HIDDescriptorParser {
             let high = value & 0xFFFF
             guard low <= high else { return }
             let page = size == 4 ? UInt16(value >> 16) : globals.usagePage
-            let last = min(high, low + Self.maximumExpandedRange - 1)
+            let room = UInt32(max(0, Self.maximumLocalUsages - localUsages.count))
+            guard room > 0 else {
+                usageMinimum = nil
+                return
+            }
+            let last = min(high, low + min(Self.maximumExpandedRange, room) - 1)
             for id in low...last {
                 localUsages.append(HIDUsage(page: page, id: UInt16(id)))
             }

@@ -83,6 +83,38 @@ private let fc1Prefix = Array(fc1Ticket.prefix(56))
         #expect(HIDPOSReportLayout(descriptor: descriptor) == nil)
     }
 
+    /// Two inputs on which `fuzz-hid-descriptor` took over 10 s each (debug, ASan) before reaching their
+    /// truncated last item: field after field of thousands of values, usage range after usage range. A scanner
+    /// (or anything plugged in as one) hands the daemon its descriptor when it is opened.
+    @Test(arguments: [
+        ("hid-descriptor-timeout-fuzzer.hiddescriptor", 1595), ("hid-descriptor-slow-fuzzer.hiddescriptor", 1339),
+    ])
+    func descriptorsTheFuzzerFoundSlowAreRefusedWithTheirReason(name: String, offset: Int) throws {
+        let bytes = try FuzzRegressions.bytes(name)
+        #expect(throws: HIDReportDescriptorError(offset: offset, message: "item data runs past the end")) {
+            try HIDReportDescriptor(bytes: bytes)
+        }
+    }
+
+    /// What made those inputs slow, bounded: a report longer than the kernel delivers (16384 bytes) is
+    /// refused, and one main item collects at most 4096 usages however many ranges precede it.
+    @Test func reportsBeyondTheKernelsLimitAreRefusedAndUsageRangesCapped() throws {
+        // Report size 8, count 65535, input: 65535 bytes in one field.
+        let huge: [UInt8] = [0x75, 0x08, 0x96, 0xFF, 0xFF, 0x81, 0x02]
+        #expect(throws: HIDReportDescriptorError.self) { try HIDReportDescriptor(bytes: huge) }
+        do {
+            _ = try HIDReportDescriptor(bytes: huge)
+        } catch {
+            #expect(error.message == "the input report would be longer than 16384 bytes, the kernel's limit")
+        }
+        // Twenty ranges of 0–0xFFFF (each expanded to 1024 usages at most), then one 8-bit input value.
+        let ranges = (0..<20).flatMap { _ in [0x19, 0x00, 0x2A, 0xFF, 0xFF] as [UInt8] }
+        let descriptor = try HIDReportDescriptor(bytes: [0x05, 0x8C] + ranges + [0x75, 0x08, 0x95, 0x01, 0x81, 0x02])
+        #expect(descriptor.fields.count == 1)
+        #expect(descriptor.fields.first?.usages.count == 4096)
+        #expect(descriptor.fields.first?.usages.last == HIDUsage(page: 0x8C, id: 1023))
+    }
+
     @Test func truncatedDescriptorIsAnError() throws {
         let bytes = try Recordings.bytes("hidpos-honeywell.hiddescriptor")
         #expect(throws: HIDReportDescriptorError.self) {
