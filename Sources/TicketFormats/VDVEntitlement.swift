@@ -276,7 +276,7 @@ public struct VDVBasicData: Sendable, Hashable {
     init(_ bytes: [UInt8], _ element: BERTLVSpan) {
         let v = element.valueOffset
         paymentType = Int(bytes[v])
-        passengerType = Int(bytes[v + 1])
+        passengerType = Self.passengerType(bytes, element)
         // Kinds with a count of zero are left out.
         includedTravellers = []
         if bytes[v + 3] > 0 {
@@ -291,6 +291,16 @@ public struct VDVBasicData: Sendable, Hashable {
         vatRate = VDVEntitlement.number(bytes, v + 11, 2)
         priceLevel = Int(bytes[v + 13])
         internalProductNumber = VDVEntitlement.number(bytes, v + 14, 3)
+    }
+
+    /// The passenger type of a checked element of `bytes`, read without decoding the rest.
+    static func passengerType(_ bytes: [UInt8], _ element: BERTLVSpan) -> Int {
+        Int(bytes[element.valueOffset + 1])
+    }
+
+    /// How many travellers come along with the holder (the counts of both included kinds), read so.
+    static func includedTravellerCount(_ bytes: [UInt8], _ element: BERTLVSpan) -> Int {
+        Int(bytes[element.valueOffset + 3]) + Int(bytes[element.valueOffset + 5])
     }
 
     /// The passenger category in `Ticket`'s words, when it is one of them.
@@ -470,14 +480,26 @@ public struct VDVArea: Sendable, Hashable, CustomStringConvertible {
     /// Within each group of four types the id is 3 bytes big-endian, 3 little-endian, 2 big-endian,
     /// 2 little-endian.
     public var ids: [Int]? {
-        guard (0x0D...0x10).contains(definitionType) else { return nil }
-        let width = definitionType % 4 == 1 || definitionType % 4 == 2 ? 3 : 2
-        let bigEndian = definitionType % 4 == 1 || definitionType % 4 == 3
-        guard data.count % width == 0 else { return nil }
-        return stride(from: 0, to: data.count, by: width).map { start in
-            let id = data[start..<(start + width)]
-            return (bigEndian ? Array(id) : id.reversed()).reduce(0) { $0 << 8 | Int($1) }
+        guard let list = Self.plainList(type: definitionType, byteCount: data.count) else { return nil }
+        return stride(from: 0, to: data.count, by: list.width).map { Self.id(data, at: $0, list) }
+    }
+
+    /// How a plain tariff-point list (types 0x0D–0x10) of `byteCount` bytes writes its ids: 2 or 3 bytes
+    /// each, in either byte order; `nil` for another type, or bytes that are not a whole number of ids.
+    static func plainList(type: Int, byteCount: Int) -> (width: Int, bigEndian: Bool)? {
+        guard (0x0D...0x10).contains(type) else { return nil }
+        let width = type % 4 == 1 || type % 4 == 2 ? 3 : 2
+        guard byteCount % width == 0 else { return nil }
+        return (width, type % 4 == 1 || type % 4 == 3)
+    }
+
+    /// The id written at `offset` of `bytes` as `list` says.
+    static func id(_ bytes: [UInt8], at offset: Int, _ list: (width: Int, bigEndian: Bool)) -> Int {
+        var id = 0
+        for index in 0..<list.width {
+            id = id << 8 | Int(bytes[list.bigEndian ? offset + index : offset + list.width - 1 - index])
         }
+        return id
     }
 
     /// `organisation 5000, ids 1`, or `organisation 6100, type 0x11, 04B0…`.
@@ -552,12 +574,17 @@ public struct VDVTransaction: Sendable, Hashable {
 
     static let byteCount = 17
 
+    /// When the ticket was sold, read from the transaction data at `offset` without decoding the rest.
+    static func time(_ bytes: [UInt8], at offset: Int) -> VDVDateTime {
+        VDVDateTime(raw: UInt32(VDVEntitlement.number(bytes, offset + 7, 4)))
+    }
+
     init(_ bytes: [UInt8], at offset: Int) {
         kvpOrganisationID = VDVEntitlement.number(bytes, offset, 2)
         terminalType = Int(bytes[offset + 2])
         terminalNumber = VDVEntitlement.number(bytes, offset + 3, 2)
         terminalOrganisationID = VDVEntitlement.number(bytes, offset + 5, 2)
-        time = VDVDateTime(raw: UInt32(VDVEntitlement.number(bytes, offset + 7, 4)))
+        time = Self.time(bytes, at: offset)
         locationType = Int(bytes[offset + 11])
         locationNumber = VDVEntitlement.number(bytes, offset + 12, 3)
         locationOrganisationID = VDVEntitlement.number(bytes, offset + 15, 2)

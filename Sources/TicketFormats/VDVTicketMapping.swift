@@ -48,16 +48,16 @@ extension VDVEntitlement {
         }
         var passengers: Int?
         if let basicDataSpan {
-            let included = Int(bytes[basicDataSpan.valueOffset + 3]) + Int(bytes[basicDataSpan.valueOffset + 5])
+            let included = VDVBasicData.includedTravellerCount(bytes, basicDataSpan)
             if included > 0 { passengers = 1 + included }
         }
         var zones: [String]?
         if let areaSpan { zones = Self.zones(bytes, areaSpan) }
         var category: String?
         if let basicDataSpan {
-            category = VDVBasicData.category(passengerType: Int(bytes[basicDataSpan.valueOffset + 1]))
+            category = VDVBasicData.category(passengerType: VDVBasicData.passengerType(bytes, basicDataSpan))
         }
-        let sold = VDVDateTime(raw: UInt32(Self.number(bytes, transactionOffset + 7, 4)))
+        let sold = VDVTransaction.time(bytes, at: transactionOffset)
         let issuedAt = sold.isZero ? nil : sold.instant(.earlier)
         return Ticket(
             format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
@@ -118,21 +118,15 @@ extension VDVEntitlement {
 
     /// The zones of a plain tariff-point list, `<organisation>/<id>` (what `VDVArea.ids` reads), or `nil`.
     private static func zones(_ bytes: [UInt8], _ area: BERTLVSpan) -> [String]? {
-        let type = Int(bytes[area.valueOffset])
-        guard (0x0D...0x10).contains(type) else { return nil }
-        let width = type % 4 == 1 || type % 4 == 2 ? 3 : 2
-        let bigEndian = type % 4 == 1 || type % 4 == 3
         let start = area.valueOffset + 3
-        guard (area.end - start) % width == 0 else { return nil }
+        guard let list = VDVArea.plainList(type: Int(bytes[area.valueOffset]), byteCount: area.end - start) else {
+            return nil
+        }
         let prefix = String(number(bytes, area.valueOffset + 1, 2)) + "/"
         var zones: [String] = []
-        zones.reserveCapacity((area.end - start) / width)
-        for offset in stride(from: start, to: area.end, by: width) {
-            var id = 0
-            for index in 0..<width {
-                id = id << 8 | Int(bytes[bigEndian ? offset + index : offset + width - 1 - index])
-            }
-            zones.append(prefix + String(id))
+        zones.reserveCapacity((area.end - start) / list.width)
+        for offset in stride(from: start, to: area.end, by: list.width) {
+            zones.append(prefix + String(VDVArea.id(bytes, at: offset, list)))
         }
         return zones
     }

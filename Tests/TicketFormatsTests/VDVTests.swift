@@ -377,6 +377,45 @@ struct VDVTests {
         #expect(throws: FormatError.self) { try detector.recognise([0x9F] + (try VDVFixtures.ticket()).dropFirst()) }
     }
 
+    @Test("areas of plain tariff-point lists: 3- and 2-byte ids in both byte orders, read alike as ids and as zones")
+    func plainListAreas() throws {
+        let hex = try #require(try VDVFixtures.recoveredPayloads()[0]["hex"] as? String)
+        let data = try #require([UInt8](hex: hex))
+        let product = try BERTLV.element(in: data, at: 18, end: data.count - 5, context: "the ticket data")
+        let elements = try BERTLV.elements(in: data, range: product.valueOffset..<product.end, context: "product")
+        #expect(elements.contains { $0.tag == [0xDC] })
+        /// The ticket data with its area (DC) replaced, organisation 6100 (0x17D4), zero-padded before the
+        /// trailer to VDV's minimum size.
+        func withArea(type: UInt8, ids: [UInt8]) throws -> VDVEntitlement {
+            let area = BERTLV(tag: [0xDC], value: [type, 0x17, 0xD4] + ids)
+            let productData = elements.map { $0.tag == [0xDC] ? area : $0 }.flatMap(\.encoded)
+            var changed = Array(data[..<18]) + BERTLV(tag: [0x85], value: productData).encoded
+            changed += data[product.end..<(data.count - 5)]
+            changed += [UInt8](repeating: 0, count: max(0, VDVEntitlement.minimumByteCount - changed.count - 5))
+            return try VDVEntitlement(parsing: changed + data.suffix(5))
+        }
+        // Types 0x0D–0x10 (vdv-ka.md): type mod 4 = 1 → 3-byte big-endian, 2 → 3-byte little-endian,
+        // 3 → 2-byte big-endian, 0 → 2-byte little-endian.
+        let cases: [(type: UInt8, ids: [UInt8], expected: [Int])] = [
+            (0x0D, [0x01, 0x02, 0x03, 0x00, 0x00, 0x07], [0x010203, 7]),
+            (0x0E, [0x01, 0x02, 0x03, 0x07, 0x00, 0x00], [0x030201, 7]),
+            (0x0F, [0x01, 0x02, 0x00, 0x07], [0x0102, 7]),
+            (0x10, [0x01, 0x02, 0x07, 0x00], [0x0201, 7]),
+        ]
+        for (type, ids, expected) in cases {
+            let entitlement = try withArea(type: type, ids: ids)
+            #expect(entitlement.area?.ids == expected, "type \(type)")
+            #expect(try entitlement.ticket().zones == expected.map { "6100/\($0)" }, "type \(type)")
+        }
+        // Bytes that are not a whole number of ids, or another type: no ids, and no zones (the whole network).
+        for (type, ids) in [(UInt8(0x0D), [UInt8](repeating: 1, count: 4)), (0x11, [0x01, 0x02])] {
+            let entitlement = try withArea(type: type, ids: ids)
+            #expect(entitlement.area != nil)
+            #expect(entitlement.area?.ids == nil, "type \(type)")
+            #expect(try entitlement.ticket().zones == nil, "type \(type)")
+        }
+    }
+
     @Test("traveller names: Latin-1 bytes, trailing zeros, a name without '#', and the identification medium")
     func travellerNames() throws {
         let hex = try #require(try VDVFixtures.recoveredPayloads()[1]["hex"] as? String)
