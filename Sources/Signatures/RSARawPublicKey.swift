@@ -88,9 +88,7 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
 
     /// The size and exponent, e.g. `RSARawPublicKey(RSA 1024, e = 1073741953)`.
     public var description: String {
-        let e =
-            exponent.count <= 8
-            ? String(exponent.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : "\(exponent.count) bytes"
+        let e = exponentWord.map { String($0) } ?? "\(exponent.count) bytes"
         return "RSARawPublicKey(RSA \(bits), e = \(e))"
     }
 

@@ -97,16 +97,19 @@ struct BERTLVSpan: Sendable, Hashable {
     var elementRange: Range<Int> { offset..<end }
 
     /// The tag as its bytes.
-    var tagBytes: [UInt8] {
-        (0..<tagLength).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32(tagLength - 1 - $0))) }
-    }
+    var tagBytes: [UInt8] { Self.bytes(tag, tagLength) }
 
     /// The tag as hex, e.g. `7F21`, for messages.
     var tagHex: String { Self.hex(tag, tagLength) }
 
+    /// A packed tag of `length` bytes as its bytes: what `packed` undoes.
+    static func bytes(_ tag: UInt32, _ length: Int) -> [UInt8] {
+        (0..<length).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32(length - 1 - $0))) }
+    }
+
     /// A packed tag of `length` bytes as hex.
     static func hex(_ tag: UInt32, _ length: Int) -> String {
-        (0..<length).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32(length - 1 - $0))) }.hexString.uppercased()
+        bytes(tag, length).hexString.uppercased()
     }
 
     /// A tag's bytes packed as `tag` packs them (at most 3 bytes; VDV's tags have one or two).
