@@ -213,7 +213,8 @@ let package = Package(
         .testTarget(
             name: "TrustStoreTests",
             dependencies: [
-                "TrustStore", "FareCore", "Signatures", "Verification", .product(name: "GRDB", package: "GRDB.swift"),
+                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

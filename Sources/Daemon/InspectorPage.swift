@@ -123,6 +123,7 @@ enum InspectorPage {
           <dl id="facts" hidden></dl>
           <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
           <details id="all-fields" hidden><summary>All fields</summary><dl id="all-fields-list"></dl></details>
+          <details id="keys" hidden><summary>Keys checked</summary><ul id="keys-list"></ul></details>
           <ul id="warnings" aria-label="Warnings" hidden></ul>
           <p id="meta" hidden></p>
         </main>
@@ -211,6 +212,18 @@ enum InspectorPage {
             allFields.append(term, value);
           }
           $("all-fields").hidden = allFields.childElementCount === 0;
+
+          // Which keys were looked at and why each did or did not count (why "unknown key", "invalid signature").
+          const keys = $("keys-list");
+          keys.replaceChildren();
+          for (const key of Array.isArray(event.keys) ? event.keys : []) {
+            const item = document.createElement("li");
+            item.textContent = key.issuer + "/" + key.keyID + " \u2014 " + String(key.outcome).replace(/-/g, " ")
+              + ": " + key.reason + " (" + key.listing + ")";
+            keys.append(item);
+          }
+          $("keys").hidden = keys.childElementCount === 0;
+          $("keys").open = event.verdict === "unknown-key" || event.verdict === "invalid-signature";
 
           const layout = Array.isArray(event.layout) ? event.layout : [];
           $("layout-grid").textContent = layout.join("\n");

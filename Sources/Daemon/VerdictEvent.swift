@@ -50,6 +50,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var decidedBy: Decider
     /// Microseconds from the scan's arrival to the journal write (the verdict is durable from then on).
     public var latencyMicros: Int
+    /// The UIC keys looked at for the signature and what came of each (why `unknown-key` or `invalid-signature`);
+    /// absent for other formats.
+    public var keys: [KeyConsideration]?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -92,6 +95,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy
         self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
+        self.keys = verdict.keys.isEmpty ? nil : verdict.keys
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.

@@ -66,6 +66,54 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let staleTrustDataCode = "stale-trust-data"
 }
 
+/// A key the verifier looked at for a ticket's signature, and what came of it: the answer to "why this verdict?"
+/// (`verify --explain`, the `keys` of `verify --json`, the page).
+///
+/// Only keys of the UIC key list are judged for scope (see the README, "Key scope"); for them every key with the
+/// ticket's issuer and key id is listed, tried or not.
+public struct KeyConsideration: Sendable, Hashable, Codable {
+    /// What came of a key.
+    public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The signature matches this key.
+        case verified
+        /// In scope for the barcode, trusted for the ticket, and no match: evidence the ticket was altered or
+        /// forged. Only this outcome makes a verdict `invalid-signature`.
+        case failed
+        /// Tried although its list entry does not say clearly that it is for this barcode; no match, which
+        /// proves nothing.
+        case notMatching = "not-matching"
+        /// Not tried, or its result not counted: the key is for another kind of barcode, cannot have made this
+        /// signature, or is not trusted for this ticket (outside its validity when the ticket was issued, or
+        /// marked forged).
+        case skipped
+        /// Not tried because another key matched first.
+        case notTried = "not-tried"
+    }
+
+    /// The key's issuer (normalised RICS code for UIC keys).
+    public var issuer: String
+    /// The key id.
+    public var keyID: String
+    /// What the key list says the key is for, and the key's kind, e.g.
+    /// `TLB, barcode version 1, SHA1withDSA(1024,160); DSA 1024/160`.
+    public var listing: String
+    /// What came of it.
+    public var outcome: Outcome
+    /// Why, in a few words for the inspector.
+    public var reason: String
+
+    public init(issuer: String, keyID: String, listing: String, outcome: Outcome, reason: String) {
+        self.issuer = issuer
+        self.keyID = keyID
+        self.listing = listing
+        self.outcome = outcome
+        self.reason = reason
+    }
+
+    /// `ISSUER/ID (listing): outcome — reason`.
+    public var summary: String { "\(issuer)/\(keyID) (\(listing)): \(outcome.rawValue) — \(reason)" }
+}
+
 /// The complete answer for one scanned payload.
 public struct Verdict: Sendable {
     /// The outcome.
@@ -86,11 +134,26 @@ public struct Verdict: Sendable {
     public var warnings: [VerdictWarning]
     /// The moment the verdict was given for.
     public var inspectedAt: Date
+    /// The keys looked at for the signature and what came of each (UIC key list keys; empty for other formats).
+    ///
+    /// Worked out when read (see `deferKeys`): their sentences cost more than the rest of a fast verdict, and most
+    /// verdicts are never explained.
+    public var keys: [KeyConsideration] {
+        get { keySource?() ?? [] }
+        set {
+            if newValue.isEmpty {
+                keySource = nil
+            } else {
+                keySource = { @Sendable in newValue }
+            }
+        }
+    }
+    private var keySource: (@Sendable () -> [KeyConsideration])?
 
     public init(
         kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,
         issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
-        warnings: [VerdictWarning] = [], inspectedAt: Date
+        warnings: [VerdictWarning] = [], inspectedAt: Date, keys: [KeyConsideration] = []
     ) {
         self.kind = kind
         self.reason = reason
@@ -101,6 +164,12 @@ public struct Verdict: Sendable {
         self.ticket = ticket
         self.warnings = warnings
         self.inspectedAt = inspectedAt
+        self.keys = keys
+    }
+
+    /// Sets `keys` to what `make` gives, called each time they are read (it must give the same each time).
+    public mutating func deferKeys(_ make: @escaping @Sendable () -> [KeyConsideration]) {
+        keySource = make
     }
 
     /// Whether the ticket may be used: the only verdict that opens a gate.

@@ -119,3 +119,23 @@ enum SignatureIntegers {
         der.append(contentsOf: magnitude)
     }
 }
+
+/// The size of the integers of a DSA or ECDSA signature, for telling which keys can have made it.
+public enum SignatureIntegerWidth {
+    /// The byte count of the larger of `r` and `s`, leading zeros not counted, or `nil` when the bytes are not a
+    /// signature of that encoding (DER: one `SEQUENCE` of two integers, zero padding after it; raw: two equal
+    /// halves).
+    ///
+    /// A key whose subgroup order (DSA `q`, the curve order for ECDSA) takes `n` bytes makes integers below it, so
+    /// a signature with wider integers was made with another key; and one whose integers are both several bytes
+    /// shorter than `n` was almost surely made with a smaller key (each missing byte has odds of 1 in 256).
+    public static func of(_ signature: [UInt8], encoding: SignatureEncoding) -> Int? {
+        let parts: (r: ArraySlice<UInt8>, s: ArraySlice<UInt8>)?
+        switch encoding {
+        case .der: parts = SignatureIntegers.parseDER(signature)
+        case .raw: parts = SignatureIntegers.splitRaw(signature)
+        }
+        guard let (r, s) = parts else { return nil }
+        return max(r.drop { $0 == 0 }.count, s.drop { $0 == 0 }.count)
+    }
+}

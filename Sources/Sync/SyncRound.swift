@@ -274,7 +274,8 @@ public struct SyncRound: Sendable {
         return KeyRecord(
             family: identity.family, issuer: identity.issuer, keyID: identity.keyID, algorithm: key.algorithm,
             spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource,
-            versionType: key.versionType)
+            versionType: key.versionType, barcodeVersion: key.barcodeVersion, forged: key.keyForged,
+            allowedProductOwners: key.allowedProductOwnerCodes.map(UICKeyList.normalizedCode))
     }
 
     /// A key's identity as the store keeps it (see `storeRecord(of:)`); `nil` for an unknown family.

@@ -85,12 +85,18 @@ public struct UICKeyList: Sendable {
         public var validFrom: Date?
         /// The last second of the end date (23:59:59 UTC), or `nil` when the list gives none.
         public var validUntil: Date?
+        /// Whether the list marks the key as forged (`keyForged`): its private key is known to others, so a
+        /// signature made with it proves nothing.
+        public var forged: Bool
+        /// The product owners (RICS codes, normalised) whose products the key may sign, as the list's
+        /// `allowedProductOwnerCodes` names them; empty when the list names none.
+        public var allowedProductOwnerCodes: [String]
 
         /// An entry; the algorithm is read from `signatureAlgorithmText`.
         public init(
             issuerName: String, issuerCode: String, keyID: String, versionType: String,
             signatureAlgorithmText: String, certificateDER: [UInt8], barcodeVersion: String,
-            validFrom: Date?, validUntil: Date?
+            validFrom: Date?, validUntil: Date?, forged: Bool = false, allowedProductOwnerCodes: [String] = []
         ) {
             self.issuerName = issuerName
             self.issuerCode = issuerCode
@@ -102,6 +108,8 @@ public struct UICKeyList: Sendable {
             self.barcodeVersion = barcodeVersion
             self.validFrom = validFrom
             self.validUntil = validUntil
+            self.forged = forged
+            self.allowedProductOwnerCodes = allowedProductOwnerCodes
         }
 
         /// `issuerCode` normalized for matching (see `UICKeyList.normalizedCode`).
@@ -231,14 +239,45 @@ public struct UICKeyList: Sendable {
             let seconds = UICTime.daysFromCivil(year: day.year, month: day.month, day: day.day) * 86_400
             dates.append(Date(timeIntervalSince1970: TimeInterval(seconds + (isEnd ? 86_399 : 0))))
         }
+        let forgedText = field("keyForged")
+        guard let forged = forgedFlag(forgedText) else {
+            return problem(
+                "the keyForged of the entry at byte \(element.offset) is \"\(forgedText)\", not true or false: "
+                    + "a key that may be forged is kept out")
+        }
+        // `<allowedProductOwnerCodes>` holds `<productOwnerCode>` and `<productOwnerName>` pairs; the codes decide.
+        var owners: [String] = []
+        for list in element.children where list.name == "allowedProductOwnerCodes" {
+            for code in list.children where code.name == "productOwnerCode" {
+                let text = code.text.trimmingASCIIWhitespace()
+                guard !text.isEmpty else { continue }
+                guard isRICSCode(text) else {
+                    return problem(
+                        "the allowedProductOwnerCodes of the entry at byte \(element.offset) name \"\(text)\", "
+                            + "not a RICS code: the key's limit cannot be read, so it is kept out")
+                }
+                owners.append(normalizedCode(text))
+            }
+        }
         return .success(
             Entry(
                 issuerName: field("issuerName"), issuerCode: issuerCode, keyID: keyID,
                 versionType: field("versionType"),
                 signatureAlgorithmText: field("signatureAlgorithm"), certificateDER: der,
-                barcodeVersion: field("barcodeVersion"), validFrom: dates[0], validUntil: dates[1]
+                barcodeVersion: field("barcodeVersion"), validFrom: dates[0], validUntil: dates[1], forged: forged,
+                allowedProductOwnerCodes: owners
             )
         )
+    }
+
+    /// `keyForged` as the list writes it: empty (the usual `<keyForged/>`) or a false word is `false`, a true
+    /// word `true`; anything else is `nil` (unreadable).
+    private static func forgedFlag(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "", "false", "0", "no", "n": false
+        case "true", "1", "yes", "y": true
+        default: nil
+        }
     }
 
     /// `YYYY-MM-DD`.

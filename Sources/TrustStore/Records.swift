@@ -1,6 +1,8 @@
 import FareCore
 import Foundation
 import GRDB
+import Signatures
+import Verification
 
 /// A trusted public key as stored.
 public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
@@ -27,8 +29,34 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     public var addedAt: Int64
     /// The issuer's name, where a key list gives one (UIC: `issuerName`).
     public var issuerName: String?
-    /// What the key signs, where a key list says (UIC `versionType`: TLB, FCB, DOS, SSB …).
+    /// What the key signs, where a key list says (UIC `versionType`: TLB, FCB, DOS, SSB …; empty when the list
+    /// gives none); `nil` for a key that did not come with a key list entry (added by hand, FC1, VDV).
     public var versionType: String?
+    /// The UIC key list's `barcodeVersion` as written (empty when it gives none); `nil` as for `versionType`.
+    public var barcodeVersion: String?
+    /// Whether the UIC key list marks the key as forged (`keyForged`).
+    public var forged: Bool
+    /// The UIC key list's `allowedProductOwnerCodes`, normalised; empty when it names none.
+    public var allowedProductOwners: [String]
+
+    /// Whether the key came with a key list entry (its scope is what the entry says; see `UICKeyScope`).
+    public var isListed: Bool { versionType != nil || barcodeVersion != nil }
+
+    /// What tells one stored key from another: the table's primary key.
+    public struct Identity: Hashable, Sendable {
+        public var family: KeyFamily
+        public var issuer: String
+        public var keyID: String
+        public var versionType: String
+        public var barcodeVersion: String
+    }
+
+    /// The key's identity in the store.
+    public var identity: Identity {
+        Identity(
+            family: family, issuer: issuer, keyID: keyID, versionType: versionType ?? "",
+            barcodeVersion: barcodeVersion ?? "")
+    }
 
     // Rows are read and written by hand: Codable would store `[UInt8]` as JSON text, not as a blob.
     public init(row: Row) throws {
@@ -43,7 +71,12 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         source = row["source"]
         addedAt = row["added_at"]
         issuerName = row["issuer_name"]
-        versionType = row["version_type"]
+        let listed: Bool = row["listed"]
+        versionType = listed ? row["version_type"] : nil
+        barcodeVersion = listed ? row["barcode_version"] : nil
+        forged = row["key_forged"]
+        let owners: String? = row["product_owners"]
+        allowedProductOwners = owners.map { $0.split(separator: ",").map(String.init) } ?? []
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -58,16 +91,26 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         container["source"] = source
         container["added_at"] = addedAt
         container["issuer_name"] = issuerName
-        container["version_type"] = versionType
+        // The list's fields are part of the primary key, so never NULL: `listed` tells an empty one from none.
+        container["version_type"] = versionType ?? ""
+        container["barcode_version"] = barcodeVersion ?? ""
+        container["listed"] = isListed
+        container["key_forged"] = forged
+        container["product_owners"] = allowedProductOwners.isEmpty ? nil : allowedProductOwners.joined(separator: ",")
     }
 
     public init(
-        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
+        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8],
+        certificate: [UInt8]? = nil,
         notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
-        issuerName: String? = nil, versionType: String? = nil
+        issuerName: String? = nil, versionType: String? = nil, barcodeVersion: String? = nil, forged: Bool = false,
+        allowedProductOwners: [String] = []
     ) {
         self.issuerName = issuerName
         self.versionType = versionType
+        self.barcodeVersion = barcodeVersion
+        self.forged = forged
+        self.allowedProductOwners = allowedProductOwners
         self.family = family
         self.issuer = issuer
         self.keyID = keyID
@@ -82,6 +125,21 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
 
     public var notBeforeDate: Date? { notBefore.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
     public var notAfterDate: Date? { notAfter.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+
+    /// What the key list says the key is for, as the verifier judges it; `nil` for a key without a list entry.
+    public var listing: UICKeyListing? {
+        guard isListed else { return nil }
+        return UICKeyListing(
+            versionType: versionType ?? "", barcodeVersion: barcodeVersion ?? "", forged: forged,
+            allowedProductOwners: allowedProductOwners)
+    }
+
+    /// The key as the verifier uses it, with its parsed public key.
+    public func trustedKey(_ publicKey: PublicKey) -> TrustedKey {
+        TrustedKey(
+            family: family, issuer: issuer, keyID: keyID, algorithm: algorithm, publicKey: publicKey,
+            notBefore: notBeforeDate, notAfter: notAfterDate, listing: listing)
+    }
 }
 
 /// A revoked ticket as stored.

@@ -29,9 +29,19 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
             return try request.limit(1).fetchAll(db)
         }
         guard let record = records.first else { return nil }
-        return TrustedKey(
-            family: record.family, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
-            publicKey: try publicKey(record.spki), notBefore: record.notBeforeDate, notAfter: record.notAfterDate)
+        return record.trustedKey(try publicKey(record.spki))
+    }
+
+    public func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] {
+        let records = try store.read { db in
+            try KeyRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ?"),
+                arguments: [family.storeName, keyID, issuer])
+        }
+        var keys: [TrustedKey] = []
+        keys.reserveCapacity(records.count)
+        for record in records { keys.append(record.trustedKey(try publicKey(record.spki))) }
+        return keys
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
@@ -49,7 +59,8 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
         let record = try store.read { db in
             try KeyRevocationRecord.filter(
-                Column("format") == key.family.storeName && Column("issuer") == key.issuer && Column("key_id") == key.keyID
+                Column("format") == key.family.storeName && Column("issuer") == key.issuer
+                    && Column("key_id") == key.keyID
             ).fetchOne(db)
         }
         return record.map {

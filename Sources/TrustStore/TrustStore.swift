@@ -80,6 +80,10 @@ public final class TrustStore: Sendable {
                 }
             }
             try Self.migrator.migrate(pool)
+            // A reader opened before the last migrations (the check above) keeps the schema it read: a `SELECT *`
+            // prepared there would name the columns of a table a migration rebuilt in their old order. Readers
+            // are opened anew from here on.
+            pool.invalidateReadOnlyConnections()
         } catch {
             throw Self.classify(error, path: path, opening: true)
         }
@@ -283,6 +287,43 @@ public final class TrustStore: Sendable {
                 t.column("added_at", .integer).notNull()
             }
         }
+        migrator.registerMigration("v11-key-scope") { db in
+            // The UIC key list may name one issuer and key id several times, for different kinds of barcode
+            // (versionType) and versions, each with its own key: they are told apart by both, never NULL ('' when
+            // none), with `listed` telling a list entry that gives none from a key added by hand. Keys from a list
+            // before this version keep their versionType and get an empty barcodeVersion until the list is imported
+            // again; the key list's keyForged and allowedProductOwnerCodes are kept too.
+            try db.execute(
+                sql: """
+                    CREATE TABLE key_v11 (
+                        format TEXT NOT NULL,
+                        issuer TEXT NOT NULL,
+                        key_id TEXT NOT NULL,
+                        version_type TEXT NOT NULL DEFAULT '',
+                        barcode_version TEXT NOT NULL DEFAULT '',
+                        listed INTEGER NOT NULL DEFAULT 0,
+                        algorithm TEXT,
+                        spki BLOB NOT NULL,
+                        certificate BLOB,
+                        not_before INTEGER,
+                        not_after INTEGER,
+                        source TEXT NOT NULL,
+                        added_at INTEGER NOT NULL,
+                        issuer_name TEXT,
+                        key_forged INTEGER NOT NULL DEFAULT 0,
+                        product_owners TEXT,
+                        PRIMARY KEY (format, issuer, key_id, version_type, barcode_version)
+                    );
+                    INSERT INTO key_v11 (format, issuer, key_id, version_type, barcode_version, listed, algorithm, spki,
+                            certificate, not_before, not_after, source, added_at, issuer_name)
+                        SELECT format, issuer, key_id, coalesce(version_type, ''), '', version_type IS NOT NULL,
+                            algorithm, spki, certificate, not_before, not_after, source, added_at, issuer_name
+                        FROM key;
+                    DROP TABLE key;
+                    ALTER TABLE key_v11 RENAME TO key;
+                    CREATE INDEX key_by_id ON key (format, key_id);
+                    """)
+        }
         return migrator
     }
 
@@ -359,7 +400,8 @@ public final class TrustStore: Sendable {
 
     // MARK: Keys
 
-    /// Adds a key, or replaces the key with the same format, issuer and id.
+    /// Adds a key, or replaces the key with the same format, issuer, id and (for a UIC key list entry) versionType
+    /// and barcodeVersion.
     public func saveKey(_ record: KeyRecord) throws(StoreError) {
         try write { db in
             try record.save(db)
@@ -407,9 +449,9 @@ public final class TrustStore: Sendable {
             }
             var removed = 0
             if let family {
-                let kept = Set(records.map { "\($0.issuer)/\($0.keyID)" })
+                let kept = Set(records.map(\.identity))
                 for stale in try KeyRecord.filter(Column("format") == family.storeName).fetchAll(db)
-                where !kept.contains("\(stale.issuer)/\(stale.keyID)") {
+                where !kept.contains(stale.identity) {
                     try stale.delete(db)
                     removed += 1
                 }
@@ -499,12 +541,7 @@ public final class TrustStore: Sendable {
         var skipped: [String] = []
         for record in keyRecords {
             do {
-                let publicKey = try PublicKey(spkiDER: record.spki)
-                trust.add(
-                    TrustedKey(
-                        family: record.family, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
-                        publicKey: publicKey, notBefore: record.notBeforeDate, notAfter: record.notAfterDate
-                    ))
+                trust.add(record.trustedKey(try PublicKey(spkiDER: record.spki)))
             } catch {
                 skipped.append("\(record.family) key \(record.keyID) of \(record.issuer): \(error)")
             }

@@ -17,8 +17,11 @@ public struct UICKeyImportReport: Sendable {
 
 extension TrustStore {
     /// Imports the UIC public key list: every good entry becomes a `uic-918-3` key (issuer code and key
-    /// id normalised, `80` = `0080`), updated in place when already present; each bad entry is reported
-    /// and skipped, never aborting the rest. With `replace`, UIC keys the list does not name are removed.
+    /// id normalised, `80` = `0080`) with what the entry says it is for (versionType, barcodeVersion, keyForged,
+    /// allowedProductOwnerCodes), updated in place when already present; each bad entry is reported and skipped,
+    /// never aborting the rest. One issuer and key id listed for several kinds of barcode (versionType and
+    /// barcodeVersion) are several keys; the same entry twice keeps the first. With `replace`, UIC keys the list
+    /// does not name are removed.
     ///
     /// All writes happen in one transaction: a failure (disk full) leaves the store as it was.
     public func importUICKeyList(_ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list")
@@ -26,7 +29,7 @@ extension TrustStore {
     {
         var problems = list.problems
         var records: [KeyRecord] = []
-        var seen: Set<String> = []
+        var seen: Set<KeyRecord.Identity> = []
         for entry in list.entries {
             // The list carries certificates, and for a few issuers a bare public key (SubjectPublicKeyInfo).
             let material: KeyMaterial
@@ -39,23 +42,23 @@ extension TrustStore {
                         message: "the public key cannot be read: \(error.message)"))
                 continue
             }
-            let identity = "\(entry.normalizedIssuerCode)/\(entry.normalizedKeyID)"
-            guard seen.insert(identity).inserted else {
+            let record = KeyRecord(
+                family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER,
+                certificate: material.certificate?.der,
+                notBefore: entry.validFrom ?? material.certificate?.notBefore,
+                notAfter: entry.validUntil ?? material.certificate?.notAfter,
+                source: source, issuerName: entry.issuerName, versionType: entry.versionType,
+                barcodeVersion: entry.barcodeVersion, forged: entry.forged,
+                allowedProductOwners: entry.allowedProductOwnerCodes)
+            guard seen.insert(record.identity).inserted else {
                 problems.append(
                     UICKeyList.Problem(
                         issuerCode: entry.issuerCode, keyID: entry.keyID,
-                        message: "listed twice; the first entry was kept"))
+                        message: "listed twice for the same versionType and barcodeVersion; the first entry was kept"))
                 continue
             }
-            records.append(
-                KeyRecord(
-                    family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
-                    algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER,
-                    certificate: material.certificate?.der,
-                    notBefore: entry.validFrom ?? material.certificate?.notBefore,
-                    notAfter: entry.validUntil ?? material.certificate?.notAfter,
-                    source: source, issuerName: entry.issuerName, versionType: entry.versionType
-                ))
+            records.append(record)
         }
         let counts = try saveKeys(records, replacingFamily: replace ? .uic : nil)
         return UICKeyImportReport(

@@ -48,8 +48,8 @@ public struct KeyBundle: Sendable, Equatable, Codable {
 
 /// One issuer key in a `KeyBundle`.
 ///
-/// Fields added after the first release (`versionType`, `certificate`, `root`) are optional on the wire and
-/// left out when absent, so a bundle without them reads as before, and validators that predate them ignore them.
+/// Fields added after the first release (`versionType`, `barcodeVersion`, `keyForged`,
+/// `allowedProductOwnerCodes`, `certificate`, `root`) are optional on the wire and left out when absent, so a bundle without them reads as before, and validators that predate them ignore them.
 public struct BundleKey: Sendable, Equatable, Codable {
     /// The ticket format the key signs: `fc1`, `uic` (UIC 918.3, UIC 918.9 DOSIPAS, ERA SSB) or `vdv` (VDV-KA).
     public var format: String
@@ -72,6 +72,15 @@ public struct BundleKey: Sendable, Equatable, Codable {
     /// What a UIC key signs, as the UIC key list's `versionType` says (`TLB`, `FCB`, `DOS`, `SSB` …); nil
     /// when not stated.
     public var versionType: String?
+    /// What UIC barcode version the key signs, as the UIC key list's `barcodeVersion` says (`1`, `2`, `3`); nil
+    /// when not stated. With `versionType` it decides which barcodes the key is tried on (see the README's
+    /// "Key scope").
+    public var barcodeVersion: String?
+    /// Whether the UIC key list marks the key as forged (`keyForged`): validators trust nothing it signs.
+    public var keyForged: Bool
+    /// The product owners (RICS codes) whose products the UIC key may sign (`allowedProductOwnerCodes`); empty
+    /// when the list names none.
+    public var allowedProductOwnerCodes: [String]
     /// For `vdv`: the VDV CV certificate as the agency imported it (`7F21 …`: signed for message recovery,
     /// a clear body with or without its signature, or a bare body), base64 on the wire; nil for other formats.
     public var certificate: [UInt8]?
@@ -82,7 +91,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
     /// Makes a key entry.
     public init(
         format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
-        notAfter: Date? = nil, versionType: String? = nil, certificate: [UInt8]? = nil, root: Bool = false
+        notAfter: Date? = nil, versionType: String? = nil, barcodeVersion: String? = nil, keyForged: Bool = false,
+        allowedProductOwnerCodes: [String] = [], certificate: [UInt8]? = nil, root: Bool = false
     ) {
         self.format = format
         self.issuer = issuer
@@ -92,6 +102,9 @@ public struct BundleKey: Sendable, Equatable, Codable {
         self.notBefore = notBefore
         self.notAfter = notAfter
         self.versionType = versionType
+        self.barcodeVersion = barcodeVersion
+        self.keyForged = keyForged
+        self.allowedProductOwnerCodes = allowedProductOwnerCodes
         self.certificate = certificate
         self.root = root
     }
@@ -100,7 +113,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
     public var family: KeyFamily? { KeyFamily(wireName: format) }
 
     private enum CodingKeys: String, CodingKey {
-        case format, issuer, keyID, algorithm, spki, notBefore, notAfter, versionType, certificate, root
+        case format, issuer, keyID, algorithm, spki, notBefore, notAfter, versionType, barcodeVersion, keyForged
+        case allowedProductOwnerCodes, certificate, root
     }
 
     /// Reads a key entry; `spki` and `certificate` are base64, and the fields added later may be absent.
@@ -114,6 +128,10 @@ public struct BundleKey: Sendable, Equatable, Codable {
         notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
         notAfter = try container.decodeIfPresent(Date.self, forKey: .notAfter)
         versionType = try container.decodeIfPresent(String.self, forKey: .versionType)
+        barcodeVersion = try container.decodeIfPresent(String.self, forKey: .barcodeVersion)
+        keyForged = try container.decodeIfPresent(Bool.self, forKey: .keyForged) ?? false
+        allowedProductOwnerCodes =
+            try container.decodeIfPresent([String].self, forKey: .allowedProductOwnerCodes) ?? []
         certificate = container.contains(.certificate) ? try container.decodeBase64(forKey: .certificate) : nil
         root = try container.decodeIfPresent(Bool.self, forKey: .root) ?? false
     }
@@ -130,6 +148,11 @@ public struct BundleKey: Sendable, Equatable, Codable {
         try container.encodeIfPresent(notBefore, forKey: .notBefore)
         try container.encodeIfPresent(notAfter, forKey: .notAfter)
         try container.encodeIfPresent(versionType, forKey: .versionType)
+        try container.encodeIfPresent(barcodeVersion, forKey: .barcodeVersion)
+        if keyForged { try container.encode(true, forKey: .keyForged) }
+        if !allowedProductOwnerCodes.isEmpty {
+            try container.encode(allowedProductOwnerCodes, forKey: .allowedProductOwnerCodes)
+        }
         if let certificate { try container.encodeBase64(certificate, forKey: .certificate) }
         if root { try container.encode(true, forKey: .root) }
     }

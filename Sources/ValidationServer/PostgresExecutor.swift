@@ -115,6 +115,7 @@ final class PostgresExecutor: SQLExecutor {
         (2, ServerSchema.version2Statements(dialect: .postgres)),
         (3, ServerSchema.version3Statements()),
         (4, ServerSchema.version4Statements(dialect: .postgres)),
+        (5, ServerSchema.version5Statements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.

@@ -71,22 +71,26 @@ public final class SQLServerStore: ServerStore {
     public func putIssuerKey(_ key: BundleKey, at date: Date) async throws(ServerError) {
         try Self.refuseNUL([
             "format": key.format, "issuer": key.issuer, "key id": key.keyID, "algorithm": key.algorithm ?? "",
-            "version type": key.versionType ?? "",
+            "version type": key.versionType ?? "", "barcode version": key.barcodeVersion ?? "",
+            "product owners": key.allowedProductOwnerCodes.joined(separator: ","),
         ])
         try await write("store issuer key \(key.keyID)") { session in
             try await session.execute(
                 """
-                INSERT INTO issuer_key (format, issuer, key_id, algorithm, spki, not_before, not_after, added_at,
-                    version_type, certificate, vdv_root)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (format, issuer, key_id) DO UPDATE SET algorithm = excluded.algorithm,
-                    spki = excluded.spki, not_before = excluded.not_before, not_after = excluded.not_after,
-                    added_at = excluded.added_at, version_type = excluded.version_type,
-                    certificate = excluded.certificate, vdv_root = excluded.vdv_root
+                INSERT INTO issuer_key (format, issuer, key_id, version_type, barcode_version, algorithm, spki,
+                    not_before, not_after, added_at, certificate, vdv_root, key_forged, product_owners)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (format, issuer, key_id, version_type, barcode_version) DO UPDATE SET
+                    algorithm = excluded.algorithm, spki = excluded.spki, not_before = excluded.not_before,
+                    not_after = excluded.not_after, added_at = excluded.added_at,
+                    certificate = excluded.certificate, vdv_root = excluded.vdv_root,
+                    key_forged = excluded.key_forged, product_owners = excluded.product_owners
                 """,
-                key.format, key.issuer, key.keyID, key.algorithm, Data(key.spki).base64EncodedString(),
-                key.notBefore?.unixMilliseconds, key.notAfter?.unixMilliseconds, date.unixMilliseconds,
-                key.versionType, key.certificate.map { Data($0).base64EncodedString() }, key.root)
+                key.format, key.issuer, key.keyID, key.versionType ?? "", key.barcodeVersion ?? "", key.algorithm,
+                Data(key.spki).base64EncodedString(), key.notBefore?.unixMilliseconds, key.notAfter?.unixMilliseconds,
+                date.unixMilliseconds, key.certificate.map { Data($0).base64EncodedString() }, key.root, key.keyForged,
+                key.allowedProductOwnerCodes.isEmpty
+                    ? String?.none : key.allowedProductOwnerCodes.joined(separator: ","))
         }
     }
 
@@ -104,10 +108,11 @@ public final class SQLServerStore: ServerStore {
         try await read("list issuer keys") { [byteOrder] session in
             try await session.query(
                 """
-                SELECT format, issuer, key_id, algorithm, spki, not_before, not_after, version_type, certificate,
-                    vdv_root
+                SELECT format, issuer, key_id, algorithm, spki, not_before, not_after, version_type, barcode_version,
+                    certificate, vdv_root, key_forged, product_owners
                 FROM issuer_key
-                ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder)
+                ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder), version_type\(byteOrder),
+                    barcode_version\(byteOrder)
                 """
             ).map { row in
                 BundleKey(
@@ -116,7 +121,13 @@ public final class SQLServerStore: ServerStore {
                     spki: Array(Data(base64Encoded: try row.text("spki")) ?? Data()),
                     notBefore: try row.optionalInteger("not_before").map(Date.init(unixMilliseconds:)),
                     notAfter: try row.optionalInteger("not_after").map(Date.init(unixMilliseconds:)),
-                    versionType: try row.optionalText("version_type"),
+                    // '' in the table is "not stated" on the wire, as before version 5.
+                    versionType: try row.optionalText("version_type").flatMap { $0.isEmpty ? nil : $0 },
+                    barcodeVersion: try row.optionalText("barcode_version").flatMap { $0.isEmpty ? nil : $0 },
+                    keyForged: try row.boolean("key_forged"),
+                    allowedProductOwnerCodes: try row.optionalText("product_owners").map {
+                        $0.split(separator: ",").map(String.init)
+                    } ?? [],
                     certificate: try row.optionalText("certificate").map { Array(Data(base64Encoded: $0) ?? Data()) },
                     root: try row.boolean("vdv_root"))
             }

@@ -141,6 +141,11 @@ final class SQLiteExecutor: SQLExecutor {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("server-v5-key-scope") { db in
+            for statement in ServerSchema.version5Statements(dialect: .sqlite) {
+                try db.execute(sql: statement)
+            }
+        }
         return migrator
     }
 

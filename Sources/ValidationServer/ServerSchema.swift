@@ -126,6 +126,44 @@ enum ServerSchema {
         ]
     }
 
+    /// Version 5: the UIC key list may name one issuer and key id for several kinds of barcode, each with its own
+    /// key, so an issuer key is told apart by its `version_type` and `barcode_version` too (never NULL: '' when
+    /// none), and carries the list's `keyForged` and `allowedProductOwnerCodes` (comma-separated).
+    static func version5Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        let boolean = dialect == .sqlite ? "INTEGER NOT NULL DEFAULT 0" : "BOOLEAN NOT NULL DEFAULT false"
+        return [
+            """
+            CREATE TABLE issuer_key_v5 (
+                format TEXT NOT NULL,
+                issuer TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                version_type TEXT NOT NULL DEFAULT '',
+                barcode_version TEXT NOT NULL DEFAULT '',
+                algorithm TEXT,
+                spki TEXT NOT NULL,
+                not_before \(integer),
+                not_after \(integer),
+                added_at \(integer) NOT NULL,
+                certificate TEXT,
+                vdv_root \(boolean),
+                key_forged \(boolean),
+                product_owners TEXT,
+                PRIMARY KEY (format, issuer, key_id, version_type, barcode_version)
+            )
+            """,
+            """
+            INSERT INTO issuer_key_v5 (format, issuer, key_id, version_type, algorithm, spki, not_before, not_after,
+                added_at, certificate, vdv_root)
+            SELECT format, issuer, key_id, coalesce(version_type, ''), algorithm, spki, not_before, not_after,
+                added_at, certificate, vdv_root
+            FROM issuer_key
+            """,
+            "DROP TABLE issuer_key",
+            "ALTER TABLE issuer_key_v5 RENAME TO issuer_key",
+        ]
+    }
+
     /// Version 2: each current revocation carries the number of the change that made it, so that a full
     /// snapshot can be served in pages ordered by it (see `RevocationLog.plan`).
     ///

@@ -50,6 +50,11 @@ public struct DOSIPASSignatureReport: Sendable {
     public var issuer: String
     /// The key id, `0` when the barcode states none.
     public var keyID: String
+    /// The UIC keys looked at for level 1 and what came of each when none matched (empty when the barcode names an
+    /// algorithm farecheck cannot check, or carries no level-1 signature); when one matched, the verdict tells them.
+    public var keys: [KeyConsideration] = []
+    /// The trial of the level-1 keys, for the verdict to complete `keys` once the ticket is read.
+    var trial: UICKeyTrial?
 }
 
 extension TicketVerifier {
@@ -88,16 +93,26 @@ extension TicketVerifier {
     /// `level 2 check` lines.
     public func verifyDOSIPAS(_ barcode: DOSIPASBarcode, at now: Date) throws(VerifierError) -> Verdict {
         let format = TicketFormat.uic9189
-        let report = try checkDOSIPASSignatures(barcode)
+        let report = try checkDOSIPASSignatures(barcode, at: now)
         let issuer = report.issuer
         let keyID = report.keyID
+        // Once level 1 matched, the keys are told with the issuing time of the (signed) ticket, when read.
+        var issuedAt: Date?
+        func withKeys(_ verdict: Verdict) -> Verdict {
+            guard let trial = report.trial else { return verdict }
+            var verdict = verdict
+            let issued = issuedAt
+            verdict.deferKeys { trial.considerations(issuedAt: issued).keys }
+            return verdict
+        }
         func verdict(
             _ kind: VerdictKind, _ reason: String, _ signature: SignatureStatus, ticket: Ticket? = nil,
             warnings: [VerdictWarning] = []
         ) -> Verdict {
-            Verdict(
-                kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
-                ticket: ticket, warnings: warnings, inspectedAt: now)
+            withKeys(
+                Verdict(
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
+                    ticket: ticket, warnings: warnings, inspectedAt: now, keys: report.keys))
         }
         func annotated(_ ticket: Ticket) -> Ticket {
             var ticket = ticket
@@ -114,10 +129,14 @@ extension TicketVerifier {
                 .invalid)
         case .unknownKey:
             let ticket = try? DOSIPAS.ticket(from: barcode, at: now)
+            let why =
+                report.keys.isEmpty
+                ? "No trusted key \(label) (security provider/key id); import the UIC key list."
+                : "No key in scope for this DOSIPAS barcode has \(label) (security provider/key id): "
+                    + report.keys.map { "\($0.issuer)/\($0.keyID) \($0.reason)" }.joined(separator: "; ")
+                    + ". Import the issuer's key for this kind of barcode."
             return verdict(
-                .unknownKey,
-                "No trusted key \(label) (security provider/key id); import the UIC key list. The ticket shown is "
-                    + "unverified.", .unknownKey, ticket: ticket.map(annotated))
+                .unknownKey, why + " The ticket shown is unverified.", .unknownKey, ticket: ticket.map(annotated))
         case .unsupported(let what):
             return verdict(.unsupported, sentence("the level-1 signature cannot be checked: \(what)"), .unsupported)
         case .invalid(let why):
@@ -160,8 +179,9 @@ extension TicketVerifier {
         }
         ticket = annotated(ticket)
         ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
+        issuedAt = ticket.issuedAt
 
-        var result = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        var result = withKeys(try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now)))
         // The ticket's own verdict first: an expired or revoked ticket is that, however fresh its barcode.
         guard result.kind == .valid else { return result }
         if let freshness {
@@ -214,50 +234,71 @@ extension TicketVerifier {
 
     /// Checks both signature levels of a barcode without judging the ticket.
     ///
+    /// Level 1 is tried with every UIC key of the security provider and key id that is in scope for a DOSIPAS
+    /// barcode (see `UICKeyScope`); it is `invalid` only when a key in scope, trusted when the ticket says it was
+    /// issued, fails; when none is, `unknownKey`, with every key and why in `keys`. `now` only places the
+    /// year-less dates of the (unverified) content read for that.
+    ///
     /// - Throws: `VerifierError` only when the key directory fails.
-    func checkDOSIPASSignatures(_ barcode: DOSIPASBarcode) throws(VerifierError) -> DOSIPASSignatureReport {
+    func checkDOSIPASSignatures(_ barcode: DOSIPASBarcode, at now: Date = Date()) throws(VerifierError)
+        -> DOSIPASSignatureReport
+    {
         let level1 = barcode.level1
         let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
         let keyID = String(level1.keyID ?? 0)
-        let key = try trustedKey(family: TicketFormat.uic9189.keyFamily, issuer: issuer, keyID: keyID)
-        var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: key, issuer: issuer, keyID: keyID)
-        guard let signature = barcode.level1Signature else {
-            report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
-            return report
-        }
-        if let key {
-            report.level1 = Self.checkLevel1(
-                signature, barcode.level1SignedBytes, key: key, named: level1.level1SigningAlgorithm)
-        } else {
-            report.level1 = .unknownKey
-        }
-        // Level 2 is judged whatever level 1 gave, so that the report tells both; it only counts behind a valid
+        var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: nil, issuer: issuer, keyID: keyID)
+        // Level 2 is judged whatever level 1 gives, so that the report tells both; it only counts behind a valid
         // level 1.
         report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
+        guard let signature = barcode.level1Signature else { return report }
+        let named = level1.level1SigningAlgorithm
+        let kinds: UICSignatureShape.KeyKinds
+        switch named {
+        case .ecdsa: kinds = .ecdsa
+        case .dsa: kinds = .dsa
+        case nil: kinds = .dsaOrECDSA
+        case .some(let other):
+            report.level1 = .unsupported("\(other)")
+            return report
+        }
+        let width =
+            SignatureIntegerWidth.of(signature, encoding: .der) ?? SignatureIntegerWidth.of(signature, encoding: .raw)
+        let shape = UICSignatureShape(kinds: kinds, integerWidth: width, named: named.map { "\($0)" })
+        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: .dosipas, shape: shape)
+        guard !candidates.isEmpty else {
+            report.level1 = .unknownKey
+            return report
+        }
+        let trial = UICKeyTrial(candidates, signature: signature, message: barcode.level1SignedBytes) {
+            Self.level1Schemes(for: $0, named: named)
+        }
+        if let (key, scheme) = trial.verified {
+            report.key = key
+            report.level1 = .valid("key \(key.issuer)/\(key.keyID), \(scheme)")
+            // `keys` without an issuing time: the verdict completes them once it has read the (signed) ticket.
+            report.trial = trial
+            return report
+        }
+        // Unsigned content, read only to tell which failed keys were trusted when the ticket says it was issued.
+        let (evidence, keys) = trial.considerations(issuedAt: try? DOSIPAS.ticket(from: barcode, at: now).issuedAt)
+        report.keys = keys
+        if evidence.isEmpty {
+            report.level1 = .unknownKey
+        } else {
+            let names = evidence.map { "key \($0.issuer)/\($0.keyID)" }.joined(separator: ", ")
+            report.level1 = .invalid("does not match \(names): the ticket was altered or forged")
+        }
         return report
     }
 
-    private static func checkLevel1(
-        _ signature: [UInt8], _ message: [UInt8], key: TrustedKey, named: DOSIPASSigningAlgorithm?
-    ) -> DOSIPASLevelResult {
-        let label = "key \(key.issuer)/\(key.keyID)"
-        let schemes: [SignatureScheme]
+    /// The level-1 schemes to try with `key`: those of the algorithm the barcode names, else the key list's text
+    /// and the hashes that fit the key, each in DER and then raw `r ‖ s`.
+    private static func level1Schemes(for key: TrustedKey, named: DOSIPASSigningAlgorithm?) -> [SignatureScheme] {
         if let named {
-            guard let fromName = candidateSchemes(for: named) else { return .unsupported("\(named)") }
-            guard fromName.contains(where: key.publicKey.supports) else {
-                return .invalid("claims \(named) but \(label) is a \(key.publicKey.kind) key")
-            }
-            schemes = fromName
-        } else {
-            // No algorithm in the barcode: the key list's text, then the hashes that fit the key.
-            let fromList = UICSignatureSchemes.candidates(for: key, form: .der)
-            schemes = fromList + fromList.map(Self.raw)
-            guard !schemes.isEmpty else { return .unsupported("\(label) is a \(key.publicKey.kind) key") }
+            return (candidateSchemes(for: named) ?? []).filter(key.publicKey.supports)
         }
-        for scheme in schemes where key.publicKey.isValidSignature(signature, for: message, scheme: scheme) {
-            return .valid("\(label), \(scheme)")
-        }
-        return .invalid("does not match \(label): the ticket was altered or forged")
+        let fromList = UICSignatureSchemes.candidates(for: key, form: .der)
+        return fromList + fromList.map(Self.raw)
     }
 
     /// Level 2 with the key level 1 carries, built through `keys` when given (a cache of keys already built).

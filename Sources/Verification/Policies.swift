@@ -30,27 +30,68 @@ private func describe(_ date: Date) -> String {
     date.formatted(.iso8601)
 }
 
-/// The signing key must be within its own validity window at inspection time.
+/// The signing key must be trusted for the ticket: within its own validity, and not marked forged.
+///
+/// A UIC key list entry's dates bound when the key may sign, so a UIC key is judged at the ticket's issuing time
+/// (a season ticket issued the day before its key's end date stays genuine all year); without an issuing time, and
+/// for the other families, at inspection time. The list's dates are whole days without a zone, so a UIC key covers
+/// its start day from 00:00 in the earliest zone (UTC+14) to its end day's 24:00 in the latest (UTC−12).
 public struct KeyValidityPolicy: TicketPolicy {
     public init() {}
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
-        if let notAfter = context.key.notAfter, context.now > notAfter {
-            let key = context.key
+        let key = context.key
+        if key.listing?.forged == true {
             return .fails(
-                .keyExpired,
+                .revoked,
                 reason:
-                    "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on \(describe(notAfter)).")
+                    "The signature matches key \(key.keyID) of \(key.issuer), but the UIC key list marks that key as "
+                    + "forged: anyone may have made this ticket.")
         }
-        if let notBefore = context.key.notBefore, context.now < notBefore {
-            let key = context.key
+        // A UIC key is judged when the ticket was issued; other keys (and a ticket without an issuing time) now.
+        let issued = key.family == .uic ? context.ticket.issuedAt : nil
+        let instant = issued ?? context.now
+        if let notAfter = key.notAfter, instant > notAfter.addingTimeInterval(Self.slack(key).after) {
+            let when = issued.map { ", before the ticket was issued (\(describe($0)))" } ?? ""
             return .fails(
                 .keyExpired,
-                reason:
-                    "The signature is genuine, but key \(key.keyID) of \(key.issuer) is only valid from \(describe(notBefore))."
-            )
+                reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on "
+                    + "\(describe(notAfter))\(when).")
+        }
+        if let notBefore = key.notBefore, instant < notBefore.addingTimeInterval(-Self.slack(key).before) {
+            let when = issued.map { ", after the ticket was issued (\(describe($0)))" } ?? ""
+            return .fails(
+                .keyExpired,
+                reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) is only valid from "
+                    + "\(describe(notBefore))\(when).")
         }
         return .meets
+    }
+
+    /// Why `key` is not trusted for a ticket issued at `issuedAt` (marked forged, or outside its validity then),
+    /// or `nil` when it is; for a UIC key's failed signature, whose failure then proves nothing.
+    static func distrust(of key: TrustedKey, issuedAt: Date?) -> String? {
+        if key.listing?.forged == true { return "marked forged in the key list" }
+        guard let issuedAt else { return nil }
+        let slack = slack(key)
+        let window = "valid \(day(key.notBefore)) to \(day(key.notAfter))"
+        if let notBefore = key.notBefore, issuedAt < notBefore.addingTimeInterval(-slack.before) {
+            return "\(window), not when the ticket says it was issued (\(describe(issuedAt)))"
+        }
+        if let notAfter = key.notAfter, issuedAt > notAfter.addingTimeInterval(slack.after) {
+            return "\(window), not when the ticket says it was issued (\(describe(issuedAt)))"
+        }
+        return nil
+    }
+
+    /// The slack around a UIC key's zone-less days: 14 h before the start, 12 h after the end; none otherwise.
+    private static func slack(_ key: TrustedKey) -> (before: TimeInterval, after: TimeInterval) {
+        key.family == .uic ? (14 * 3600, 12 * 3600) : (0, 0)
+    }
+
+    private static func day(_ date: Date?) -> String {
+        guard let date else { return "(open)" }
+        return String(describe(date).prefix(10))
     }
 }
 

@@ -20,26 +20,26 @@ extension TicketVerifier {
         }
         let keyID = String(keyNumber)
         let label = "\(issuer)/\(keyID)"
-        let key = try trustedKey(family: format.keyFamily, issuer: issuer, keyID: keyID)
-        guard let key else {
+        let ssbFrame = UICBarcodeFrame.ssb(version: frame.version)
+        let shape = UICSignatureShape(
+            kinds: .dsa, integerWidth: SignatureIntegerWidth.of(signature, encoding: form == .der ? .der : .raw))
+        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: ssbFrame, shape: shape)
+        guard !candidates.isEmpty else {
             return Verdict(
                 kind: .unknownKey,
                 reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's key.",
                 signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
         }
-        let schemes = SSBSignatureSchemes.candidates(for: key, form: form)
-        guard !schemes.isEmpty else {
-            return Verdict(
-                kind: .unsupported,
-                reason: "Key \(label) is a \(key.publicKey.kind) key, which ERA SSB tickets are not signed with.",
-                signature: .unsupported, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        let trial = UICKeyTrial(candidates, signature: signature, message: frame.signedData) {
+            SSBSignatureSchemes.candidates(for: $0, form: form)
         }
-        guard schemes.contains(where: { key.publicKey.isValidSignature(signature, for: frame.signedData, scheme: $0) })
-        else {
-            return Verdict(
-                kind: .invalidSignature,
-                reason: "The signature does not match key \(label): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+        guard let key = trial.verified?.key else {
+            // Unsigned fields, read only to tell which failed keys were trusted when the ticket says it was issued.
+            let issuedAt = try? ERASSB.ticket(from: SSBTicket(frame: frame), signatureForm: form, inspectedAt: now)
+                .issuedAt
+            return unmatchedVerdict(
+                trial, issuedAt: issuedAt, frame: ssbFrame, format: format, issuer: issuer, keyID: keyID, label: label,
+                at: now)
         }
         let ticket: Ticket
         let specimen: Bool
@@ -51,9 +51,12 @@ extension TicketVerifier {
             return Verdict(
                 kind: error.code == .unsupported ? .unsupported : .malformed,
                 reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
+                keys: trial.considerations(issuedAt: nil).keys)
         }
         var verdict = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        let issuedAt = ticket.issuedAt
+        verdict.deferKeys { trial.considerations(issuedAt: issuedAt).keys }
         if specimen {
             verdict.warnings.append(
                 VerdictWarning(code: "specimen", message: "The ticket is marked as a specimen (a test ticket)."))

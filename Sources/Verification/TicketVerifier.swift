@@ -194,32 +194,27 @@ public struct TicketVerifier: Sendable {
         let issuer = UICKeyList.normalizedCode(container.issuerCode)
         let keyID = UICKeyList.normalizedCode(container.keyID)
         let label = "\(container.issuerCode)/\(container.keyID)"
-        let key = try trustedKey(family: format.keyFamily, issuer: issuer, keyID: keyID)
-        guard let key else {
+        let frame = UICBarcodeFrame.container(version: container.version)
+        let encoding: SignatureEncoding = container.signatureForm == .der ? .der : .raw
+        let shape = UICSignatureShape(
+            kinds: .dsaOrECDSA, integerWidth: SignatureIntegerWidth.of(container.signature, encoding: encoding))
+        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: frame, shape: shape)
+        guard !candidates.isEmpty else {
             return Verdict(
                 kind: .unknownKey,
                 reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's certificate.",
                 signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
-        let schemes = UICSignatureSchemes.candidates(for: key, form: container.signatureForm)
-        guard !schemes.isEmpty else {
-            return Verdict(
-                kind: .unsupported,
-                reason: "Key \(label) is a \(key.publicKey.kind) key, which UIC 918.3 tickets are not signed with.",
-                signature: .unsupported, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
-            )
+        let trial = UICKeyTrial(candidates, signature: container.signature, message: container.signedData) {
+            UICSignatureSchemes.candidates(for: $0, form: container.signatureForm)
         }
-        guard
-            schemes.contains(where: {
-                key.publicKey.isValidSignature(container.signature, for: container.signedData, scheme: $0)
-            })
-        else {
-            return Verdict(
-                kind: .invalidSignature,
-                reason: "The signature does not match key \(label): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
-            )
+        guard let key = trial.verified?.key else {
+            // Unsigned data, read only to tell which failed keys were trusted when the ticket says it was issued.
+            let issuedAt = try? UIC918_3.ticket(from: container).issuedAt
+            return unmatchedVerdict(
+                trial, issuedAt: issuedAt, frame: frame, format: format, issuer: issuer, keyID: keyID, label: label,
+                at: now)
         }
         var ticket: Ticket
         do {
@@ -228,12 +223,16 @@ public struct TicketVerifier: Sendable {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
+                keys: trial.considerations(issuedAt: nil).keys
             )
         }
         // Revocations and display use the normalised issuer code (`80` = `0080`).
         ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
-        return try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        var verdict = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        let issuedAt = ticket.issuedAt
+        verdict.deferKeys { trial.considerations(issuedAt: issuedAt).keys }
+        return verdict
     }
 
     func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)

@@ -19,10 +19,13 @@ public struct TrustedKey: Sendable {
     public var notBefore: Date?
     /// End of the key's validity, if limited.
     public var notAfter: Date?
+    /// What the UIC key list says the key is for (UIC keys from the list or a key bundle); `nil` for a key added
+    /// by hand and for other families.
+    public var listing: UICKeyListing?
 
     public init(
         family: KeyFamily, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
-        notBefore: Date? = nil, notAfter: Date? = nil
+        notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil
     ) {
         self.family = family
         self.issuer = issuer
@@ -31,6 +34,7 @@ public struct TrustedKey: Sendable {
         self.publicKey = publicKey
         self.notBefore = notBefore
         self.notAfter = notAfter
+        self.listing = listing
     }
 }
 
@@ -52,6 +56,11 @@ public protocol KeyDirectory: Sendable {
     /// The key of `family` with identifier `keyID`; `issuer` narrows the search for families whose
     /// key ids are only unique per issuer (UIC). Throws only when the directory itself fails.
     func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey?
+
+    /// Every key of `family` with identifier `keyID` of `issuer`: the UIC key list may hold several for one issuer
+    /// and id (issuers reuse an id for different kinds of barcode), each judged for the barcode at hand. Throws
+    /// only when the directory itself fails.
+    func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey]
 }
 
 /// Where the verifier learns about revoked tickets and keys.
@@ -119,6 +128,10 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
         guard let candidates = keys[KeyIndex(family: family, keyID: keyID)] else { return nil }
         guard let issuer else { return candidates.first }
         return candidates.first { $0.issuer == issuer }
+    }
+
+    public func keys(family: KeyFamily, issuer: String, keyID: String) -> [TrustedKey] {
+        keys[KeyIndex(family: family, keyID: keyID)]?.filter { $0.issuer == issuer } ?? []
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) -> Revocation? {

@@ -55,6 +55,15 @@ struct Keys: AsyncParsableCommand {
             help: "With --format uic: what the key signs, as the UIC key list's versionType says (TLB, FCB, DOS, SSB).")
         var versionType: String?
 
+        @Option(
+            name: .customLong("barcode-version"),
+            help: """
+                With --format uic: the barcode version the key signs, as the UIC key list's barcodeVersion says \
+                (1 or 2: the #UT container version; 3 with FCB or DOS: DOSIPAS). Validators try a key only on the \
+                barcodes its versionType and barcode version name (see the README's "Key scope").
+                """)
+        var barcodeVersion: String?
+
         @Flag(help: "With --format vdv: pin the certificate on validators as a VDV root (it must be self-signed).")
         var root = false
 
@@ -96,6 +105,7 @@ struct Keys: AsyncParsableCommand {
                 throw ServerError(code: .invalidInput, message: "--issuer is required for --format \(format).")
             }
             let versionType = try checkedVersionType(wireFormat)
+            let barcodeVersion = try checkedBarcodeVersion(wireFormat)
             let bytes = try readFile()
             let material: KeyMaterial
             do {
@@ -115,26 +125,27 @@ struct Keys: AsyncParsableCommand {
             }
             return BundleKey(
                 format: wireFormat, issuer: issuer, keyID: keyID,
-                algorithm: algorithm ?? (wireFormat == KeyFamily.fc1.wireName ? Self.fc1Algorithm(of: publicKey.kind) : nil),
+                algorithm: algorithm
+                    ?? (wireFormat == KeyFamily.fc1.wireName ? Self.fc1Algorithm(of: publicKey.kind) : nil),
                 spki: publicKey.spkiDER,
                 notBefore: try notBefore.map { text throws(ServerError) in try parseDate(text, option: "--not-before") }
                     ?? material.certificate?.notBefore,
                 notAfter: try notAfter.map { text throws(ServerError) in try parseDate(text, option: "--not-after") }
                     ?? material.certificate?.notAfter,
-                versionType: versionType)
+                versionType: versionType, barcodeVersion: barcodeVersion)
         }
 
         /// A VDV CA certificate as a bundle key, checked by the rules `farecheck keys import --vdv-root` and
         /// `--vdv` apply: a root must be self-signed; a sub-CA must chain to one of the roots among `roots` (the
         /// server's keys), or with `--trust-unsigned` be a bare body (naming such a root when there is one).
         func vdvKey(roots: [BundleKey]) throws(ServerError) -> BundleKey {
-            if issuer != nil || kid != nil || algorithm != nil || versionType != nil || notBefore != nil
-                || notAfter != nil
+            if issuer != nil || kid != nil || algorithm != nil || versionType != nil || barcodeVersion != nil
+                || notBefore != nil || notAfter != nil
             {
                 throw ServerError(
                     code: .invalidInput,
                     message: "A VDV certificate names itself (CHR), its CA (CAR) and its end date: leave out --issuer, "
-                        + "--kid, --algorithm, --version-type, --not-before and --not-after.")
+                        + "--kid, --algorithm, --version-type, --barcode-version, --not-before and --not-after.")
             }
             let bytes = try readFile()
             let authority: VDVAuthority
@@ -185,6 +196,20 @@ struct Keys: AsyncParsableCommand {
                     code: .invalidInput, message: "--version-type \(versionType): expected a word such as DOS or FCB.")
             }
             return trimmed
+        }
+
+        /// `--barcode-version`, checked: UIC only, a small number.
+        func checkedBarcodeVersion(_ wireFormat: String) throws(ServerError) -> String? {
+            guard let barcodeVersion else { return nil }
+            guard wireFormat == KeyFamily.uic.wireName else {
+                throw ServerError(code: .invalidInput, message: "--barcode-version goes with --format uic.")
+            }
+            guard let number = Int(barcodeVersion), (1...99).contains(number) else {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "--barcode-version \(barcodeVersion): expected a number such as 1 or 2.")
+            }
+            return String(number)
         }
 
         private func readFile() throws(ServerError) -> [UInt8] {

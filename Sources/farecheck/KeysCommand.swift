@@ -111,9 +111,29 @@ struct KeysCommand: AsyncParsableCommand {
             String?
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(
+            name: .customLong("version-type"),
+            help: """
+                For a UIC key: what it signs, as the UIC key list's versionType says (TLB, FCB, DOS, SSB). Without \
+                it (and --barcode-version) the key is tried on every UIC barcode its algorithm fits.
+                """)
+        var versionType: String?
+        @Option(
+            name: .customLong("barcode-version"),
+            help: "For a UIC key: the barcode version it signs, as the key list's barcodeVersion says (1, 2, 3).")
+        var barcodeVersion: String?
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            if versionType != nil || barcodeVersion != nil {
+                guard file != nil, let issuer, UICKeyList.isRICSCode(issuer) else {
+                    throw ValidationError(
+                        "--version-type and --barcode-version scope a UIC key file (with a RICS code as --issuer)")
+                }
+                if let barcodeVersion, Int(barcodeVersion) == nil {
+                    throw ValidationError("--barcode-version must be a number such as 1 or 2, not \(barcodeVersion)")
+                }
+            }
             if vdvRoot != nil || !vdvCertificates.isEmpty {
                 guard file == nil, uicXML == nil else {
                     throw ValidationError("--vdv-root and --vdv import VDV certificates; give them without a key FILE")
@@ -197,13 +217,16 @@ struct KeysCommand: AsyncParsableCommand {
                     "\(file ?? ""): a \(material.publicKey.kind) key does not sign UIC 918.3 tickets (DSA or ECDSA P-256)"
                 )
             }
+            // Scoped by hand like a key list entry when either is given; else tried on every barcode it fits.
+            let scoped = versionType != nil || barcodeVersion != nil
             return KeyRecord(
                 family: .uic, issuer: UICKeyList.normalizedCode(issuer),
                 keyID: UICKeyList.normalizedCode(kid),
                 algorithm: alg, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
-                source: ((file ?? "") as NSString).lastPathComponent
+                source: ((file ?? "") as NSString).lastPathComponent,
+                versionType: scoped ? (versionType ?? "") : nil, barcodeVersion: scoped ? (barcodeVersion ?? "") : nil
             )
         }
 
@@ -292,6 +315,14 @@ struct KeysCommand: AsyncParsableCommand {
             var issuer: String
             var issuerName: String?
             var versionType: String?
+            /// UIC: the key list's barcodeVersion.
+            var barcodeVersion: String?
+            /// UIC: the key list marks the key as forged.
+            var forged: Bool?
+            /// UIC: the product owners the key may sign for.
+            var allowedProductOwnerCodes: [String]?
+            /// UIC: which barcodes the key is tried on, and how a failure counts (see the README's "Key scope").
+            var scope: String?
             var kid: String
             var algorithm: String?
             var keyType: String
@@ -326,16 +357,24 @@ struct KeysCommand: AsyncParsableCommand {
                     keyType: authority.map { "RSA \($0.key.bits)" } ?? "unreadable", notBefore: nil,
                     notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false)
             }
-            let rows = vdvRows + records.map { record in
-                Row(
-                    format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
-                    versionType: record.versionType,
-                    kid: record.keyID, algorithm: record.algorithm,
-                    keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
-                    notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
-                    revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)")
-                )
-            }
+            let rows =
+                vdvRows
+                + records.map { record in
+                    let publicKey = try? PublicKey(spkiDER: record.spki)
+                    let isUIC = record.family == .uic
+                    return Row(
+                        format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
+                        versionType: record.versionType, barcodeVersion: record.barcodeVersion,
+                        forged: isUIC ? record.forged : nil,
+                        allowedProductOwnerCodes: isUIC && !record.allowedProductOwners.isEmpty
+                            ? record.allowedProductOwners : nil,
+                        scope: isUIC ? publicKey.map { UICKeyScope.summary(for: record.trustedKey($0)) } : nil,
+                        kid: record.keyID, algorithm: record.algorithm,
+                        keyType: publicKey.map { "\($0.kind)" } ?? "unreadable",
+                        notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
+                        revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)")
+                    )
+                }
             if json {
                 rows.forEach { printLine(jsonLine($0)) }
                 return
@@ -351,10 +390,16 @@ struct KeysCommand: AsyncParsableCommand {
                     window = " valid \(row.notBefore?.iso8601 ?? "…") .. \(row.notAfter?.iso8601 ?? "…")"
                 }
                 let name = row.issuerName.map { " (\($0))" } ?? ""
-                let version = row.versionType.map { " \($0)" } ?? ""
+                var version = row.versionType.map { " \($0.isEmpty ? "(no versionType)" : $0)" } ?? ""
+                if let barcodeVersion = row.barcodeVersion {
+                    version += barcodeVersion.isEmpty ? " (no barcode version)" : " v\(barcodeVersion)"
+                }
+                let forged = row.forged == true ? " FORGED" : ""
+                let owners = row.allowedProductOwnerCodes.map { " owners \($0.joined(separator: ","))" } ?? ""
                 printLine(
-                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]"
+                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(owners)\(row.revoked ? " REVOKED" : "")\(forged) [\(row.source)]"
                 )
+                if let scope = row.scope { printLine("    \(scope)") }
             }
         }
     }

@@ -67,6 +67,12 @@ struct VerifyCommand: AsyncParsableCommand {
         name: .customLong("show-fcb"),
         help: "Print every decoded FCB field (a UIC ticket's U_FLEX record), nested, as JSON.")
     var showFCB = false
+    @Flag(
+        help: """
+            Say how the verdict was reached: every UIC key with the ticket's issuer and key id, whether it is in \
+            scope for this barcode, and what came of it (the JSON always has them, as "keys").
+            """)
+    var explain = false
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var store: StoreOptions
 
@@ -128,6 +134,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 printLine(line)
             } else {
                 printLine(report.text)
+                if explain { printLine(report.explanation) }
                 if showLayout {
                     printLine(layout.map(Self.boxed) ?? "  (no U_TLAY layout in this ticket)")
                 }
@@ -199,6 +206,8 @@ struct VerdictReport: Encodable {
     var expected: String?
     /// The U_TLAY layout as text lines, with `--show-layout`.
     var layout: [String]?
+    /// The UIC keys looked at and what came of each (absent when none were: other formats, no key at all).
+    var keys: [KeyConsideration]?
 
     struct Detail: Encodable {
         var label: String
@@ -238,6 +247,20 @@ struct VerdictReport: Encodable {
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
         self.inspectedAt = verdict.inspectedAt
+        self.keys = verdict.keys.isEmpty ? nil : verdict.keys
+    }
+
+    /// How the verdict was reached, for `verify --explain`: the keys looked at, one line each.
+    var explanation: String {
+        guard let keys else {
+            return "  keys       none judged for scope (only UIC key list keys are: UIC 918.3, DOSIPAS, SSB)"
+        }
+        var lines = ["  keys considered:"]
+        for key in keys {
+            lines.append("    \(key.issuer)/\(key.keyID) \(key.outcome.rawValue.uppercased()): \(key.reason)")
+            lines.append("      \(key.listing)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The verdict for a person: the answer first, then what to check.

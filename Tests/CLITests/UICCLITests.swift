@@ -1,5 +1,5 @@
-import TestSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// The UIC fixtures, as copied into the verification tests' resources.
@@ -55,9 +55,10 @@ struct UICCLITests {
         let later = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2023-06-01T12:00:00Z"])
         #expect(later.status == 1)
         #expect(later.text.hasPrefix("EXPIRED"), "\(later.text)")
+        // Today the key has expired too, but it was valid when the ticket was issued: the ticket's own end decides.
         let today = try bench.farecheck(["verify", "--payload-file", ticket])
         #expect(today.status == 1)
-        #expect(today.text.hasPrefix("KEY-EXPIRED"))
+        #expect(today.text.hasPrefix("EXPIRED"), "\(today.text)")
         #expect(today.text.contains("signature  valid"))
         #expect(today.text.contains("header version 02"))
         #expect(today.text.contains("U_FLEX 13 185"))
@@ -114,13 +115,16 @@ struct UICCLITests {
         let open = try #require((documents.first?["ticket"] as? [String: Any])?["openTicket"] as? [String: Any])
         #expect(open["validUntilDay"] as? Int == 2 && open["productIdIA5"] as? String == "Fahrkarte")
 
-        let text = try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2025-06-01T12:00:00Z", "--show-fcb"])
+        let text = try bench.farecheck([
+            "verify", "--payload-file", ticket, "--at", "2025-06-01T12:00:00Z", "--show-fcb",
+        ])
         #expect(text.status == 1)
         #expect(text.text.hasPrefix("EXPIRED"))
         #expect(text.text.contains("\"tariffDesc\":\"Deutschland-Ticket\""))
     }
 
-    @Test("both UIC key lists in one store: the older list's expired DB keys stay, and a DB sample today is key-expired")
+    @Test(
+        "both UIC key lists in one store: the older list's expired DB keys stay and vouch for the tickets they signed")
     func bothKeyLists() throws {
         let db = repositoryRoot + "/Tests/VerificationTests/Resources/uic-918-9-db"
         for list in ["uic-publickeys-2026-02.xml", "uic-publickeys-historic.xml"] {
@@ -132,7 +136,65 @@ struct UICCLITests {
         #expect(keys.contains { $0["issuer"] as? String == "3703" && $0["kid"] as? String == "7" })
         let sample = "\(db)/Muster-918-9-Laenderticket-Bayern.bin"
         let today = try #require(try bench.farecheck(["verify", "--payload-file", sample, "--json"]).jsonLines.first)
-        #expect(today["verdict"] as? String == "key-expired")
+        #expect(today["verdict"] as? String == "expired")
         #expect(today["signature"] as? String == "valid")
+        let keysJudged = try #require(today["keys"] as? [[String: Any]])
+        #expect(keysJudged.first?["outcome"] as? String == "verified")
+        #expect((keysJudged.first?["listing"] as? String)?.hasPrefix("FCB, barcode version 1") == true)
+    }
+
+    @Test("key scope: keys with the ticket's issuer and id listed for other barcodes are named, never make it forged")
+    func keyScope() throws {
+        // Two keys of our own with the city ticket's issuer and key id (0080/00007): one listed for DOSIPAS, one for
+        // SSB, as an issuer that reuses a key id would list them. The ticket's own key is not in the list.
+        var entries = ""
+        for (name, versionType, version, algorithm) in [
+            ("ec", "DOS", "2", "SHA256withECDSA"), ("dsa", "SSB", "3", "SHA1withDSA(1024,160)"),
+        ] {
+            let generate =
+                name == "ec"
+                ? "openssl ecparam -name prime256v1 -genkey -noout -out \(name).key"
+                : "openssl dsaparam -genkey -out \(name).key 1024"
+            #expect(try bench.shell(generate + " 2>/dev/null").status == 0)
+            let spki = try bench.shell("openssl pkey -in \(name).key -pubout -outform DER | base64 -w0")
+            entries += """
+                <key><issuerName>Test</issuerName><issuerCode>80</issuerCode><versionType>\(versionType)</versionType>\
+                <signatureAlgorithm>\(algorithm)</signatureAlgorithm><id>7</id><publicKey>\(spki.text)</publicKey>\
+                <barcodeVersion>\(version)</barcodeVersion><startDate>2015-01-01</startDate><endDate>2030-12-31</endDate>\
+                <keyForged/></key>
+                """
+        }
+        let list = bench.directory + "/colliding-keys.xml"
+        try Data(("<keys>" + entries + "</keys>").utf8).write(to: URL(fileURLWithPath: list))
+        #expect(try bench.farecheck(["keys", "import", "--uic-xml", list]).status == 0)
+        let keys = try bench.farecheck(["keys", "list"])
+        #expect(keys.text.contains("in scope for DOSIPAS; not for #UT01, #UT02, SSB version 3"), "\(keys.text)")
+        #expect(keys.text.contains("in scope for SSB version 3; not for #UT01, #UT02, DOSIPAS"), "\(keys.text)")
+
+        let ticket = "\(uicFixtures)/db-city-mobil-v1-sha1.bin"
+        let run = try bench.farecheck([
+            "verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--explain",
+        ])
+        #expect(run.status == 1)
+        #expect(run.text.hasPrefix("UNKNOWN-KEY  No key in scope for this #UT01 barcode has 0080/00007"), "\(run.text)")
+        #expect(run.text.contains("80/7 SKIPPED: listed for DOSIPAS barcodes (DOS), not #UT01"), "\(run.text)")
+        #expect(run.text.contains("80/7 SKIPPED: listed for SSB barcodes, not #UT01"))
+        let json = try #require(
+            try bench.farecheck(["verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--json"])
+                .jsonLines.first)
+        #expect(json["verdict"] as? String == "unknown-key")
+        #expect((json["keys"] as? [[String: Any]])?.count == 2)
+
+        // The ticket's own key, by hand: valid, the two others still named as skipped.
+        #expect(
+            try bench.farecheck([
+                "keys", "import", "\(uicFixtures)/0080-00007.pem", "--issuer", "0080", "--kid", "00007",
+            ]).status == 0)
+        let valid = try bench.farecheck([
+            "verify", "--payload-file", ticket, "--at", "2021-01-11T12:00:00Z", "--explain",
+        ])
+        #expect(valid.status == 0, "\(valid.text)")
+        #expect(valid.text.contains("80/7 VERIFIED: the signature matches"))
+        #expect(valid.text.contains("no key list entry (added by hand)"))
     }
 }

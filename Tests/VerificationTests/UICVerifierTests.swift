@@ -44,7 +44,9 @@ struct UICVerifierTests {
         try TicketVerifier(trust: trust, clock: FixedClock(instant)).verify(payload)
     }
 
-    @Test("the DB samples verify inside their key windows, and give key-expired (signature valid) today")
+    @Test(
+        "the DB samples verify inside their windows; today they are expired (signature valid): the keys were valid when they were issued"
+    )
     func samples() throws {
         let cases: [(String, Date, String, String)] = [
             (UICFixtures.cityMobil, date("2021-01-11T12:00:00Z"), "80", "7"),
@@ -61,7 +63,7 @@ struct UICVerifierTests {
             #expect(then.issuer == issuer)
             #expect(then.keyID == keyID)
             let today = try TicketVerifier(trust: trust).verify(payload)
-            #expect(today.kind == .keyExpired, "\(file): \(today.reason)")
+            #expect(today.kind == .expired, "\(file): \(today.reason)")
             #expect(today.signature == .valid)
         }
     }
@@ -206,18 +208,21 @@ struct UICTestIssuer {
     var issuerCode = "1080"
     var keyID = "00042"
 
-    func trustedKey(notAfter: Date? = nil) -> TrustedKey {
+    func trustedKey(notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil) -> TrustedKey {
         TrustedKey(
             family: .uic, issuer: UICKeyList.normalizedCode(issuerCode),
             keyID: UICKeyList.normalizedCode(keyID),
-            algorithm: algorithmText, publicKey: privateKey.publicKey, notAfter: notAfter
+            algorithm: algorithmText, publicKey: privateKey.publicKey, notBefore: notBefore, notAfter: notAfter,
+            listing: listing
         )
     }
 
-    func ticket(version: Int, from: UICDay, until: UICDay, form: UICSignatureForm? = nil, fieldLength: Int? = nil)
-        throws -> [UInt8]
-    {
-        let head = UICHead(issuerCode: issuerCode, ticketKey: "TEST-\(version)", issuedAt: date("2026-01-01T08:00:00Z"))
+    /// A ticket valid `from` … `until`, issued at `issuedAt` (U_HEAD), signed with this issuer's key.
+    func ticket(
+        version: Int, from: UICDay, until: UICDay, form: UICSignatureForm? = nil, fieldLength: Int? = nil,
+        issuedAt: Date = date("2026-01-01T08:00:00Z")
+    ) throws -> [UInt8] {
+        let head = UICHead(issuerCode: issuerCode, ticketKey: "TEST-\(version)", issuedAt: issuedAt)
         let bl = UIC0080BL(
             validityBlocks: [.init(firstDay: from, lastDay: until, serial: "0000000001")],
             fields: [
@@ -293,15 +298,26 @@ struct UICGeneratedTicketTests {
         }
     }
 
-    @Test("a key past its end date gives key-expired with the signature valid, not invalid-signature")
+    @Test("a ticket issued after its key's end date gives key-expired with the signature valid, not invalid-signature")
     func keyExpired() throws {
         let issuer = Self.issuers[0].1
         var trust = TrustSnapshot()
-        trust.add(issuer.trustedKey(notAfter: date("2026-02-01T00:00:00Z")))
+        trust.add(issuer.trustedKey(notAfter: date("2025-12-01T23:59:59Z")))
         let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
             try issuer.ticket(version: 1, from: from, until: until))
         #expect(verdict.kind == .keyExpired)
         #expect(verdict.signature == .valid)
+        #expect(verdict.reason.contains("before the ticket was issued (2026-01-01T08:00:00Z)"), "\(verdict.reason)")
+    }
+
+    @Test("a key that ended after the ticket was issued still vouches for it: a season ticket outlives its key")
+    func keyEndedAfterIssuing() throws {
+        let issuer = Self.issuers[0].1
+        var trust = TrustSnapshot()
+        trust.add(issuer.trustedKey(notAfter: date("2026-02-01T23:59:59Z")))
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
+            try issuer.ticket(version: 1, from: from, until: until))
+        #expect(verdict.kind == .valid, "\(verdict.reason)")
     }
 
     @Test("a key of another issuer with the same key id does not verify the ticket")

@@ -275,12 +275,16 @@ struct VerifierTests {
         struct BrokenDirectory: KeyDirectory, RevocationList {
             struct Gone: Error {}
             func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? { throw Gone() }
+            func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] { throw Gone() }
             func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? { throw Gone() }
             func revocation(ofKey key: TrustedKey) throws -> Revocation? { throw Gone() }
         }
         let broken = BrokenDirectory()
         let check = TicketVerifier(keys: broken, revocations: broken, clock: FixedClock(inspection))
         #expect(throws: VerifierError.self) { try check.verify(try TestIssuer.es256.payload(dayTicket())) }
+        // UIC keys are looked up by issuer and id, all of them: that lookup's failure is the verifier's too.
+        let uic = try UICFixtures.bytes(UICFixtures.cityMobil)
+        #expect(throws: VerifierError.self) { try check.verify(uic) }
         // A payload that is rejected before any lookup still gets its verdict.
         #expect(try check.verify(Array("nonsense".utf8)).kind == .unsupported)
     }
