@@ -144,7 +144,19 @@ public enum UICKeyScope: Sendable, Hashable {
     /// Judges `key` for a barcode of `frame` whose signature has `shape`.
     static func judge(_ key: TrustedKey, frame: UICBarcodeFrame, shape: UICSignatureShape) -> UICKeyScope {
         // What the list says first (it names the key's purpose), then whether the key can have made the signature.
-        let listed = judge(key.listing, frame: frame)
+        var listed = judge(key.listing, frame: frame)
+        // An entry whose barcodeVersion names a container its own key cannot sign (a DSA-2048 key listed for #UT01,
+        // whose 50-byte field holds no such signature) contradicts itself: its barcodeVersion is not taken at its
+        // word, and the key is tried on the container it can sign, a failure not counted.
+        if case .outOfScope = listed, case .container = frame, let listing = key.listing,
+            [.ticketLayoutBarcode, .flexibleContentBarcode].contains(listing.purpose),
+            listing.barcodeVersionNumber == 1,
+            algorithmMisfit(key, frame: .container(version: 1), shape: UICSignatureShape(kinds: .dsaOrECDSA)) != nil
+        {
+            listed = .uncertain(
+                "listed for #UT01 (barcodeVersion 1), which a \(key.publicKey.kind) key cannot sign: the entry "
+                    + "contradicts itself")
+        }
         if case .outOfScope = listed { return listed }
         if let misfit = algorithmMisfit(key, frame: frame, shape: shape) { return .outOfScope(misfit) }
         return listed

@@ -120,6 +120,43 @@ struct InspectorPageBrowserTests {
           && document.documentElement.scrollWidth <= window.innerWidth
         """
 
+    /// A genuine ticket whose own key is missing while a key with its issuer and id, listed for DOSIPAS, is held:
+    /// the page says unknown key, and opens "Keys checked" to say why that key did not count.
+    @Test func anUnknownKeyVerdictShowsTheKeysCheckedAndWhy() async throws {
+        let bench = try EndpointBench(loginRequired: false)
+        let payload = Array(
+            try Data(
+                contentsOf: URL(
+                    fileURLWithPath: repositoryRoot + "/Tests/VerificationTests/Resources/uic/db-city-mobil-v1-sha1.bin"
+                )))
+        var trust = TrustSnapshot()
+        trust.add(
+            TrustedKey(
+                family: .uic, issuer: "80", keyID: "7", algorithm: "SHA256withECDSA",
+                publicKey: try PrivateKey.generate(.ecP256).publicKey,
+                listing: UICKeyListing(versionType: "DOS", barcodeVersion: "2")))
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(Date(timeIntervalSince1970: 1_610_366_400)))
+            .verify(payload)
+        #expect(verdict.kind == .unknownKey, "\(verdict.reason)")
+        let inspection = Inspection(
+            source: "front-door", symbology: .aztec, payloadByteCount: payload.count, payloadDigest: [],
+            verdict: verdict)
+        bench.hub.publish(VerdictEvent(inspection).published)
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 360, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 360, height: 640)
+            try await browser.waitUntil(Self.verdictShown)
+            #expect(try await browser.evaluate("document.getElementById('keys').open") as? Bool == true)
+            let shown = try await browser.evaluate("document.getElementById('keys-list').textContent") as? String
+            #expect(
+                shown?.contains("80/7 \u{2014} skipped: listed for DOSIPAS barcodes (DOS), not #UT01") == true,
+                "\(String(describing: shown))")
+            #expect(shown?.contains("DOS, barcode version 2, SHA256withECDSA; ECDSA P-256") == true)
+            #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true)
+            Self.keep(try await browser.screenshot(), as: "inspector-unknown-key-360.png")
+        }
+    }
+
     @Test func aUFlexTicketOnAPhoneShowsHolderAndValidityWithoutBreakingAWord() async throws {
         let bench = try EndpointBench(loginRequired: false)
         let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
@@ -149,7 +186,8 @@ struct InspectorPageBrowserTests {
             #expect(dom.contains("Open ticket: 2nd class, 1 adult"))
             #expect(dom.contains("QWXY3BTA"))
             let shownWindow = try await browser.evaluate(
-                "[...document.querySelectorAll('#facts dt')].find(t => t.textContent === 'Valid').nextSibling.textContent")
+                "[...document.querySelectorAll('#facts dt')].find(t => t.textContent === 'Valid').nextSibling.textContent"
+            )
             #expect((shownWindow as? String)?.contains("2025") == true, "\(String(describing: shownWindow))")
             // The printed layout is there to compare with the paper, folded away.
             #expect(dom.contains("Gültig vom 01.02.2025 bis 01.03.2025"))
@@ -164,7 +202,9 @@ struct InspectorPageBrowserTests {
                 let word = kind.rawValue.replacingOccurrences(of: "-", with: " ")
                 try await browser.waitUntil("document.getElementById('verdict-word').textContent === '\(word)'")
                 #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true, "\(word) is broken")
-                if kind == .invalidSignature { Self.keep(try await browser.screenshot(), as: "inspector-invalid-360.png") }
+                if kind == .invalidSignature {
+                    Self.keep(try await browser.screenshot(), as: "inspector-invalid-360.png")
+                }
             }
             try await browser.quit()
         }

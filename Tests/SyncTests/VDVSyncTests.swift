@@ -181,6 +181,40 @@ struct VDVSyncTests {
         #expect(fc1["versionType"] == nil)
     }
 
+    @Test("one UIC key id listed for #UT01 and for DOSIPAS travels as two keys, each with its scope, into keys list")
+    func scopedKeys() async throws {
+        let bench = try SyncBench()
+        let refused = try bench.server.adminRun([
+            "keys", "add", "--issuer", "demo-transit", "--barcode-version", "1", SyncBench.eddsaPublic,
+        ])
+        #expect(refused.status == 2 && refused.stderr.contains("--barcode-version goes with --format uic"))
+        // A DSA-1024 key for #UT01 (FCB, barcode version 1) and a P-256 key for DOSIPAS, under one key id.
+        let dsa = bench.validator.directory + "/dsa.pem"
+        #expect(
+            try bench.validator.shell(
+                "openssl genpkey -genparam -algorithm DSA -pkeyopt dsa_paramgen_bits:1024 "
+                    + "-pkeyopt dsa_paramgen_q_bits:160 -out dsa-params.pem && openssl genpkey -paramfile dsa-params.pem "
+                    + "-out dsa.key && openssl pkey -in dsa.key -pubout -out \(dsa)"
+            ).status == 0)
+        for (versionType, version, file) in [("FCB", "1", dsa), ("DOS", "2", SyncBench.es256Public)] {
+            try bench.server.admin([
+                "keys", "add", "--format", "uic", "--issuer", "1080", "--kid", "00007", "--version-type", versionType,
+                "--barcode-version", version, file,
+            ])
+        }
+        try bench.server.admin(["keys", "publish", "--anchor-key", ReferenceServer.demoAnchorKey])
+        _ = try await bench.round()
+        let run = try bench.validator.farecheck(["keys", "list", "--json", "--db", bench.validator.db])
+        let uic = run.jsonLines.filter { $0["format"] as? String == KeyFamily.uic.storeName }
+        #expect(uic.count == 2)
+        let fcb = try #require(uic.first { $0["versionType"] as? String == "FCB" })
+        #expect(fcb["barcodeVersion"] as? String == "1")
+        #expect((fcb["scope"] as? String)?.hasPrefix("in scope for #UT01; tried") == true, "\(fcb)")
+        let dos = try #require(uic.first { $0["versionType"] as? String == "DOS" })
+        #expect(dos["barcodeVersion"] as? String == "2")
+        #expect(dos["scope"] as? String == "in scope for DOSIPAS; not for #UT01, #UT02, SSB version 3", "\(dos)")
+    }
+
     @Test("a bundle as an older server wrote it (no versionType, certificate or root; an unknown format) applies")
     func olderBundle() async throws {
         let bench = try SyncBench()

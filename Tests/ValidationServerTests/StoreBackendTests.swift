@@ -75,6 +75,31 @@ struct StoreBackendTests {
     }
 
     @Test(
+        "one UIC issuer and key id listed for two kinds of barcode are two keys, with keyForged and product owners",
+        arguments: Backend.available)
+    func scopedKeys(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        try await bench.withStore { store in
+            let container = BundleKey(
+                format: "uic", issuer: "1080", keyID: "7", algorithm: "SHA1withDSA", spki: [0x30, 0x01],
+                versionType: "FCB", barcodeVersion: "1", allowedProductOwnerCodes: ["1080", "1184"])
+            let dosipas = BundleKey(
+                format: "uic", issuer: "1080", keyID: "7", algorithm: "SHA256withECDSA", spki: [0x30, 0x02],
+                versionType: "DOS", barcodeVersion: "2", keyForged: true)
+            try await store.putIssuerKey(container, at: revokedAt)
+            try await store.putIssuerKey(dosipas, at: revokedAt)
+            #expect(try await store.issuerKeys() == [dosipas, container])
+            // The same listing again replaces only its own key.
+            var renewed = container
+            renewed.spki = [0x30, 0x03]
+            try await store.putIssuerKey(renewed, at: revokedAt)
+            #expect(try await store.issuerKeys() == [dosipas, renewed])
+            #expect(try await store.removeIssuerKey(KeyReference(format: "uic", issuer: "1080", keyID: "7")))
+            #expect(try await store.issuerKeys().isEmpty)
+        }
+    }
+
+    @Test(
         "text holding U+0000 is refused as invalid input on both (PostgreSQL failed with a storage error)",
         arguments: Backend.available)
     func nulCharacters(backend: Backend) async throws {

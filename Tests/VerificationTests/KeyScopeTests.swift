@@ -113,6 +113,17 @@ struct KeyScopeTests {
             v1, [colliding(Self.dsa2048, "SHA256withDSA(2048,256)", "TLB", "1")])
         #expect(wide.kind == .unknownKey)
         #expect(wide.keys.first?.reason.contains("does not fit the 50-byte signature field of #UT01") == true)
+        // The same DSA-2048 key listed for #UT01 cannot be what the entry says: on #UT02 it is tried, a match is
+        // valid and a failure proves nothing (PKP Intercity's 1251/125110002 is listed so).
+        let contradicting = genuineV2.trustedKey(listing: UICKeyListing(versionType: "FCB", barcodeVersion: "1"))
+        let own = try verify(payload, [contradicting])
+        #expect(own.kind == .valid, "\(own.reason)")
+        #expect(own.keys.first?.reason.contains("the entry contradicts itself") == true)
+        let stranger = try verify(
+            payload,
+            [colliding(try PrivateKey.generate(.dsa(bits: 2048, qBits: 256)), "SHA256withDSA(2048,256)", "FCB", "1")])
+        #expect(stranger.kind == .unknownKey, "\(stranger.reason)")
+        #expect(stranger.keys.map(\.outcome) == [.notMatching])
     }
 
     @Test("no or an unknown versionType: tried, a match is valid, a failure is unknown-key (never called forged)")
@@ -232,8 +243,12 @@ struct RealKeyListScopeTests {
         #expect(try summary(Self.current, "1156", "14").hasPrefix("in scope for SSB version 3"))
         // The list says ECDSA, the certificate holds a DSA-2048 key: the certificate decides (#UT02, FCB v2).
         #expect(try summary(Self.current, "3634", "DTX02").hasPrefix("in scope for #UT02"))
-        // Listed for barcode version 1 with a DSA-2048 key, which #UT01's 50-byte field cannot hold.
-        #expect(try summary(Self.current, "1251", "125110002") == "fits no barcode farecheck reads: never tried")
+        // Listed for barcode version 1 with a DSA-2048 key, which #UT01's 50-byte field cannot hold: the entry
+        // contradicts itself, so the key is tried on #UT02 without a failure counting.
+        #expect(
+            try summary(Self.current, "1251", "125110002")
+                == "tried, a failure not counted as forgery, on #UT02 (listed for #UT01 (barcodeVersion 1), which a "
+                + "DSA 2048/256 key cannot sign: the entry contradicts itself); not for #UT01, DOSIPAS, SSB version 3")
         // SNCF's own hex barcode (barcodeVersion 2): nothing farecheck reads.
         #expect(try summary(Self.historic, "1187", "2") == "fits no barcode farecheck reads: never tried")
         #expect(try summary(Self.historic, "1088", "7").contains("a versionType farecheck does not know"))
