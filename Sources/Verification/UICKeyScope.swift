@@ -7,13 +7,17 @@ import TicketFormats
 /// from. A key added by hand (`keys import FILE --issuer --kid`) has no listing.
 public struct UICKeyListing: Sendable, Hashable {
     /// `versionType` as the list writes it (`TLB`, `FCB`, `DOS`, `SSB`, `UIC 918-3`, …); empty when it gives none.
-    public var versionType: String
+    public let versionType: String
     /// `barcodeVersion` as the list writes it (`1`, `2`, `3`); empty when it gives none.
-    public var barcodeVersion: String
+    public let barcodeVersion: String
     /// `keyForged`: the key's private half is known to others, so nothing it signs is genuine.
     public var forged: Bool
     /// `allowedProductOwnerCodes` (RICS codes, normalised); empty when the list names none.
     public var allowedProductOwners: [String]
+    /// The kind of barcode `versionType` names (read once: every verdict of a UIC barcode asks).
+    public let purpose: UICKeyPurpose
+    /// `barcodeVersion` as a number, when it is one.
+    let barcodeVersionNumber: Int?
 
     public init(versionType: String, barcodeVersion: String, forged: Bool = false, allowedProductOwners: [String] = [])
     {
@@ -21,6 +25,8 @@ public struct UICKeyListing: Sendable, Hashable {
         self.barcodeVersion = barcodeVersion
         self.forged = forged
         self.allowedProductOwners = allowedProductOwners
+        purpose = UICKeyPurpose(versionType: versionType)
+        barcodeVersionNumber = Int(barcodeVersion.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// What a key list entry says.
@@ -29,12 +35,6 @@ public struct UICKeyListing: Sendable, Hashable {
             versionType: entry.versionType, barcodeVersion: entry.barcodeVersion, forged: entry.forged,
             allowedProductOwners: entry.allowedProductOwnerCodes)
     }
-
-    /// The kind of barcode `versionType` names.
-    public var purpose: UICKeyPurpose { UICKeyPurpose(versionType: versionType) }
-
-    /// `barcodeVersion` as a number, when it is one.
-    var barcodeVersionNumber: Int? { Int(barcodeVersion.trimmingCharacters(in: .whitespacesAndNewlines)) }
 }
 
 /// The kinds of barcode the UIC key list's free-text `versionType` names, read case-, space- and
@@ -61,6 +61,22 @@ public enum UICKeyPurpose: Sendable, Hashable, CustomStringConvertible {
 
     /// The purpose `versionType` names.
     public init(versionType: String) {
+        // The list's usual spellings first, without Foundation's case folding: the daemon reads keys per scan.
+        switch versionType {
+        case "TLB":
+            self = .ticketLayoutBarcode
+            return
+        case "FCB":
+            self = .flexibleContentBarcode
+            return
+        case "DOS":
+            self = .dosipas
+            return
+        case "SSB":
+            self = .smallStructuredBarcode
+            return
+        default: break
+        }
         let compact = String(versionType.uppercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) })
         switch compact {
         case "": self = .unstated
@@ -168,7 +184,8 @@ public enum UICKeyScope: Sendable, Hashable {
         guard let listing else { return .inScope }
         let purpose = listing.purpose
         let version = listing.barcodeVersionNumber
-        let versionText = listing.barcodeVersion.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The text only for messages and for "none given" (the number is read once, with the listing).
+        let versionText = listing.barcodeVersion
         switch (frame, purpose) {
         case (_, .unstated):
             return .uncertain("the key list gives no versionType")
