@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import GRDB
+import Verification
 
 /// A trusted public key as stored.
 public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
@@ -29,6 +30,8 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     public var issuerName: String?
     /// What the key signs, where a key list says (UIC `versionType`: TLB, FCB, DOS, SSB …).
     public var versionType: String?
+    /// What the key is trusted for: tickets (the default) or staff badges.
+    public var purpose: KeyPurpose
 
     // Rows are read and written by hand: Codable would store `[UInt8]` as JSON text, not as a blob.
     public init(row: Row) throws {
@@ -44,6 +47,11 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         addedAt = row["added_at"]
         issuerName = row["issuer_name"]
         versionType = row["version_type"]
+        let purposeName: String = row["purpose"] ?? KeyPurpose.tickets.rawValue
+        guard let purpose = KeyPurpose(rawValue: purposeName) else {
+            throw DatabaseError(message: "unknown key purpose \"\(purposeName)\" in the store")
+        }
+        self.purpose = purpose
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -59,13 +67,16 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         container["added_at"] = addedAt
         container["issuer_name"] = issuerName
         container["version_type"] = versionType
+        container["purpose"] = purpose.rawValue
     }
 
     public init(
-        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], certificate: [UInt8]? = nil,
+        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8],
+        certificate: [UInt8]? = nil,
         notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
-        issuerName: String? = nil, versionType: String? = nil
+        issuerName: String? = nil, versionType: String? = nil, purpose: KeyPurpose = .tickets
     ) {
+        self.purpose = purpose
         self.issuerName = issuerName
         self.versionType = versionType
         self.family = family

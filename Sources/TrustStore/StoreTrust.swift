@@ -31,7 +31,8 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         guard let record = records.first else { return nil }
         return TrustedKey(
             family: record.family, issuer: record.issuer, keyID: record.keyID, algorithm: record.algorithm,
-            publicKey: try publicKey(record.spki), notBefore: record.notBeforeDate, notAfter: record.notAfterDate)
+            publicKey: try publicKey(record.spki), notBefore: record.notBeforeDate, notAfter: record.notAfterDate,
+            purpose: record.purpose)
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
@@ -49,7 +50,8 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
         let record = try store.read { db in
             try KeyRevocationRecord.filter(
-                Column("format") == key.family.storeName && Column("issuer") == key.issuer && Column("key_id") == key.keyID
+                Column("format") == key.family.storeName && Column("issuer") == key.issuer
+                    && Column("key_id") == key.keyID
             ).fetchOne(db)
         }
         return record.map {

@@ -28,6 +28,8 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "Overwrite an existing key file.") var force = false
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(help: "What the key signs: tickets, or staff-badge (badges that log an inspector in).")
+        var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
         func run() throws {
@@ -57,13 +59,13 @@ struct KeysCommand: AsyncParsableCommand {
                     KeyRecord(
                         family: .fc1, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
                         spki: spki,
-                        notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
+                        notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated", purpose: purpose
                     ))
             } catch {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)); private key written to \(out); public key stored in \(trustStore.path)"
+                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)\(purpose == .tickets ? "" : ", for staff badges")); private key written to \(out); public key stored in \(trustStore.path)"
             )
         }
     }
@@ -89,6 +91,10 @@ struct KeysCommand: AsyncParsableCommand {
                 body whose signature was already removed is accepted only with --trust-unsigned, by which the \
                 operator vouches for it. Certificates are known by their own holder reference (CHR), never by \
                 the file name.
+
+                --purpose staff-badge trusts an FC1 key for staff badges only: a badge (product staff-badge) \
+                logs an inspector in only when it is signed by such a key and names an inspector in the staff \
+                list, and such a key never makes a passenger's ticket valid. Every other key is a ticket key.
                 """
         )
 
@@ -111,6 +117,8 @@ struct KeysCommand: AsyncParsableCommand {
             String?
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(help: "What the key signs: tickets (default), or staff-badge (FC1 keys only).")
+        var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
@@ -124,6 +132,9 @@ struct KeysCommand: AsyncParsableCommand {
             guard (file == nil) != (uicXML == nil) else { throw ValidationError("give a key FILE or --uic-xml FILE") }
             if file != nil, issuer == nil { throw ValidationError("importing a key file needs --issuer") }
             if replace, uicXML == nil { throw ValidationError("--replace goes with --uic-xml") }
+            if purpose != .tickets, file == nil || issuer.map(UICKeyList.isRICSCode) == true {
+                throw ValidationError("--purpose \(purpose.rawValue) is for an FC1 key FILE only")
+            }
         }
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
@@ -148,7 +159,7 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)"
+                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)\(record.purpose == .tickets ? "" : ", for staff badges")) imported from \(file)"
             )
         }
 
@@ -182,7 +193,7 @@ struct KeysCommand: AsyncParsableCommand {
                 spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
-                source: ((file ?? "") as NSString).lastPathComponent
+                source: ((file ?? "") as NSString).lastPathComponent, purpose: purpose
             )
         }
 
@@ -299,6 +310,7 @@ struct KeysCommand: AsyncParsableCommand {
             var notAfter: Date?
             var source: String
             var revoked: Bool
+            var purpose: String
         }
 
         func run() throws {
@@ -324,18 +336,22 @@ struct KeysCommand: AsyncParsableCommand {
                     format: KeyFamily.vdv.storeName, issuer: authority?.reference.description ?? record.reference,
                     issuerName: nil, versionType: trusted, kid: record.reference, algorithm: "ISO 9796-2 RSA SHA-1",
                     keyType: authority.map { "RSA \($0.key.bits)" } ?? "unreadable", notBefore: nil,
-                    notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false)
+                    notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false,
+                    purpose: KeyPurpose.tickets.rawValue)
             }
-            let rows = vdvRows + records.map { record in
-                Row(
-                    format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
-                    versionType: record.versionType,
-                    kid: record.keyID, algorithm: record.algorithm,
-                    keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
-                    notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
-                    revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)")
-                )
-            }
+            let rows =
+                vdvRows
+                + records.map { record in
+                    Row(
+                        format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
+                        versionType: record.versionType,
+                        kid: record.keyID, algorithm: record.algorithm,
+                        keyType: (try? PublicKey(spkiDER: record.spki)).map { "\($0.kind)" } ?? "unreadable",
+                        notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
+                        revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)"),
+                        purpose: record.purpose.rawValue
+                    )
+                }
             if json {
                 rows.forEach { printLine(jsonLine($0)) }
                 return
@@ -353,7 +369,7 @@ struct KeysCommand: AsyncParsableCommand {
                 let name = row.issuerName.map { " (\($0))" } ?? ""
                 let version = row.versionType.map { " \($0)" } ?? ""
                 printLine(
-                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.revoked ? " REVOKED" : "") [\(row.source)]"
+                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(row.purpose == KeyPurpose.tickets.rawValue ? "" : " for:\(row.purpose)")\(row.revoked ? " REVOKED" : "") [\(row.source)]"
                 )
             }
         }
@@ -397,3 +413,5 @@ struct KeysCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension KeyPurpose: ExpressibleByArgument {}
