@@ -33,6 +33,12 @@ enum PrivateFiles {
                 errno == ENOSPC || errno == EDQUOT ? .ioFailure : .cannotOpen, "Cannot create the file", path: path,
                 underlying: StoreError.Cause(description: String(cString: strerror(errno))))
         }
+        // A link to nothing: SQLite would create its target wherever it points (in a directory others can write,
+        // a link planted there ahead of time). A link to an existing file is the operator's choice and is kept.
+        var target = stat()
+        if stat(path, &target) != 0, errno == ENOENT {
+            throw StoreError(.cannotOpen, "The path is a symbolic link to a file that does not exist", path: path)
+        }
         for file in [path, path + "-wal", path + "-shm"] { narrow(file) }
     }
 

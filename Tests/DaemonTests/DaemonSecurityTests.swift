@@ -40,6 +40,13 @@ struct DaemonSecurityTests {
         _ = try TrustStore(path: store)
         #expect(Self.mode(store) == 0o640)
         #expect(Self.mode(journal.journal) == 0o640)
+
+        // A link planted where a store is to be made, pointing at a file that does not exist yet: not followed.
+        let planted = setup.bench.path("planted.sqlite")
+        let target = setup.bench.path("attacker-chosen.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: target)
+        #expect(throws: StoreError.self) { _ = try TrustStore(path: planted) }
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     @Test("--demo works in a new private directory with an unpredictable name; a planted link is not followed")
