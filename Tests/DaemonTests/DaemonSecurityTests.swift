@@ -104,6 +104,35 @@ struct DaemonSecurityTests {
         #expect(!lines.contains { $0.hasPrefix("2026-01-01T00:00:00+0000 critical") })
     }
 
+    @Test("[http] tls_listen serves the page over TLS beside the plain listener; its session cookie is Secure")
+    func daemonTLSListener() async throws {
+        let setup = try DaemonBench()
+        let tls = try TestTLS()
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try await DaemonProcess.start(
+            config: try setup.config(
+                scanner: scanner.devicePath, mode: "inspector",
+                extra: """
+                    tls_listen = "127.0.0.1:0"
+                    tls_cert = "\(tls.certificate)"
+                    tls_key = "\(tls.key)"
+                    handshake_timeout = 2
+                    """))
+        let ready = try #require(daemon.stderr.lines.first { $0.contains("ready in") })
+        let range = try #require(ready.range(of: "https://127.0.0.1:"))
+        let port = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
+        let handshake = try tls.handshake(port: port, arguments: ["-tls1_2", "-cipher", "ECDHE-RSA-AES256-GCM-SHA384"])
+        #expect(handshake.status == 0, "\(handshake.text)")
+        let cbc = try tls.handshake(port: port, arguments: ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA256"])
+        #expect(cbc.status != 0)
+        let page = try tls.handshake(
+            port: port, arguments: ["-quiet"],
+            stdin: "GET /session HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(page.text.contains("HTTP/1.1 401"))
+        #expect(await daemon.stop() == 0)
+    }
+
     @Test("--check refuses an http:// sync URL beyond loopback and warns about readable secrets and a page in clear")
     func checkWarns() throws {
         let bench = Workbench()
