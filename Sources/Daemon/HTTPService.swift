@@ -161,8 +161,10 @@ public struct HTTPService: Service {
             return eventStream(for: request, token: token, closing: closing)
         }
         router.get("/session") { request, context in
-            guard let session = sessions.session(forToken: Self.sessionToken(request)) else {
-                refusedForWantOfSession(request, context)
+            let token = Self.sessionToken(request)
+            guard let session = sessions.session(forToken: token) else {
+                // The page asks this at every load before anyone logs in: only a token that is not valid is news.
+                if token != nil { refusedForWantOfSession(request, context) }
                 return Self.json(.unauthorized, Refusal(error: "Not logged in."))
             }
             return Self.json(.ok, session)

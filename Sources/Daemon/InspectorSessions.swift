@@ -100,6 +100,13 @@ public final class InspectorSessions: Sendable {
     public let timeout: TimeInterval
     public let pinPolicy: PINPolicy
 
+    /// Sessions over the staff list in `store`.
+    ///
+    /// - Parameters:
+    ///   - isRequired: Whether scans need a session (inspector mode).
+    ///   - timeout: Idle seconds after which a session ends.
+    ///   - pinPolicy: The PIN secret, the scrypt parameters of new hashes, the minimum PIN length.
+    ///   - lockoutRules: When failed logins lock a staff id or a client address.
     public init(
         store: TrustStore, isRequired: Bool, timeout: TimeInterval = 8 * 3600, pinPolicy: PINPolicy = PINPolicy(),
         lockoutRules: LoginLockoutRules = LoginLockoutRules()
