@@ -1,8 +1,8 @@
-import ScannerSimulation
-import Issuing
 import ArgumentParser
 import FareCore
 import Foundation
+import Issuing
+import ScannerSimulation
 import Scanners
 import Symbols
 import TicketFormats
@@ -20,15 +20,16 @@ struct BenchCommand: AsyncParsableCommand {
             verification of the same algorithm. scan: a 1280×720 photo-like image holding one ticket, \
             `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file. sync: a revocation delta \
             of --revocations entries applied page by page (time, peak memory, verify latency meanwhile), \
-            and lookups in a store of --store-entries revoked tickets.
+            and lookups in a store of --store-entries revoked tickets. pin: one PIN check (scrypt, and the \
+            PBKDF2 of earlier versions) and what an offline search of every 6-digit PIN costs.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, daemon, sync, all
+        case verify, uic, scan, scanner, daemon, sync, pin, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner, daemon, sync or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner, daemon, sync, pin or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
@@ -67,6 +68,7 @@ struct BenchCommand: AsyncParsableCommand {
             try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
         }
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
+        if part == .pin || part == .all { try PINBenchmark(runs: max(runs, 20)).run() }
         if part == .scanner || part == .all {
             let result = try await SerialLatencyBenchmark.run(scans: scans)
             printLine(

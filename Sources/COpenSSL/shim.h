@@ -13,6 +13,8 @@
 #include <openssl/sha.h>
 #include <openssl/rand.h>
 #include <openssl/param_build.h>
+#include <openssl/kdf.h>
+#include <openssl/hmac.h>
 
 /// SHA-1 of a short message with the low-level functions: half the time of EVP_Digest, whose provider
 /// dispatch and context costs more than hashing the ~140 bytes of a VDV ticket. They are deprecated in
@@ -59,6 +61,30 @@ static inline const char *COpenSSL_PKEY_PARAM_RSA_N(void) {
 
 static inline const char *COpenSSL_PKEY_PARAM_RSA_E(void) {
     return OSSL_PKEY_PARAM_RSA_E;
+}
+
+/// scrypt through OpenSSL 3's EVP_KDF "SCRYPT". The OSSL_PARAM array is built here because its entries point at
+/// the arguments and at the parameter names' static strings, which Swift's temporary bridges would not keep alive;
+/// N and maxmem are uint64 and r and p uint32, as the provider reads them. Returns 1 on success, 0 otherwise.
+static inline int COpenSSL_scrypt(const unsigned char *password, size_t passwordLength, const unsigned char *salt,
+                                  size_t saltLength, uint64_t n, uint32_t r, uint32_t p, uint64_t maxMemory,
+                                  unsigned char *out, size_t outLength) {
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, "SCRYPT", NULL);
+    if (kdf == NULL) return 0;
+    EVP_KDF_CTX *context = EVP_KDF_CTX_new(kdf);
+    EVP_KDF_free(kdf);
+    if (context == NULL) return 0;
+    OSSL_PARAM params[7];
+    params[0] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PASSWORD, (void *)password, passwordLength);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, saltLength);
+    params[2] = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_N, &n);
+    params[3] = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_R, &r);
+    params[4] = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_P, &p);
+    params[5] = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_MAXMEM, &maxMemory);
+    params[6] = OSSL_PARAM_construct_end();
+    int ok = EVP_KDF_derive(context, out, outLength, params);
+    EVP_KDF_CTX_free(context);
+    return ok;
 }
 
 #endif

@@ -2,9 +2,11 @@ import DaemonConfig
 import FareCore
 import Foundation
 import Logging
+import NIOSSL
 import Prometheus
 import Scanners
 import ServiceLifecycle
+import Signatures
 import Sync
 import Synchronization
 import TrustStore
@@ -27,6 +29,8 @@ public struct FarecheckDaemon: Sendable {
     public struct Endpoints: Sendable {
         /// The HTTP address actually bound (port 0 in the configuration becomes a real port).
         public var http: (host: String, port: Int)?
+        /// The TLS listener's address, when `[http] tls_listen` is set.
+        public var https: (host: String, port: Int)?
         public var socket: String?
         /// From the start of ``run(onReady:)`` to every listener bound.
         public var startup: Duration
@@ -60,8 +64,20 @@ public struct FarecheckDaemon: Sendable {
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
             singleUseProducts: Set(configuration.singleUseProducts))
+        for warning in configuration.securityWarnings(file: nil) { logger.warning("\(warning)") }
+        var pinSecret: PINSecret?
+        if let path = DaemonConfiguration.pinSecretPath(explicit: configuration.pinSecretFile) {
+            do {
+                pinSecret = try PINSecret(file: path)
+            } catch {
+                throw DaemonStartError(message: "[inspector] pin_secret_file: \(error.message)")
+            }
+        }
         let sessions = InspectorSessions(
-            store: store, isRequired: configuration.mode == .inspector, timeout: configuration.sessionTimeout)
+            store: store, isRequired: configuration.mode == .inspector, timeout: configuration.sessionTimeout,
+            pinPolicy: .init(secret: pinSecret, minimumLength: configuration.minimumPINLength),
+            lockoutRules: LoginLockoutRules(
+                failuresBeforeLock: configuration.lockoutFailures, firstLock: configuration.lockoutSeconds))
         let hub = EventHub()
         let status = DaemonStatus(mode: configuration.mode.rawValue)
         status.countsPendingJournal { journal.pendingCount }
@@ -76,7 +92,7 @@ public struct FarecheckDaemon: Sendable {
         })
 
         var sinks: [any VerdictSink] = []
-        if configuration.stdout { sinks.append(StandardOutputSink()) }
+        if configuration.stdout { sinks.append(StandardOutputSink(holderData: configuration.logHolderData)) }
         sinks.append(EventHubSink(hub: hub))
         var services: [any Service] = []
         if let hook = configuration.gateHook {
@@ -99,7 +115,8 @@ public struct FarecheckDaemon: Sendable {
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
             status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness)
         if journal.pendingCount > 0 {
-            logger.warning("\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
+            logger.warning(
+                "\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
         }
         services.append(JournalRecoveryService(pipeline: pipeline))
 
@@ -107,13 +124,17 @@ public struct FarecheckDaemon: Sendable {
         var listeners: Set<String> = []
         if configuration.socket != nil { listeners.insert("socket") }
         if configuration.httpListen != nil { listeners.insert("http") }
+        if configuration.http.tlsListen != nil { listeners.insert("https") }
         let notifier = SystemdNotifier()
         let readiness = Readiness(waitingFor: listeners) { endpoints in
             var endpoints = endpoints
             endpoints.startup = started.duration(to: .now)
             status.markReady()
             notifier.notify("READY=1\nSTATUS=Inspecting (\(configuration.mode.rawValue) mode)")
-            let page = endpoints.http.map { ": inspector page on http://\($0.host):\($0.port)/" } ?? ""
+            let pages =
+                (endpoints.http.map { ["http://\($0.host):\($0.port)/"] } ?? [])
+                + (endpoints.https.map { ["https://\($0.host):\($0.port)/"] } ?? [])
+            let page = pages.isEmpty ? "" : ": inspector page on " + pages.joined(separator: " and ")
             logger.notice("ready in \(Self.milliseconds(endpoints.startup)) ms\(page)")
             onReady(endpoints)
         }
@@ -124,12 +145,34 @@ public struct FarecheckDaemon: Sendable {
                     path: socket, hub: hub, status: status, logger: logger,
                     onBound: { readiness.ready("socket") { $0.socket = socket } }))
         }
+        let http = configuration.http
+        let limits = ConnectionLimits(
+            requestTimeout: .milliseconds(Int64(http.requestTimeout * 1000)),
+            idleTimeout: .milliseconds(Int64(http.idleTimeout * 1000)),
+            handshakeTimeout: .milliseconds(Int64(http.handshakeTimeout * 1000)), maxConnections: http.maxConnections)
         if let address = configuration.httpAddress {
+            let hosts = http.hosts.map { AllowedHosts($0) } ?? AllowedHosts.defaults(listeningOn: address.host)
             services.append(
                 HTTPService(
                     host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
                     sessions: sessions, logger: logger,
+                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, limits: limits),
                     onServerRunning: { port in readiness.ready("http") { $0.http = (address.host, port) } }))
+        }
+        if let address = http.tlsAddress, let certificate = http.tlsCertificate, let key = http.tlsKey {
+            let context: NIOSSLContext
+            do {
+                context = try PageTLS.context(certificateFile: certificate, keyFile: key)
+            } catch {
+                throw DaemonStartError(message: "[http] tls_cert, tls_key (\(certificate), \(key)): \(error)")
+            }
+            let hosts = http.hosts.map { AllowedHosts($0) } ?? AllowedHosts.defaults(listeningOn: address.host)
+            services.append(
+                HTTPService(
+                    host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
+                    sessions: sessions, logger: logger,
+                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, tls: context, limits: limits),
+                    onServerRunning: { port in readiness.ready("https") { $0.https = (address.host, port) } }))
         }
         services.append(
             SystemdWatchdogService(notifier: notifier, healthy: { (try? journal.unsentInspectionCount()) != nil }))
@@ -165,7 +208,8 @@ public struct FarecheckDaemon: Sendable {
         await pipeline.drainJournal()
         let left = pipeline.pendingCount
         if left > 0 {
-            let kept = journal.reserveAvailable
+            let kept =
+                journal.reserveAvailable
                 ? "they are kept in the journal's reserve file and written at the next start with room"
                 : "they are lost"
             logger.critical("\(left) inspection(s) could not be written to the journal before shutdown; \(kept)")
@@ -224,11 +268,17 @@ public struct FarecheckDaemon: Sendable {
     }
 }
 
+/// A file the configuration names that the daemon cannot use at start.
+public struct DaemonStartError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
 /// Counts listeners down to ready.
 final class Readiness: Sendable {
     private struct State {
         var waiting: Set<String>
-        var endpoints = FarecheckDaemon.Endpoints(http: nil, socket: nil, startup: .zero)
+        var endpoints = FarecheckDaemon.Endpoints(http: nil, https: nil, socket: nil, startup: .zero)
         var started = false
         var done = false
     }

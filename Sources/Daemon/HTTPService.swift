@@ -2,7 +2,10 @@ import FareCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
+import NIOSSL
 import ServiceLifecycle
 import Synchronization
 
@@ -12,9 +15,16 @@ import Synchronization
 /// - `GET /` — the inspector page: the last verdict, large, updated live from `/events`.
 /// - `GET /healthz` — ``DaemonStatus/report`` as JSON; 200 when `ok`, 503 when `degraded`.
 /// - `GET /metrics` — ``DaemonMetrics/render()`` in the Prometheus text format.
-/// - `GET /events` — server-sent events: `verdict` (a ``VerdictEvent`` JSON line), `session` (the
-///   inspector's session, or `null`) and a `: keep-alive` comment every 15 seconds.
-/// - `GET /session`, `POST /login` (staff id and PIN, JSON or form-urlencoded), `POST /logout`.
+/// - `GET /events` — server-sent events: `verdict` (a ``VerdictEvent`` JSON line), `session` (the client's
+///   session, or `null`) and a `: keep-alive` comment every 15 seconds. In inspector mode only for a client with a
+///   session (its cookie), and the stream ends with the session; at a gate, to anyone, without holder data unless
+///   configured.
+/// - `POST /login` (staff id and PIN, JSON or form-urlencoded): sets the session cookie (HttpOnly,
+///   SameSite=Strict, Secure over TLS). `GET /session` and `POST /logout` need it (401 without).
+///
+/// Every request must name one of the page's host names in `Host` (421 otherwise): a DNS-rebinding page, whose
+/// requests carry its own name, reaches nothing. Failed logins and refusals for want of a session are logged for
+/// audit (at most ``AuditTrail/linesPerMinute`` a minute, text from the client escaped).
 ///
 /// The service runs until its task is cancelled or the service group shuts down gracefully; open event
 /// streams are ended at graceful shutdown so that it does not wait for clients that never hang up.
@@ -28,7 +38,33 @@ public struct HTTPService: Service {
     private let metrics: DaemonMetrics
     private let sessions: InspectorSessions
     private let logger: Logger
+    private let options: Options
+    private let audit: AuditTrail
     private let onServerRunning: @Sendable (_ port: Int) async -> Void
+
+    /// How the page is served.
+    public struct Options: Sendable {
+        /// The host names (and addresses) the page answers to; `nil`: ``AllowedHosts/defaults(listeningOn:)``.
+        public var hosts: AllowedHosts?
+        /// Whether a gate's page (no login) shows holder data.
+        public var gateHolderData: Bool
+        /// TLS for this listener (then the session cookie is `Secure`).
+        public var tls: NIOSSLContext?
+        public var limits: ConnectionLimits
+
+        public init(
+            hosts: AllowedHosts? = nil, gateHolderData: Bool = false, tls: NIOSSLContext? = nil,
+            limits: ConnectionLimits = ConnectionLimits()
+        ) {
+            self.hosts = hosts
+            self.gateHolderData = gateHolderData
+            self.tls = tls
+            self.limits = limits
+        }
+    }
+
+    /// The cookie that carries a client's session token.
+    static let cookieName = "farecheck_session"
 
     /// The largest `/login` body accepted; a staff id and PIN fit many times over.
     static let maxLoginBodyBytes = 16 * 1024
@@ -46,13 +82,16 @@ public struct HTTPService: Service {
     ///   - status: The daemon's health, for `/healthz`.
     ///   - metrics: The metrics served at `/metrics`.
     ///   - sessions: The inspector sessions behind `/login`, `/logout` and `/session`.
-    ///   - logger: Where requests that change state (login, logout) and server start are logged.
+    ///   - logger: Where requests that change state (login, logout), refusals and server start are logged.
+    ///   - options: Host names, holder data at a gate, TLS and connection limits.
     ///   - onServerRunning: Called once the socket is bound, with the port actually bound.
     public init(
         host: String, port: Int, hub: EventHub, status: DaemonStatus, metrics: DaemonMetrics,
-        sessions: InspectorSessions, logger: Logger,
+        sessions: InspectorSessions, logger: Logger, options: Options = Options(),
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
+        self.options = options
+        self.audit = AuditTrail(logger: logger)
         self.host = host
         self.port = port
         self.hub = hub
@@ -69,12 +108,21 @@ public struct HTTPService: Service {
         let logger = logger
         let host = host
         let onServerRunning = onServerRunning
+        let limits = options.limits
+        let tls = options.tls
         let application = Application(
             router: makeRouter(closing: closing),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, limits: limits, tls: tls)
+            },
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port),
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
-                logger.info("HTTP endpoint listening", metadata: ["host": "\(host)", "port": "\(port)"])
+                logger.info(
+                    "HTTP endpoint listening",
+                    metadata: ["host": "\(host)", "port": "\(port)", "tls": "\(tls != nil)"])
                 await onServerRunning(port)
             },
             logger: logger
@@ -88,8 +136,10 @@ public struct HTTPService: Service {
 
     // MARK: Routes
 
-    private func makeRouter(closing: StreamClosing) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    private func makeRouter(closing: StreamClosing) -> Router<PageRequestContext> {
+        let router = Router(context: PageRequestContext.self)
+        router.add(middleware: HostCheck(hosts: options.hosts ?? AllowedHosts.defaults(listeningOn: host)))
+        let secure = options.tls != nil
         router.get("/") { _, _ in
             Self.response(
                 .ok, InspectorPage.html(loginRequired: sessions.isRequired), contentType: "text/html; charset=utf-8",
@@ -102,26 +152,73 @@ public struct HTTPService: Service {
         router.get("/metrics") { _, _ in
             Self.response(.ok, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
-        router.get("/events") { request, _ in
-            eventStream(for: request, closing: closing)
+        router.get("/events") { request, context in
+            let token = Self.sessionToken(request)
+            if sessions.isRequired, sessions.session(forToken: token) == nil {
+                refusedForWantOfSession(request, context)
+                return Self.json(.unauthorized, Refusal(error: "Log in to see verdicts."))
+            }
+            return eventStream(for: request, token: token, closing: closing)
         }
-        router.get("/session") { _, _ in
-            guard let session = sessions.current() else { return Self.json(.notFound, Self.Null()) }
+        router.get("/session") { request, context in
+            let token = Self.sessionToken(request)
+            guard let session = sessions.session(forToken: token) else {
+                // The page asks this at every load before anyone logs in: only a token that is not valid is news.
+                if token != nil { refusedForWantOfSession(request, context) }
+                return Self.json(.unauthorized, Refusal(error: "Not logged in."))
+            }
             return Self.json(.ok, session)
         }
-        router.post("/login") { request, _ in
+        router.post("/login") { request, context in
             if Self.isCrossSite(request) { return Self.crossSiteRefusal }
-            return try await login(request)
+            return try await login(request, context: context, secure: secure)
         }
-        router.post("/logout") { request, _ in
+        router.post("/logout") { request, context in
             if Self.isCrossSite(request) { return Self.crossSiteRefusal }
-            if let session = sessions.current() {
-                logger.notice("Inspector logged out", metadata: ["staff": "\(session.staffID)"])
+            guard let session = sessions.logout(token: Self.sessionToken(request)) else {
+                refusedForWantOfSession(request, context)
+                return Self.json(.unauthorized, Refusal(error: "Not logged in."))
             }
-            sessions.logout()
-            return Response(status: .noContent)
+            logger.notice(
+                "Inspector logged out",
+                metadata: ["staff": "\(PrintableText(session.staffID))", "client": "\(context.clientAddress)"])
+            var response = Response(status: .noContent)
+            response.headers[.setCookie] = Self.cookie(token: "", secure: secure, clear: true)
+            return response
         }
         return router
+    }
+
+    /// Logs (for audit, rate-limited) a request refused because it carries no valid session.
+    private func refusedForWantOfSession(_ request: Request, _ context: PageRequestContext) {
+        audit.record(
+            "Refused without a session",
+            metadata: [
+                "path": "\(PrintableText(request.uri.path))", "client": "\(context.clientAddress)",
+                "cookie": "\(Self.sessionToken(request) == nil ? "none" : "not valid")",
+            ])
+    }
+
+    /// The session token from the request's cookie.
+    static func sessionToken(_ request: Request) -> String? {
+        for field in request.headers[values: .cookie] {
+            for pair in field.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == cookieName else { continue }
+                let value = parts[1].trimmingCharacters(in: .whitespaces)
+                return value.isEmpty ? nil : value
+            }
+        }
+        return nil
+    }
+
+    /// The `Set-Cookie` value: the token, only for this page (`HttpOnly`: no script reads it; `SameSite=Strict`: no
+    /// other site's page sends it), `Secure` when the page is served over TLS.
+    static func cookie(token: String, secure: Bool, clear: Bool = false) -> String {
+        var cookie = "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
+        if secure { cookie += "; Secure" }
+        if clear { cookie += "; Max-Age=0" }
+        return cookie
     }
 
     /// Whether a state-changing request comes from another site's page: a form elsewhere must not log an
@@ -162,7 +259,7 @@ public struct HTTPService: Service {
         }
     }
 
-    private func login(_ request: Request) async throws -> Response {
+    private func login(_ request: Request, context: PageRequestContext, secure: Bool) async throws -> Response {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: Self.maxLoginBodyBytes)
@@ -185,13 +282,40 @@ public struct HTTPService: Service {
             // The decoder's message could quote the body, and with it the PIN: say only what is expected.
             return Self.json(.badRequest, Refusal(error: "The login needs a staffID and a pin."))
         }
+        // The staff id is the client's text: escaped before it reaches a log line (a newline would forge one).
+        let staff = PrintableText(form.staffID)
+        let client = context.clientAddress
         do {
-            let session = try sessions.login(staffID: form.staffID, pin: form.pin)
-            logger.notice("Inspector logged in", metadata: ["staff": "\(session.staffID)", "method": "pin"])
-            return Self.json(.ok, session)
+            let login = try await sessions.login(staffID: form.staffID, pin: form.pin, address: client)
+            logger.notice(
+                "Inspector logged in", metadata: ["staff": "\(staff)", "method": "pin", "client": "\(client)"])
+            if login.upgraded {
+                logger.notice("PIN hash upgraded to scrypt", metadata: ["staff": "\(staff)"])
+            }
+            if login.pinTooShort {
+                let minimum = sessions.pinPolicy.minimumLength
+                logger.warning(
+                    "PIN shorter than the configured minimum (\(minimum)); set a longer one with `farecheck staff add`",
+                    metadata: ["staff": "\(staff)"])
+            }
+            var response = Self.json(.ok, login.session)
+            response.headers[.setCookie] = Self.cookie(token: login.token, secure: secure)
+            return response
         } catch {
-            logger.warning("Login refused", metadata: ["staff": "\(form.staffID)", "why": "\(error.message)"])
-            return Self.json(.unauthorized, Refusal(error: error.message))
+            audit.record(
+                "Login refused",
+                metadata: ["staff": "\(staff)", "client": "\(client)", "cause": "\(error.cause.rawValue)"])
+            if error.cause == .secretUnavailable {
+                let why = "The PIN hash of this staff id was made with another PIN secret than the one configured"
+                logger.error("\(why) ([inspector] pin_secret_file)", metadata: ["staff": "\(staff)"])
+            }
+            if let retryAfter = error.retryAfter {
+                var response = Self.json(.tooManyRequests, Refusal(error: error.message))
+                response.headers[.retryAfter] = String(retryAfter)
+                return response
+            }
+            return Self.json(
+                error.cause == .storeFailed ? .serviceUnavailable : .unauthorized, Refusal(error: error.message))
         }
     }
 
@@ -199,15 +323,15 @@ public struct HTTPService: Service {
 
     /// One message on an event stream.
     private enum StreamFrame: Sendable {
-        case verdict(PublishedVerdict)
+        case verdict(PublishedVerdict, holderData: Bool)
         case session(InspectorSessions.Session?)
         case keepAlive
 
         var text: String {
             switch self {
-            case .verdict(let event):
+            case .verdict(let event, let holderData):
                 // The id lets a client tell a replayed last event from a new one after it reconnects.
-                return "event: verdict\nid: \(event.event.id)\ndata: \(event.line)\n\n"
+                return "event: verdict\nid: \(event.event.id)\ndata: \(event.line(holderData: holderData))\n\n"
             case .session(let session):
                 let json = session.flatMap { try? VerdictEvent.encoder.encode($0) }
                 return "event: session\ndata: \(json.map { String(decoding: $0, as: UTF8.self) } ?? "null")\n\n"
@@ -217,12 +341,15 @@ public struct HTTPService: Service {
         }
     }
 
-    private func eventStream(for request: Request, closing: StreamClosing) -> Response {
+    private func eventStream(for request: Request, token: String?, closing: StreamClosing) -> Response {
         let hub = hub
         let sessions = sessions
+        // Holder data for an inspector's own session; at a gate, only when configured.
+        let holderData = sessions.isRequired || options.gateHolderData
         let body = ResponseBody { writer in
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Self.stream(hub: hub, sessions: sessions, closing: closing, to: &writer)
+                try await Self.stream(
+                    hub: hub, sessions: sessions, token: token, holderData: holderData, closing: closing, to: &writer)
             }
             try await writer.finish(nil)
         }
@@ -235,7 +362,8 @@ public struct HTTPService: Service {
     /// Writes frames until the hub finishes, the service shuts down, the client hangs up (the task is
     /// cancelled) or a write fails.
     private static func stream(
-        hub: EventHub, sessions: InspectorSessions, closing: StreamClosing, to writer: inout any ResponseBodyWriter
+        hub: EventHub, sessions: InspectorSessions, token: String?, holderData: Bool, closing: StreamClosing,
+        to writer: inout any ResponseBodyWriter
     ) async throws {
         // Subscribing before the first frame goes out means that a client which has read it receives every
         // event published after it.
@@ -243,12 +371,14 @@ public struct HTTPService: Service {
         let (frames, sink) = AsyncStream.makeStream(of: StreamFrame.self, bufferingPolicy: .bufferingNewest(256))
         let registration = closing.onClose { sink.finish() }
         defer { closing.remove(registration) }
-        let first = sessions.current()
+        let first = sessions.session(forToken: token)
+        // In inspector mode the stream belongs to the client's session: it ends when the session does.
+        let endsWithSession = sessions.isRequired
         // Reconnect soon after the daemon restarts, and show who is logged in at once.
         try await writer.write(ByteBuffer(string: "retry: 2000\n\n" + StreamFrame.session(first).text))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events { sink.yield(.verdict(event)) }
+                for await event in events { sink.yield(.verdict(event, holderData: holderData)) }
                 sink.finish()
             }
             group.addTask {
@@ -257,10 +387,14 @@ public struct HTTPService: Service {
                 while !Task.isCancelled {
                     try await Task.sleep(for: sessionCheckInterval)
                     sinceKeepAlive += sessionCheckInterval
-                    let now = sessions.current()
+                    let now = sessions.session(forToken: token)
                     if !Self.sameSession(now, current) {
                         current = now
                         sink.yield(.session(now))
+                        if endsWithSession, now == nil {
+                            sink.finish()
+                            return
+                        }
                     }
                     if sinceKeepAlive >= keepAliveInterval {
                         sinceKeepAlive = .zero

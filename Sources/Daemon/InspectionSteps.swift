@@ -78,8 +78,17 @@ struct InspectorSessionStep: InspectionStep {
         let verdict = scan.inspection.verdict
         if InspectorSessions.isBadge(verdict) {
             if let session = sessions.login(badge: verdict) {
-                logger.info("inspector \(session.staffID) logged in by badge on \(scan.inspection.source)")
+                logger.info(
+                    "inspector \(PrintableText(session.staffID)) logged in by badge on \(scan.inspection.source)")
                 scan.inspection.verdict.reason = "Logged in: \(session.name ?? session.staffID). " + verdict.reason
+            } else if verdict.isValid {
+                // A genuine badge for an id not in the staff list (removed, or never added): nobody logs in.
+                let holder = verdict.ticket?.holder ?? ""
+                logger.warning("staff badge refused: \(PrintableText(holder)) is not in the staff list")
+                scan.inspection.verdict = Verdict(
+                    kind: .refused, reason: "This staff badge's inspector is not in the staff list: not logged in.",
+                    signature: verdict.signature, format: verdict.format, issuer: verdict.issuer,
+                    keyID: verdict.keyID, ticket: verdict.ticket, inspectedAt: verdict.inspectedAt)
             }
             scan.inspection.inspector = sessions.current()?.staffID
         } else if let session = sessions.touch(at: verdict.inspectedAt) {

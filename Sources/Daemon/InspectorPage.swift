@@ -273,6 +273,72 @@ enum InspectorPage {
           }
         }
 
+        // The verdict panel as before the first scan: what the last session saw is not left on the screen.
+        function clearVerdict() {
+          const panel = $("verdict");
+          panel.dataset.state = "waiting";
+          delete panel.dataset.verdict;
+          show($("verdict-word"), "Waiting for the first scan");
+          for (const id of ["verdict-reason", "holder-check", "meta"]) show($(id), null);
+          for (const id of ["facts", "layout", "all-fields", "warnings"]) $(id).hidden = true;
+          $("facts").replaceChildren();
+          $("all-fields-list").replaceChildren();
+          $("warnings").replaceChildren();
+          $("layout-grid").textContent = "";
+        }
+
+        // The event stream. In inspector mode it answers only to a logged-in session (the HttpOnly cookie the
+        // login set, which the browser sends by itself), and ends when the session does.
+        const link = $("link");
+        let source = null;
+
+        function openStream() {
+          if (source) return;
+          source = new EventSource("/events");
+          source.addEventListener("open", () => { link.textContent = "Live"; link.dataset.state = "live"; });
+          source.addEventListener("error", () => {
+            link.textContent = "Reconnecting\u2026";
+            link.dataset.state = "down";
+            // Refused (no session any more, e.g. after a restart): the browser gives up; ask who we are.
+            if (source && source.readyState === EventSource.CLOSED) {
+              source = null;
+              setTimeout(checkSession, 2000);
+            }
+          });
+          source.addEventListener("verdict", (message) => renderVerdict(JSON.parse(message.data)));
+          source.addEventListener("session", (message) => {
+            const session = JSON.parse(message.data);
+            renderSession(session);
+            if (!session && loginRequired) closeStream();
+          });
+        }
+
+        function closeStream() {
+          if (source) source.close();
+          source = null;
+          clearVerdict();
+          link.textContent = "Log in to see verdicts";
+          link.dataset.state = "down";
+        }
+
+        async function checkSession() {
+          if (!loginRequired) { openStream(); return; }
+          try {
+            const response = await fetch("/session", { cache: "no-store" });
+            if (response.ok) {
+              renderSession(await response.json());
+              openStream();
+            } else {
+              renderSession(null);
+              closeStream();
+            }
+          } catch (error) {
+            link.textContent = "The daemon does not answer";
+            link.dataset.state = "down";
+            setTimeout(checkSession, 5000);
+          }
+        }
+
         $("login-form").addEventListener("submit", async (submit) => {
           submit.preventDefault();
           const form = submit.target;
@@ -286,6 +352,7 @@ enum InspectorPage {
             if (response.ok) {
               show($("login-error"), null);
               renderSession(answer);
+              openStream();
             } else {
               show($("login-error"), answer.error || "Login refused.");
             }
@@ -297,19 +364,11 @@ enum InspectorPage {
         $("logout").addEventListener("click", async () => {
           await fetch("/logout", { method: "POST" }).catch(() => {});
           renderSession(null);
+          if (loginRequired) closeStream();
         });
-
-        const link = $("link");
-        const source = new EventSource("/events");
-        source.addEventListener("open", () => { link.textContent = "Live"; link.dataset.state = "live"; });
-        source.addEventListener("error", () => {
-          link.textContent = "Reconnecting\u2026";
-          link.dataset.state = "down";
-        });
-        source.addEventListener("verdict", (message) => renderVerdict(JSON.parse(message.data)));
-        source.addEventListener("session", (message) => renderSession(JSON.parse(message.data)));
 
         renderSession(null);
+        checkSession();
         refreshHealth();
         setInterval(refreshHealth, 30000);
         </script>

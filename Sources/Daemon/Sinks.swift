@@ -9,10 +9,16 @@ import SystemCalls
 
 /// Each verdict as one JSON line on standard output (for journald, or a pipe to another program).
 public struct StandardOutputSink: VerdictSink {
-    public init() {}
+    /// Whether lines carry holder data (names, dates of birth). Standard output of a service goes to the system
+    /// journal, kept and readable far longer than a verdict matters: off unless `[log] holder_data` says so.
+    public let holderData: Bool
+
+    public init(holderData: Bool = false) {
+        self.holderData = holderData
+    }
 
     public func deliver(_ verdict: PublishedVerdict) async {
-        let line = Array((verdict.line + "\n").utf8)
+        let line = Array((verdict.line(holderData: holderData) + "\n").utf8)
         line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

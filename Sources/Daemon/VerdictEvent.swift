@@ -103,8 +103,22 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    /// The event with its JSON line, encoded once here for every sink.
-    public var published: PublishedVerdict { PublishedVerdict(event: self, line: jsonLine) }
+    /// The event with its JSON lines (with and without holder data), encoded once here for every sink.
+    public var published: PublishedVerdict {
+        let redacted = withoutHolderData
+        return PublishedVerdict(event: self, line: jsonLine, redactedLine: redacted == self ? nil : redacted.jsonLine)
+    }
+
+    /// The event without what identifies the passenger: the holder's name (and so a date of birth printed with
+    /// it), the ticket's fields as `verify` prints them, and the printed layout, which carry the same. What is
+    /// left says whether the ticket is good and why: enough for a gate's page, a log or a terminal.
+    public var withoutHolderData: VerdictEvent {
+        var event = self
+        event.holder = nil
+        event.details = nil
+        event.layout = nil
+        return event
+    }
 
     /// The encoder every sink uses, so that all of them print the same text.
     public static var encoder: JSONEncoder {
@@ -147,4 +161,17 @@ public struct PublishedVerdict: Sendable {
     public let event: VerdictEvent
     /// The event as one line of JSON, without the newline.
     public let line: String
+    /// The line of ``VerdictEvent/withoutHolderData``, where it differs from ``line``.
+    let redactedLine: String?
+
+    init(event: VerdictEvent, line: String, redactedLine: String? = nil) {
+        self.event = event
+        self.line = line
+        self.redactedLine = redactedLine
+    }
+
+    /// The line with holder data (`true`) or without it.
+    public func line(holderData: Bool) -> String {
+        holderData ? line : redactedLine ?? line
+    }
 }

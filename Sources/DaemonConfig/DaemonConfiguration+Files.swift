@@ -72,3 +72,50 @@ extension DaemonConfiguration.Sync {
         return (secret, pinned)
     }
 }
+
+extension DaemonConfiguration {
+    /// What in this configuration weakens the validator without making it unusable, one sentence each: secrets in
+    /// files others can read, a page served in clear beyond this machine, PINs hashed without a secret. `farecheck
+    /// daemon --check` prints them and the daemon logs them at start.
+    ///
+    /// - Parameters:
+    ///   - file: The configuration file (itself checked: it may hold the device token).
+    ///   - environment: Where a systemd credential for the PIN secret is looked up.
+    public func securityWarnings(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> [String] {
+        var warnings: [String] = []
+        var secrets: [(what: String, path: String)] = []
+        if let file { secrets.append(("the configuration file", file)) }
+        if let tokenFile = sync?.tokenFile { secrets.append(("[sync] token_file", tokenFile)) }
+        if let key = sync?.clientKey { secrets.append(("[sync] client_key", key)) }
+        if let key = http.tlsKey { secrets.append(("[http] tls_key", key)) }
+        let secretPath = Self.pinSecretPath(explicit: pinSecretFile, environment: environment)
+        if let secretPath { secrets.append(("the PIN secret", secretPath)) }
+        for (what, path) in secrets where Self.isWorldReadable(path) {
+            warnings.append(
+                "\(what) \(path) can be read by every user of this machine: make it readable by the daemon only "
+                    + "(chmod 600, or 640 for its group)")
+        }
+        if let address = httpAddress, !isLoopback(address.host) {
+            warnings.append(
+                "the page listens on \(address.host):\(address.port) without TLS: PINs, session cookies and verdicts "
+                    + "cross the network in clear. Serve it on loopback and give [http] tls_listen, tls_cert and "
+                    + "tls_key for other clients")
+        }
+        if mode == .inspector, secretPath == nil {
+            warnings.append(
+                "no PIN secret ([inspector] pin_secret_file, or the systemd credential \(Self.pinSecretCredential)): "
+                    + "a copy of the store is enough to search a PIN offline")
+        }
+        return warnings
+    }
+
+    /// Whether others (not owner, not group) may read the file at `path`.
+    static func isWorldReadable(_ path: String) -> Bool {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = attributes[.posixPermissions] as? NSNumber
+        else { return false }
+        return mode.intValue & 0o004 != 0
+    }
+}

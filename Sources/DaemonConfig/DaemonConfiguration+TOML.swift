@@ -117,6 +117,7 @@ extension DaemonConfiguration {
                     configuration.httpListen = listen
                 }
             }
+            configuration.http = try parseHTTP(&http)
             try http.finish()
         }
 
@@ -124,7 +125,25 @@ extension DaemonConfiguration {
             if let timeout = try inspector.number("session_timeout", in: 60...(7 * 86400)) {
                 configuration.sessionTimeout = timeout
             }
+            if let secret = try inspector.string("pin_secret_file") {
+                guard !secret.isEmpty else { throw inspector.error("pin_secret_file", "must be a file path") }
+                configuration.pinSecretFile = secret
+            }
+            if let length = try inspector.number("min_pin_length", in: 4...64) {
+                configuration.minimumPINLength = Int(length)
+            }
+            if let failures = try inspector.number("lockout_failures", in: 1...100) {
+                configuration.lockoutFailures = Int(failures)
+            }
+            if let seconds = try inspector.number("lockout_seconds", in: 1...86400) {
+                configuration.lockoutSeconds = seconds
+            }
             try inspector.finish()
+        }
+
+        if var log = try reader.table("log") {
+            if let holder = try log.bool("holder_data") { configuration.logHolderData = holder }
+            try log.finish()
         }
 
         if var table = try reader.table("sync") {
@@ -138,6 +157,39 @@ extension DaemonConfiguration {
                 message: "no [[scanner]] and no [[source]]: the daemon would have nothing to read")
         }
         return configuration
+    }
+
+    private static func parseHTTP(_ http: inout TableReader) throws(ConfigurationError) -> HTTPSettings {
+        var settings = HTTPSettings()
+        if let hosts = try http.strings("hosts") {
+            guard !hosts.isEmpty, hosts.allSatisfy({ !$0.isEmpty && !$0.contains("/") && !$0.contains(" ") }) else {
+                throw http.error(
+                    "hosts", "must list host names or addresses, e.g. [\"handheld-17.local\", \"10.0.0.17\"]")
+            }
+            settings.hosts = hosts
+        }
+        if let listen = try http.string("tls_listen") {
+            guard splitAddress(listen) != nil else {
+                throw http.error("tls_listen", "must be HOST:PORT, e.g. 0.0.0.0:8443 (got \"\(listen)\")")
+            }
+            settings.tlsListen = listen
+        }
+        settings.tlsCertificate = try http.string("tls_cert")
+        settings.tlsKey = try http.string("tls_key")
+        if settings.tlsListen != nil, settings.tlsCertificate == nil || settings.tlsKey == nil {
+            throw http.error(
+                settings.tlsCertificate == nil ? "tls_cert" : "tls_key",
+                "is required with tls_listen: the page's certificate chain and its private key (PEM)")
+        }
+        if settings.tlsListen == nil, settings.tlsCertificate != nil || settings.tlsKey != nil {
+            throw http.error("tls_listen", "is required with tls_cert and tls_key: the address to serve TLS on")
+        }
+        if let holder = try http.bool("gate_holder_data") { settings.gateHolderData = holder }
+        if let cap = try http.number("max_connections", in: 1...10000) { settings.maxConnections = Int(cap) }
+        if let timeout = try http.number("request_timeout", in: 1...300) { settings.requestTimeout = timeout }
+        if let timeout = try http.number("idle_timeout", in: 1...3600) { settings.idleTimeout = timeout }
+        if let timeout = try http.number("handshake_timeout", in: 1...300) { settings.handshakeTimeout = timeout }
+        return settings
     }
 
     private static func parseSync(_ table: inout TableReader) throws(ConfigurationError) -> Sync {
@@ -187,6 +239,12 @@ extension DaemonConfiguration {
         default: break
         }
         if scheme != "https" {
+            // The device token and every inspection would cross the network readable and changeable by anyone
+            // on the way: plain http only for a server on this machine (a test server).
+            guard isLoopback(parsed.host ?? "") else {
+                throw table.error(
+                    "url", "must be https:// (plain http:// only for a server on loopback), got \"\(url)\"")
+            }
             if sync.clientCertificate != nil {
                 throw table.error(
                     "client_cert",
@@ -200,6 +258,15 @@ extension DaemonConfiguration {
         try table.finish()
         return sync
     }
+}
+
+/// Whether `host` (from a URL or an address) is this machine's loopback: `localhost`, 127.0.0.0/8 or `::1`.
+public func isLoopback(_ host: String) -> Bool {
+    var name = host.lowercased()
+    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+    if name == "localhost" || name.hasSuffix(".localhost") || name == "::1" { return true }
+    let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+    return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
 }
 
 /// Reads one TOML table, remembering which keys were used so that leftovers (typos) are refused.

@@ -112,6 +112,36 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public static let demoAnchorName = "demo"
     }
 
+    /// The page's settings beyond its listen address (`[http]`).
+    public struct HTTPSettings: Sendable, Equatable {
+        /// The host names the page answers to (`hosts`); `nil`: the listen address and the localhost names (for a
+        /// wildcard address also the host name and the interfaces' addresses).
+        public var hosts: [String]? = nil
+        /// A second listener that serves the page over TLS (`tls_listen`, `HOST:PORT`), with `tls_cert` and
+        /// `tls_key`; the session cookie is then `Secure` there.
+        public var tlsListen: String? = nil
+        public var tlsCertificate: String? = nil
+        public var tlsKey: String? = nil
+        /// Whether a gate's page shows holder data (`gate_holder_data`); an inspector's page shows it to the
+        /// logged-in session only.
+        public var gateHolderData = false
+        /// Connections served at once (`max_connections`).
+        public var maxConnections = 64
+        /// Seconds from a request's first byte until it is read in full (`request_timeout`).
+        public var requestTimeout: Double = 10
+        /// Seconds a kept-alive connection may stay idle (`idle_timeout`).
+        public var idleTimeout: Double = 60
+        /// Seconds a TLS handshake may take (`handshake_timeout`).
+        public var handshakeTimeout: Double = 10
+
+        public init() {}
+
+        /// The host and port of ``tlsListen``.
+        public var tlsAddress: (host: String, port: Int)? {
+            tlsListen.flatMap { DaemonConfiguration.splitAddress($0) }
+        }
+    }
+
     /// `gate` or `inspector`.
     public var mode: InspectionMode = .gate
     /// This validator's name (vehicle and door, or handheld id): shown on the page and sent with inspections.
@@ -140,13 +170,39 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var gateHook: GateHook? = nil
     /// The HTTP listen address (`127.0.0.1:8080`); `nil` to serve no HTTP.
     public var httpListen: String? = "127.0.0.1:8080"
+    public var http = HTTPSettings()
     /// Idle seconds after which an inspector's session ends (inspector mode).
     public var sessionTimeout: Double = 8 * 3600
+    /// The file holding the secret mixed into PIN hashes (`[inspector] pin_secret_file`); `nil`: the systemd
+    /// credential `farecheck-pin-secret` if the daemon was given one, else none.
+    public var pinSecretFile: String? = nil
+    /// The shortest PIN a login accepts without a warning in the log (`[inspector] min_pin_length`).
+    public var minimumPINLength = 6
+    /// Failed logins (per staff id, and per client address) that lock further attempts (`lockout_failures`).
+    public var lockoutFailures = 5
+    /// Seconds of the first lock; each further one doubles, up to an hour (`lockout_seconds`).
+    public var lockoutSeconds: Double = 60
+    /// Whether verdict lines on standard output and log lines carry holder data (`[log] holder_data`).
+    public var logHolderData = false
     /// Sync with the validation API; `nil` (no `[sync]` table) for a validator that is only ever updated by hand.
     public var sync: Sync? = nil
 
     /// The default configuration file.
     public static let defaultPath = "/etc/farecheck/farecheck.toml"
+
+    /// The name of the systemd credential that holds the PIN secret (`LoadCredential=farecheck-pin-secret:…`).
+    public static let pinSecretCredential = "farecheck-pin-secret"
+
+    /// The PIN secret's file: `explicit` if given, else the systemd credential when `$CREDENTIALS_DIRECTORY` has
+    /// it, else `nil`.
+    public static func pinSecretPath(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        if let explicit, !explicit.isEmpty { return explicit }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return nil }
+        let path = directory + "/" + pinSecretCredential
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
 
     public init() {}
 

@@ -157,7 +157,7 @@ public final class InspectionJournal: Sendable {
         var failure: StoreError?
         do {
             pool = try Self.open(path)
-        } catch where error.code == .ioFailure && reserve != nil {
+        } catch  where error.code == .ioFailure && reserve != nil {
             // A full disk at start (a restart while it is full): inspections go to the reserve, and the database
             // is opened with the first write that finds room.
             failure = error
@@ -304,6 +304,7 @@ public final class InspectionJournal: Sendable {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
+            try PrivateFiles.prepare(path)
             let pool = try DatabasePool(path: path, configuration: configuration)
             try migrator.migrate(pool)
             return pool

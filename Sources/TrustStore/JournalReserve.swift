@@ -1,6 +1,6 @@
 import Foundation
-import SystemPackage
 import Synchronization
+import SystemPackage
 
 /// Space set aside on disk, ahead of need, for inspections the journal cannot take while the disk is full.
 ///
@@ -45,7 +45,9 @@ final class JournalReserve: Sendable {
     init(path: String, capacity requested: Int) throws {
         self.path = path
         let descriptor = try FileDescriptor.open(
-            FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
+            FilePath(path), .readWrite, options: [.create, .closeOnExec, .noFollow], permissions: [.ownerReadWrite])
+        // A reserve made by an older farecheck may be readable by others: it holds inspections too.
+        PrivateFiles.narrow(descriptor)
         do {
             guard flock(descriptor.rawValue, LOCK_EX | LOCK_NB) == 0 else { throw Errno(rawValue: errno) }
             let size = Int(try descriptor.seek(offset: 0, from: .end))

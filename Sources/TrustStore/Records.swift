@@ -57,6 +57,8 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
             family: family, issuer: issuer, keyID: keyID, versionType: versionType ?? "",
             barcodeVersion: barcodeVersion ?? "")
     }
+    /// What the key is trusted for: tickets (the default) or staff badges.
+    public var purpose: KeyPurpose
 
     // Rows are read and written by hand: Codable would store `[UInt8]` as JSON text, not as a blob.
     public init(row: Row) throws {
@@ -77,6 +79,11 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         forged = row["key_forged"]
         let owners: String? = row["product_owners"]
         allowedProductOwners = owners.map { $0.split(separator: ",").map(String.init) } ?? []
+        let purposeName: String = row["purpose"] ?? KeyPurpose.tickets.rawValue
+        guard let purpose = KeyPurpose(rawValue: purposeName) else {
+            throw DatabaseError(message: "unknown key purpose \"\(purposeName)\" in the store")
+        }
+        self.purpose = purpose
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -97,6 +104,7 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         container["listed"] = isListed
         container["key_forged"] = forged
         container["product_owners"] = allowedProductOwners.isEmpty ? nil : allowedProductOwners.joined(separator: ",")
+        container["purpose"] = purpose.rawValue
     }
 
     public init(
@@ -104,8 +112,9 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
         certificate: [UInt8]? = nil,
         notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
         issuerName: String? = nil, versionType: String? = nil, barcodeVersion: String? = nil, forged: Bool = false,
-        allowedProductOwners: [String] = []
+        allowedProductOwners: [String] = [], purpose: KeyPurpose = .tickets
     ) {
+        self.purpose = purpose
         self.issuerName = issuerName
         self.versionType = versionType
         self.barcodeVersion = barcodeVersion
@@ -138,7 +147,7 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     public func trustedKey(_ publicKey: PublicKey) -> TrustedKey {
         TrustedKey(
             family: family, issuer: issuer, keyID: keyID, algorithm: algorithm, publicKey: publicKey,
-            notBefore: notBeforeDate, notAfter: notAfterDate, listing: listing)
+            notBefore: notBeforeDate, notAfter: notAfterDate, listing: listing, purpose: purpose)
     }
 }
 

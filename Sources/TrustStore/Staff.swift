@@ -10,7 +10,7 @@ public struct StaffRecord: Sendable, Equatable, FetchableRecord, PersistableReco
     public var staffID: String
     /// A display name for the page and the journal.
     public var name: String?
-    /// The salted hash of the PIN.
+    /// The salted hash of the PIN (scrypt, or PBKDF2 from an older farecheck until the next good login).
     public var pin: PINHash
     /// When the record was added, Unix seconds.
     public var addedAt: Int64
@@ -25,9 +25,12 @@ public struct StaffRecord: Sendable, Equatable, FetchableRecord, PersistableReco
     public init(row: Row) throws {
         staffID = row["staff_id"]
         name = row["name"]
+        // An unknown function name (a newer farecheck's) reads as PBKDF2 and simply never matches.
+        let function = PINHash.Function(rawValue: row["pin_kdf"] ?? "") ?? .pbkdf2SHA256
         pin = PINHash(
-            salt: Array(row["pin_salt"] as Data), hash: Array(row["pin_hash"] as Data),
-            iterations: row["pin_iterations"])
+            function: function, salt: Array(row["pin_salt"] as Data), hash: Array(row["pin_hash"] as Data),
+            cost: row["pin_iterations"], blockSize: row["pin_block_size"] ?? 0,
+            parallelism: row["pin_parallelism"] ?? 0, secretID: row["pin_secret_id"])
         addedAt = row["added_at"]
     }
 
@@ -36,7 +39,11 @@ public struct StaffRecord: Sendable, Equatable, FetchableRecord, PersistableReco
         container["name"] = name
         container["pin_salt"] = Data(pin.salt)
         container["pin_hash"] = Data(pin.hash)
-        container["pin_iterations"] = pin.iterations
+        container["pin_iterations"] = pin.cost
+        container["pin_kdf"] = pin.function.rawValue
+        container["pin_block_size"] = pin.blockSize
+        container["pin_parallelism"] = pin.parallelism
+        container["pin_secret_id"] = pin.secretID
         container["added_at"] = addedAt
     }
 }
@@ -50,6 +57,19 @@ extension TrustStore {
     /// The inspector with `staffID`, if registered.
     public func staff(withID staffID: String) throws(StoreError) -> StaffRecord? {
         try read { db in try StaffRecord.filter(Column("staff_id") == staffID).fetchOne(db) }
+    }
+
+    /// Replaces the PIN hash of `staffID` with `pin`, if the inspector is still registered with the hash `old`
+    /// (a PIN changed meanwhile by `farecheck staff add` is left alone); returns whether it was replaced.
+    @discardableResult
+    public func upgradePIN(ofStaff staffID: String, from old: PINHash, to pin: PINHash) throws(StoreError) -> Bool {
+        try write { db in
+            guard var record = try StaffRecord.filter(Column("staff_id") == staffID).fetchOne(db), record.pin == old
+            else { return false }
+            record.pin = pin
+            try record.update(db)
+            return true
+        }
     }
 
     /// Every inspector, by staff id.

@@ -39,7 +39,9 @@ public final class TrustStore: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !fileManager.fileExists(atPath: directory) {
             do {
-                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                // Owner and group only: the files inside are private (see PrivateFiles).
+                try fileManager.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
             } catch {
                 throw StoreError(
                     .cannotOpen, "Cannot create the directory for the store", path: path, underlying: error)
@@ -55,6 +57,9 @@ public final class TrustStore: Sendable {
         if existed {
             try Self.inspectExisting(path)
         }
+        // Created 0600 here rather than by SQLite (which would follow the umask, 0644 usually); an older store that
+        // others can read is narrowed.
+        try PrivateFiles.prepare(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.label = "farecheck.store"
@@ -323,6 +328,23 @@ public final class TrustStore: Sendable {
                     ALTER TABLE key_v11 RENAME TO key;
                     CREATE INDEX key_by_id ON key (format, key_id);
                     """)
+        }
+        migrator.registerMigration("v12-staff-pin-kdf") { db in
+            // PINs hashed with scrypt over a secret kept apart from the store: the function, scrypt's r and p (N is
+            // in pin_iterations) and which secret was mixed in. Existing rows are PBKDF2, upgraded at next login.
+            try db.alter(table: "staff") { t in
+                t.add(column: "pin_kdf", .text).notNull().defaults(to: "pbkdf2-sha256")
+                t.add(column: "pin_block_size", .integer).notNull().defaults(to: 0)
+                t.add(column: "pin_parallelism", .integer).notNull().defaults(to: 0)
+                t.add(column: "pin_secret_id", .text)
+            }
+        }
+        migrator.registerMigration("v13-key-purpose") { db in
+            // What a key is trusted to sign: passenger tickets, or staff badges (never both, so that a ticket
+            // issuer's key cannot log anyone in). Every key imported before is a ticket key.
+            try db.alter(table: "key") { t in
+                t.add(column: "purpose", .text).notNull().defaults(to: "tickets")
+            }
         }
         return migrator
     }

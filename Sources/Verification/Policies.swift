@@ -111,6 +111,35 @@ public struct IssuerPolicy: TicketPolicy {
     }
 }
 
+/// The key must be trusted for what the ticket is: a staff badge (product `staff-badge`) only with a key imported
+/// for staff badges, a passenger's ticket only with a ticket key. A ticket issuer's key that signs a badge, or a
+/// badge key that signs a ticket, gives `wrong-issuer`: the signature is genuine, the signer is not the one trusted.
+public struct KeyPurposePolicy: TicketPolicy {
+    /// The product name of a staff badge.
+    public static let staffBadgeProduct = "staff-badge"
+
+    public init() {}
+
+    public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
+        let isBadge = context.ticket.product == Self.staffBadgeProduct
+        let key = context.key
+        switch (isBadge, key.purpose) {
+        case (true, .tickets):
+            return .fails(
+                .wrongIssuer,
+                reason: "This staff badge is signed with key \(key.keyID) of \(key.issuer), a ticket key that is not "
+                    + "trusted for staff badges.")
+        case (false, .staffBadges):
+            return .fails(
+                .wrongIssuer,
+                reason: "This ticket is signed with key \(key.keyID) of \(key.issuer), which is trusted for staff "
+                    + "badges only.")
+        default:
+            return .meets
+        }
+    }
+}
+
 /// The inspection time must lie in the ticket's validity window, give or take a clock-skew tolerance.
 ///
 /// Also remarks on tickets activated only moments before the scan: riders who activate when they

@@ -79,9 +79,9 @@ public struct TicketVerifier: Sendable {
         let window = ValidityWindowPolicy(
             clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
         let revocation = RevocationPolicy(revocations: revocations)
-        self.policies = [KeyValidityPolicy(), IssuerPolicy(), window, revocation]
-        self.uicPolicies = [KeyValidityPolicy(), window, revocation]
-        self.vdvPolicies = [KeyValidityPolicy(), window, revocation]
+        self.policies = [KeyValidityPolicy(), IssuerPolicy(), KeyPurposePolicy(), window, revocation]
+        self.uicPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
+        self.vdvPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.

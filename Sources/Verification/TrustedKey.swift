@@ -2,6 +2,15 @@ import FareCore
 import Foundation
 import Signatures
 
+/// What a trusted key may sign. A key has one purpose: a ticket issuer's key never logs an inspector in, and a
+/// staff-badge key never makes a passenger's ticket valid.
+public enum KeyPurpose: String, Sendable, Equatable, CaseIterable {
+    /// Passenger tickets (every key imported, synced or listed before purposes existed).
+    case tickets = "tickets"
+    /// Staff badges: FC1 tickets of product `staff-badge` that log an inspector in on a handheld.
+    case staffBadges = "staff-badge"
+}
+
 /// A public key the validator trusts, with what it may sign and when.
 public struct TrustedKey: Sendable {
     /// The family of the key: which formats it signs and how it is looked up.
@@ -22,11 +31,14 @@ public struct TrustedKey: Sendable {
     /// What the UIC key list says the key is for (UIC keys from the list or a key bundle); `nil` for a key added
     /// by hand and for other families.
     public var listing: UICKeyListing?
+    /// What the key may sign.
+    public var purpose: KeyPurpose
 
     public init(
         family: KeyFamily, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
-        notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil
+        notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil, purpose: KeyPurpose = .tickets
     ) {
+        self.purpose = purpose
         self.family = family
         self.issuer = issuer
         self.keyID = keyID

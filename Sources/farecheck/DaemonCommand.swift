@@ -4,6 +4,7 @@ import DaemonConfig
 import Foundation
 import Logging
 import Scanners
+import Signatures
 import Verification
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -79,6 +80,15 @@ struct DaemonCommand: AsyncParsableCommand {
                     throw CommandFailure.exit("bad configuration: \(error.description)")
                 }
             }
+            if let path = DaemonConfiguration.pinSecretPath(explicit: configuration.pinSecretFile) {
+                do {
+                    _ = try PINSecret(file: path)
+                } catch {
+                    throw CommandFailure.exit("bad configuration: [inspector] pin_secret_file: \(error.message)")
+                }
+            }
+            let file = demo ? nil : config ?? DaemonConfiguration.defaultPath
+            for warning in configuration.securityWarnings(file: file) { printError("warning: \(warning)") }
             printLine("\(config ?? DaemonConfiguration.defaultPath): configuration is usable")
             return
         }
@@ -94,15 +104,20 @@ struct DaemonCommand: AsyncParsableCommand {
     }
 
     private func demoConfiguration() throws -> DaemonConfiguration {
-        let directory =
-            out
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-daemon-demo-\(getpid())")
-            .path
+        let directory = try out ?? Self.privateDirectory()
+        if let out, !FileManager.default.fileExists(atPath: out) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CommandFailure.exit("cannot create \(out): \(error)")
+            }
+        }
         let images = directory + "/tickets"
-        do {
-            try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
-        } catch {
-            throw CommandFailure.exit("cannot create \(images): \(error)")
+        // Made here, not found: a directory or link planted at this path by another user is refused (mkdir fails),
+        // never written through.
+        guard mkdir(images, 0o700) == 0 || (out != nil && errno == EEXIST && Self.isOwnDirectory(images)) else {
+            throw CommandFailure.exit("cannot create \(images): \(String(cString: strerror(errno)))")
         }
         let storePath = directory + "/demo.sqlite"
         _ = try DemoCommand.prepare(directory: images, storePath: storePath)
@@ -115,5 +130,26 @@ struct DaemonCommand: AsyncParsableCommand {
         configuration.httpListen = "127.0.0.1:8080"
         printError("farecheck daemon --demo: store \(storePath), ticket images in \(images)")
         return configuration
+    }
+
+    /// A new directory only this user can enter, with a name nobody can guess beforehand (`mkdtemp`), under
+    /// `$TMPDIR` (or /tmp): another user cannot plant a file or a symbolic link in it ahead of the demo.
+    static func privateDirectory() throws -> String {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base + "/farecheck-demo-XXXXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CommandFailure.exit(
+                "cannot create a private directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        // mkdtemp makes it 0700 whatever the umask; said again in case a libc differs.
+        chmod(made, 0o700)
+        return String(cString: made)
+    }
+
+    /// Whether `path` is a real directory (not a link) owned by this user.
+    static func isOwnDirectory(_ path: String) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return false }
+        return status.st_mode & 0o170000 == 0o040000 && status.st_uid == getuid()
     }
 }

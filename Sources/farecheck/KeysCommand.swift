@@ -28,6 +28,8 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "Overwrite an existing key file.") var force = false
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(help: "What the key signs: tickets, or staff-badge (badges that log an inspector in).")
+        var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
         func run() throws {
@@ -57,13 +59,13 @@ struct KeysCommand: AsyncParsableCommand {
                     KeyRecord(
                         family: .fc1, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
                         spki: spki,
-                        notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated"
+                        notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated", purpose: purpose
                     ))
             } catch {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)); private key written to \(out); public key stored in \(trustStore.path)"
+                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)\(purpose == .tickets ? "" : ", for staff badges")); private key written to \(out); public key stored in \(trustStore.path)"
             )
         }
     }
@@ -89,6 +91,10 @@ struct KeysCommand: AsyncParsableCommand {
                 body whose signature was already removed is accepted only with --trust-unsigned, by which the \
                 operator vouches for it. Certificates are known by their own holder reference (CHR), never by \
                 the file name.
+
+                --purpose staff-badge trusts an FC1 key for staff badges only: a badge (product staff-badge) \
+                logs an inspector in only when it is signed by such a key and names an inspector in the staff \
+                list, and such a key never makes a passenger's ticket valid. Every other key is a ticket key.
                 """
         )
 
@@ -122,6 +128,8 @@ struct KeysCommand: AsyncParsableCommand {
             name: .customLong("barcode-version"),
             help: "For a UIC key: the barcode version it signs, as the key list's barcodeVersion says (1, 2, 3).")
         var barcodeVersion: String?
+        @Option(help: "What the key signs: tickets (default), or staff-badge (FC1 keys only).")
+        var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
@@ -144,6 +152,9 @@ struct KeysCommand: AsyncParsableCommand {
             guard (file == nil) != (uicXML == nil) else { throw ValidationError("give a key FILE or --uic-xml FILE") }
             if file != nil, issuer == nil { throw ValidationError("importing a key file needs --issuer") }
             if replace, uicXML == nil { throw ValidationError("--replace goes with --uic-xml") }
+            if purpose != .tickets, file == nil || issuer.map(UICKeyList.isRICSCode) == true {
+                throw ValidationError("--purpose \(purpose.rawValue) is for an FC1 key FILE only")
+            }
         }
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
@@ -168,7 +179,7 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)) imported from \(file)"
+                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)\(record.purpose == .tickets ? "" : ", for staff badges")) imported from \(file)"
             )
         }
 
@@ -202,7 +213,7 @@ struct KeysCommand: AsyncParsableCommand {
                 spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
-                source: ((file ?? "") as NSString).lastPathComponent
+                source: ((file ?? "") as NSString).lastPathComponent, purpose: purpose
             )
         }
 
@@ -330,6 +341,7 @@ struct KeysCommand: AsyncParsableCommand {
             var notAfter: Date?
             var source: String
             var revoked: Bool
+            var purpose: String
         }
 
         func run() throws {
@@ -355,7 +367,8 @@ struct KeysCommand: AsyncParsableCommand {
                     format: KeyFamily.vdv.storeName, issuer: authority?.reference.description ?? record.reference,
                     issuerName: nil, versionType: trusted, kid: record.reference, algorithm: "ISO 9796-2 RSA SHA-1",
                     keyType: authority.map { "RSA \($0.key.bits)" } ?? "unreadable", notBefore: nil,
-                    notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false)
+                    notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false,
+                    purpose: KeyPurpose.tickets.rawValue)
             }
             let rows =
                 vdvRows
@@ -372,7 +385,8 @@ struct KeysCommand: AsyncParsableCommand {
                         kid: record.keyID, algorithm: record.algorithm,
                         keyType: publicKey.map { "\($0.kind)" } ?? "unreadable",
                         notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
-                        revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)")
+                        revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)"),
+                        purpose: record.purpose.rawValue
                     )
                 }
             if json {
@@ -397,7 +411,7 @@ struct KeysCommand: AsyncParsableCommand {
                 let forged = row.forged == true ? " FORGED" : ""
                 let owners = row.allowedProductOwnerCodes.map { " owners \($0.joined(separator: ","))" } ?? ""
                 printLine(
-                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(owners)\(row.revoked ? " REVOKED" : "")\(forged) [\(row.source)]"
+                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(owners)\(row.purpose == KeyPurpose.tickets.rawValue ? "" : " for:\(row.purpose)")\(row.revoked ? " REVOKED" : "")\(forged) [\(row.source)]"
                 )
                 if let scope = row.scope { printLine("    \(scope)") }
             }
@@ -442,3 +456,5 @@ struct KeysCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension KeyPurpose: ExpressibleByArgument {}

@@ -1,4 +1,6 @@
 import ArgumentParser
+import DaemonConfig
+import FareCore
 import Foundation
 import Signatures
 import TrustStore
@@ -8,7 +10,7 @@ struct StaffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "staff",
         abstract: "Manage the inspectors who may log in on this validator (staff id and PIN).",
-        subcommands: [Add.self, List.self, Remove.self]
+        subcommands: [Add.self, List.self, Remove.self, Secret.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -16,22 +18,54 @@ struct StaffCommand: AsyncParsableCommand {
             abstract: "Add an inspector, or set a new PIN for one (the PIN is read from standard input).",
             discussion: """
                 The PIN is read from the first line of standard input (so it is not in the shell history or \
-                the process list) and kept only as a salted PBKDF2-SHA256 hash. It must be at least 4 digits \
-                or characters.
+                the process list) and kept only as a salted scrypt hash (N=2^15, r=8, p=1) of the PIN keyed \
+                with the PIN secret, a file kept apart from the store: --pin-secret, else the systemd credential \
+                farecheck-pin-secret in $CREDENTIALS_DIRECTORY. The daemon must be given the same secret \
+                ([inspector] pin_secret_file). Without a secret the hash is made all the same, with a warning: a \
+                copy of the store is then enough to search the PIN offline.
+
+                The PIN must have at least --min-pin-length characters (default 6).
                 """
         )
         @Argument(help: "The staff id the inspector types.") var staffID: String
         @Option(help: "A display name.") var name: String?
+        @Option(
+            name: .customLong("pin-secret"),
+            help: ArgumentHelp("The PIN secret file (see `farecheck staff secret`).", valueName: "path"))
+        var pinSecret: String?
+        @Option(name: .customLong("min-pin-length"), help: "The shortest PIN accepted.") var minimumLength = 6
         @OptionGroup var store: StoreOptions
+
+        func validate() throws {
+            guard (4...64).contains(minimumLength) else { throw ValidationError("--min-pin-length must be 4 to 64") }
+            // A staff id is typed at a login and written into log lines: printable text only.
+            guard !staffID.isEmpty, PrintableText.escaped(staffID) == staffID else {
+                throw ValidationError("the staff id must be printable text (no control characters or backslashes)")
+            }
+        }
 
         func run() throws {
             let line = readLine(strippingNewline: true) ?? ""
-            guard line.count >= 4 else {
-                throw CommandFailure.exit("the PIN (first line of standard input) must have at least 4 characters")
+            guard line.count >= minimumLength else {
+                throw CommandFailure.exit(
+                    "the PIN (first line of standard input) must have at least \(minimumLength) characters")
+            }
+            var secret: PINSecret?
+            if let path = DaemonConfiguration.pinSecretPath(explicit: pinSecret) {
+                do {
+                    secret = try PINSecret(file: path)
+                } catch {
+                    throw CommandFailure.exit(error.message)
+                }
+            } else {
+                printError(
+                    "warning: no PIN secret (--pin-secret, or the systemd credential "
+                        + "\(DaemonConfiguration.pinSecretCredential)): a copy of the store is enough to search this PIN "
+                        + "offline")
             }
             let hash: PINHash
             do {
-                hash = try PINHash(pin: line)
+                hash = try PINHash(pin: line, secret: secret)
             } catch {
                 throw CommandFailure.exit("\(error)")
             }
@@ -59,7 +93,11 @@ struct StaffCommand: AsyncParsableCommand {
             }
             if staff.isEmpty { printLine("No staff registered.") }
             for member in staff {
-                printLine("\(member.staffID)\(member.name.map { "  \($0)" } ?? "")")
+                let kdf =
+                    member.pin.function == .scrypt
+                    ? "" : "  (PIN hash \(member.pin.function.rawValue): upgraded at next login)"
+                printLine(
+                    "\(PrintableText(member.staffID))\(member.name.map { "  \(PrintableText($0))" } ?? "")\(kdf)")
             }
         }
     }
@@ -78,7 +116,40 @@ struct StaffCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             guard removed else { throw CommandFailure.exit("no staff member \(staffID)") }
-            printLine("staff \(staffID) removed")
+            printLine("staff \(staffID) removed (a running daemon ends their session within a second)")
+        }
+    }
+
+    struct Secret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a PIN secret: 256 random bits in a new file readable by its owner only.",
+            discussion: """
+                Keep it apart from the store (e.g. /etc/farecheck/pin.secret, owned by the daemon's user, or a \
+                systemd credential: LoadCredential=farecheck-pin-secret:/etc/farecheck/pin.secret) and give it to \
+                the daemon ([inspector] pin_secret_file) and to `farecheck staff add --pin-secret`. Replacing it \
+                makes every PIN hashed with the old one unusable until it is set again.
+                """
+        )
+        @Option(help: ArgumentHelp("The file to create (it must not exist).", valueName: "path")) var out: String
+
+        func run() throws {
+            let text: String
+            do {
+                text = try PINSecret.generateText()
+            } catch {
+                throw CommandFailure.exit(error.message)
+            }
+            let descriptor = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw CommandFailure.exit("cannot create \(out): \(String(cString: strerror(errno)))")
+            }
+            defer { close(descriptor) }
+            fchmod(descriptor, 0o600)
+            let bytes = Array(text.utf8)
+            guard write(descriptor, bytes, bytes.count) == bytes.count else {
+                throw CommandFailure.exit("cannot write \(out): \(String(cString: strerror(errno)))")
+            }
+            printLine("PIN secret written to \(out) (mode 0600)")
         }
     }
 }

@@ -34,6 +34,75 @@ struct ConfigurationTests {
         #expect(configuration.httpListen == nil)
     }
 
+    @Test("the security keys: [http] hosts, TLS listener, holder data, limits; [inspector] PINs and lockout; [log]")
+    func securityKeys() throws {
+        let configuration = try DaemonConfiguration.parse(
+            """
+            mode = "inspector"
+            [scanner]
+            device = "/dev/ttyACM0"
+            [http]
+            listen = "127.0.0.1:8080"
+            hosts = ["handheld-17.example", "10.0.0.17"]
+            tls_listen = "0.0.0.0:8443"
+            tls_cert = "/etc/farecheck/page.pem"
+            tls_key = "/etc/farecheck/page.key"
+            gate_holder_data = true
+            max_connections = 16
+            request_timeout = 5
+            idle_timeout = 30
+            handshake_timeout = 4
+            [inspector]
+            pin_secret_file = "/etc/farecheck/pin.secret"
+            min_pin_length = 8
+            lockout_failures = 3
+            lockout_seconds = 120
+            [log]
+            holder_data = true
+            """)
+        #expect(configuration.http.hosts == ["handheld-17.example", "10.0.0.17"])
+        #expect(configuration.http.tlsAddress?.port == 8443)
+        #expect(configuration.http.tlsKey == "/etc/farecheck/page.key")
+        #expect(configuration.http.gateHolderData)
+        #expect(configuration.http.maxConnections == 16 && configuration.http.requestTimeout == 5)
+        #expect(configuration.http.idleTimeout == 30 && configuration.http.handshakeTimeout == 4)
+        #expect(configuration.pinSecretFile == "/etc/farecheck/pin.secret")
+        #expect(configuration.minimumPINLength == 8)
+        #expect(configuration.lockoutFailures == 3 && configuration.lockoutSeconds == 120)
+        #expect(configuration.logHolderData)
+
+        // The defaults: no holder data anywhere it is not needed, a 6-character PIN, 5 failures, 60 s.
+        let defaults = try DaemonConfiguration.parse("[scanner]\ndevice = \"auto\"")
+        #expect(!defaults.http.gateHolderData && !defaults.logHolderData)
+        #expect(defaults.minimumPINLength == 6 && defaults.lockoutFailures == 5 && defaults.lockoutSeconds == 60)
+        #expect(defaults.http.hosts == nil && defaults.http.tlsListen == nil)
+
+        let refused: [(String, String)] = [
+            ("[http]\ntls_listen = \"0.0.0.0:8443\"", "http.tls_cert: is required with tls_listen"),
+            ("[http]\ntls_cert = \"a.pem\"\ntls_key = \"a.key\"", "http.tls_listen: is required"),
+            ("[http]\nhosts = []", "http.hosts: must list host names"),
+            ("[inspector]\nmin_pin_length = 3", "inspector.min_pin_length: must be between 4 and 64"),
+            ("[log]\nholder = true", "log.holder: unknown key"),
+            (
+                "[sync]\nurl = \"http://validation.example.org\"\ntoken = \"t\"\nanchors = [\"demo\"]",
+                "sync.url: must be https:// (plain http:// only for a server on loopback)"
+            ),
+        ]
+        for (text, expected) in refused {
+            do {
+                _ = try DaemonConfiguration.parse("[scanner]\ndevice = \"auto\"\n" + text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.description.contains(expected), "\(error.description)")
+            }
+        }
+        for loopback in ["http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080", "http://127.3.4.5"] {
+            let parsed = try DaemonConfiguration.parse(
+                "[scanner]\ndevice = \"auto\"\n[sync]\nurl = \"\(loopback)\"\ntoken = \"t\"\nanchors = [\"demo\"]")
+            #expect(parsed.sync?.url == loopback)
+        }
+    }
+
     @Test("wrong types and out-of-range values name the key")
     func wrongTypes() {
         let cases: [(String, String)] = [

@@ -1,7 +1,7 @@
-import ScannerSimulation
 import Daemon
 import Foundation
 import Glibc
+import ScannerSimulation
 import Scanners
 import TestSupport
 import Testing
@@ -96,7 +96,8 @@ struct DaemonEndToEndTests {
         #expect(events[3].reason.contains("already passed front-door"))
         #expect(events[4].reason.contains("reported stolen"))
         // Every verdict beeped on the scanner (good or bad).
-        #expect(await scanner.waitUntil(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
+        #expect(
+            await scanner.waitUntil(timeout: .seconds(5)) { $0.commands.filter { $0 == .beep }.count >= events.count })
 
         // The same verdicts as server-sent events, in order.
         var streamed: [VerdictEvent] = []
@@ -232,11 +233,35 @@ struct DaemonEndToEndTests {
     @Test("inspector mode: scans are refused until an inspector logs in with a staff badge, then recorded with them")
     func inspectorSession() async throws {
         let setup = try DaemonBench()
-        let badge = try setup.ticket("b0", product: "staff-badge", extra: ["--holder", "insp-17"])
+        // Badges are signed by a key of their own, trusted for staff badges only.
+        let badgeKey = setup.bench.path("badge.key")
+        let generated = try setup.bench.farecheck(
+            ["keys", "generate", "--issuer", "demo-staff", "--purpose", "staff-badge", "--out", badgeKey])
+        #expect(generated.status == 0, "\(generated.stderr)")
+        for staff in ["insp-17", "insp-gone"] {
+            let added = try setup.bench.farecheck(["staff", "add", staff], stdin: Array("204816\n".utf8))
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        #expect(try setup.bench.farecheck(["staff", "remove", "insp-gone"]).status == 0)
+        func badge(_ id: String, holder: String, key: String, product: String = "staff-badge") throws -> [UInt8] {
+            let out = setup.bench.path("\(id).bin")
+            let issued = try setup.bench.farecheck([
+                "issue", "--key", key, "--barcode", "aztec", "--ticket-id", id, "--product", product,
+                "--holder", holder, "--payload-out", out,
+            ])
+            guard issued.status == 0 else { throw DaemonProcess.Failure(message: issued.stderr) }
+            return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
+        }
+        let goodBadge = try badge("b0", holder: "insp-17", key: badgeKey)
+        let removedBadge = try badge("b1", holder: "insp-gone", key: badgeKey)
+        let unknownBadge = try badge("b2", holder: "never-added", key: badgeKey)
+        let ticketKeyBadge = try badge("b3", holder: "insp-17", key: setup.key)
+        let badgeKeyTicket = try badge("d9", holder: "A. Rider", key: badgeKey, product: "day")
         let day = try setup.ticket("d4")
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
+        let daemon = try await DaemonProcess.start(
+            config: try setup.config(scanner: scanner.devicePath, mode: "inspector"))
         let socket = try await LineSocket.connect(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
@@ -244,16 +269,41 @@ struct DaemonEndToEndTests {
         let refused = try setup.event(await socket.readLine())
         #expect(refused.verdict == .refused)
         #expect(refused.reason.contains("log in"))
-        scanner.scan(badge)
+        // Genuine badges for ids not in the staff list (removed, or never added) log nobody in.
+        for stale in [removedBadge, unknownBadge] {
+            scanner.scan(stale)
+            let answer = try setup.event(await socket.readLine())
+            #expect(answer.verdict == .refused)
+            #expect(answer.reason.contains("not in the staff list"))
+        }
+        // A badge signed by a ticket issuer's key is not trusted for logging in.
+        scanner.scan(ticketKeyBadge)
+        let wrongKey = try setup.event(await socket.readLine())
+        #expect(wrongKey.verdict == .wrongIssuer)
+        scanner.scan(day)
+        #expect(try setup.event(await socket.readLine()).verdict == .refused)
+
+        scanner.scan(goodBadge)
         let login = try setup.event(await socket.readLine())
         #expect(login.verdict == .valid && login.reason.hasPrefix("Logged in: insp-17"))
         scanner.scan(day)
         let inspected = try setup.event(await socket.readLine())
         #expect(inspected.verdict == .valid && inspected.inspector == "insp-17")
+        // And a staff-badge key never makes a passenger's ticket valid.
+        scanner.scan(badgeKeyTicket)
+        #expect(try setup.event(await socket.readLine()).verdict == .wrongIssuer)
+
+        // Removing the inspector ends the session: the next scan is refused.
+        #expect(try setup.bench.farecheck(["staff", "remove", "insp-17"]).status == 0)
+        try await Task.sleep(for: .milliseconds(1100))
+        scanner.scan(day)
+        let afterRemoval = try setup.event(await socket.readLine())
+        #expect(afterRemoval.verdict == .refused)
         #expect(await daemon.stop() == 0)
         let journal = try TrustStore(path: setup.bench.db).allInspections()
         #expect(!journal.contains { $0.id == refused.id })
-        #expect(journal.last?.inspector == "insp-17")
+        #expect(journal.contains { $0.id == inspected.id && $0.inspector == "insp-17" })
+        #expect(!journal.contains { $0.id == afterRemoval.id })
     }
 
     @Test("under systemd: READY=1 on the notification socket once listening, STOPPING=1 at shutdown")

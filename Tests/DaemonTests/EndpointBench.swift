@@ -20,12 +20,30 @@ final class EndpointBench: Sendable {
     /// Everything the service logged, so that tests can check what never appears in a log.
     let log = LogRecord()
 
-    init(loginRequired: Bool = true) throws {
+    /// How the service is served (hosts, holder data at a gate, TLS, limits).
+    let options: HTTPService.Options
+
+    init(
+        loginRequired: Bool = true, options: HTTPService.Options = .init(),
+        pinPolicy: InspectorSessions.PINPolicy = .init(), lockoutRules: LoginLockoutRules = .init()
+    ) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-http-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         store = try TrustStore(path: directory + "/store.sqlite")
-        sessions = InspectorSessions(store: store, isRequired: loginRequired)
+        sessions = InspectorSessions(
+            store: store, isRequired: loginRequired, pinPolicy: pinPolicy, lockoutRules: lockoutRules)
+        self.options = options
+    }
+
+    /// Logs in over HTTP and returns the reply (its `cookie` is the session cookie on success).
+    static func login(
+        port: Int, staffID: String, pin: String, source: String? = nil, headers: [String: String] = [:]
+    ) async throws -> HTTPReply {
+        let body = try JSONSerialization.data(withJSONObject: ["staffID": staffID, "pin": pin])
+        return try await LoopbackConnection.request(
+            port: port, "POST", "/login", headers: headers.merging(["Content-Type": "application/json"]) { $1 },
+            body: Array(body), source: source)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -43,7 +61,7 @@ final class EndpointBench: Sendable {
         let logger = Logger(label: "farecheck.http.test") { _ in RecordingLogHandler(record: log) }
         let service = HTTPService(
             host: "127.0.0.1", port: 0, hub: hub, status: status, metrics: metrics, sessions: sessions,
-            logger: logger,
+            logger: logger, options: options,
             onServerRunning: { port in
                 portSink.yield(port)
                 portSink.finish()
@@ -108,6 +126,9 @@ struct RecordingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        record.append("\(event.level) \(event.message) \(merged)")
+        // Metadata as a stream log handler writes it (`key=value`, values as they are), so that a test sees any
+        // control character a value still holds.
+        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        record.append("\(event.level) \(event.message) \(fields)")
     }
 }

@@ -52,7 +52,8 @@ struct HTTPServiceTests {
     }
 
     @Test func eventStreamDeliversEachPublishedVerdict() async throws {
-        let bench = try EndpointBench()
+        // A gate's page: the stream is open to the page, without holder data.
+        let bench = try EndpointBench(loginRequired: false)
         try await bench.run { port in
             let stream = try await EventStreamClient(port: port)
             #expect(stream.head.status == 200)
@@ -64,13 +65,14 @@ struct HTTPServiceTests {
             let revoked = EndpointBench.event(.revoked, reason: "Reported stolen by the holder.")
             bench.hub.publish(revoked)
             let first = try await stream.next(named: "verdict")
-            #expect(first.data == revoked.line)
-            #expect(try Self.decode(first) == Self.roundTripped(revoked.event))
+            #expect(first.data == revoked.line(holderData: false))
+            #expect(try Self.decode(first) == Self.roundTripped(revoked.event.withoutHolderData))
+            #expect(first.data?.contains("ID ****1234") == false)
 
             let valid = EndpointBench.event(.valid, reason: "Genuine and within its validity.")
             bench.hub.publish(valid)
             let second = try await stream.next(named: "verdict")
-            #expect(try Self.decode(second) == Self.roundTripped(valid.event))
+            #expect(try Self.decode(second) == Self.roundTripped(valid.event.withoutHolderData))
         }
     }
 
@@ -86,21 +88,27 @@ struct HTTPServiceTests {
 
     @Test func aStreamOpenedAfterAScanStartsWithIt() async throws {
         let bench = try EndpointBench()
+        try bench.store.saveStaff(
+            StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: nil)))
         let earlier = EndpointBench.event(.expired, reason: "Expired yesterday at 23:59.")
         bench.hub.publish(earlier)
         try await bench.run { port in
-            let stream = try await EventStreamClient(port: port)
+            let login = try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913")
+            // The inspector's own session sees the holder, to check it against an ID.
+            let stream = try await EventStreamClient(port: port, cookie: login.cookie)
             let verdict = try await stream.next(named: "verdict")
             #expect(try Self.decode(verdict) == Self.roundTripped(earlier.event))
+            #expect(verdict.data?.contains("ID ****1234") == true)
         }
     }
 
     @Test func inspectorLogsInWithStaffIDAndPIN() async throws {
         let bench = try EndpointBench()
-        try bench.store.saveStaff(StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913")))
+        try bench.store.saveStaff(
+            StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: nil)))
         try await bench.run { port in
             let none = try await LoopbackConnection.request(port: port, "GET", "/session")
-            #expect(none.status == 404)
+            #expect(none.status == 401)
 
             let wrong = try await LoopbackConnection.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/json"],
@@ -118,14 +126,29 @@ struct HTTPServiceTests {
             #expect(session?["name"] as? String == "Kim Berger")
             #expect(session?["method"] as? String == "pin")
             #expect(bench.sessions.current()?.staffID == "K-204")
+            // The session token goes only into a cookie scripts cannot read and other sites' pages do not send.
+            let setCookie = try #require(right.headers["set-cookie"])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+            #expect(!setCookie.contains("Secure"), "the page is served without TLS here")
+            let cookie = try #require(right.cookie)
+            #expect(cookie.hasPrefix("farecheck_session=") && cookie.count > 40)
 
-            let current = try await LoopbackConnection.request(port: port, "GET", "/session")
+            let current = try await LoopbackConnection.request(
+                port: port, "GET", "/session", headers: ["Cookie": cookie])
             #expect(current.status == 200)
             #expect(current.text.contains(#""staffID":"K-204""#))
+            // Another client, without the cookie, sees no session.
+            #expect(try await LoopbackConnection.request(port: port, "GET", "/session").status == 401)
 
-            let logout = try await LoopbackConnection.request(port: port, "POST", "/logout")
+            let logout = try await LoopbackConnection.request(
+                port: port, "POST", "/logout", headers: ["Cookie": cookie])
             #expect(logout.status == 204)
+            #expect(logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
             #expect(bench.sessions.current() == nil)
+            // The token died with the session.
+            #expect(
+                try await LoopbackConnection.request(port: port, "GET", "/session", headers: ["Cookie": cookie]).status
+                    == 401)
 
             // A plain HTML form posts url-encoded fields.
             let form = try await LoopbackConnection.request(
@@ -140,17 +163,20 @@ struct HTTPServiceTests {
         #expect(!log.contains { $0.contains("482913") || $0.contains("000000") })
     }
 
-    @Test func aLoginChangeReachesOpenStreams() async throws {
+    @Test func aLogoutReachesOpenStreamsAndEndsThem() async throws {
         let bench = try EndpointBench()
-        try bench.store.saveStaff(StaffRecord(staffID: "K-311", name: nil, pin: try PINHash(pin: "1357")))
+        try bench.store.saveStaff(
+            StaffRecord(staffID: "K-311", name: nil, pin: try PINHash(pin: "135791", secret: nil)))
         try await bench.run { port in
-            let stream = try await EventStreamClient(port: port)
-            #expect(try await stream.next(named: "session").data == "null")
-            try bench.sessions.login(staffID: "K-311", pin: "1357")
+            let login = try await EndpointBench.login(port: port, staffID: "K-311", pin: "135791")
+            let stream = try await EventStreamClient(port: port, cookie: login.cookie)
+            #expect(stream.head.status == 200)
             let loggedIn = try await stream.next(named: "session")
             #expect(loggedIn.data?.contains(#""staffID":"K-311""#) == true)
             bench.sessions.logout()
             #expect(try await stream.next(named: "session").data == "null")
+            // The stream belonged to the session: it ends with it.
+            while let event = try await stream.next() { #expect(event.event != "verdict") }
         }
     }
 
@@ -183,7 +209,7 @@ struct HTTPServiceTests {
             #expect(fetched.status == 403)
             let sameOrigin = try await LoopbackConnection.request(
                 port: port, "POST", "/logout", headers: ["Origin": "http://127.0.0.1:\(port)"])
-            #expect(sameOrigin.status == 204)
+            #expect(sameOrigin.status == 401, "the page's own origin, but no session cookie")
         }
     }
 
@@ -217,7 +243,7 @@ struct HTTPServiceTests {
     }
 
     @Test func aStreamEndsWhenTheClientHangsUp() async throws {
-        let bench = try EndpointBench()
+        let bench = try EndpointBench(loginRequired: false)
         try await bench.run { port in
             let stream = try await EventStreamClient(port: port)
             _ = try await stream.next(named: "session")
@@ -232,7 +258,7 @@ struct HTTPServiceTests {
     }
 
     @Test func gracefulShutdownEndsOpenStreams() async throws {
-        let bench = try EndpointBench()
+        let bench = try EndpointBench(loginRequired: false)
         var stream: EventStreamClient?
         try await bench.withRunningGroup { port, group in
             let client = try await EventStreamClient(port: port)

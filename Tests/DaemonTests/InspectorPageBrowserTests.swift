@@ -24,18 +24,37 @@ struct InspectorPageBrowserTests {
 
     @Test func thePageRendersTheLiveVerdict() async throws {
         let bench = try EndpointBench(loginRequired: true)
-        try bench.store.saveStaff(StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913")))
+        try bench.store.saveStaff(
+            StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: nil)))
         try await bench.run { port in
             let browser = try HeadlessChromium(width: 480, height: 800)
             try await browser.open("http://127.0.0.1:\(port)/", width: 480, height: 800)
-            // The page is open and listening before the scan: the verdict arrives live.
-            try await browser.waitUntil("document.getElementById('link').dataset.state === 'live'")
+            // Nobody is logged in and the daemon needs an inspector: the login form shows, and no verdict reaches
+            // the page (a scan now is not shown to this browser).
+            try await browser.waitUntil("document.getElementById('login').hidden === false")
+            bench.hub.publish(EndpointBench.event(.valid, reason: "Published before the login."))
+            try await Task.sleep(for: .milliseconds(300))
             #expect(try await browser.dom().contains("Waiting for the first scan"))
+            #expect(!(try await browser.dom().contains("Published before the login.")))
+
+            // The inspector logs in through the page's form: a wrong PIN is refused with the reason, the
+            // right one closes the form, names the inspector, and opens the live stream (the session cookie).
+            try await browser.submitLogin(staffID: "K-204", pin: "111111")
+            try await browser.waitUntil("document.getElementById('login-error').textContent !== ''")
+            #expect(try await browser.dom().contains("Unknown staff id or wrong PIN."))
+            try await browser.submitLogin(staffID: "K-204", pin: "482913")
+            try await browser.waitUntil("document.getElementById('login').hidden")
+            #expect(try await browser.dom().contains("Inspector: Kim Berger (K-204)"))
+            #expect(bench.sessions.current()?.staffID == "K-204")
+            try await browser.waitUntil("document.getElementById('link').dataset.state === 'live'")
+            // The cookie is HttpOnly: the page's script cannot read it.
+            #expect(try await browser.evaluate("document.cookie") as? String == "")
+
             let event = EndpointBench.event(
                 .revoked, reason: "Reported stolen at the ticket office on Tuesday.", product: "Day pass",
                 warnings: [VerdictWarning(code: "seen-before", message: "Seen before: tram 12, 10:41, by K-118.")])
             bench.hub.publish(event)
-            try await browser.waitUntil(Self.verdictShown)
+            try await browser.waitUntil("document.getElementById('verdict-reason').textContent.includes('Tuesday')")
             let dom = try await browser.dom()
             let served = try await LoopbackConnection.request(port: port, "GET", "/")
 
@@ -46,13 +65,11 @@ struct InspectorPageBrowserTests {
             }
             #expect(dom.contains(">revoked</"))
             #expect(dom.contains(#"data-state="invalid""#))
+            // The logged-in inspector sees the holder, to check it against an ID.
             #expect(dom.contains("Check ID"))
             #expect(dom.contains("ID ****1234"))
             #expect(dom.contains("2 passengers"))
             #expect(dom.contains("front-door"))
-            #expect(!dom.contains("Waiting for the first scan"))
-            // Nobody is logged in and the daemon needs an inspector: the login form is showing.
-            #expect(try await browser.evaluate("document.getElementById('login').hidden") as? Bool == false)
             // The verdict's colour is the first thing an inspector sees.
             let background = try await browser.evaluate(
                 "getComputedStyle(document.getElementById('verdict')).backgroundColor")
@@ -63,15 +80,12 @@ struct InspectorPageBrowserTests {
             #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
             Self.keep(png, as: "inspector-revoked.png")
 
-            // The inspector logs in through the page's form: a wrong PIN is refused with the reason, the
-            // right one closes the form and names the inspector.
-            try await browser.submitLogin(staffID: "K-204", pin: "111111")
-            try await browser.waitUntil("document.getElementById('login-error').textContent !== ''")
-            #expect(try await browser.dom().contains("Unknown staff id or wrong PIN."))
-            try await browser.submitLogin(staffID: "K-204", pin: "482913")
-            try await browser.waitUntil("document.getElementById('login').hidden")
-            #expect(try await browser.dom().contains("Inspector: Kim Berger (K-204)"))
-            #expect(bench.sessions.current()?.staffID == "K-204")
+            // Logging out clears the holder from the screen and shows the form again.
+            _ = try await browser.evaluate("document.getElementById('logout').click()")
+            try await browser.waitUntil("document.getElementById('login').hidden === false")
+            try await browser.waitUntil("document.getElementById('verdict').dataset.state === 'waiting'")
+            #expect(!(try await browser.dom().contains("ID ****1234")))
+            #expect(bench.sessions.current() == nil)
             try await browser.quit()
         }
     }
@@ -158,7 +172,7 @@ struct InspectorPageBrowserTests {
     }
 
     @Test func aUFlexTicketOnAPhoneShowsHolderAndValidityWithoutBreakingAWord() async throws {
-        let bench = try EndpointBench(loginRequired: false)
+        let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
         let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
         let list = try UICKeyList.parse(
             xml: Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/uic-publickeys-snapshot.xml"))))
@@ -211,7 +225,7 @@ struct InspectorPageBrowserTests {
     }
 
     @Test func aDOSIPASTicketShowsBothSignatureLevelsAndTheBarcodeTime() async throws {
-        let bench = try EndpointBench(loginRequired: false)
+        let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
         let dosipas = repositoryRoot + "/Tests/VerificationTests/Resources/dosipas"
         let list = try UICKeyList.parse(
             xml: Array(try Data(contentsOf: URL(fileURLWithPath: dosipas + "/uic-publickeys-2026-02.xml"))))

@@ -27,16 +27,33 @@ struct ServerSentEvent {
 
 /// A TCP connection to the server under test on 127.0.0.1, speaking HTTP/1.1 by hand.
 ///
-/// Reads block, so they run on a dispatch queue, never on the concurrency pool that the server's handlers
-/// run on. Each read gives up after 20 seconds so that a broken server fails a test instead of hanging it.
+/// Reads poll and sleep rather than block, so that no thread the server's handlers need is held. Each read gives
+/// up after 20 seconds (or the timeout given) so that a broken server fails a test instead of hanging it.
 final class LoopbackConnection {
     private let fd: Int32
+    private let receiveTimeout: Int
 
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, e.g. `127.0.0.2`, to stand for
+    /// another client) when given.
+    init(port: Int, source: String? = nil, receiveTimeout: Int = 20) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LoopbackError(description: "socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw LoopbackError(description: "bind to \(source): errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -51,6 +68,7 @@ final class LoopbackConnection {
             throw LoopbackError(description: "connect to 127.0.0.1:\(port): errno \(errno)")
         }
         self.fd = fd
+        self.receiveTimeout = receiveTimeout
     }
 
     deinit { close(fd) }
@@ -72,31 +90,38 @@ final class LoopbackConnection {
     }
 
     /// The next bytes the server sent; empty at the end of the stream.
+    ///
+    /// Waits with `poll` and `Task.sleep`, never blocking a thread: many connections waiting at once (a test of 60
+    /// simultaneous logins) must not take every thread the server under test needs in the same process.
     func receive() async throws -> [UInt8] {
-        let fd = fd
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+        let deadline = ContinuousClock.now + .seconds(receiveTimeout)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) > 0 {
                 var buffer = [UInt8](repeating: 0, count: 65536)
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count >= 0 {
-                    continuation.resume(returning: Array(buffer[..<count]))
-                } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                    continuation.resume(throwing: LoopbackError(description: "nothing from the server within 20 s"))
-                } else if errno == ECONNRESET {
-                    continuation.resume(returning: [])
-                } else {
-                    continuation.resume(throwing: LoopbackError(description: "recv: errno \(errno)"))
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count >= 0 { return Array(buffer[..<count]) }
+                if errno == ECONNRESET { return [] }
+                if errno != EAGAIN && errno != EWOULDBLOCK {
+                    throw LoopbackError(description: "recv: errno \(errno)")
                 }
             }
+            guard ContinuousClock.now < deadline else {
+                throw LoopbackError(description: "nothing from the server within \(receiveTimeout) s")
+            }
+            try await Task.sleep(for: .milliseconds(2))
         }
     }
 
     /// Sends a request and reads the whole response (the request asks the server to close after it).
     static func request(
-        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []
+        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+        source: String? = nil
     ) async throws -> HTTPReply {
-        let connection = try LoopbackConnection(port: port)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        let connection = try LoopbackConnection(port: port, source: source)
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        if !headers.keys.contains(where: { $0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
+        head += "Connection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         try connection.send(Array((head + "\r\n").utf8) + body)
@@ -138,6 +163,13 @@ final class LoopbackConnection {
     }
 }
 
+extension HTTPReply {
+    /// The `name=value` part of the `Set-Cookie` header, to send back as `Cookie`.
+    var cookie: String? {
+        headers["set-cookie"].flatMap { $0.split(separator: ";").first.map(String.init) }
+    }
+}
+
 /// Undoes chunked transfer coding as bytes arrive.
 struct ChunkedBody {
     private var pending: [UInt8] = []
@@ -174,11 +206,14 @@ final class EventStreamClient {
     private var chunks = ChunkedBody()
     private var pending: [UInt8] = []
 
-    /// Connects and reads the response head.
-    init(port: Int, path: String = "/events") async throws {
+    /// Connects and reads the response head; `cookie` is sent as the `Cookie` header.
+    init(port: Int, path: String = "/events", cookie: String? = nil) async throws {
         connection = try LoopbackConnection(port: port)
+        let cookieLine = cookie.map { "Cookie: \($0)\r\n" } ?? ""
         try connection.send(
-            Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
+            Array(
+                "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\(cookieLine)\r\n"
+                    .utf8))
         var received: [UInt8] = []
         while true {
             let bytes = try await connection.receive()

@@ -1,7 +1,7 @@
-import ScannerSimulation
 import Daemon
 import Foundation
 import Glibc
+import ScannerSimulation
 
 /// A `farecheck daemon` child process with a configuration file of its own, for end-to-end tests.
 public final class DaemonProcess {
@@ -15,7 +15,15 @@ public final class DaemonProcess {
     public static func start(
         config: String, arguments: [String] = [], environment: [String: String] = [:], timeout: Double = 30
     ) async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(config: config, arguments: arguments, environment: environment)
+        try await start(
+            arguments: ["daemon", "--config", config] + arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Starts `farecheck` with exactly `arguments` (e.g. `daemon --demo`) and waits until it is ready.
+    public static func start(
+        arguments: [String], environment: [String: String] = [:], timeout: Double = 30
+    ) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(arguments: arguments, environment: environment)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if daemon.stderr.lines.contains(where: { $0.contains("ready in") }) { return daemon }
@@ -28,9 +36,9 @@ public final class DaemonProcess {
         throw Failure(message: "the daemon did not get ready: \(daemon.stderr.text)")
     }
 
-    private init(config: String, arguments: [String], environment: [String: String]) throws {
+    private init(arguments: [String], environment: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
-        process.arguments = ["daemon", "--config", config] + arguments
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
