@@ -65,6 +65,7 @@ public struct FarecheckDaemon: Sendable {
         let hub = EventHub()
         let status = DaemonStatus(mode: configuration.mode.rawValue)
         status.countsPendingJournal { journal.pendingCount }
+        status.refusedInJournal((try? journal.refusedInspectionCount()) ?? 0)
         status.trustUpdated(at: try? store.trustChangedAt())
         let metrics = DaemonMetrics(refresh: {
             let changed = try? store.trustChangedAt()
@@ -72,7 +73,8 @@ public struct FarecheckDaemon: Sendable {
             let newest = [changed ?? nil, synced].compactMap { $0 }.max()
             return DaemonMetrics.Refreshed(
                 trustDataAge: newest.map { Date().timeIntervalSince($0) },
-                unsentInspections: try? journal.unsentInspectionCount(), pendingInspections: journal.pendingCount)
+                unsentInspections: try? journal.unsentInspectionCount(),
+                refusedInspections: try? journal.refusedInspectionCount(), pendingInspections: journal.pendingCount)
         })
 
         var sinks: [any VerdictSink] = []
@@ -99,7 +101,8 @@ public struct FarecheckDaemon: Sendable {
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
             status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness)
         if journal.pendingCount > 0 {
-            logger.warning("\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
+            logger.warning(
+                "\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
         }
         services.append(JournalRecoveryService(pipeline: pipeline))
 
@@ -165,7 +168,8 @@ public struct FarecheckDaemon: Sendable {
         await pipeline.drainJournal()
         let left = pipeline.pendingCount
         if left > 0 {
-            let kept = journal.reserveAvailable
+            let kept =
+                journal.reserveAvailable
                 ? "they are kept in the journal's reserve file and written at the next start with room"
                 : "they are lost"
             logger.critical("\(left) inspection(s) could not be written to the journal before shutdown; \(kept)")
@@ -208,6 +212,7 @@ public struct FarecheckDaemon: Sendable {
             switch outcome {
             case .synced(let report, _):
                 status.synced(at: report.completedAt)
+                status.refusedInJournal(report.inspectionsRefusedInJournal)
                 status.trustUpdated(at: try? store.trustChangedAt())
                 status.failed(nil)
                 lastSync.set(to: report.completedAt.timeIntervalSince1970)
