@@ -211,28 +211,27 @@ extension InspectionUpload {
     /// `decidedBy` on the stored side is therefore no difference.
     public func differences(from uploaded: InspectionUpload) -> [String] {
         var names: [String] = []
-        func compare<Value: Equatable>(_ name: CodingKeys, _ field: KeyPath<InspectionUpload, Value>) {
-            if self[keyPath: field] != uploaded[keyPath: field] { names.append(name.rawValue) }
+        func differs(_ name: CodingKeys, _ different: Bool) {
+            if different { names.append(name.rawValue) }
         }
-        compare(.id, \.id)
-        compare(.inspectedAt, \.inspectedAt)
-        compare(.device, \.device)
-        compare(.symbology, \.symbology)
-        compare(.payloadDigest, \.payloadDigest)
-        compare(.format, \.format)
-        compare(.issuer, \.issuer)
+        differs(.id, id != uploaded.id)
+        differs(.inspectedAt, inspectedAt != uploaded.inspectedAt)
+        differs(.device, device != uploaded.device)
+        differs(.symbology, symbology != uploaded.symbology)
+        differs(.payloadDigest, payloadDigest != uploaded.payloadDigest)
+        differs(.format, format != uploaded.format)
+        differs(.issuer, issuer != uploaded.issuer)
         // An empty ticket id travels as none.
-        if (ticketID?.isEmpty == true ? nil : ticketID)
-            != (uploaded.ticketID?.isEmpty == true ? nil : uploaded.ticketID)
-        {
-            names.append(CodingKeys.ticketID.rawValue)
-        }
-        compare(.verdict, \.verdict)
-        compare(.reason, \.reason)
-        compare(.signature, \.signature)
-        compare(.warnings, \.warnings)
-        compare(.inspector, \.inspector)
-        if decidedBy != nil { compare(.decidedBy, \.decidedBy) }
+        differs(
+            .ticketID,
+            (ticketID?.isEmpty == true ? nil : ticketID)
+                != (uploaded.ticketID?.isEmpty == true ? nil : uploaded.ticketID))
+        differs(.verdict, verdict != uploaded.verdict)
+        differs(.reason, reason != uploaded.reason)
+        differs(.signature, signature != uploaded.signature)
+        differs(.warnings, warnings != uploaded.warnings)
+        differs(.inspector, inspector != uploaded.inspector)
+        differs(.decidedBy, decidedBy != nil && decidedBy != uploaded.decidedBy)
         return names
     }
 }

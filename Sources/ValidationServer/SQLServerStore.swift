@@ -399,8 +399,9 @@ public final class SQLServerStore: ServerStore {
             ])
         }
         return try await write("store \(records.count) inspections") { session in
-            var results: [InspectionResult] = []
-            results.reserveCapacity(records.count)
+            // First every insert; the records already there are then read in one query and compared.
+            var stored: [Bool] = []
+            stored.reserveCapacity(records.count)
             for record in records {
                 let values: [any SQLBindable] = [
                     record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
@@ -409,7 +410,7 @@ public final class SQLServerStore: ServerStore {
                     record.inspector, record.decidedBy,
                 ]
                 // In PostgreSQL a concurrent upload of the same record waits here for the other transaction, then
-                // inserts nothing and reads the row it committed.
+                // inserts nothing; the read below sees the row it committed.
                 let inserted = try await session.query(
                     """
                     INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
@@ -419,31 +420,36 @@ public final class SQLServerStore: ServerStore {
                     ON CONFLICT (device_id, id) DO NOTHING RETURNING id
                     """,
                     values.map(\.sqlValue))
-                if !inserted.isEmpty {
-                    results.append(InspectionResult(id: record.id, outcome: .stored))
-                    continue
-                }
-                let held = try await session.query(
+                stored.append(!inserted.isEmpty)
+            }
+            // A record named twice in the batch is held by then too (this transaction inserted it).
+            let heldIDs = Array(Set(zip(records, stored).filter { !$0.1 }.map(\.0.id)))
+            var held: [String: InspectionUpload] = [:]
+            if !heldIDs.isEmpty {
+                let placeholders = Array(repeating: "?", count: heldIDs.count).joined(separator: ", ")
+                let rows = try await session.query(
                     """
-                    SELECT \(Self.inspectionColumns) FROM inspection WHERE device_id = ? AND id = ?
+                    SELECT \(Self.inspectionColumns) FROM inspection WHERE device_id = ? AND id IN (\(placeholders))
                     """,
-                    deviceID, record.id)
-                guard let stored = try held.first.map(Self.storedInspection) else {
-                    throw SQLReadError(column: "inspection", expected: "the row the insert found in its way")
-                }
-                let differences = stored.record.differences(from: record)
-                if differences.isEmpty {
-                    results.append(InspectionResult(id: record.id, outcome: .alreadyStored))
-                } else {
-                    results.append(
-                        InspectionResult(
-                            id: record.id, outcome: .refused, code: InspectionResult.conflictingRecord,
-                            reason: "This device uploaded a record with this id before, with other content ("
-                                + differences.joined(separator: ", ")
-                                + " differ); the server keeps the first and does not store this one."))
+                    [deviceID.sqlValue] + heldIDs.map(\.sqlValue))
+                for row in rows {
+                    let inspection = try Self.storedInspection(row)
+                    held[inspection.record.id] = inspection.record
                 }
             }
-            return results
+            return try zip(records, stored).map { record, isNew in
+                if isNew { return InspectionResult(id: record.id, outcome: .stored) }
+                guard let first = held[record.id] else {
+                    throw SQLReadError(column: "inspection", expected: "the row the insert found in its way")
+                }
+                let differences = first.differences(from: record)
+                if differences.isEmpty { return InspectionResult(id: record.id, outcome: .alreadyStored) }
+                return InspectionResult(
+                    id: record.id, outcome: .refused, code: InspectionResult.conflictingRecord,
+                    reason: "This device uploaded a record with this id before, with other content ("
+                        + differences.joined(separator: ", ")
+                        + " differ); the server keeps the first and does not store this one.")
+            }
         }
     }
 
