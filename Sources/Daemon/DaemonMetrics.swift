@@ -8,8 +8,9 @@ import Prometheus
 /// the start, at 0), `farecheck_inspection_latency_seconds` (scan arrival to journal write and sinks),
 /// `farecheck_scanner_connected{scanner}` (1 or 0), `farecheck_trust_data_age_seconds` (since the key and
 /// revocation data last changed: the last good sync, or the store's own change), `farecheck_journal_unsent`
-/// (inspections not yet acknowledged by the server), `farecheck_journal_pending` (inspections waiting to be
-/// written into the journal: a full disk), `farecheck_uptime_seconds`.
+/// (inspections not yet acknowledged by the server), `farecheck_journal_refused` (inspections the server refused,
+/// kept in the journal and not sent again), `farecheck_journal_pending` (inspections waiting to be written into the
+/// journal: a full disk), `farecheck_uptime_seconds`.
 public final class DaemonMetrics: Sendable {
     /// The registry; exposed so that other services (sync) can add their own metrics.
     public let registry = PrometheusCollectorRegistry()
@@ -17,6 +18,7 @@ public final class DaemonMetrics: Sendable {
     private let latency: DurationHistogram
     private let trustAge: Gauge
     private let unsent: Gauge
+    private let refused: Gauge
     private let pending: Gauge
     private let uptime: Gauge
     private let startedAt: ContinuousClock.Instant
@@ -29,12 +31,18 @@ public final class DaemonMetrics: Sendable {
         public var trustDataAge: TimeInterval?
         /// Inspections not yet acknowledged by the server.
         public var unsentInspections: Int?
+        /// Inspections the server refused (kept in the journal).
+        public var refusedInspections: Int?
         /// Inspections waiting to be written into the journal (its reserve file or memory).
         public var pendingInspections: Int
 
-        public init(trustDataAge: TimeInterval?, unsentInspections: Int?, pendingInspections: Int) {
+        public init(
+            trustDataAge: TimeInterval?, unsentInspections: Int?, refusedInspections: Int? = nil,
+            pendingInspections: Int
+        ) {
             self.trustDataAge = trustDataAge
             self.unsentInspections = unsentInspections
+            self.refusedInspections = refusedInspections
             self.pendingInspections = pendingInspections
         }
     }
@@ -61,6 +69,10 @@ public final class DaemonMetrics: Sendable {
         unsent = registry.makeGauge(
             descriptor: Self.name(
                 "journal_unsent", "", "Inspections in the journal not yet acknowledged by the server."))
+        refused = registry.makeGauge(
+            descriptor: Self.name(
+                "journal_refused", "",
+                "Inspections the server refused (a conflicting record): kept in the journal, not sent again."))
         pending = registry.makeGauge(
             descriptor: Self.name(
                 "journal_pending", "",
@@ -106,6 +118,7 @@ public final class DaemonMetrics: Sendable {
         let values = refresh()
         trustAge.set(to: values.trustDataAge ?? -1)
         unsent.set(to: Double(values.unsentInspections ?? 0))
+        refused.set(to: Double(values.refusedInspections ?? 0))
         pending.set(to: Double(values.pendingInspections))
         let elapsed = ContinuousClock.now - startedAt
         uptime.set(to: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)

@@ -33,6 +33,9 @@ public final class DaemonStatus: Sendable {
         /// Inspections shown but not yet in the journal database (a full disk): in the journal's reserve file
         /// or in memory. The status is `degraded` while any wait.
         public var journalPending: Int = 0
+        /// Inspections the server refused (they conflict with a record this device uploaded before): kept in the
+        /// journal with the server's reason, not sent again. Counted at start and after each sync round.
+        public var journalRefused: Int = 0
     }
 
     private let state: Mutex<Report>
@@ -90,5 +93,7 @@ public final class DaemonStatus: Sendable {
 
     public func trustUpdated(at date: Date?) { state.withLock { $0.trustUpdatedAt = date } }
     public func synced(at date: Date) { state.withLock { $0.lastSyncAt = date } }
+    /// Records how many inspections the server refused, as the journal counts them.
+    public func refusedInJournal(_ count: Int) { state.withLock { $0.journalRefused = count } }
     public func failed(_ message: String?) { state.withLock { $0.lastError = message } }
 }

@@ -81,6 +81,7 @@ public struct FarecheckDaemon: Sendable {
         let hub = EventHub()
         let status = DaemonStatus(mode: configuration.mode.rawValue)
         status.countsPendingJournal { journal.pendingCount }
+        status.refusedInJournal((try? journal.refusedInspectionCount()) ?? 0)
         status.trustUpdated(at: try? store.trustChangedAt())
         let metrics = DaemonMetrics(refresh: {
             let changed = try? store.trustChangedAt()
@@ -88,7 +89,8 @@ public struct FarecheckDaemon: Sendable {
             let newest = [changed ?? nil, synced].compactMap { $0 }.max()
             return DaemonMetrics.Refreshed(
                 trustDataAge: newest.map { Date().timeIntervalSince($0) },
-                unsentInspections: try? journal.unsentInspectionCount(), pendingInspections: journal.pendingCount)
+                unsentInspections: try? journal.unsentInspectionCount(),
+                refusedInspections: try? journal.refusedInspectionCount(), pendingInspections: journal.pendingCount)
         })
 
         var sinks: [any VerdictSink] = []
@@ -252,6 +254,7 @@ public struct FarecheckDaemon: Sendable {
             switch outcome {
             case .synced(let report, _):
                 status.synced(at: report.completedAt)
+                status.refusedInJournal(report.inspectionsRefusedInJournal)
                 status.trustUpdated(at: try? store.trustChangedAt())
                 status.failed(nil)
                 lastSync.set(to: report.completedAt.timeIntervalSince1970)

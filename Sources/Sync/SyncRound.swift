@@ -27,8 +27,12 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var revocationCursor: Int64 = 0
     /// Inspections the server acknowledged in this round.
     public var inspectionsUploaded = 0
+    /// Inspections the server refused in this round (kept in the journal with its reason, not sent again).
+    public var inspectionsRefused = 0
     /// Inspections still waiting for an acknowledgement.
     public var inspectionsUnsent = 0
+    /// Inspections the server refused, this round or before, that the journal keeps.
+    public var inspectionsRefusedInJournal = 0
     /// When the round completed, by the local clock (only for staleness; never compared to server dates).
     public var completedAt = Date()
 
@@ -48,6 +52,12 @@ public struct SyncReport: Sendable, Equatable, Codable {
             "revocations +\(revocationsAdded) -\(revocationsRemoved)\(fullSnapshot ? " (full snapshot)" : ""), "
                 + "cursor \(revocationCursor)")
         parts.append("\(inspectionsUploaded) inspections uploaded")
+        if inspectionsRefused > 0 || inspectionsRefusedInJournal > 0 {
+            parts.append(
+                "\(inspectionsRefused) refused by the server "
+                    + "(\(inspectionsRefusedInJournal) refused kept in the journal)"
+            )
+        }
         return parts.joined(separator: "; ")
     }
 }
@@ -97,6 +107,7 @@ public struct SyncRound: Sendable {
         report.completedAt = Date()
         try storeStep { () throws(StoreError) in try store.recordSync(at: report.completedAt) }
         report.inspectionsUnsent = (try? store.unsentInspectionCount()) ?? 0
+        report.inspectionsRefusedInJournal = (try? store.refusedInspectionCount()) ?? 0
         return report
     }
 
@@ -332,16 +343,57 @@ public struct SyncRound: Sendable {
             let batch = try storeStep { () throws(StoreError) in try store.unsentInspections(limit: uploadBatchSize) }
             guard !batch.isEmpty else { return }
             let acknowledgement = try await client.upload(InspectionBatch(records: batch.map(Self.upload)))
-            // Only what the server says it holds is marked sent; anything else goes again next time.
-            let sent = Set(batch.map(\.id)).intersection(acknowledgement.accepted)
-            try storeStep { () throws(StoreError) in try store.markInspectionsSent(Array(sent)) }
+            let (sent, refused) = Self.outcomes(of: batch.map(\.id), in: acknowledgement)
+            // Only what the server says it holds is marked sent; a refused record stays in the journal with the
+            // server's reason and is not offered again; anything else goes again next time.
+            try storeStep { () throws(StoreError) in
+                try store.markInspectionsSent(sent)
+                try store.markInspectionsRefused(refused)
+            }
             report.inspectionsUploaded += sent.count
-            if sent.count < batch.count {
-                logger.warning("the server acknowledged \(sent.count) of \(batch.count) inspections; the rest later")
+            report.inspectionsRefused += refused.count
+            for refusal in refused {
+                let line =
+                    "the server refused inspection \(PrintableText(refusal.id)), kept in the journal: "
+                    + PrintableText.escaped(refusal.reason)
+                logger.warning("\(line)")
+            }
+            let settled = sent.count + refused.count
+            if settled < batch.count {
+                logger.warning("the server acknowledged \(settled) of \(batch.count) inspections; the rest later")
                 return
             }
             if batch.count < uploadBatchSize { return }
         }
+    }
+
+    /// What the server said of each record of a batch (`ids`, in order): the ids to mark sent (stored now or
+    /// before) and the ones it refused, with its reason.
+    ///
+    /// A server that predates per-record results (or sends results that do not match the batch) lists what it
+    /// holds in `accepted` only: those are sent, the rest stay unsent, as before.
+    public static func outcomes(of ids: [String], in acknowledgement: BatchAcknowledgement) -> (
+        sent: [String], refused: [(id: String, reason: String)]
+    ) {
+        guard let results = acknowledgement.results, results.map(\.id) == ids else {
+            let accepted = Set(acknowledgement.accepted)
+            return (ids.filter { accepted.contains($0) }, [])
+        }
+        var sent: [String] = []
+        var refused: [(id: String, reason: String)] = []
+        for result in results {
+            switch result.outcome {
+            case .stored, .alreadyStored:
+                sent.append(result.id)
+            case .refused:
+                let code = result.code ?? "refused"
+                refused.append((result.id, code + ": " + (result.reason ?? "the server gave no reason")))
+            default:
+                // An outcome this validator does not know: neither stored nor refused, so sent again later.
+                continue
+            }
+        }
+        return (sent, refused)
     }
 
     /// An inspection as it travels.

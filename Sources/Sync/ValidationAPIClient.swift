@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FareCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -107,13 +108,15 @@ public struct ValidationAPIClient: Sendable {
         /// Whether anything differs from the defaults.
         public var isEmpty: Bool { caFile == nil && clientCertificateFile == nil && clientKeyFile == nil }
 
-        /// The NIOSSL client configuration for `baseURL`, or nil when the defaults serve.
+        /// The NIOSSL client configuration for `baseURL`: for `https://`, TLS 1.2 with ECDHE and AEAD suites only,
+        /// or TLS 1.3 (`TransportSecurity`), with these files; nil for plain `http://` (loopback tests).
         ///
         /// - Throws: `SyncError` with code `.misconfigured` for an unreadable or unparsable file, a certificate
         ///   without its key (or the reverse), or TLS files with an `http://` URL.
         public func clientConfiguration(for baseURL: String) throws(SyncError) -> TLSConfiguration? {
-            if isEmpty { return nil }
-            guard baseURL.lowercased().hasPrefix("https://") else {
+            let secure = baseURL.lowercased().hasPrefix("https://")
+            if isEmpty && !secure { return nil }
+            guard secure else {
                 let what = clientCertificateFile != nil || clientKeyFile != nil ? "A client certificate" : "A CA file"
                 throw SyncError(
                     code: .misconfigured,
@@ -121,6 +124,8 @@ public struct ValidationAPIClient: Sendable {
                         + "https:// URL, or drop the TLS options.")
             }
             var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            configuration.cipherSuites = TransportSecurity.tls12CipherList
             if let caFile {
                 let roots = try Self.certificates(caFile, what: "CA file")
                 configuration.trustRoots = .certificates(roots)
@@ -337,7 +342,7 @@ public struct ValidationAPIClient: Sendable {
     }
 
     private func failure(status: Int, path: String, detail: ErrorBody?) -> SyncError {
-        let said = detail.map { " The server said: \($0.message)" } ?? ""
+        let said = detail.map { " The server said: \(PrintableText($0.message))" } ?? ""
         switch status {
         case 401:
             return SyncError(

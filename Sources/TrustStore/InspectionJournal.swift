@@ -38,6 +38,10 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     public var decidedBy: String
     /// When the server acknowledged this record, Unix milliseconds; `nil` until then.
     public var sentAt: Int64?
+    /// When the server refused this record, Unix milliseconds; a refused record is kept here and not sent again.
+    public var refusedAt: Int64?
+    /// The server's reason for refusing it (its code and sentence, e.g. `conflicting-record: …`).
+    public var refusal: String?
 
     /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
     public init(_ inspection: Inspection) {
@@ -57,6 +61,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy.rawValue
         self.sentAt = nil
+        self.refusedAt = nil
+        self.refusal = nil
     }
 
     // Rows are read and written by hand so that byte fields are stored as blobs.
@@ -76,6 +82,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         inspector = row["inspector"]
         decidedBy = row["decided_by"] ?? Decider.offline.rawValue
         sentAt = row["sent_at"]
+        refusedAt = row["refused_at"]
+        refusal = row["refusal"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -94,6 +102,11 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         container["inspector"] = inspector
         container["decided_by"] = decidedBy
         container["sent_at"] = sentAt
+        // Only when set: a record stays insertable into tables that predate the columns (a store of v3–v8).
+        if refusedAt != nil || refusal != nil {
+            container["refused_at"] = refusedAt
+            container["refusal"] = refusal
+        }
     }
 
     /// When the verdict was given.
@@ -342,6 +355,18 @@ public final class InspectionJournal: Sendable {
                 index: "inspection_unsent", on: "inspection", columns: ["inspected_at"],
                 condition: Column("sent_at") == nil)
         }
+        migrator.registerMigration("v2-inspection-refusal") { db in
+            // A record the server refused (it conflicts with one the device uploaded before): kept with the
+            // server's reason, and no longer offered for upload.
+            try db.alter(table: "inspection") { t in
+                t.add(column: "refused_at", .integer)
+                t.add(column: "refusal", .text)
+            }
+            // The refused are few: counted (`/metrics`, `/healthz`) without reading the journal.
+            try db.create(
+                index: "inspection_refused", on: "inspection", columns: ["refused_at"],
+                condition: Column("refused_at") != nil)
+        }
         return migrator
     }
 
@@ -418,11 +443,14 @@ extension InspectionJournal {
         }
     }
 
-    /// Up to `limit` inspections not yet acknowledged by the server, oldest first: the next upload batch.
+    /// The records waiting for the server: not acknowledged, and not refused.
+    private static var waiting: SQLExpression { Column("sent_at") == nil && Column("refused_at") == nil }
+
+    /// Up to `limit` inspections not yet acknowledged by the server (nor refused by it), oldest first: the next
+    /// upload batch.
     public func unsentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
         try read { db in
-            try InspectionRecord.filter(Column("sent_at") == nil).order(Column("inspected_at")).limit(limit).fetchAll(
-                db)
+            try InspectionRecord.filter(Self.waiting).order(Column("inspected_at")).limit(limit).fetchAll(db)
         }
     }
 
@@ -434,9 +462,37 @@ extension InspectionJournal {
         }
     }
 
-    /// How many inspections wait for the server's acknowledgement.
+    /// Marks inspections as refused by the server, each with its reason: they stay in the journal, are not
+    /// offered for upload again, and are counted by `refusedInspectionCount()`.
+    public func markInspectionsRefused(_ refusals: [(id: String, reason: String)], at date: Date = Date())
+        throws(StoreError)
+    {
+        let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let refusals = refusals.map { (id: $0.id, reason: $0.reason) }
+        try write { db in
+            for refusal in refusals {
+                try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
+                    db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason))
+            }
+        }
+    }
+
+    /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int {
-        try read { db in try InspectionRecord.filter(Column("sent_at") == nil).fetchCount(db) }
+        try read { db in try InspectionRecord.filter(Self.waiting).fetchCount(db) }
+    }
+
+    /// How many inspections the server refused (kept here with its reason, not sent again).
+    public func refusedInspectionCount() throws(StoreError) -> Int {
+        try read { db in try InspectionRecord.filter(Column("refused_at") != nil).fetchCount(db) }
+    }
+
+    /// The inspections the server refused, most recently refused first.
+    public func refusedInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
+        try read { db in
+            try InspectionRecord.filter(Column("refused_at") != nil).order(Column("refused_at").desc).limit(limit)
+                .fetchAll(db)
+        }
     }
 
     /// The most recent inspections, newest first.
@@ -480,8 +536,23 @@ extension TrustStore {
         try inspectionJournal.markInspectionsSent(ids, at: date)
     }
 
-    /// How many inspections wait for the server's acknowledgement.
+    /// Marks inspections as refused by the server, with its reasons (see `InspectionJournal`).
+    public func markInspectionsRefused(_ refusals: [(id: String, reason: String)], at date: Date = Date())
+        throws(StoreError)
+    {
+        try inspectionJournal.markInspectionsRefused(refusals, at: date)
+    }
+
+    /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int { try inspectionJournal.unsentInspectionCount() }
+
+    /// How many inspections the server refused.
+    public func refusedInspectionCount() throws(StoreError) -> Int { try inspectionJournal.refusedInspectionCount() }
+
+    /// The inspections the server refused, most recently refused first.
+    public func refusedInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
+        try inspectionJournal.refusedInspections(limit: limit)
+    }
 
     /// The most recent inspections, newest first.
     public func recentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {

@@ -17,7 +17,8 @@ public struct InspectionBatch: Sendable, Equatable, Codable {
 
 /// One inspection as it travels: what the validator's journal holds, without local bookkeeping.
 public struct InspectionUpload: Sendable, Equatable, Codable {
-    /// The record's unique id, chosen by the validator (UUID text); the server stores each id once.
+    /// The record's id, chosen by the validator (UUID text), unique among the device's records: the server
+    /// knows a record by the device that uploaded it and this id.
     public var id: String
     /// When the verdict was given, Unix milliseconds.
     public var inspectedAt: Int64
@@ -115,13 +116,122 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
 }
 
 /// The server's answer to an `InspectionBatch`.
+///
+/// A record is known by its device and its id: two devices may use the same id (they are two records). For
+/// each record of the batch, `results` says what became of it (`InspectionOutcome`): stored now, stored by an
+/// earlier attempt (the same record again), or refused (the device sent other content under an id it had
+/// used, which the server does not overwrite). `accepted` lists the ids the server holds, stored now or before,
+/// as servers did before `results`: a validator that does not read `results` marks exactly those as sent and
+/// keeps the rest.
 public struct BatchAcknowledgement: Sendable, Equatable, Codable {
-    /// The ids now stored on the server: new ones and ones stored by an earlier attempt alike. A validator
-    /// marks exactly these as sent.
+    /// The ids now stored on the server: new ones and ones stored by an earlier attempt alike (never a refused
+    /// one). A validator marks exactly these as sent.
     public var accepted: [String]
+    /// One result per record of the batch, in the batch's order; nil from a server older than the field.
+    public var results: [InspectionResult]?
 
     /// Makes an acknowledgement.
-    public init(accepted: [String]) {
+    public init(accepted: [String], results: [InspectionResult]? = nil) {
         self.accepted = accepted
+        self.results = results
+    }
+
+    /// The acknowledgement of `results`: `accepted` lists, once each and in order, the ids stored now or before.
+    public init(results: [InspectionResult]) {
+        var seen: Set<String> = []
+        self.accepted = results.filter { $0.outcome.isHeld && seen.insert($0.id).inserted }.map(\.id)
+        self.results = results
+    }
+}
+
+/// What became of one uploaded record.
+public struct InspectionResult: Sendable, Equatable, Codable {
+    /// The record's id, as uploaded.
+    public var id: String
+    /// Stored, already stored, or refused.
+    public var outcome: InspectionOutcome
+    /// For a refusal, a stable code (`conflicting-record`).
+    public var code: String?
+    /// For a refusal, a sentence saying why, which the validator keeps with the record.
+    public var reason: String?
+
+    /// Makes a result.
+    public init(id: String, outcome: InspectionOutcome, code: String? = nil, reason: String? = nil) {
+        self.id = id
+        self.outcome = outcome
+        self.code = code
+        self.reason = reason
+    }
+
+    /// The code of a record refused because the device sent other content under an id it had used before.
+    public static let conflictingRecord = "conflicting-record"
+}
+
+/// The outcome of one uploaded record, as the server names it.
+///
+/// Kept open (a raw value, not a closed enum), so that an outcome a newer server adds decodes; a validator treats
+/// an outcome it does not know as neither stored nor refused, and sends the record again later.
+public struct InspectionOutcome: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The name on the wire.
+    public var rawValue: String
+
+    /// Makes an outcome from its name.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Stored by this request.
+    public static let stored = InspectionOutcome(rawValue: "stored")
+    /// The same record (same device, id and content) was stored before: acknowledged again, stored once.
+    public static let alreadyStored = InspectionOutcome(rawValue: "already-stored")
+    /// Not stored: see the result's `code` and `reason`.
+    public static let refused = InspectionOutcome(rawValue: "refused")
+
+    /// Whether the server holds the record after this outcome (stored now or before).
+    public var isHeld: Bool { self == .stored || self == .alreadyStored }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+extension InspectionUpload {
+    /// The fields in which `uploaded` differs from this record (the one the server holds), by their wire names;
+    /// empty when `uploaded` is the same record.
+    ///
+    /// The same record means every field equal as it travels. One exception: a record stored from a validator
+    /// older than `decidedBy` has none, and the same record sent again after an upgrade carries one; a missing
+    /// `decidedBy` on the stored side is therefore no difference.
+    public func differences(from uploaded: InspectionUpload) -> [String] {
+        var names: [String] = []
+        func differs(_ name: CodingKeys, _ different: Bool) {
+            if different { names.append(name.rawValue) }
+        }
+        differs(.id, id != uploaded.id)
+        differs(.inspectedAt, inspectedAt != uploaded.inspectedAt)
+        differs(.device, device != uploaded.device)
+        differs(.symbology, symbology != uploaded.symbology)
+        differs(.payloadDigest, payloadDigest != uploaded.payloadDigest)
+        differs(.format, format != uploaded.format)
+        differs(.issuer, issuer != uploaded.issuer)
+        // An empty ticket id travels as none.
+        differs(
+            .ticketID,
+            (ticketID?.isEmpty == true ? nil : ticketID)
+                != (uploaded.ticketID?.isEmpty == true ? nil : uploaded.ticketID))
+        differs(.verdict, verdict != uploaded.verdict)
+        differs(.reason, reason != uploaded.reason)
+        differs(.signature, signature != uploaded.signature)
+        differs(.warnings, warnings != uploaded.warnings)
+        differs(.inspector, inspector != uploaded.inspector)
+        differs(.decidedBy, decidedBy != nil && decidedBy != uploaded.decidedBy)
+        return names
     }
 }

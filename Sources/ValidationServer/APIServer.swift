@@ -23,13 +23,21 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// HTTPS settings (see `ServerTLS.configuration`); nil serves plain HTTP.
     public var tls: TLSConfiguration?
+    /// The deadlines a client must keep and the connections served at once.
+    public var limits: ConnectionLimits
+    /// The most log lines per minute for refused device tokens (401); refusals past it are counted in one line
+    /// (see `RefusalAudit`).
+    public var refusalLogLimit: Int
 
     /// Makes a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 8443, anchorKey: PrivateKey? = nil,
-        inspectionBodyLimit: Int = 1 << 20, logLevel: Logger.Level = .info, tls: TLSConfiguration? = nil
+        inspectionBodyLimit: Int = 1 << 20, logLevel: Logger.Level = .info, tls: TLSConfiguration? = nil,
+        limits: ConnectionLimits = ConnectionLimits(), refusalLogLimit: Int = 20
     ) {
         self.tls = tls
+        self.limits = limits
+        self.refusalLogLimit = refusalLogLimit
         self.host = host
         self.port = port
         self.anchorKey = anchorKey
@@ -61,14 +69,17 @@ public struct APIServer: Sendable {
     let store: any ServerStore
     let configuration: ServerConfiguration
     let logger: Logger
+    let audit: RefusalAudit
 
-    /// Makes a server over a store.
+    /// Makes a server over a store; it logs to standard error, with control characters escaped
+    /// (`EscapingLogHandler`), Hummingbird's lines included.
     public init(store: any ServerStore, configuration: ServerConfiguration) {
         self.store = store
         self.configuration = configuration
-        var logger = Logger(label: "farecheck-server")
+        var logger = Logger(label: "farecheck-server", factory: EscapingLogHandler.standardError)
         logger.logLevel = configuration.logLevel
         self.logger = logger
+        audit = RefusalAudit(logger: logger, linesPerInterval: configuration.refusalLogLimit)
     }
 
     /// Every path the server answers, for checking the OpenAPI document against.
@@ -92,20 +103,18 @@ public struct APIServer: Sendable {
     public func run(
         stopsOnSignals: Bool = true, onListening: @escaping @Sendable (String, Int) async -> Void
     ) async throws {
+        try configuration.limits.validate()
         let server: HTTPServerBuilder
         do {
-            if let tls = configuration.tls {
-                server = try HTTPServerBuilder.tls(.http1(), tlsConfiguration: tls)
-            } else {
-                server = .http1()
-            }
+            server = try configuration.limits.serverBuilder(tls: configuration.tls)
         } catch {
             throw ServerError(code: .invalidInput, message: "The TLS settings cannot be used: \(error).", cause: error)
         }
         let application = Application(
             router: makeRouter(),
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            configuration: configuration.limits.applicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), logger: logger),
             onServerRunning: { [configuration] channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 await onListening(configuration.host, port)
@@ -113,10 +122,15 @@ public struct APIServer: Sendable {
             logger: logger
         )
         do {
-            if stopsOnSignals {
-                try await application.runService()
-            } else {
-                try await application.runService(gracefulShutdownSignals: [])
+            // The audit's summaries run beside the server, and the last one is written when it stops.
+            try await withThrowingTaskGroup(of: Void.self) { [audit] group in
+                group.addTask { await audit.run() }
+                defer { group.cancelAll() }
+                if stopsOnSignals {
+                    try await application.runService()
+                } else {
+                    try await application.runService(gracefulShutdownSignals: [])
+                }
             }
         } catch {
             throw ServerError(
@@ -125,21 +139,21 @@ public struct APIServer: Sendable {
         }
     }
 
-    func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    func makeRouter() -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
         router.middlewares.add(ErrorBodyMiddleware())
         router.get(RouterPath(APIPath.health)) { _, _ in await health() }
-        router.get(RouterPath(APIPath.keys)) { request, _ in
-            await answer(request) { device in try await keyBundle(request, device: device) }
+        router.get(RouterPath(APIPath.keys)) { request, context in
+            await answer(request, context) { device in try await keyBundle(request, device: device) }
         }
-        router.get(RouterPath(APIPath.revocations)) { request, _ in
-            await answer(request) { device in try await revocations(request, device: device) }
+        router.get(RouterPath(APIPath.revocations)) { request, context in
+            await answer(request, context) { device in try await revocations(request, device: device) }
         }
-        router.post(RouterPath(APIPath.inspections)) { request, _ in
-            await answer(request) { device in try await inspections(request, device: device) }
+        router.post(RouterPath(APIPath.inspections)) { request, context in
+            await answer(request, context) { device in try await inspections(request, device: device) }
         }
-        router.post(RouterPath(APIPath.check)) { request, _ in
-            await answer(request) { device in try await check(request, device: device) }
+        router.post(RouterPath(APIPath.check)) { request, context in
+            await answer(request, context) { device in try await check(request, device: device) }
         }
         return router
     }
@@ -235,9 +249,25 @@ public struct APIServer: Sendable {
                     "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.prefix(40)).")
             }
         }
-        let accepted = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
-        logger.info("stored inspections", metadata: ["device": "\(device.id)", "count": "\(accepted.count)"])
-        return Self.json(.ok, BatchAcknowledgement(accepted: accepted))
+        let results = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
+        let refused = results.filter { $0.outcome == .refused }
+        logger.info(
+            "stored inspections",
+            metadata: [
+                "device": "\(device.id)", "stored": "\(results.count(where: { $0.outcome == .stored }))",
+                "already-stored": "\(results.count(where: { $0.outcome == .alreadyStored }))",
+                "refused": "\(refused.count)",
+            ])
+        if !refused.isEmpty {
+            // The ids name what the device will keep in its journal; a few are enough to find them.
+            logger.warning(
+                "refused \(refused.count) inspections that conflict with records the device stored before",
+                metadata: [
+                    "device": "\(device.id)",
+                    "ids": .array(refused.prefix(5).map { Logger.MetadataValue.string($0.id) }),
+                ])
+        }
+        return Self.json(.ok, BatchAcknowledgement(results: results))
     }
 
     private func check(_ request: Request, device: DeviceRecord) async throws -> Response {
@@ -291,10 +321,10 @@ public struct APIServer: Sendable {
 
     /// Authenticates the device, runs `handler`, and turns every failure into an error body.
     private func answer(
-        _ request: Request, _ handler: (DeviceRecord) async throws -> Response
+        _ request: Request, _ context: APIRequestContext, _ handler: (DeviceRecord) async throws -> Response
     ) async -> Response {
         do {
-            let device = try await authenticate(request)
+            let device = try await authenticate(request, context)
             return try await handler(device)
         } catch let failure as APIFailure {
             return failure.response
@@ -313,20 +343,28 @@ public struct APIServer: Sendable {
         }
     }
 
-    /// The registered, not revoked, device whose token the request carries; anything else is 401.
-    private func authenticate(_ request: Request) async throws -> DeviceRecord {
-        // One answer for every refusal: whether a device exists, or was revoked, is not told.
-        let refused = APIFailure(
-            .unauthorized, "unauthorized", "The request needs the bearer token of a registered device.",
-            headers: [.wwwAuthenticate: "Bearer realm=\"farecheck\""])
-        guard let header = request.headers[.authorization] else { throw refused }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw refused }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty, token.utf8.count <= 512 else { throw refused }
-        guard let device = try await store.device(tokenHash: DeviceToken.hash(token)), !device.revoked else {
-            throw refused
+    /// The registered, not revoked, device whose token the request carries; anything else is 401, and goes to
+    /// the audit log (`RefusalAudit`).
+    private func authenticate(_ request: Request, _ context: APIRequestContext) async throws -> DeviceRecord {
+        func refuse(_ cause: RefusalAudit.Cause, token: String? = nil, device: String? = nil) -> APIFailure {
+            audit.record(
+                RefusalAudit.Refusal(
+                    cause: cause, client: context.client, method: request.method.rawValue, path: request.uri.path,
+                    tokenDigest: token.map { String(DeviceToken.hash($0).hexString.prefix(8)) }, deviceID: device))
+            // One answer for every refusal: whether a device exists, or was revoked, is not told.
+            return APIFailure(
+                .unauthorized, "unauthorized", "The request needs the bearer token of a registered device.",
+                headers: [.wwwAuthenticate: "Bearer realm=\"farecheck\""])
         }
+        guard let header = request.headers[.authorization] else { throw refuse(.missingToken) }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw refuse(.notBearer) }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty, token.utf8.count <= 512 else { throw refuse(.malformedToken) }
+        guard let device = try await store.device(tokenHash: DeviceToken.hash(token)) else {
+            throw refuse(.unknownToken, token: token)
+        }
+        guard !device.revoked else { throw refuse(.revokedDevice, token: token, device: device.id) }
         return device
     }
 
@@ -371,6 +409,27 @@ public struct APIServer: Sendable {
         var headers = headers
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// The request context of the API: Hummingbird's, and the client's address for the audit log.
+struct APIRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The client's address and port, e.g. `127.0.0.1:53124`; `unknown` when the socket has none.
+    let client: String
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        client =
+            switch source.channel.remoteAddress {
+            case .some(let address):
+                if let ip = address.ipAddress, let port = address.port {
+                    ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+                } else {
+                    "\(address)"
+                }
+            case .none: "unknown"
+            }
     }
 }
 

@@ -116,6 +116,7 @@ final class PostgresExecutor: SQLExecutor {
         (3, ServerSchema.version3Statements()),
         (4, ServerSchema.version4Statements(dialect: .postgres)),
         (5, ServerSchema.version5Statements(dialect: .postgres)),
+        (6, ServerSchema.version6Statements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.

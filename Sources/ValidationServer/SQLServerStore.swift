@@ -389,7 +389,7 @@ public final class SQLServerStore: ServerStore {
 
     public func storeInspections(
         _ records: [InspectionUpload], deviceID: String, receivedAt: Date
-    ) async throws(ServerError) -> [String] {
+    ) async throws(ServerError) -> [InspectionResult] {
         for record in records {
             try Self.refuseNUL([
                 "id": record.id, "device": record.device, "symbology": record.symbology ?? "",
@@ -399,27 +399,57 @@ public final class SQLServerStore: ServerStore {
             ])
         }
         return try await write("store \(records.count) inspections") { session in
-            var ids: [String] = []
-            var seen: Set<String> = []
-            for record in records where seen.insert(record.id).inserted {
+            // First every insert; the records already there are then read in one query and compared.
+            var stored: [Bool] = []
+            stored.reserveCapacity(records.count)
+            for record in records {
                 let values: [any SQLBindable] = [
                     record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
                     record.symbology, record.payloadDigest.hexString, record.format, record.issuer,
                     record.ticketID?.hexString, record.verdict, record.reason, record.signature, record.warnings,
                     record.inspector, record.decidedBy,
                 ]
-                try await session.execute(
+                // In PostgreSQL a concurrent upload of the same record waits here for the other transaction, then
+                // inserts nothing; the read below sees the row it committed.
+                let inserted = try await session.query(
                     """
                     INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
                         payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector,
                         decided_by)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO NOTHING
+                    ON CONFLICT (device_id, id) DO NOTHING RETURNING id
                     """,
                     values.map(\.sqlValue))
-                ids.append(record.id)
+                stored.append(!inserted.isEmpty)
             }
-            return ids
+            // A record named twice in the batch is held by then too (this transaction inserted it).
+            let heldIDs = Array(Set(zip(records, stored).filter { !$0.1 }.map(\.0.id)))
+            var held: [String: InspectionUpload] = [:]
+            if !heldIDs.isEmpty {
+                let placeholders = Array(repeating: "?", count: heldIDs.count).joined(separator: ", ")
+                let rows = try await session.query(
+                    """
+                    SELECT \(Self.inspectionColumns) FROM inspection WHERE device_id = ? AND id IN (\(placeholders))
+                    """,
+                    [deviceID.sqlValue] + heldIDs.map(\.sqlValue))
+                for row in rows {
+                    let inspection = try Self.storedInspection(row)
+                    held[inspection.record.id] = inspection.record
+                }
+            }
+            return try zip(records, stored).map { record, isNew in
+                if isNew { return InspectionResult(id: record.id, outcome: .stored) }
+                guard let first = held[record.id] else {
+                    throw SQLReadError(column: "inspection", expected: "the row the insert found in its way")
+                }
+                let differences = first.differences(from: record)
+                if differences.isEmpty { return InspectionResult(id: record.id, outcome: .alreadyStored) }
+                return InspectionResult(
+                    id: record.id, outcome: .refused, code: InspectionResult.conflictingRecord,
+                    reason: "This device uploaded a record with this id before, with other content ("
+                        + differences.joined(separator: ", ")
+                        + " differ); the server keeps the first and does not store this one.")
+            }
         }
     }
 
@@ -429,26 +459,32 @@ public final class SQLServerStore: ServerStore {
         return try await read("list inspections") { [byteOrder] session in
             try await session.query(
                 """
-                SELECT id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer,
-                    ticket_id, verdict, reason, signature, warnings, inspector, decided_by
-                FROM inspection ORDER BY inspected_at DESC, id\(byteOrder) LIMIT ?
+                SELECT \(Self.inspectionColumns) FROM inspection
+                ORDER BY inspected_at DESC, device_id\(byteOrder), id\(byteOrder) LIMIT ?
                 """,
                 limit
-            ).map { row in
-                StoredInspection(
-                    deviceID: try row.text("device_id"),
-                    receivedAt: Date(unixMilliseconds: try row.integer("received_at")),
-                    record: InspectionUpload(
-                        id: try row.text("id"), inspectedAt: try row.integer("inspected_at"),
-                        device: try row.text("device"), symbology: try row.optionalText("symbology"),
-                        payloadDigest: [UInt8](hex: try row.text("payload_digest")) ?? [],
-                        format: try row.optionalText("format"), issuer: try row.optionalText("issuer"),
-                        ticketID: try row.optionalText("ticket_id").flatMap { [UInt8](hex: $0) },
-                        verdict: try row.text("verdict"), reason: try row.text("reason"),
-                        signature: try row.text("signature"), warnings: try row.text("warnings"),
-                        inspector: try row.optionalText("inspector"), decidedBy: try row.optionalText("decided_by")))
-            }
+            ).map(Self.storedInspection)
         }
+    }
+
+    private static let inspectionColumns = """
+        id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer, ticket_id, \
+        verdict, reason, signature, warnings, inspector, decided_by
+        """
+
+    private static func storedInspection(_ row: SQLRow) throws -> StoredInspection {
+        StoredInspection(
+            deviceID: try row.text("device_id"),
+            receivedAt: Date(unixMilliseconds: try row.integer("received_at")),
+            record: InspectionUpload(
+                id: try row.text("id"), inspectedAt: try row.integer("inspected_at"),
+                device: try row.text("device"), symbology: try row.optionalText("symbology"),
+                payloadDigest: [UInt8](hex: try row.text("payload_digest")) ?? [],
+                format: try row.optionalText("format"), issuer: try row.optionalText("issuer"),
+                ticketID: try row.optionalText("ticket_id").flatMap { [UInt8](hex: $0) },
+                verdict: try row.text("verdict"), reason: try row.text("reason"),
+                signature: try row.text("signature"), warnings: try row.text("warnings"),
+                inspector: try row.optionalText("inspector"), decidedBy: try row.optionalText("decided_by")))
     }
 
     public func checkHealth() async throws(ServerError) {

@@ -48,6 +48,8 @@ final class SQLiteExecutor: SQLExecutor {
         }
         if exists {
             try Self.inspectExisting(path)
+        } else {
+            try Self.createPrivateFile(path)
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -71,6 +73,41 @@ final class SQLiteExecutor: SQLExecutor {
         } catch {
             throw ServerError(code: .cannotOpen, message: "Cannot open the server database at \(path).", cause: error)
         }
+    }
+
+    /// The file mode of a new database: the owner's alone. SQLite creates the `-wal`, `-shm` and `-journal` files
+    /// beside it with the database's own mode, so they are private too.
+    static let fileMode = 0o600
+
+    /// Creates an empty database file with `fileMode`, whatever the umask (SQLite's own default is 0644 less the
+    /// umask: the inspections and device token hashes readable by every user).
+    private static func createPrivateFile(_ path: String) throws(ServerError) {
+        let manager = FileManager.default
+        guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: fileMode]) else {
+            throw ServerError(
+                code: .cannotOpen,
+                message: "Cannot create the server database at \(path) (does the directory exist, and may this user "
+                    + "write to it?).")
+        }
+        do {
+            // The mode again, explicitly: creation applies the umask, this does not.
+            try manager.setAttributes([.posixPermissions: fileMode], ofItemAtPath: path)
+        } catch {
+            try? manager.removeItem(atPath: path)
+            throw ServerError(
+                code: .cannotOpen, message: "Cannot make the server database at \(path) private to its owner.",
+                cause: error)
+        }
+    }
+
+    /// A warning for a database file that other users may read (group members aside): one made before the
+    /// database was created private, or opened up by hand. Nil when only the owner and the group can read it.
+    static func exposureWarning(_ path: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o007 != 0
+        else { return nil }
+        return "\(path) is readable by every user of this machine (mode \(String(mode, radix: 8))); it holds the "
+            + "inspections and the device token hashes: chmod 600 \(path) (and its -wal and -shm files)."
     }
 
     /// Refuses, before writing anything, a file that is not SQLite, a database of another program (or the
@@ -143,6 +180,11 @@ final class SQLiteExecutor: SQLExecutor {
         }
         migrator.registerMigration("server-v5-key-scope") { db in
             for statement in ServerSchema.version5Statements(dialect: .sqlite) {
+                try db.execute(sql: statement)
+            }
+        }
+        migrator.registerMigration("server-v6-inspection-by-device") { db in
+            for statement in ServerSchema.version6Statements(dialect: .sqlite) {
                 try db.execute(sql: statement)
             }
         }

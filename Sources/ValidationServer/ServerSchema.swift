@@ -164,6 +164,53 @@ enum ServerSchema {
         ]
     }
 
+    /// Version 6: an inspection is known by the device that uploaded it and its id, so that two devices using the
+    /// same id keep two records (the id alone was the key, and the second device's record was acknowledged and
+    /// dropped). Every stored row is kept: ids were unique, so they are unique per device too.
+    ///
+    /// SQLite cannot change a primary key in place: the table is copied into a new one and renamed.
+    static func version6Statements(dialect: Dialect) -> [String] {
+        switch dialect {
+        case .postgres:
+            return [
+                "ALTER TABLE inspection DROP CONSTRAINT inspection_pkey",
+                "ALTER TABLE inspection ADD PRIMARY KEY (device_id, id)",
+            ]
+        case .sqlite:
+            let columns = """
+                id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer, \
+                ticket_id, verdict, reason, signature, warnings, inspector, decided_by
+                """
+            return [
+                """
+                CREATE TABLE inspection_by_device (
+                    id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    inspected_at INTEGER NOT NULL,
+                    device TEXT NOT NULL,
+                    symbology TEXT,
+                    payload_digest TEXT NOT NULL,
+                    format TEXT,
+                    issuer TEXT,
+                    ticket_id TEXT,
+                    verdict TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    signature TEXT NOT NULL,
+                    warnings TEXT NOT NULL,
+                    inspector TEXT,
+                    decided_by TEXT,
+                    PRIMARY KEY (device_id, id)
+                )
+                """,
+                "INSERT INTO inspection_by_device (\(columns)) SELECT \(columns) FROM inspection",
+                "DROP TABLE inspection",
+                "ALTER TABLE inspection_by_device RENAME TO inspection",
+                "CREATE INDEX inspection_by_time ON inspection (inspected_at)",
+            ]
+        }
+    }
+
     /// Version 2: each current revocation carries the number of the change that made it, so that a full
     /// snapshot can be served in pages ordered by it (see `RevocationLog.plan`).
     ///

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Signatures
 import ValidationAPI
@@ -6,9 +7,17 @@ extension ServerStore {
     /// Registers a device under a fresh random token and returns the token, which is shown once and never
     /// stored (only its hash is).
     public func registerDevice(id: String, at date: Date = Date()) async throws(ServerError) -> String {
-        guard !id.isEmpty, id.utf8.count <= 128, !id.contains(where: \.isWhitespace) else {
+        // Printable characters only: the id goes into every log line and listing about the device.
+        let printable = id.unicodeScalars.allSatisfy { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator: false
+            default: !scalar.properties.isWhitespace
+            }
+        }
+        guard !id.isEmpty, id.utf8.count <= 128, printable else {
             throw ServerError(
-                code: .invalidInput, message: "A device id is 1 to 128 characters without spaces, not \"\(id)\".")
+                code: .invalidInput,
+                message: "A device id is 1 to 128 printable characters without spaces, not \"\(PrintableText(id))\".")
         }
         let token = try DeviceToken.generate()
         try await addDevice(id: id, tokenHash: DeviceToken.hash(token), at: date)

@@ -52,10 +52,15 @@ public protocol ServerStore: Sendable {
     /// snapshot. Returns how many changes were dropped.
     func pruneRevocationChanges(keepingLast count: Int) async throws(ServerError) -> Int
 
-    /// Stores inspection records for a device, each id once (a record stored before is left as it was).
-    /// Returns the ids of the batch, all of which are stored when this returns.
+    /// Stores inspection records for a device, in one transaction. A record is known by the device and its id:
+    /// another device's record with the same id is a record of its own. A record this device stored before is
+    /// left as it was: sent again with the same content it is `.alreadyStored`, with other content `.refused`
+    /// (`conflicting-record`, with the fields that differ).
+    ///
+    /// - Returns: One result per record, in order; every `.stored` and `.alreadyStored` record is stored when this
+    ///   returns.
     func storeInspections(_ records: [InspectionUpload], deviceID: String, receivedAt: Date)
-        async throws(ServerError) -> [String]
+        async throws(ServerError) -> [InspectionResult]
     /// Stored inspections, newest first.
     func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
 

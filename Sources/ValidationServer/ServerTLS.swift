@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import ValidationAPI
 
 /// The TLS settings of the reference server, read from PEM files.
 public enum ServerTLS {
@@ -36,7 +37,9 @@ public enum ServerTLS {
             configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         }
+        // TLS 1.2 with ECDHE and AEAD suites only, or TLS 1.3 (see `TransportSecurity`).
         configuration.minimumTLSVersion = .tlsv12
+        configuration.cipherSuites = TransportSecurity.tls12CipherList
         do {
             // Building a context checks that the key belongs to the certificate.
             _ = try NIOSSLContext(configuration: configuration)

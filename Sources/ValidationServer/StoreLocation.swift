@@ -32,6 +32,15 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A warning when the SQLite file is readable by every user (see `SQLiteExecutor.exposureWarning`); nil for
+    /// PostgreSQL, whose access the database server controls.
+    public var exposureWarning: String? {
+        switch self {
+        case .sqlite(let path): SQLiteExecutor.exposureWarning(path)
+        case .postgres: nil
+        }
+    }
+
     /// Opens the store, runs `body` with it, and closes it.
     ///
     /// For PostgreSQL the connection pool runs beside `body` and stops when it returns; the schema is created

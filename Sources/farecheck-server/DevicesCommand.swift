@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareCore
 import Foundation
 import ValidationServer
 
@@ -23,7 +24,9 @@ struct Devices: AsyncParsableCommand {
             let token = try await store.registerDevice(id: id)
             say(token)
             FileHandle.standardError.write(
-                Data("farecheck-server: device \(id) registered; the token above is not shown again.\n".utf8))
+                Data(
+                    "farecheck-server: device \(PrintableText(id)) registered; the token above is not shown again.\n"
+                        .utf8))
         }
     }
 
@@ -41,7 +44,7 @@ struct Devices: AsyncParsableCommand {
             guard try await store.revokeDevice(id: id) else {
                 fail("There is no device \(id) (see `farecheck-server devices list`).")
             }
-            say("device \(id) revoked")
+            say("device \(PrintableText(id)) revoked")
         }
     }
 
@@ -61,17 +64,17 @@ struct Devices: AsyncParsableCommand {
                 if json {
                     say(jsonLine(["id": device.id, "state": state, "createdAt": created]))
                 } else {
-                    say("\(device.id)\t\(state)\t\(created)")
+                    say("\(PrintableText(device.id))\t\(state)\t\(created)")
                 }
             }
         }
     }
 }
 
-/// One JSON object on one line, keys sorted.
+/// One JSON object on one line, keys sorted, safe on a terminal (`terminalSafeJSON`).
 func jsonLine(_ object: [String: Any]) -> String {
     guard
         let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
     else { return "{}" }
-    return String(decoding: data, as: UTF8.self)
+    return terminalSafeJSON(String(decoding: data, as: UTF8.self))
 }

@@ -309,7 +309,8 @@ struct Keys: AsyncParsableCommand {
                 } else {
                     // The fifth column: the UIC versionType, or for VDV whether validators pin it as a root.
                     let kind = key.format == KeyFamily.vdv.wireName ? (key.root ? "root" : "sub-CA") : key.versionType
-                    say("\(key.format)\t\(key.issuer)\t\(key.keyID)\t\(key.algorithm ?? "-")\t\(kind ?? "-")")
+                    let columns = [key.format, key.issuer, key.keyID, key.algorithm ?? "-", kind ?? "-"]
+                    say(columns.map { PrintableText.escaped($0) }.joined(separator: "\t"))
                 }
             }
             if !json {

@@ -143,7 +143,7 @@ struct Revocations: AsyncParsableCommand {
             let delta = try await store.revocationDelta(since: cursor)
             let encoder = WireFormat.encoder()
             encoder.outputFormatting.insert(.prettyPrinted)
-            say(String(decoding: try encoder.encode(delta), as: UTF8.self))
+            say(terminalSafeJSON(String(decoding: try encoder.encode(delta), as: UTF8.self)))
         }
     }
 
@@ -195,9 +195,13 @@ struct Inspections: AsyncParsableCommand {
                     object["receivedAt"] = stored.receivedAt.formatted(.iso8601)
                     say(jsonLine(object))
                 } else {
+                    // Every field but the date came from a device: escaped, so that none can act on the terminal
+                    // or pass for a column or a line of its own.
                     let when = Date(unixMilliseconds: record.inspectedAt).formatted(.iso8601)
-                    let ticket = record.ticketID.map { "\(record.issuer ?? "?")/\($0.hexString)" } ?? "-"
-                    say("\(when)\t\(stored.deviceID)\t\(record.verdict)\t\(ticket)\t\(record.id)")
+                    let ticket = record.ticketID.map { "\(PrintableText(record.issuer ?? "?"))/\($0.hexString)" } ?? "-"
+                    say(
+                        "\(when)\t\(PrintableText(stored.deviceID))\t\(PrintableText(record.verdict))\t\(ticket)\t"
+                            + "\(PrintableText(record.id))")
                 }
             }
         }

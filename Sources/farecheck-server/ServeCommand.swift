@@ -48,6 +48,37 @@ struct Serve: StoreCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(
+        name: .customLong("header-timeout"),
+        help: ArgumentHelp(
+            "Seconds a client has to send a request's head, from connecting or from its first byte after a pause; "
+                + "then it is disconnected.", valueName: "seconds"))
+    var headerTimeout = "10"
+
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp(
+            "Seconds a keep-alive connection may wait for its next request, and a request body may pause.",
+            valueName: "seconds"))
+    var idleTimeout = "60"
+
+    @Option(
+        name: .customLong("tls-handshake-timeout"),
+        help: ArgumentHelp("Seconds a client has to complete the TLS handshake.", valueName: "seconds"))
+    var tlsHandshakeTimeout = "10"
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Connections served at once; more wait in the listen queue until one closes.")
+    var maxConnections = 512
+
+    @Option(
+        name: .customLong("auth-log-limit"),
+        help: ArgumentHelp(
+            "At most this many log lines a minute for refused device tokens (401); the rest are counted in one line.",
+            valueName: "lines"))
+    var authLogLimit = 20
+
     var createsDatabase: Bool { true }
 
     func run(on store: any ServerStore) async throws {
@@ -55,7 +86,21 @@ struct Serve: StoreCommand {
         guard let level = ServerConfiguration.logLevel(named: logLevel) else {
             fail("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical.")
         }
-        var configuration = ServerConfiguration(host: host, port: port, logLevel: level)
+        func seconds(_ text: String, _ option: String) -> Duration {
+            guard let duration = ConnectionLimits.seconds(text) else {
+                fail("\(option) \(text): expected a number of seconds above 0, e.g. 10 or 0.5.")
+            }
+            return duration
+        }
+        let limits = ConnectionLimits(
+            headerTimeout: seconds(headerTimeout, "--header-timeout"),
+            idleTimeout: seconds(idleTimeout, "--idle-timeout"),
+            tlsHandshakeTimeout: seconds(tlsHandshakeTimeout, "--tls-handshake-timeout"),
+            maximumConnections: maxConnections)
+        try limits.validate()
+        guard authLogLimit >= 0 else { fail("--auth-log-limit \(authLogLimit): expected 0 or more lines.") }
+        var configuration = ServerConfiguration(
+            host: host, port: port, logLevel: level, limits: limits, refusalLogLimit: authLogLimit)
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
             configuration.tls = try ServerTLS.configuration(
@@ -79,6 +124,9 @@ struct Serve: StoreCommand {
         } else {
             FileHandle.standardError.write(
                 Data("farecheck-server: no --anchor-key: /v1/revocations answers 503 until one is given.\n".utf8))
+        }
+        if let warning = try database.location().exposureWarning {
+            FileHandle.standardError.write(Data("farecheck-server: warning: \(warning)\n".utf8))
         }
         let backend = store.backendName
         try await APIServer(store: store, configuration: configuration).run { host, port in

@@ -115,8 +115,13 @@ struct SyncCommand: AsyncParsableCommand {
         printLine(
             "revocations: \(report.revocationsAdded) added, \(report.revocationsRemoved) removed"
                 + (report.fullSnapshot ? " (full snapshot)" : "") + "; cursor \(report.revocationCursor)")
-        printLine(
-            "inspections: \(report.inspectionsUploaded) uploaded, \(report.inspectionsUnsent) waiting")
+        var inspections = "inspections: \(report.inspectionsUploaded) uploaded, \(report.inspectionsUnsent) waiting"
+        if report.inspectionsRefused > 0 || report.inspectionsRefusedInJournal > 0 {
+            inspections +=
+                ", \(report.inspectionsRefused) refused by the server (\(report.inspectionsRefusedInJournal) refused "
+                + "in all, kept in the journal and not sent again)"
+        }
+        printLine(inspections)
     }
 
     /// The client configuration, the pinned anchors and the store path, from the options or from --config.

@@ -5,6 +5,10 @@ import Foundation
 public final class ReferenceServer: @unchecked Sendable {
     public let directory: String
     public var database: String { directory + "/server.sqlite" }
+    /// The PostgreSQL database (`postgres://…`) instead of `database`, when made with `postgresAdminURL`.
+    public let databaseURL: String?
+    /// The PostgreSQL server and the database made on it, to drop when done.
+    private let postgres: (adminURL: String, name: String)?
     /// The demo anchor's private key, which signs bundles and deltas.
     public static let demoAnchorKey = repositoryRoot + "/Keys/demo-anchor.key"
     /// The running server, if started.
@@ -12,17 +16,36 @@ public final class ReferenceServer: @unchecked Sendable {
     /// `http://127.0.0.1:PORT` (or `https://…`) of the running server.
     public private(set) var baseURL = ""
 
-    /// Makes a scratch directory and an empty server database.
-    public init() throws {
+    /// Makes a scratch directory and an empty server database: a SQLite file, or with `postgresAdminURL` (a
+    /// role that may create databases) a fresh PostgreSQL database, dropped when this is.
+    public init(postgresAdminURL: String? = nil) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-refserver-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if let postgresAdminURL {
+            let name = "farecheck_ref_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let made = try Workbench(directory: directory).run(
+                "/usr/bin/env", ["psql", postgresAdminURL, "-qc", "CREATE DATABASE \(name)"])
+            guard made.status == 0 else { throw DaemonProcess.Failure(message: "psql: \(made.stderr)") }
+            var components = URLComponents(string: postgresAdminURL)!
+            components.path = "/" + name
+            databaseURL = components.string!
+            postgres = (postgresAdminURL, name)
+        } else {
+            databaseURL = nil
+            postgres = nil
+        }
         try admin(["init"])
     }
 
     deinit {
         stop()
+        if let postgres {
+            _ = try? Workbench(directory: directory).run(
+                "/usr/bin/env",
+                ["psql", postgres.adminURL, "-qc", "DROP DATABASE IF EXISTS \(postgres.name) WITH (FORCE)"])
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -46,8 +69,8 @@ public final class ReferenceServer: @unchecked Sendable {
     /// Runs an admin command on this database and returns how it went.
     public func adminRun(_ arguments: [String]) throws -> Run {
         var environment = ProcessInfo.processInfo.environment
-        environment["FARECHECK_SERVER_DB"] = database
-        environment["FARECHECK_SERVER_DATABASE_URL"] = nil
+        environment["FARECHECK_SERVER_DB"] = databaseURL == nil ? database : nil
+        environment["FARECHECK_SERVER_DATABASE_URL"] = databaseURL
         return try Workbench(directory: directory).run(Self.binary, arguments, environment: environment)
     }
 
@@ -98,9 +121,8 @@ public final class ReferenceServer: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments =
             [
-                "serve", "--db", database, "--listen", "127.0.0.1:0", "--log-level", "warning", "--anchor-key",
-                anchorKey,
-            ] + arguments
+                "serve", "--listen", "127.0.0.1:0", "--log-level", "warning", "--anchor-key", anchorKey,
+            ] + (databaseURL.map { ["--database-url", $0] } ?? ["--db", database]) + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)

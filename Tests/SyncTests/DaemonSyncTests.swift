@@ -1,8 +1,8 @@
-import ScannerSimulation
 import AsyncHTTPClient
 import Daemon
 import Foundation
 import Glibc
+import ScannerSimulation
 import Scanners
 import TestSupport
 import Testing
@@ -149,5 +149,47 @@ struct DaemonSyncTests {
         #expect(uploaded.first { $0["id"] as? String == event.id }?["decidedBy"] as? String == "online")
         #expect(
             uploaded.filter { $0["id"] as? String != event.id }.allSatisfy { $0["decidedBy"] as? String == "offline" })
+    }
+
+    @Test("an inspection the server refuses is counted in /metrics and /healthz and named in the daemon's log")
+    func refusedInspectionVisible() async throws {
+        let bench = try SyncBench()
+        // The server holds validator-1's record "shared-id" already (sent from a journal kept elsewhere) …
+        let elsewhere = Workbench()
+        _ = try TrustStore(path: elsewhere.db)
+        try InspectionConflictTests.journal("shared-id", kind: .valid, at: 1_800_000_000, in: elsewhere.db)
+        #expect(try await bench.round(storePath: elsewhere.db).inspectionsUploaded == 1)
+        // … and this validator's journal has other content under the same id.
+        try InspectionConflictTests.journal("shared-id", kind: .revoked, at: 1_800_000_005, in: bench.validator.db)
+
+        let gate = try await startGate(bench, sync: "interval = 1\nstale_after = 3600")
+        defer { gate.scanner.stop() }
+        let daemon = gate.daemon
+        let port = try #require(daemon.httpPort)
+        var samples = try await metrics(port: port)
+        // Each gauge is read on its own at the scrape: wait for a scrape after the round on both.
+        for _ in 0..<40 where samples["farecheck_journal_refused"] != 1 || samples["farecheck_journal_unsent"] != 0 {
+            try await Task.sleep(for: .milliseconds(500))
+            samples = try await metrics(port: port)
+        }
+        #expect(samples["farecheck_journal_refused"] == 1)
+        #expect(samples["farecheck_journal_unsent"] == 0, "the refused record does not wait to be sent")
+        // /healthz counts after the round has reported (a moment after the journal changed).
+        func refusedInHealth() async -> Int? {
+            guard let health = await daemon.get("/healthz"),
+                let report = try? JSONSerialization.jsonObject(with: Data(health.utf8)) as? [String: Any]
+            else { return nil }
+            return report["journalRefused"] as? Int
+        }
+        var refused = await refusedInHealth()
+        for _ in 0..<40 where refused != 1 {
+            try await Task.sleep(for: .milliseconds(250))
+            refused = await refusedInHealth()
+        }
+        #expect(refused == 1)
+        #expect(daemon.stderr.text.contains("the server refused inspection shared-id"), "\(daemon.stderr.text)")
+        #expect(daemon.stderr.text.contains("1 refused by the server"))
+        #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
+        #expect(try bench.server.inspections().count == 1, "the server kept its first record only")
     }
 }

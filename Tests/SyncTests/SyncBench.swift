@@ -22,9 +22,11 @@ final class SyncBench: @unchecked Sendable {
     static let demoAnchorPublic = repositoryRoot + "/Keys/demo-anchor.pub.pem"
 
     /// A server with device `validator-1` registered and the ES256 demo key published, started unless `starts`
-    /// is false (a test that starts it with arguments of its own).
-    init(publishing keys: [String] = [SyncBench.es256Public], starts: Bool = true) throws {
-        server = try ReferenceServer()
+    /// is false (a test that starts it with arguments of its own); on PostgreSQL with `postgresAdminURL`.
+    init(publishing keys: [String] = [SyncBench.es256Public], starts: Bool = true, postgresAdminURL: String? = nil)
+        throws
+    {
+        server = try ReferenceServer(postgresAdminURL: postgresAdminURL)
         token = try server.addDevice("validator-1")
         try token.write(toFile: validator.path("device.token"), atomically: true, encoding: .utf8)
         for key in keys { try server.publishKey(key) }
@@ -35,15 +37,16 @@ final class SyncBench: @unchecked Sendable {
     /// Opens the validator's store.
     func store() throws -> TrustStore { try TrustStore(path: validator.db) }
 
-    /// One sync round through `url` (the server by default), as the daemon's worker runs it.
+    /// One sync round through `url` (the server by default), as the daemon's worker runs it, for this bench's
+    /// validator or another store (`storePath`).
     func round(
         url: String? = nil, token: String? = nil, anchors: [TrustAnchor] = [.demo], timeout: Duration = .seconds(10),
-        maximumBodyBytes: Int = 8 << 20
+        maximumBodyBytes: Int = 8 << 20, storePath: String? = nil
     ) async throws -> SyncReport {
         let configuration = ValidationAPIClient.Configuration(
             baseURL: url ?? server.baseURL, token: token ?? self.token, deviceID: "validator-1",
             requestTimeout: timeout, maximumKeyBundleBytes: maximumBodyBytes, maximumRevocationBytes: maximumBodyBytes)
-        let store = try store()
+        let store = try storePath.map { try TrustStore(path: $0) } ?? store()
         return try await HTTPClient.withHTTPClient { http in
             try await SyncRound(
                 client: ValidationAPIClient(configuration: configuration, http: http), store: store, anchors: anchors

@@ -76,6 +76,51 @@ struct InspectionJournalTests {
         try store.markInspectionsSent(["u0", "u1"])
         #expect(try store.unsentInspections(limit: 10).map(\.id) == ["u2", "u3", "u4"])
     }
+
+    @Test(
+        "a record the server refused keeps its reason, is no longer unsent, and is counted; a sent one is not refused")
+    func refused() throws {
+        let store = try TrustStore(path: directory.path + "/j.sqlite")
+        for index in 0..<3 {
+            try store.journal(
+                InspectionRecord(
+                    id: "r\(index)", verdict: verdict(.valid, ticket: [UInt8(index)], at: Double(100 + index)),
+                    device: "d", symbology: nil, payloadDigest: [3]))
+        }
+        try store.markInspectionsSent(["r0"])
+        try store.markInspectionsRefused([
+            (id: "r1", reason: "conflicting-record: verdict differs"), (id: "r0", reason: "too late"),
+        ])
+        #expect(try store.unsentInspections(limit: 10).map(\.id) == ["r2"])
+        #expect(try store.unsentInspectionCount() == 1)
+        #expect(try store.refusedInspectionCount() == 1)
+        let refused = try #require(try store.refusedInspections(limit: 5).first)
+        #expect(refused.id == "r1" && refused.refusal == "conflicting-record: verdict differs")
+        #expect(refused.sentAt == nil && refused.refusedAt != nil)
+        // Reopened, the refusal is still there.
+        try store.close()
+        #expect(try TrustStore(path: directory.path + "/j.sqlite").refusedInspectionCount() == 1)
+    }
+
+    @Test("a journal made before refusals were kept gets the columns, its records as they were")
+    func refusalMigration() throws {
+        let path = directory.path + "/old.journal.sqlite"
+        let old = try DatabaseQueue(path: path)
+        try InspectionJournal.migrator.migrate(old, upTo: "v1-inspection")
+        try old.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO inspection (id, inspected_at, device, payload_digest, verdict, reason, signature,
+                        warnings, sent_at) VALUES ('sent', 1, 'd', x'01', 'valid', '', 'valid', '', 5),
+                        ('waiting', 2, 'd', x'02', 'valid', '', 'valid', '', NULL)
+                    """)
+        }
+        try old.close()
+        let journal = try InspectionJournal(path: path, reservePath: directory.path + "/old.journal.reserve")
+        #expect(try journal.unsentInspections(limit: 10).map(\.id) == ["waiting"])
+        #expect(try journal.refusedInspectionCount() == 0)
+        #expect(try journal.allInspections().map(\.sentAt) == [5, nil])
+    }
 }
 
 @Suite("Inspection journal in its own file")
@@ -141,8 +186,11 @@ struct JournalFileTests {
         let command = try InspectionJournal(path: paths.journal, reservePath: paths.reserve, reserveBytes: 65_536)
         #expect(!command.reserveAvailable)
         // Both write the journal itself.
-        #expect(command.append(InspectionRecord(
-            verdict: verdict(ticket: [3], at: 300), device: "cli", symbology: nil, payloadDigest: [3])) == .journaled)
+        #expect(
+            command.append(
+                InspectionRecord(
+                    verdict: verdict(ticket: [3], at: 300), device: "cli", symbology: nil, payloadDigest: [3]))
+                == .journaled)
         try daemon.close()
         try command.close()
         #expect(try InspectionJournal(path: paths.journal, reservePath: paths.reserve).reserveAvailable)

@@ -95,11 +95,15 @@ final class ServerBench: @unchecked Sendable {
         try adminOK(["devices", "add", id]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Starts `farecheck-server serve` on a free loopback port.
-    func startServer(anchorKey: String? = "\(repositoryRoot)/Keys/demo-anchor.key") throws -> ServerProcess {
-        var arguments = ["serve", "--listen", "127.0.0.1:0", "--log-level", "warning"] + databaseArguments
+    /// Starts `farecheck-server serve` on a free loopback port, with `extra` arguments (a log level given there
+    /// replaces `warning`), under `umask` when given.
+    func startServer(
+        anchorKey: String? = "\(repositoryRoot)/Keys/demo-anchor.key", extra: [String] = [], umask: String? = nil
+    ) throws -> ServerProcess {
+        let level = extra.contains("--log-level") ? [] : ["--log-level", "warning"]
+        var arguments = ["serve", "--listen", "127.0.0.1:0"] + level + databaseArguments + extra
         if let anchorKey { arguments += ["--anchor-key", anchorKey] }
-        return try ServerProcess(arguments: arguments, directory: directory)
+        return try ServerProcess(arguments: arguments, directory: directory, umask: umask)
     }
 
     /// The farecheck-server binary SwiftPM built beside this test bundle.
@@ -166,14 +170,23 @@ final class ServerProcess: @unchecked Sendable {
     let baseURL: String
     let logPath: String
 
-    init(arguments: [String], directory: String) throws {
+    /// The port the server listens on.
+    var port: Int { Int(baseURL.split(separator: ":").last ?? "") ?? 0 }
+
+    init(arguments: [String], directory: String, umask: String? = nil) throws {
         let name = UUID().uuidString
         let outputPath = directory + "/serve-\(name).out"
         logPath = directory + "/serve-\(name).err"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: ServerBench.binary)
-        process.arguments = arguments
+        if let umask {
+            // The shell sets the umask and becomes the server (exec), so that SIGTERM still reaches it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", ServerBench.binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: ServerBench.binary)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)

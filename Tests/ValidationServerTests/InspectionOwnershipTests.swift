@@ -1,0 +1,212 @@
+import FareCore
+import Foundation
+import Signatures
+import TestSupport
+import Testing
+import ValidationAPI
+
+@testable import ValidationServer
+
+/// A record is known by the device that uploaded it and its id: the server acknowledges what it stored, and
+/// nothing else.
+@Suite("Inspections by device and id")
+struct InspectionOwnershipTests {
+    static func record(_ id: String, verdict: String = "valid", at offset: Int64 = 0) -> InspectionUpload {
+        InspectionUpload(
+            id: id, inspectedAt: 1_800_000_000_000 + offset, device: "front-door", symbology: "qr",
+            payloadDigest: digest(.sha256, Array(id.utf8)), format: "fc1", issuer: "demo-transit",
+            ticketID: [0x0a, 0x0b], verdict: verdict, reason: verdict == "valid" ? "Valid ticket." : "Revoked.",
+            signature: "valid", warnings: "", inspector: "staff-1", decidedBy: "offline")
+    }
+
+    static func upload(
+        _ records: [InspectionUpload], to server: ServerProcess, token: String
+    ) async throws -> BatchAcknowledgement {
+        let answer = try await send(
+            .POST, server.baseURL + "/v1/inspections", token: token,
+            body: try WireFormat.encode(InspectionBatch(records: records)))
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(BatchAcknowledgement.self)
+    }
+
+    static func listed(_ bench: ServerBench) throws -> [[String: Any]] {
+        try bench.adminOK(["inspections", "list", "--json"]).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test(
+        "the same id from two devices is two records, both stored and both acknowledged as stored",
+        arguments: Backend.available)
+    func twoDevicesOneID(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let tokenA = try bench.addDevice("validator-a")
+        let tokenB = try bench.addDevice("validator-b")
+        let server = try bench.startServer()
+
+        let fromA = Self.record("shared-id")
+        let fromB = Self.record("shared-id", verdict: "revoked", at: 5)
+        let answerA = try await Self.upload([fromA], to: server, token: tokenA)
+        let answerB = try await Self.upload([fromB], to: server, token: tokenB)
+        #expect(answerA.results == [InspectionResult(id: "shared-id", outcome: .stored)])
+        #expect(answerB.results == [InspectionResult(id: "shared-id", outcome: .stored)])
+        #expect(answerB.accepted == ["shared-id"])
+
+        let listed = try Self.listed(bench)
+        #expect(listed.count == 2)
+        let byDevice = Dictionary(
+            uniqueKeysWithValues: listed.map { ($0["deviceID"] as? String ?? "", $0["verdict"] as? String ?? "") })
+        #expect(byDevice == ["validator-a": "valid", "validator-b": "revoked"])
+    }
+
+    @Test(
+        "the same record again is already stored; other content under its id is refused, naming what differs",
+        arguments: Backend.available)
+    func sameDeviceAgain(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let token = try bench.addDevice("validator-a")
+        let server = try bench.startServer()
+        let first = Self.record("r-1")
+        _ = try await Self.upload([first, Self.record("r-2", at: 1)], to: server, token: token)
+
+        var conflicting = first
+        conflicting.verdict = "revoked"
+        conflicting.reason = "Revoked."
+        // One batch: the same record again, a conflicting one, a new one, and the new one twice.
+        let answer = try await Self.upload(
+            [Self.record("r-2", at: 1), conflicting, Self.record("r-3", at: 2), Self.record("r-3", at: 2)],
+            to: server, token: token)
+        let results = try #require(answer.results)
+        #expect(results.map(\.id) == ["r-2", "r-1", "r-3", "r-3"])
+        #expect(results.map(\.outcome) == [.alreadyStored, .refused, .stored, .alreadyStored])
+        #expect(results[1].code == "conflicting-record")
+        let reason = try #require(results[1].reason)
+        #expect(reason.contains("verdict, reason differ"), "\(reason)")
+        #expect(answer.accepted == ["r-2", "r-3"], "a refused id is never in accepted")
+
+        let listed = try Self.listed(bench)
+        #expect(listed.count == 3)
+        let kept = try #require(listed.first { $0["id"] as? String == "r-1" })
+        #expect(kept["verdict"] as? String == "valid", "the first record is kept")
+    }
+
+    @Test(
+        "a record stored before decidedBy existed is the same record when sent again with one",
+        arguments: Backend.available)
+    func storedWithoutDecider(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let token = try bench.addDevice("validator-a")
+        let server = try bench.startServer()
+        var old = Self.record("old")
+        old.decidedBy = nil
+        _ = try await Self.upload([old], to: server, token: token)
+        let answer = try await Self.upload([Self.record("old")], to: server, token: token)
+        #expect(answer.results?.map(\.outcome) == [.alreadyStored])
+    }
+
+    @Test(
+        "a database keyed by record id alone keeps its records, then takes the same id from another device",
+        arguments: Backend.available)
+    func migratesKeepingRecords(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let tokenA = try bench.addDevice("validator-a")
+        let tokenB = try bench.addDevice("validator-b")
+        // The inspection table as schema version 5 had it, holding one record of validator-a.
+        let old = Self.record("kept")
+        let dialect: ServerSchema.Dialect = backend == .sqlite ? .sqlite : .postgres
+        let oldTable = ServerSchema.version1Statements(dialect: dialect).filter {
+            $0.contains("TABLE inspection") || $0.contains("ON inspection")
+        }
+        let row = """
+            INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology, payload_digest, \
+            format, issuer, ticket_id, verdict, reason, signature, warnings, inspector, decided_by) VALUES \
+            ('kept', 'validator-a', 1, \(old.inspectedAt), 'front-door', 'qr', '\(old.payloadDigest.hexString)', \
+            'fc1', 'demo-transit', '0a0b', 'valid', 'Valid ticket.', 'valid', '', 'staff-1', 'offline')
+            """
+        let forget =
+            backend == .sqlite
+            ? "DELETE FROM grdb_migrations WHERE identifier = 'server-v6-inspection-by-device'"
+            : "DELETE FROM farecheck_server_schema WHERE version = 6"
+        let statements =
+            ["DROP TABLE inspection"] + oldTable + ServerSchema.version3Statements() + [row, forget]
+        let script = statements.map { $0 + ";" }.joined(separator: "\n")
+        let downgraded =
+            switch backend {
+            case .sqlite: try ServerBench.run("/usr/bin/env", ["sqlite3", bench.path("server.sqlite"), script])
+            case .postgres:
+                try ServerBench.run(
+                    "/usr/bin/env", ["psql", bench.databaseArguments[1], "-v", "ON_ERROR_STOP=1", "-qc", script])
+            }
+        #expect(downgraded.status == 0, "\(downgraded.stderr)")
+
+        let server = try bench.startServer()
+        #expect(try Self.listed(bench).map { $0["id"] as? String } == ["kept"])
+        let again = try await Self.upload([old], to: server, token: tokenA)
+        #expect(again.results?.map(\.outcome) == [.alreadyStored])
+        let other = try await Self.upload([Self.record("kept", verdict: "revoked")], to: server, token: tokenB)
+        #expect(other.results?.map(\.outcome) == [.stored])
+        #expect(Set(try Self.listed(bench).compactMap { $0["deviceID"] as? String }) == ["validator-a", "validator-b"])
+    }
+
+    @Test(
+        "ids with escape sequences and newlines are listed and logged without a raw control character",
+        arguments: Backend.available)
+    func hostileTextListedSafely(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let token = try bench.addDevice("validator-a")
+        let server = try bench.startServer(extra: ["--log-level", "info"])
+        let hostileID = "\u{1B}[2J\u{1B}[31mclear\nforged line\r\u{9B}1m\u{202E}evil"
+        var record = Self.record(hostileID)
+        record.verdict = "valid\u{1B}]0;title\u{07}"
+        record.issuer = "demo\ntransit"
+        record.inspector = "staff\u{1B}[8m"
+        _ = try await Self.upload([record], to: server, token: token)
+        var conflicting = record
+        conflicting.reason = "other"
+        // The refusal logs the id.
+        let answer = try await Self.upload([conflicting], to: server, token: token)
+        #expect(answer.results?.first?.outcome == .refused)
+
+        let plain = try bench.adminOK(["inspections", "list"])
+        #expect(plain.split(separator: "\n", omittingEmptySubsequences: false).count == 2, "one line and the end")
+        #expect(Self.rawControls(in: plain, allowing: ["\n", "\t"]).isEmpty, "\(Array(plain.utf8))")
+        #expect(plain.contains(#"\u{1B}[2J"#) && plain.contains(#"\nforged line"#), "\(plain)")
+
+        let json = try bench.adminOK(["inspections", "list", "--json"])
+        #expect(Self.rawControls(in: json, allowing: ["\n"]).isEmpty, "\(Array(json.utf8))")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["id"] as? String == hostileID, "the JSON decodes to the id exactly as uploaded")
+        #expect(object["inspector"] as? String == "staff\u{1B}[8m")
+
+        server.stop()
+        let log = server.log
+        #expect(log.contains("refused 1 inspections"), "\(log)")
+        #expect(Self.rawControls(in: log, allowing: ["\n"]).isEmpty, "\(log)")
+        #expect(!log.split(separator: "\n").contains { $0.hasPrefix("forged line") })
+    }
+
+    @Test("a device id with a control character or a space is refused at registration")
+    func printableDeviceIDs() throws {
+        let bench = try ServerBench(.sqlite)
+        for id in ["bad\u{1B}[2Jid", "two\nlines", "bidi\u{202E}id", "with space"] {
+            let run = try bench.admin(["devices", "add", id])
+            #expect(run.status == 2, "\(id)")
+            #expect(run.stderr.contains("printable characters"), "\(run.stderr)")
+            #expect(Self.rawControls(in: run.stderr, allowing: ["\n"]).isEmpty)
+        }
+        #expect(try bench.adminOK(["devices", "list"]).isEmpty)
+    }
+
+    /// The characters of `text` a terminal would act on (C0 and C1 controls, DEL, separators, bidi controls),
+    /// but those in `allowing`.
+    static func rawControls(in text: String, allowing: Set<Unicode.Scalar>) -> [Unicode.Scalar] {
+        text.unicodeScalars.filter { scalar in
+            guard !allowing.contains(scalar) else { return false }
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+            default: return false
+            }
+        }
+    }
+}
