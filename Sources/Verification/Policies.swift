@@ -24,6 +24,16 @@ public enum PolicyOutcome: Sendable {
 public protocol TicketPolicy: Sendable {
     /// Checks the rule. Throws only when the policy cannot work (its data source failed).
     func evaluate(_ context: PolicyContext) throws -> PolicyOutcome
+
+    /// Whether the rule's answer depends on the inspection instant. While the device clock is doubted (earlier
+    /// than the trusted-time floor) such a policy is not run and the verdict is `clock-untrusted`; the others
+    /// still decide (a revoked ticket stays `revoked`). True unless a policy says otherwise, so that a new rule
+    /// is never judged by a clock that cannot be trusted.
+    var dependsOnTime: Bool { get }
+}
+
+extension TicketPolicy {
+    public var dependsOnTime: Bool { true }
 }
 
 private func describe(_ date: Date) -> String {
@@ -57,6 +67,9 @@ public struct KeyValidityPolicy: TicketPolicy {
 /// The key must belong to the issuer the ticket claims: no issuer signs for another.
 public struct IssuerPolicy: TicketPolicy {
     public init() {}
+
+    /// The issuer is the same at any instant.
+    public var dependsOnTime: Bool { false }
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         guard context.ticket.issuer == context.key.issuer else {
@@ -129,6 +142,9 @@ public struct RevocationPolicy: TicketPolicy {
     public init(revocations: any RevocationList) {
         self.revocations = revocations
     }
+
+    /// A revocation holds at any instant: a revoked ticket is `revoked` whatever the clock reads.
+    public var dependsOnTime: Bool { false }
 
     public func evaluate(_ context: PolicyContext) throws -> PolicyOutcome {
         let ticket = context.ticket
