@@ -50,13 +50,17 @@ public struct FarecheckDaemon: Sendable {
         verification.clockSkew = configuration.clockSkew
         verification.acceptedPrefixes = configuration.prefixes
         verification.acceptedFormats = configuration.formats
+        verification.clockFloorTolerance = configuration.clockFloorTolerance
         // VDV certification authorities are few and costly to build a key for: held in memory, and loaded again
         // only when a sync round or the CLI changed them.
         let vdv = try StoreVDVCertificates(store: store) { skipped in
             for entry in skipped { logger.warning("skipping unreadable \(entry)") }
         }
+        // The device clock is held against the store's trusted-time floor for every verdict.
         let verifier = TicketVerifier(
-            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv)
+            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv, trustedTime: store)
+        let clockCheck = ClockCheck(trustedTime: store, tolerance: configuration.clockFloorTolerance)
+        let notifier = SystemdNotifier()
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
             singleUseProducts: Set(configuration.singleUseProducts))
@@ -66,13 +70,15 @@ public struct FarecheckDaemon: Sendable {
         let status = DaemonStatus(mode: configuration.mode.rawValue)
         status.countsPendingJournal { journal.pendingCount }
         status.trustUpdated(at: try? store.trustChangedAt())
+        ClockWatchService.record(clockCheck.check(), status: status, notifier: notifier, logger: logger)
         let metrics = DaemonMetrics(refresh: {
             let changed = try? store.trustChangedAt()
             let synced = status.report.lastSyncAt
             let newest = [changed ?? nil, synced].compactMap { $0 }.max()
             return DaemonMetrics.Refreshed(
                 trustDataAge: newest.map { Date().timeIntervalSince($0) },
-                unsentInspections: try? journal.unsentInspectionCount(), pendingInspections: journal.pendingCount)
+                unsentInspections: try? journal.unsentInspectionCount(), pendingInspections: journal.pendingCount,
+                clock: clockCheck.check())
         })
 
         var sinks: [any VerdictSink] = []
@@ -87,7 +93,9 @@ public struct FarecheckDaemon: Sendable {
         var onlineChecker: OnlineChecker?
         var staleness: StalenessPolicy?
         if let sync = configuration.sync {
-            let worker = try Self.syncWorker(sync, store: store, status: status, metrics: metrics, logger: logger)
+            let worker = try Self.syncWorker(
+                sync, store: store, status: status, metrics: metrics, logger: logger,
+                clockFloorTolerance: configuration.clockFloorTolerance)
             services.append(worker.worker)
             staleness = StalenessPolicy(staleAfter: sync.staleAfter)
             if sync.onlineCheck {
@@ -99,7 +107,8 @@ public struct FarecheckDaemon: Sendable {
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
             status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness)
         if journal.pendingCount > 0 {
-            logger.warning("\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
+            logger.warning(
+                "\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
         }
         services.append(JournalRecoveryService(pipeline: pipeline))
 
@@ -107,12 +116,11 @@ public struct FarecheckDaemon: Sendable {
         var listeners: Set<String> = []
         if configuration.socket != nil { listeners.insert("socket") }
         if configuration.httpListen != nil { listeners.insert("http") }
-        let notifier = SystemdNotifier()
         let readiness = Readiness(waitingFor: listeners) { endpoints in
             var endpoints = endpoints
             endpoints.startup = started.duration(to: .now)
             status.markReady()
-            notifier.notify("READY=1\nSTATUS=Inspecting (\(configuration.mode.rawValue) mode)")
+            notifier.notify("READY=1\nSTATUS=\(status.systemdStatus)")
             let page = endpoints.http.map { ": inspector page on http://\($0.host):\($0.port)/" } ?? ""
             logger.notice("ready in \(Self.milliseconds(endpoints.startup)) ms\(page)")
             onReady(endpoints)
@@ -133,6 +141,7 @@ public struct FarecheckDaemon: Sendable {
         }
         services.append(
             SystemdWatchdogService(notifier: notifier, healthy: { (try? journal.unsentInspectionCount()) != nil }))
+        services.append(ClockWatchService(check: clockCheck, status: status, notifier: notifier, logger: logger))
         let reopen = ReopenSignal()
         if !configuration.scanners.isEmpty { services.append(HotplugService(signal: reopen, logger: logger)) }
         for scanner in configuration.scanners {
@@ -165,7 +174,8 @@ public struct FarecheckDaemon: Sendable {
         await pipeline.drainJournal()
         let left = pipeline.pendingCount
         if left > 0 {
-            let kept = journal.reserveAvailable
+            let kept =
+                journal.reserveAvailable
                 ? "they are kept in the journal's reserve file and written at the next start with room"
                 : "they are lost"
             logger.critical("\(left) inspection(s) could not be written to the journal before shutdown; \(kept)")
@@ -177,7 +187,7 @@ public struct FarecheckDaemon: Sendable {
     /// `farecheck_sync_failures_total` and `farecheck_last_sync_timestamp_seconds`.
     static func syncWorker(
         _ sync: DaemonConfiguration.Sync, store: TrustStore, status: DaemonStatus, metrics: DaemonMetrics,
-        logger: Logger
+        logger: Logger, clockFloorTolerance: TimeInterval
     ) throws -> (worker: SyncWorker, link: ServerLink) {
         let (token, anchors) = try sync.resolve(file: "[sync]")
         let client = ValidationAPIClient.Configuration(
@@ -200,9 +210,11 @@ public struct FarecheckDaemon: Sendable {
         } else {
             lastSync.set(to: 0)
         }
+        var workerConfiguration = SyncWorker.Configuration(
+            client: client, anchors: anchors, schedule: SyncSchedule(interval: interval))
+        workerConfiguration.clockFloorTolerance = clockFloorTolerance
         let worker = SyncWorker(
-            configuration: SyncWorker.Configuration(
-                client: client, anchors: anchors, schedule: SyncSchedule(interval: interval)),
+            configuration: workerConfiguration,
             store: store, link: link, logger: logger
         ) { outcome in
             switch outcome {

@@ -50,6 +50,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var decidedBy: Decider
     /// Microseconds from the scan's arrival to the journal write (the verdict is durable from then on).
     public var latencyMicros: Int
+    /// With `clock-untrusted`: the trusted-time floor the device clock (`inspectedAt`) reads earlier than, and
+    /// where it comes from (`release`, `key-bundle`, `revocations`, `server-reply`, `journal`); absent otherwise.
+    public var clockFloor: Date?
+    public var clockFloorSource: TrustedTimeSource?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -92,6 +96,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy
         self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
+        if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
+            self.clockFloor = floor.instant
+            self.clockFloorSource = floor.source
+        }
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.
