@@ -3,12 +3,14 @@
 # The Swift 6.3 toolchain itself is not a Debian package: install it from swift.org first.
 # postgresql (15 on Debian 12) is only for the reference server's PostgreSQL tests; .ci/run starts it.
 # python3-venv holds schemathesis (scripts/schemathesis.sh) apart from Debian's own Python packages.
+# faketime (with libfaketime) gives the tests' farecheck processes a wrong wall clock (1970, hours behind).
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
     libzbar-dev libzxing-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev
     openssl zbar-tools zxing-cpp-tools qrencode
     chromium fonts-dejavu-core
+    faketime
     postgresql
     python3-venv
 )

@@ -10,7 +10,9 @@ import Prometheus
 /// revocation data last changed: the last good sync, or the store's own change), `farecheck_journal_unsent`
 /// (inspections not yet acknowledged by the server), `farecheck_journal_refused` (inspections the server refused,
 /// kept in the journal and not sent again), `farecheck_journal_pending` (inspections waiting to be written into the
-/// journal: a full disk), `farecheck_uptime_seconds`.
+/// journal: a full disk), `farecheck_clock_untrusted` (1 while the device clock reads earlier than the trusted-time
+/// floor: verdicts that depend on the time are `clock-untrusted`), `farecheck_clock_floor_timestamp_seconds` (the
+/// floor, Unix time), `farecheck_uptime_seconds`.
 public final class DaemonMetrics: Sendable {
     /// The registry; exposed so that other services (sync) can add their own metrics.
     public let registry = PrometheusCollectorRegistry()
@@ -20,6 +22,8 @@ public final class DaemonMetrics: Sendable {
     private let unsent: Gauge
     private let refused: Gauge
     private let pending: Gauge
+    private let clockUntrusted: Gauge
+    private let clockFloor: Gauge
     private let uptime: Gauge
     private let startedAt: ContinuousClock.Instant
     /// Called at each scrape to read values that are cheaper to compute on demand than to keep current.
@@ -35,15 +39,18 @@ public final class DaemonMetrics: Sendable {
         public var refusedInspections: Int?
         /// Inspections waiting to be written into the journal (its reserve file or memory).
         public var pendingInspections: Int
+        /// The device clock against the trusted-time floor, checked now.
+        public var clock: DaemonStatus.Clock?
 
         public init(
             trustDataAge: TimeInterval?, unsentInspections: Int?, refusedInspections: Int? = nil,
-            pendingInspections: Int
+            pendingInspections: Int, clock: DaemonStatus.Clock? = nil
         ) {
             self.trustDataAge = trustDataAge
             self.unsentInspections = unsentInspections
             self.refusedInspections = refusedInspections
             self.pendingInspections = pendingInspections
+            self.clock = clock
         }
     }
 
@@ -77,6 +84,15 @@ public final class DaemonMetrics: Sendable {
             descriptor: Self.name(
                 "journal_pending", "",
                 "Inspections shown but not yet in the journal database (the disk was full); 0 when all is written."))
+        clockUntrusted = registry.makeGauge(
+            descriptor: Self.name(
+                "clock_untrusted", "",
+                "1 while the device clock reads earlier than the trusted-time floor (verdicts that depend on the time "
+                    + "are clock-untrusted), else 0."))
+        clockFloor = registry.makeGauge(
+            descriptor: Self.name(
+                "clock_floor_timestamp", "seconds",
+                "The trusted-time floor, Unix time: the latest instant the real time is known to have reached."))
         uptime = registry.makeGauge(descriptor: Self.name("uptime", "seconds", "Seconds since the daemon started."))
         startedAt = .now
         self.refresh = refresh
@@ -120,6 +136,8 @@ public final class DaemonMetrics: Sendable {
         unsent.set(to: Double(values.unsentInspections ?? 0))
         refused.set(to: Double(values.refusedInspections ?? 0))
         pending.set(to: Double(values.pendingInspections))
+        clockUntrusted.set(to: values.clock?.trusted == false ? 1 : 0)
+        clockFloor.set(to: values.clock?.floor?.timeIntervalSince1970 ?? 0)
         let elapsed = ContinuousClock.now - startedAt
         uptime.set(to: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         return registry.emitToBuffer()

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Synchronization
 
@@ -10,6 +11,30 @@ public final class DaemonStatus: Sendable {
         public var connected: Bool
         /// Why it is not connected, when it is not.
         public var reason: String?
+    }
+
+    /// The device clock held against the trusted-time floor, as last checked.
+    public struct Clock: Sendable, Codable, Equatable {
+        /// Whether the device clock reads at or after the trusted-time floor (less the tolerance); while it does
+        /// not, every verdict that depends on the time is `clock-untrusted`.
+        public var trusted: Bool
+        /// What the device clock read.
+        public var wallClock: Date
+        /// The trusted-time floor, and where it comes from; `nil` when it could not be read.
+        public var floor: Date?
+        public var floorSource: TrustedTimeSource?
+        /// While the clock is not trusted (or the floor cannot be read): what is wrong and what to do.
+        public var message: String?
+
+        public init(
+            trusted: Bool, wallClock: Date, floor: Date?, floorSource: TrustedTimeSource?, message: String? = nil
+        ) {
+            self.trusted = trusted
+            self.wallClock = wallClock
+            self.floor = floor
+            self.floorSource = floorSource
+            self.message = message
+        }
     }
 
     /// The snapshot served as JSON.
@@ -36,6 +61,8 @@ public final class DaemonStatus: Sendable {
         /// Inspections the server refused (they conflict with a record this device uploaded before): kept in the
         /// journal with the server's reason, not sent again. Counted at start and after each sync round.
         public var journalRefused: Int = 0
+        /// The device clock against the trusted-time floor. The status is `degraded` while it is not trusted.
+        public var clock: Clock?
     }
 
     private let state: Mutex<Report>
@@ -59,12 +86,33 @@ public final class DaemonStatus: Sendable {
             var copy = report
             copy.journalPending = pending
             let allConnected = copy.scanners.allSatisfy(\.connected)
-            copy.status = allConnected && copy.lastError == nil && pending == 0 ? "ok" : "degraded"
+            let clockTrusted = copy.clock?.trusted ?? true
+            copy.status = allConnected && copy.lastError == nil && pending == 0 && clockTrusted ? "ok" : "degraded"
             return copy
         }
     }
 
     public func markReady() { state.withLock { $0.ready = true } }
+
+    /// Records a check of the device clock; returns whether its trust changed (or it is the first check).
+    @discardableResult
+    public func clockChecked(_ clock: Clock) -> Bool {
+        state.withLock { report in
+            let changed = report.clock?.trusted != clock.trusted
+            report.clock = clock
+            return changed
+        }
+    }
+
+    /// The `STATUS=` line for systemd: what the daemon does, and a clock that cannot be trusted first of all.
+    public var systemdStatus: String {
+        state.withLock { report in
+            if let clock = report.clock, !clock.trusted {
+                return "Clock untrusted (\(report.mode) mode): \(clock.message ?? "the device clock is behind")"
+            }
+            return "Inspecting (\(report.mode) mode)"
+        }
+    }
 
     /// Registers a configured scanner (disconnected until its reader says otherwise).
     public func addScanner(name: String, device: String) {

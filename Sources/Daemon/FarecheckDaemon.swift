@@ -54,13 +54,17 @@ public struct FarecheckDaemon: Sendable {
         verification.clockSkew = configuration.clockSkew
         verification.acceptedPrefixes = configuration.prefixes
         verification.acceptedFormats = configuration.formats
+        verification.clockFloorTolerance = configuration.clockFloorTolerance
         // VDV certification authorities are few and costly to build a key for: held in memory, and loaded again
         // only when a sync round or the CLI changed them.
         let vdv = try StoreVDVCertificates(store: store) { skipped in
             for entry in skipped { logger.warning("skipping unreadable \(entry)") }
         }
+        // The device clock is held against the store's trusted-time floor for every verdict.
         let verifier = TicketVerifier(
-            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv)
+            keys: trust, revocations: trust, configuration: verification, vdvCertificates: vdv, trustedTime: store)
+        let clockCheck = ClockCheck(trustedTime: store, tolerance: configuration.clockFloorTolerance)
+        let notifier = SystemdNotifier()
         let replay = ReplayCheck(
             window: configuration.replayWindow, mode: configuration.mode,
             singleUseProducts: Set(configuration.singleUseProducts))
@@ -83,6 +87,7 @@ public struct FarecheckDaemon: Sendable {
         status.countsPendingJournal { journal.pendingCount }
         status.refusedInJournal((try? journal.refusedInspectionCount()) ?? 0)
         status.trustUpdated(at: try? store.trustChangedAt())
+        ClockWatchService.record(clockCheck.check(), status: status, notifier: notifier, logger: logger)
         let metrics = DaemonMetrics(refresh: {
             let changed = try? store.trustChangedAt()
             let synced = status.report.lastSyncAt
@@ -90,7 +95,8 @@ public struct FarecheckDaemon: Sendable {
             return DaemonMetrics.Refreshed(
                 trustDataAge: newest.map { Date().timeIntervalSince($0) },
                 unsentInspections: try? journal.unsentInspectionCount(),
-                refusedInspections: try? journal.refusedInspectionCount(), pendingInspections: journal.pendingCount)
+                refusedInspections: try? journal.refusedInspectionCount(), pendingInspections: journal.pendingCount,
+                clock: clockCheck.check())
         })
 
         var sinks: [any VerdictSink] = []
@@ -105,7 +111,9 @@ public struct FarecheckDaemon: Sendable {
         var onlineChecker: OnlineChecker?
         var staleness: StalenessPolicy?
         if let sync = configuration.sync {
-            let worker = try Self.syncWorker(sync, store: store, status: status, metrics: metrics, logger: logger)
+            let worker = try Self.syncWorker(
+                sync, store: store, status: status, metrics: metrics, logger: logger,
+                clockFloorTolerance: configuration.clockFloorTolerance)
             services.append(worker.worker)
             staleness = StalenessPolicy(staleAfter: sync.staleAfter)
             if sync.onlineCheck {
@@ -127,12 +135,11 @@ public struct FarecheckDaemon: Sendable {
         if configuration.socket != nil { listeners.insert("socket") }
         if configuration.httpListen != nil { listeners.insert("http") }
         if configuration.http.tlsListen != nil { listeners.insert("https") }
-        let notifier = SystemdNotifier()
         let readiness = Readiness(waitingFor: listeners) { endpoints in
             var endpoints = endpoints
             endpoints.startup = started.duration(to: .now)
             status.markReady()
-            notifier.notify("READY=1\nSTATUS=Inspecting (\(configuration.mode.rawValue) mode)")
+            notifier.notify("READY=1\nSTATUS=\(status.systemdStatus)")
             let pages =
                 (endpoints.http.map { ["http://\($0.host):\($0.port)/"] } ?? [])
                 + (endpoints.https.map { ["https://\($0.host):\($0.port)/"] } ?? [])
@@ -178,6 +185,7 @@ public struct FarecheckDaemon: Sendable {
         }
         services.append(
             SystemdWatchdogService(notifier: notifier, healthy: { (try? journal.unsentInspectionCount()) != nil }))
+        services.append(ClockWatchService(check: clockCheck, status: status, notifier: notifier, logger: logger))
         let reopen = ReopenSignal()
         if !configuration.scanners.isEmpty { services.append(HotplugService(signal: reopen, logger: logger)) }
         for scanner in configuration.scanners {
@@ -223,7 +231,7 @@ public struct FarecheckDaemon: Sendable {
     /// `farecheck_sync_failures_total` and `farecheck_last_sync_timestamp_seconds`.
     static func syncWorker(
         _ sync: DaemonConfiguration.Sync, store: TrustStore, status: DaemonStatus, metrics: DaemonMetrics,
-        logger: Logger
+        logger: Logger, clockFloorTolerance: TimeInterval
     ) throws -> (worker: SyncWorker, link: ServerLink) {
         let (token, anchors) = try sync.resolve(file: "[sync]")
         let client = ValidationAPIClient.Configuration(
@@ -246,9 +254,11 @@ public struct FarecheckDaemon: Sendable {
         } else {
             lastSync.set(to: 0)
         }
+        var workerConfiguration = SyncWorker.Configuration(
+            client: client, anchors: anchors, schedule: SyncSchedule(interval: interval))
+        workerConfiguration.clockFloorTolerance = clockFloorTolerance
         let worker = SyncWorker(
-            configuration: SyncWorker.Configuration(
-                client: client, anchors: anchors, schedule: SyncSchedule(interval: interval)),
+            configuration: workerConfiguration,
             store: store, link: link, logger: logger
         ) { outcome in
             switch outcome {

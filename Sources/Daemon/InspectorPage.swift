@@ -19,7 +19,7 @@ enum InspectorPage {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>farecheck inspector</title>
         <style>
-        :root { color-scheme: light dark; --valid: #0b6b2b; --invalid: #a4161a; --idle: #3a3f47; }
+        :root { color-scheme: light dark; --valid: #0b6b2b; --invalid: #a4161a; --doubt: #7a4300; --idle: #3a3f47; }
         * { box-sizing: border-box; }
         html, body { margin: 0; height: 100%; }
         body {
@@ -53,6 +53,13 @@ enum InspectorPage {
         }
         #verdict[data-state="valid"] { background: var(--valid); }
         #verdict[data-state="invalid"] { background: var(--invalid); }
+        /* The clock cannot be trusted: not a forgery, not valid either, so a colour of its own. */
+        #verdict[data-state="doubt"] { background: var(--doubt); }
+        #clock-warning {
+          margin: 0; padding: .6rem 1rem; background: #ffd166; color: #1b1b1b; font-weight: 700;
+          font-size: clamp(1rem, 4.2vw, 1.3rem);
+        }
+        #clock-warning::before { content: "\26A0\FE0E  "; }
         #verdict-word {
           margin: 0; font-size: clamp(2rem, 9.5vw, 6rem); font-weight: 800; line-height: 1.05;
           text-transform: uppercase; letter-spacing: .02em;
@@ -106,6 +113,7 @@ enum InspectorPage {
           <span id="link" data-state="connecting">Connecting…</span>
           <button id="logout" type="button" hidden>Log out</button>
         </header>
+        <p id="clock-warning" role="alert" hidden></p>
         <section id="login" aria-labelledby="login-title" hidden>
           <h2 id="login-title">Log in to inspect</h2>
           <form id="login-form" method="post" action="/login">
@@ -160,9 +168,18 @@ enum InspectorPage {
           return bytes.every((byte) => byte >= 0x20 && byte < 0x7f) ? String.fromCharCode(...bytes) : hex;
         }
 
+        // The device clock behind the trusted-time floor: said above everything, until the clock is put right.
+        // Short, because the verdict's reason below says it in full.
+        function showClockWarning(wallClock, floor) {
+          show($("clock-warning"), wallClock ? "Device clock wrong: it reads " + when(wallClock)
+            + (floor ? ", but it is at least " + when(floor) : "")
+            + ". Set the clock (NTP) \u2014 validity cannot be judged." : null);
+        }
+
         function renderVerdict(event) {
           const panel = $("verdict");
-          panel.dataset.state = event.verdict === "valid" ? "valid" : "invalid";
+          panel.dataset.state = event.verdict === "valid" ? "valid"
+            : event.verdict === "clock-untrusted" ? "doubt" : "invalid";
           panel.dataset.verdict = event.verdict;
           show($("verdict-word"), String(event.verdict).replace(/-/g, " "));
           show($("verdict-reason"), event.reason);
@@ -189,6 +206,9 @@ enum InspectorPage {
             ["Zones", Array.isArray(event.zones) ? event.zones.join(", ") : null],
             ["Issuer", event.issuer],
             ["Ticket", ticketText(event.ticketId)],
+            // Validity cannot be judged, but whether the ticket is genuine can.
+            ["Signature", event.verdict === "clock-untrusted" ? event.signature
+              + (event.signature === "valid" ? " (the ticket is genuine)" : "") : null],
           ];
           const facts = $("facts");
           facts.replaceChildren();
@@ -244,6 +264,13 @@ enum InspectorPage {
             event.inspector ? "inspector " + event.inspector : null,
             event.decidedBy === "online" ? "decided online" : null];
           show($("meta"), meta.filter(Boolean).join(" \u00B7 "));
+
+          if (event.verdict === "clock-untrusted") {
+            showClockWarning(event.inspectedAt, event.clockFloor);
+          } else if (!$("clock-warning").hidden) {
+            // Judged again: the clock may have been put right.
+            refreshHealth();
+          }
         }
 
         function renderSession(session) {
@@ -267,6 +294,13 @@ enum InspectorPage {
             const down = (report.scanners || []).filter((scanner) => !scanner.connected)
               .map((scanner) => scanner.name + ": " + (scanner.reason || "not connected"));
             if (report.lastError) down.push(report.lastError);
+            const clock = report.clock;
+            if (clock && clock.trusted === false) down.push("clock untrusted");
+            if (clock && clock.trusted === false) {
+              showClockWarning(clock.wallClock, clock.floor);
+            } else {
+              showClockWarning(null);
+            }
             show($("health"), report.status === "ok" ? null : "\u00B7 Degraded: " + down.join("; "));
           } catch (error) {
             $("trust").textContent = "Trust data: the daemon does not answer";

@@ -53,6 +53,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// The UIC keys looked at for the signature and what came of each (why `unknown-key` or `invalid-signature`);
     /// absent for other formats.
     public var keys: [KeyConsideration]?
+    /// With `clock-untrusted`: the trusted-time floor the device clock (`inspectedAt`) reads earlier than, and
+    /// where it comes from (`release`, `key-bundle`, `revocations`, `server-reply`, `journal`); absent otherwise.
+    public var clockFloor: Date?
+    public var clockFloorSource: TrustedTimeSource?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -96,6 +100,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.decidedBy = inspection.decidedBy
         self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
         self.keys = verdict.keys.isEmpty ? nil : verdict.keys
+        if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
+            self.clockFloor = floor.instant
+            self.clockFloorSource = floor.source
+        }
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.

@@ -48,6 +48,9 @@ extension DaemonConfiguration {
             }
             if let prefixes = try verification.strings("prefixes") { configuration.prefixes = prefixes }
             if let skew = try verification.number("clock_skew", in: 0...86400) { configuration.clockSkew = skew }
+            if let tolerance = try verification.number("clock_floor_tolerance", in: 0...86400) {
+                configuration.clockFloorTolerance = tolerance
+            }
             if let window = try verification.number("replay_window", in: 0...(30 * 86400)) {
                 configuration.replayWindow = window
             }

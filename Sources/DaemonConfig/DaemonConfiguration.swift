@@ -155,6 +155,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var prefixes: [String] = ["FC1:"]
     /// Seconds the clock may be off when checking validity windows.
     public var clockSkew: Double = 120
+    /// Seconds the device clock may read earlier than the trusted-time floor before the verdicts that depend on
+    /// the instant become `clock-untrusted` (`clock_floor_tolerance`); also how far ahead of the device clock a
+    /// signing time or a server's `Date` may be and still move the floor.
+    public var clockFloorTolerance: Double = 300
     /// Seconds within which a ticket seen again counts as seen before (or replayed, at a gate).
     public var replayWindow: Double = 3600
     /// Products that may pass a gate only once within the replay window.

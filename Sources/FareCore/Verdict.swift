@@ -19,10 +19,27 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     /// stamped in the future, or past its end of validity (each with the clock-skew tolerance): a screenshot or
     /// copy of a genuine ticket, refused although both signatures are valid.
     case barcodeExpired = "barcode-expired"
+    /// The device clock reads earlier than the trusted-time floor (beyond the tolerance): a verdict that depends
+    /// on the instant cannot be judged. The signature is still checked (`valid` or `invalid` beside it), so the
+    /// inspector sees whether the ticket is genuine; it never opens a gate. Given in place of every kind whose
+    /// `dependsOnTime` is true.
+    case clockUntrusted = "clock-untrusted"
     case malformed = "malformed"
     case unsupported = "unsupported"
     /// Inspector mode: nobody is logged in, so the scan was not inspected (and is not journaled).
     case refused = "refused"
+
+    /// Whether this kind depends on the inspection instant, so that a clock that cannot be trusted cannot give
+    /// it: `valid`, `expired`, `not-yet-valid`, `key-expired`, `barcode-expired` and `replayed`. The others
+    /// (a signature, a format, a key that is unknown, revoked or of another issuer) hold at any instant.
+    public var dependsOnTime: Bool {
+        switch self {
+        case .valid, .expired, .notYetValid, .keyExpired, .barcodeExpired, .replayed: true
+        case .invalidSignature, .unknownKey, .wrongIssuer, .revoked, .clockUntrusted, .malformed, .unsupported,
+            .refused:
+            false
+        }
+    }
 }
 
 /// The result of the signature check alone, reported beside the verdict.
@@ -149,6 +166,9 @@ public struct Verdict: Sendable {
         }
     }
     private var keySource: (@Sendable () -> [KeyConsideration])?
+    /// The trusted-time floor the device clock was judged against (`clock-untrusted` when it read earlier);
+    /// `nil` for a verdict given for an explicit instant (`verify --at`) or without a floor.
+    public var clockFloor: TrustedTimeFloor?
 
     public init(
         kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,

@@ -79,17 +79,21 @@ public struct SyncRound: Sendable {
     public var uploadBatchSize: Int
     /// Where progress is logged.
     public var logger: Logger
+    /// How far ahead of the device clock a signing time or a server's `Date` may be and still move the
+    /// trusted-time floor (`[verification] clock_floor_tolerance`).
+    public var clockFloorTolerance: TimeInterval
 
     /// Makes a round.
     public init(
         client: ValidationAPIClient, store: TrustStore, anchors: [TrustAnchor], uploadBatchSize: Int = 500,
-        logger: Logger = Logger(label: "farecheck.sync")
+        logger: Logger = Logger(label: "farecheck.sync"), clockFloorTolerance: TimeInterval = 300
     ) {
         self.client = client
         self.store = store
         self.anchors = anchors
         self.uploadBatchSize = max(1, min(uploadBatchSize, InspectionBatch.maximumRecordCount))
         self.logger = logger
+        self.clockFloorTolerance = clockFloorTolerance
     }
 
     /// Runs the round; throws at the first step that fails (the steps before it stay applied).
@@ -99,6 +103,12 @@ public struct SyncRound: Sendable {
                 code: .misconfigured,
                 message: "No trust anchor is pinned, so no key bundle or revocation delta could be accepted; "
                     + "configure anchors in [sync].")
+        }
+        // Whatever the round's outcome, the replies it had are the server's word on the time.
+        defer {
+            if let date = client.serverTime.newest {
+                offerTrustedTime(date, source: .serverReply, what: "the server's reply")
+            }
         }
         var report = SyncReport()
         try await syncKeys(into: &report)
@@ -162,6 +172,7 @@ public struct SyncRound: Sendable {
         } catch {
             throw SyncError(code: .store, message: "The key bundle could not be stored: \(error.message)", cause: error)
         }
+        offerTrustedTime(bundle.issuedAt, source: .keyBundle, what: "key bundle \(bundle.sequence)")
         report.keyBundleApplied = true
         report.keyBundleSequence = bundle.sequence
         report.keysAdded = counts.added
@@ -230,6 +241,30 @@ public struct SyncRound: Sendable {
         return accepted
     }
 
+    // MARK: The trusted-time floor
+
+    /// Offers a trusted time to the store's floor; one ahead of the device clock beyond the tolerance is not taken
+    /// and is logged with its source. A store that fails here fails the next step anyway: logged, not thrown.
+    private func offerTrustedTime(_ instant: Date, source: TrustedTimeSource, what: String) {
+        let now = Date()
+        do {
+            let outcome = try store.raiseTrustedTimeFloor(
+                to: instant, source: source, wallClock: now, tolerance: clockFloorTolerance)
+            switch outcome {
+            case .raised:
+                logger.debug("trusted-time floor raised to \(instant.formatted(.iso8601)) (\(what))")
+            case .notNewer:
+                break
+            case .refusedAhead(let ahead):
+                logger.warning(
+                    "\(what) is dated \(instant.formatted(.iso8601)), \(Int(ahead)) s ahead of this device's clock (\(now.formatted(.iso8601))), beyond the clock floor tolerance of \(Int(clockFloorTolerance)) s: the trusted-time floor is not moved (\(source.rawValue)). Is the device clock behind?"
+                )
+            }
+        } catch {
+            logger.warning("the trusted-time floor could not be stored: \(error.message)")
+        }
+    }
+
     // MARK: Revocations
 
     /// The most deltas one round asks for; a server that keeps sending more is cut off until the next round.
@@ -245,6 +280,10 @@ public struct SyncRound: Sendable {
                 delta = try document.openRevocationDelta(trusting: anchors)
             } catch {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message)", cause: error)
+            }
+            // Signed by a pinned anchor: its signing time counts, also for a page with nothing new.
+            if let issuedAt = delta.issuedAt {
+                offerTrustedTime(issuedAt, source: .revocations, what: "the revocation page after cursor \(cursor)")
             }
             if delta.isEmpty && delta.next == cursor { return }
             // Snapshots too: the server echoes the cursor asked for, so an old signed snapshot replayed in

@@ -24,6 +24,9 @@ public final class SyncWorker: Service, Sendable {
         public var schedule: SyncSchedule
         /// Inspections per upload.
         public var uploadBatchSize: Int
+        /// How far ahead of the device clock a signing time or a server's `Date` may be and still move the
+        /// trusted-time floor (`[verification] clock_floor_tolerance`).
+        public var clockFloorTolerance: TimeInterval = 300
 
         /// Makes a configuration.
         public init(
@@ -99,7 +102,8 @@ public final class SyncWorker: Service, Sendable {
         var random = SystemRandomNumberGenerator()
         let round = SyncRound(
             client: client, store: store, anchors: configuration.anchors,
-            uploadBatchSize: configuration.uploadBatchSize, logger: logger)
+            uploadBatchSize: configuration.uploadBatchSize, logger: logger,
+            clockFloorTolerance: configuration.clockFloorTolerance)
         while !Task.isCancelled {
             let delay: Duration
             do {

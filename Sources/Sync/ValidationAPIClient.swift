@@ -196,11 +196,15 @@ public struct ValidationAPIClient: Sendable {
     /// How the client is set up.
     public let configuration: Configuration
     private let http: HTTPClient
+    /// The newest `Date` the server stated in a successful reply (2xx, or 304 to a request for keys), shared by
+    /// copies of this client: the sync round offers it to the trusted-time floor.
+    public let serverTime: ServerTime
 
     /// Makes a client that sends its requests through `http`.
-    public init(configuration: Configuration, http: HTTPClient) {
+    public init(configuration: Configuration, http: HTTPClient, serverTime: ServerTime = ServerTime()) {
         self.configuration = configuration
         self.http = http
+        self.serverTime = serverTime
     }
 
     /// `GET /v1/keys`: the signed key bundle, not yet checked (see `SignedDocument.open(as:trusting:)`).
@@ -268,7 +272,11 @@ public struct ValidationAPIClient: Sendable {
             let isJSON =
                 contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
                 .lowercased() == "application/json"
-            if absentIsNil, status == 304 { return nil }
+            if absentIsNil, status == 304 {
+                // An answer to this device's token: its time counts as the server's.
+                serverTime.note(dateHeader: response.headers.first(name: "Date"))
+                return nil
+            }
             if !(200..<300).contains(status) {
                 // Error bodies are small; read a little of one for its message, never more.
                 let text = try? await response.body.collect(upTo: 64 << 10)
@@ -286,6 +294,7 @@ public struct ValidationAPIClient: Sendable {
                         + "login page)?")
             }
             let buffer = try await response.body.collect(upTo: limit)
+            serverTime.note(dateHeader: response.headers.first(name: "Date"))
             return Array(buffer.readableBytesView)
         } catch let error as SyncError {
             throw error

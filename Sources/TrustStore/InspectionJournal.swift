@@ -42,6 +42,11 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     public var refusedAt: Int64?
     /// The server's reason for refusing it (its code and sentence, e.g. `conflicting-record: …`).
     public var refusal: String?
+    /// The trusted-time floor the device clock (`inspectedAt`) was judged against, Unix milliseconds, and where
+    /// it came from (`TrustedTimeSource`); `nil` when none was (an explicit instant). With both, the journal
+    /// shows what the clock read and what it should at least have read (`clock-untrusted`).
+    public var clockFloor: Int64?
+    public var clockFloorSource: String?
 
     /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
     public init(_ inspection: Inspection) {
@@ -63,6 +68,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.sentAt = nil
         self.refusedAt = nil
         self.refusal = nil
+        self.clockFloor = verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) }
+        self.clockFloorSource = verdict.clockFloor?.source.rawValue
     }
 
     // Rows are read and written by hand so that byte fields are stored as blobs.
@@ -84,6 +91,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         sentAt = row["sent_at"]
         refusedAt = row["refused_at"]
         refusal = row["refusal"]
+        clockFloor = row["clock_floor"]
+        clockFloorSource = row["clock_floor_source"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -106,6 +115,11 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         if refusedAt != nil || refusal != nil {
             container["refused_at"] = refusedAt
             container["refusal"] = refusal
+        }
+        // Written only when there is one, so that a record without one also fits a table older than these columns.
+        if let clockFloor {
+            container["clock_floor"] = clockFloor
+            container["clock_floor_source"] = clockFloorSource
         }
     }
 
@@ -143,6 +157,8 @@ public final class InspectionJournal: Sendable {
         var held: [InspectionRecord]
         /// Why the last write failed, until one succeeds.
         var failure: StoreError?
+        /// The newest `inspectedAt` in the journal (database, reserve or memory), Unix milliseconds.
+        var newest: Int64?
     }
     private let state: Mutex<State>
 
@@ -178,6 +194,21 @@ public final class InspectionJournal: Sendable {
         state = Mutex(State(pool: pool, held: [], failure: failure))
         // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
         try? drain()
+        noteNewestInDatabase()
+    }
+
+    /// The time of the newest inspection in the journal (its database, reserve or memory): the device clock at
+    /// its last verdict, which the trusted-time floor counts (`TrustStore.trustedTimeFloor()`). Read from the
+    /// database when the journal opens, then kept in memory as inspections are appended.
+    public var newestInspectedAt: Date? {
+        state.withLock { $0.newest }.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+    }
+
+    /// Reads the newest inspection time from the database (an index read) into `newestInspectedAt`.
+    private func noteNewestInDatabase() {
+        guard let newest = try? read({ db in try Int64.fetchOne(db, sql: "SELECT max(inspected_at) FROM inspection") })
+        else { return }
+        state.withLock { $0.newest = max($0.newest ?? newest, newest) }
     }
 
     /// Gives up to `bytes` of the reserve's unused space back to the disk (see `JournalReserve.release`).
@@ -195,6 +226,8 @@ public final class InspectionJournal: Sendable {
     /// Appends `record`, after anything still waiting. Never throws: where the record ended up is returned.
     public func append(_ record: InspectionRecord) -> Durability {
         state.withLock { state in
+            // Shown now, so part of the journal from now on, wherever it is kept.
+            state.newest = max(state.newest ?? record.inspectedAt, record.inspectedAt)
             if (reserve?.count ?? 0) > 0 || !state.held.isEmpty {
                 drainLocked(&state)
             }
@@ -252,6 +285,7 @@ public final class InspectionJournal: Sendable {
             try pool.write { db in
                 for record in records { try record.insert(db, onConflict: .ignore) }
             }
+            if let latest = records.map(\.inspectedAt).max() { state.newest = max(state.newest ?? latest, latest) }
             state.failure = nil
         } catch {
             let failure = Self.classify(error, path: path)
@@ -367,6 +401,15 @@ public final class InspectionJournal: Sendable {
                 index: "inspection_refused", on: "inspection", columns: ["refused_at"],
                 condition: Column("refused_at") != nil)
         }
+        migrator.registerMigration("v3-clock-floor") { db in
+            // The trusted-time floor each verdict was judged against, beside the device clock (`inspected_at`).
+            try db.alter(table: "inspection") { t in
+                t.add(column: "clock_floor", .integer)
+                t.add(column: "clock_floor_source", .text)
+            }
+            // The newest inspection is part of the trusted-time floor, read at every start.
+            try db.create(index: "inspection_by_time", on: "inspection", columns: ["inspected_at"])
+        }
         return migrator
     }
 
@@ -394,6 +437,7 @@ public final class InspectionJournal: Sendable {
                     }
                 }
             }
+            noteNewestInDatabase()
         } catch {
             throw Self.classify(error, path: path)
         }
@@ -425,6 +469,7 @@ extension InspectionJournal {
     /// have nobody to show a verdict to while the disk is full. The daemon uses `append`.
     public func write(_ record: InspectionRecord) throws(StoreError) {
         try write { db in try record.insert(db, onConflict: .ignore) }
+        state.withLock { $0.newest = max($0.newest ?? record.inspectedAt, record.inspectedAt) }
     }
 
     /// The inspections of one ticket since `since`, newest first: what replay detection asks.

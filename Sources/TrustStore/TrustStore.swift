@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import Signatures
+import Synchronization
 import Verification
 
 /// The validator's local store: one SQLite file holding trusted keys and revocations.
@@ -15,6 +16,8 @@ public final class TrustStore: Sendable {
     private let pool: DatabasePool
     /// The inspection journal, in its own file beside the store (see `InspectionJournal.paths(besideStore:)`).
     public let inspectionJournal: InspectionJournal
+    /// The trusted-time floor kept in the store, as last read, and when (see `trustedTimeFloor()`).
+    let storedFloor = Mutex<(floor: TrustedTimeFloor?, readAt: ContinuousClock.Instant)?>(nil)
 
     /// The store path: `explicit` if given, else `$FARECHECK_DB`, else
     /// `$XDG_DATA_HOME/farecheck/farecheck.sqlite` (default `~/.local/share/…`).

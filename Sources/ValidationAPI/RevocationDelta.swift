@@ -38,12 +38,15 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
     /// Whether the server holds more: apply this page, then ask again with `cursor=next`. Absent in
     /// documents from servers that do not page, which read as false.
     public var more: Bool
+    /// When the server signed this page. A validator that accepts it counts it in its trusted-time floor (a
+    /// device clock earlier than that is wrong). Optional: absent from servers older than the field.
+    public var issuedAt: Date?
 
     /// Makes a delta.
     public init(
         from: Int64, next: Int64, full: Bool, addedTickets: [RevokedTicket] = [],
         removedTickets: [TicketReference] = [], addedKeys: [RevokedKey] = [], removedKeys: [KeyReference] = [],
-        more: Bool = false
+        more: Bool = false, issuedAt: Date? = nil
     ) {
         self.from = from
         self.next = next
@@ -53,6 +56,7 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         self.addedKeys = addedKeys
         self.removedKeys = removedKeys
         self.more = more
+        self.issuedAt = issuedAt
     }
 
     /// How many entries the page holds, added and removed, tickets and keys.
@@ -61,10 +65,10 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more
+        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more, issuedAt
     }
 
-    /// Reads a delta; a missing `more` is false.
+    /// Reads a delta; a missing `more` is false, a missing `issuedAt` nil.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         from = try container.decode(Int64.self, forKey: .from)
@@ -75,9 +79,10 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         addedKeys = try container.decode([RevokedKey].self, forKey: .addedKeys)
         removedKeys = try container.decode([KeyReference].self, forKey: .removedKeys)
         more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
+        issuedAt = try container.decodeIfPresent(Date.self, forKey: .issuedAt)
     }
 
-    /// Writes a delta, `more` included.
+    /// Writes a delta, `more` included, `issuedAt` when set.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(from, forKey: .from)
@@ -88,6 +93,7 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         try container.encode(addedKeys, forKey: .addedKeys)
         try container.encode(removedKeys, forKey: .removedKeys)
         try container.encode(more, forKey: .more)
+        try container.encodeIfPresent(issuedAt, forKey: .issuedAt)
     }
 
     /// Whether nothing changed: not a snapshot and no entries.
@@ -235,7 +241,7 @@ extension RevocationDelta {
     }
 
     private static let deltaFields: [StaticString] = [
-        "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys",
+        "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys", "issuedAt",
     ]
     private static let ticketFields: [StaticString] = ["issuer", "ticketID", "reason", "revokedAt"]
     private static let ticketReferenceFields = Array(ticketFields[..<2])
@@ -251,6 +257,7 @@ extension RevocationDelta {
         var removedTickets: [TicketReference]?
         var addedKeys: [RevokedKey]?
         var removedKeys: [KeyReference]?
+        var issuedAt: Date?
         var strings = WireStrings()
         let start = reader.position
         try reader.readObject(fields: deltaFields) { (field, reader) throws(JSONReadError) in
@@ -278,11 +285,12 @@ extension RevocationDelta {
                         format: key.format, issuer: key.issuer, keyID: key.keyID, reason: key.reason,
                         revokedAt: key.revokedAt!)
                 }
-            default:
+            case 7:
                 removedKeys = try reader.readArray { (reader) throws(JSONReadError) in
                     let key = try readKey(&reader, strings: &strings, revoked: false)
                     return KeyReference(format: key.format, issuer: key.issuer, keyID: key.keyID)
                 }
+            default: issuedAt = try reader.readNull() ? nil : try reader.readDate()
             }
         }
         guard let from, let next, let full, let addedTickets, let removedTickets, let addedKeys, let removedKeys
@@ -296,7 +304,7 @@ extension RevocationDelta {
         }
         return RevocationDelta(
             from: from, next: next, full: full, addedTickets: addedTickets, removedTickets: removedTickets,
-            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false)
+            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false, issuedAt: issuedAt)
     }
 
     /// Reads a revoked ticket (`revoked`: `revokedAt` required, `reason` read) or a ticket reference (both

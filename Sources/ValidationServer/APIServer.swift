@@ -222,7 +222,9 @@ public struct APIServer: Sendable {
                 .serviceUnavailable, "anchor-key-missing",
                 "The server has no trust anchor key to sign revocations with; start it with --anchor-key.")
         }
-        let delta = try await store.revocationDelta(since: cursor, limit: limit)
+        var delta = try await store.revocationDelta(since: cursor, limit: limit)
+        // Signed with the page: validators count it in their trusted-time floor (whole seconds, as the API writes).
+        delta.issuedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let document = try SignedDocument.sign(delta, with: anchorKey)
         return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
     }

@@ -24,13 +24,41 @@ public enum PolicyOutcome: Sendable {
 public protocol TicketPolicy: Sendable {
     /// Checks the rule. Throws only when the policy cannot work (its data source failed).
     func evaluate(_ context: PolicyContext) throws -> PolicyOutcome
+
+    /// Whether the rule's answer depends on the inspection instant. While the device clock is doubted (earlier
+    /// than the trusted-time floor) such a policy is not run and the verdict is `clock-untrusted`; the others
+    /// still decide (a revoked ticket stays `revoked`). True unless a policy says otherwise, so that a new rule
+    /// is never judged by a clock that cannot be trusted.
+    var dependsOnTime: Bool { get }
+}
+
+extension TicketPolicy {
+    public var dependsOnTime: Bool { true }
 }
 
 private func describe(_ date: Date) -> String {
     date.formatted(.iso8601)
 }
 
-/// The signing key must be trusted for the ticket: within its own validity, and not marked forged.
+/// The signing key must not be one the UIC key list marks as forged (`keyForged`): its private half is known to
+/// others, so a ticket it signs is `revoked` whatever its signature says. Holds at any instant.
+public struct ForgedKeyPolicy: TicketPolicy {
+    public init() {}
+
+    /// A key is forged or not at any instant: judged even when the device clock is not trusted.
+    public var dependsOnTime: Bool { false }
+
+    public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
+        let key = context.key
+        guard key.listing?.forged == true else { return .meets }
+        return .fails(
+            .revoked,
+            reason: "The signature matches key \(key.keyID) of \(key.issuer), but the UIC key list marks that key as "
+                + "forged: anyone may have made this ticket.")
+    }
+}
+
+/// The signing key must be within its own validity for the ticket (a forged key: see `ForgedKeyPolicy`).
 ///
 /// A UIC key list entry's dates bound when the key may sign, so a UIC key is judged at the ticket's issuing time
 /// (a season ticket issued the day before its key's end date stays genuine all year); without an issuing time, and
@@ -41,13 +69,6 @@ public struct KeyValidityPolicy: TicketPolicy {
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         let key = context.key
-        if key.listing?.forged == true {
-            return .fails(
-                .revoked,
-                reason:
-                    "The signature matches key \(key.keyID) of \(key.issuer), but the UIC key list marks that key as "
-                    + "forged: anyone may have made this ticket.")
-        }
         // A UIC key is judged when the ticket was issued; other keys (and a ticket without an issuing time) now.
         let issued = key.family == .uic ? context.ticket.issuedAt : nil
         let instant = issued ?? context.now
@@ -99,6 +120,9 @@ public struct KeyValidityPolicy: TicketPolicy {
 public struct IssuerPolicy: TicketPolicy {
     public init() {}
 
+    /// The issuer is the same at any instant.
+    public var dependsOnTime: Bool { false }
+
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         guard context.ticket.issuer == context.key.issuer else {
             return .fails(
@@ -119,6 +143,9 @@ public struct KeyPurposePolicy: TicketPolicy {
     public static let staffBadgeProduct = "staff-badge"
 
     public init() {}
+
+    /// What a key is for holds at any instant: judged even when the device clock is not trusted.
+    public var dependsOnTime: Bool { false }
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         let isBadge = context.ticket.product == Self.staffBadgeProduct
@@ -199,6 +226,9 @@ public struct RevocationPolicy: TicketPolicy {
     public init(revocations: any RevocationList) {
         self.revocations = revocations
     }
+
+    /// A revocation holds at any instant: a revoked ticket is `revoked` whatever the clock reads.
+    public var dependsOnTime: Bool { false }
 
     public func evaluate(_ context: PolicyContext) throws -> PolicyOutcome {
         let ticket = context.ticket

@@ -34,6 +34,9 @@ public struct TicketVerifier: Sendable {
         /// The formats this validator accepts; a payload of another format is `unsupported`, decided from the
         /// detected format before any signature or key lookup.
         public var acceptedFormats: Set<TicketFormat> = Set(TicketFormat.allCases)
+        /// How far the device clock may read earlier than the trusted-time floor before the verdicts that depend
+        /// on the instant become `clock-untrusted` (default 300 s): a small step back by NTP is not a wrong clock.
+        public var clockFloorTolerance: TimeInterval = 300
 
         public init() {}
     }
@@ -54,6 +57,12 @@ public struct TicketVerifier: Sendable {
     /// DOSIPAS level-2 keys already built, shared by copies of this verifier.
     let level2Keys = DOSIPASLevel2Keys()
     private let clock: any InspectionClock
+    /// Where the trusted-time floor is read, for every verdict judged by the clock's current time.
+    private let trustedTime: (any TrustedTimeFloorSource)?
+    private let clockFloorTolerance: TimeInterval
+    /// Set on the copy that judges one payload while the device clock is doubted: the policies that depend on
+    /// the instant are then not run (see `applyPolicies`).
+    private var clockDoubt: ClockDoubt?
     private let detector: PayloadDetector
     private let acceptedFormats: Set<TicketFormat>
     /// Whether every format is accepted (the default), so that no set is consulted per scan: a format's
@@ -64,13 +73,20 @@ public struct TicketVerifier: Sendable {
     ///
     /// `vdvCertificates`: the VDV CA authorities for VDV-KA barcodes; without them such barcodes get
     /// `unknown-key`. The verifier (and its copies) share one cache of recovered issuer certificates.
+    ///
+    /// `trustedTime`: where the trusted-time floor is read. With it, `verify(_:)` doubts a clock that reads
+    /// earlier than the floor (beyond `Configuration.clockFloorTolerance`), and every verdict that depends on
+    /// the instant becomes `clock-untrusted`; `verify(_:at:)`, for an explicit instant, never consults it.
     public init(
         keys: any KeyDirectory, revocations: any RevocationList, clock: any InspectionClock = SystemClock(),
-        configuration: Configuration = Configuration(), vdvCertificates: (any VDVCertificateSource)? = nil
+        configuration: Configuration = Configuration(), vdvCertificates: (any VDVCertificateSource)? = nil,
+        trustedTime: (any TrustedTimeFloorSource)? = nil
     ) {
         self.keys = keys
         self.vdv = vdvCertificates.map { VDVChainVerifier(certificates: $0) }
         self.clock = clock
+        self.trustedTime = trustedTime
+        self.clockFloorTolerance = configuration.clockFloorTolerance
         self.clockSkew = configuration.clockSkew
         self.acceptedFormats = configuration.acceptedFormats
         self.acceptsEveryFormat = configuration.acceptedFormats.isSuperset(of: TicketFormat.allCases)
@@ -80,7 +96,7 @@ public struct TicketVerifier: Sendable {
             clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
         let revocation = RevocationPolicy(revocations: revocations)
         self.policies = [KeyValidityPolicy(), IssuerPolicy(), KeyPurposePolicy(), window, revocation]
-        self.uicPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
+        self.uicPolicies = [ForgedKeyPolicy(), KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
         self.vdvPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
     }
 
@@ -88,19 +104,47 @@ public struct TicketVerifier: Sendable {
     public init(
         trust: TrustSnapshot, clock: any InspectionClock = SystemClock(),
         configuration: Configuration = Configuration(),
-        vdvCertificates: (any VDVCertificateSource)? = nil
+        vdvCertificates: (any VDVCertificateSource)? = nil, trustedTime: (any TrustedTimeFloorSource)? = nil
     ) {
         self.init(
             keys: trust, revocations: trust, clock: clock, configuration: configuration,
-            vdvCertificates: vdvCertificates)
+            vdvCertificates: vdvCertificates, trustedTime: trustedTime)
     }
 
     /// The cache of recovered VDV issuer certificates (its counters are for metrics), when VDV is configured.
     public var vdvCertificateCache: VDVIssuerCertificateCache? { vdv?.cache }
 
     /// The verdict for `payload`, as of the clock's current time.
+    ///
+    /// With a trusted-time source, the clock is first held against the floor: when it reads earlier (beyond the
+    /// tolerance), the policies that depend on the instant are not run and the verdict is `clock-untrusted`
+    /// with the signature as checked, unless something that holds at any instant decides (a bad signature, an
+    /// unknown key, a revocation). The floor is read for every verdict, so a clock put right counts at once.
     public func verify(_ payload: [UInt8]) throws(VerifierError) -> Verdict {
-        try verify(payload, at: clock.now())
+        let now = clock.now()
+        guard let trustedTime else { return try verify(payload, at: now) }
+        let floor: TrustedTimeFloor?
+        do {
+            floor = try trustedTime.trustedTimeFloor()
+        } catch {
+            throw VerifierError(message: "the trusted-time floor could not be read", underlying: error)
+        }
+        guard let floor else { return try verify(payload, at: now) }
+        var verdict: Verdict
+        if let doubt = floor.doubt(of: now, tolerance: clockFloorTolerance) {
+            var doubting = self
+            doubting.clockDoubt = doubt
+            verdict = try doubting.verify(payload, at: now)
+            // Checks outside the policies (a VDV certificate's end date, a DOSIPAS barcode's age) end here too.
+            if verdict.kind.dependsOnTime {
+                verdict.kind = .clockUntrusted
+                verdict.reason = doubt.reason
+            }
+        } else {
+            verdict = try verify(payload, at: now)
+        }
+        verdict.clockFloor = floor
+        return verdict
     }
 
     /// The verdict for `payload` as of `now`.
@@ -246,6 +290,8 @@ public struct TicketVerifier: Sendable {
                 message: "The ticket's records disagree on the \($0.subject): \($0.kept) decides, not \($0.overruled).")
         }
         for policy in policies {
+            // A clock that cannot be trusted judges nothing that depends on the instant.
+            if clockDoubt != nil, policy.dependsOnTime { continue }
             let outcome: PolicyOutcome
             do {
                 outcome = try policy.evaluate(context)
@@ -261,6 +307,12 @@ public struct TicketVerifier: Sendable {
                     keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
                 )
             }
+        }
+        if let clockDoubt {
+            return Verdict(
+                kind: .clockUntrusted, reason: clockDoubt.reason, signature: .valid, format: ticket.format,
+                issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+                inspectedAt: context.now)
         }
         return Verdict(
             kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: ticket.format,

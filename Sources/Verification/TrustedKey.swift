@@ -83,6 +83,14 @@ public protocol RevocationList: Sendable {
     func revocation(ofKey key: TrustedKey) throws -> Revocation?
 }
 
+/// Where the verifier reads the trusted-time floor (the store keeps it, with the journal and the release date).
+public protocol TrustedTimeFloorSource: Sendable {
+    /// The floor now: the latest instant the real time is known to have reached; `nil` when nothing is known.
+    /// Read for every verdict judged by the current clock, so it must be cheap. Throws only when the source
+    /// itself fails.
+    func trustedTimeFloor() throws -> TrustedTimeFloor?
+}
+
 /// The trust data held in memory: keys and revocations, as loaded from the store at start-up.
 ///
 /// Lookups are dictionary reads, so verification never waits on disk.

@@ -57,6 +57,13 @@ struct SyncCommand: AsyncParsableCommand {
         help: ArgumentHelp("The client certificate's private key (PEM).", valueName: "pem"))
     var clientKey: String?
     @Option(help: "Seconds each request may take.") var timeout: Double = 30
+    @Option(
+        name: .customLong("clock-floor-tolerance"),
+        help: ArgumentHelp(
+            "Seconds a signing time or the server's Date may be ahead of this device's clock and still raise the "
+                + "trusted-time floor (default: [verification] clock_floor_tolerance with --config, else 300).",
+            valueName: "seconds"))
+    var clockFloorTolerance: Double?
     @Flag(help: "Print what changed as one JSON object.") var json = false
     @OptionGroup var store: StoreOptions
 
@@ -71,13 +78,16 @@ struct SyncCommand: AsyncParsableCommand {
         if (clientCert == nil) != (clientKey == nil) {
             throw ValidationError("--client-cert and --client-key go together: the certificate and its private key")
         }
+        if let clockFloorTolerance, !(0...86400).contains(clockFloorTolerance) {
+            throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
+        }
         if config == nil, url == nil {
             throw ValidationError("give --url (with --token-file and --anchor) or --config")
         }
     }
 
     func run() async throws {
-        let (client, pinned, storePath) = try setUp()
+        let (client, pinned, storePath, configuredTolerance) = try setUp()
         let trustStore: TrustStore
         do {
             trustStore = try TrustStore(path: storePath)
@@ -93,7 +103,8 @@ struct SyncCommand: AsyncParsableCommand {
             report = try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
                 try await SyncRound(
                     client: ValidationAPIClient(configuration: client, http: http), store: trustStore,
-                    anchors: pinned, logger: logger
+                    anchors: pinned, logger: logger,
+                    clockFloorTolerance: clockFloorTolerance ?? configuredTolerance ?? 300
                 ).run()
             }
         } catch let error as SyncError {
@@ -124,8 +135,9 @@ struct SyncCommand: AsyncParsableCommand {
         printLine(inspections)
     }
 
-    /// The client configuration, the pinned anchors and the store path, from the options or from --config.
-    private func setUp() throws -> (ValidationAPIClient.Configuration, [TrustAnchor], String) {
+    /// The client configuration, the pinned anchors and the store path, from the options or from --config (with
+    /// its clock floor tolerance).
+    private func setUp() throws -> (ValidationAPIClient.Configuration, [TrustAnchor], String, Double?) {
         let requestTimeout = Duration.milliseconds(Int64(max(timeout, 0.1) * 1000))
         if let config {
             let configuration: DaemonConfiguration
@@ -144,7 +156,7 @@ struct SyncCommand: AsyncParsableCommand {
             let client = ValidationAPIClient.Configuration(
                 sync: sync, token: resolved.token, requestTimeout: requestTimeout)
             try check(client)
-            return (client, resolved.anchors, store.db ?? configuration.store)
+            return (client, resolved.anchors, store.db ?? configuration.store, configuration.clockFloorTolerance)
         }
         var token = ProcessInfo.processInfo.environment["FARECHECK_SYNC_TOKEN"] ?? ""
         if let tokenFile {
@@ -180,7 +192,7 @@ struct SyncCommand: AsyncParsableCommand {
             tls: ValidationAPIClient.TLSFiles(
                 caFile: caFile, clientCertificateFile: clientCert, clientKeyFile: clientKey))
         try check(client)
-        return (client, pinned, store.path)
+        return (client, pinned, store.path, nil)
     }
 
     private func check(_ client: ValidationAPIClient.Configuration) throws {

@@ -15,29 +15,51 @@ struct VerificationOptions: ParsableArguments {
     @Option(name: .customLong("clock-skew"), help: "Seconds the clock may be off when checking validity windows.")
     var clockSkew: Double = 120
 
+    @Option(
+        name: .customLong("clock-floor-tolerance"),
+        help: ArgumentHelp(
+            "Seconds the device clock may read earlier than the trusted-time floor before verdicts that depend on "
+                + "the time become clock-untrusted (not with --at).", valueName: "seconds"))
+    var clockFloorTolerance: Double = 300
+
     @Option(name: .customLong("prefix"), help: "A text prefix accepted for base45 tickets (repeatable; default FC1:).")
     var prefixes: [String] = []
 
-    /// A verifier over the store's current keys and revocations, configured by these options.
+    func validate() throws {
+        guard (0...86400).contains(clockFloorTolerance) else {
+            throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
+        }
+    }
+
+    /// A verifier over the store's current keys and revocations, configured by these options: the device clock
+    /// held against the store's trusted-time floor, or the instant `--at` names, which nothing doubts.
     func verifier(store: TrustStore) throws -> TicketVerifier {
         var configuration = TicketVerifier.Configuration()
         configuration.clockSkew = clockSkew
+        configuration.clockFloorTolerance = clockFloorTolerance
         if !prefixes.isEmpty { configuration.acceptedPrefixes = prefixes }
-        let clock: any InspectionClock = at.map { FixedClock($0.date) } ?? SystemClock()
-        return try Self.verifier(store: store, clock: clock, configuration: configuration)
+        if let at {
+            return try Self.verifier(
+                store: store, clock: FixedClock(at.date), configuration: configuration, judgingTheClock: false)
+        }
+        return try Self.verifier(store: store, configuration: configuration)
     }
 
     /// A verifier over the store's current keys and revocations; exits with status 2 if the store fails.
+    ///
+    /// `judgingTheClock`: whether the clock is held against the store's trusted-time floor (`clock-untrusted`
+    /// when it reads earlier); false only for an explicit instant.
     static func verifier(
         store: TrustStore, clock: any InspectionClock = SystemClock(),
-        configuration: TicketVerifier.Configuration = .init()
+        configuration: TicketVerifier.Configuration = .init(), judgingTheClock: Bool = true
     ) throws -> TicketVerifier {
         do {
             let loaded = try store.snapshot()
             let vdv = try store.vdvCertificateSet()
             (loaded.skipped + vdv.skipped).forEach { printError("farecheck: warning: skipping unreadable \($0)") }
             return TicketVerifier(
-                trust: loaded.trust, clock: clock, configuration: configuration, vdvCertificates: vdv.certificates)
+                trust: loaded.trust, clock: clock, configuration: configuration, vdvCertificates: vdv.certificates,
+                trustedTime: judgingTheClock ? store : nil)
         } catch {
             throw CommandFailure.exit(error.description)
         }
@@ -216,6 +238,10 @@ struct VerdictReport: Encodable {
     var warnings: [String]
     var warningMessages: [String]
     var inspectedAt: Date
+    /// With `clock-untrusted`: the trusted-time floor the device clock (`inspectedAt`) reads earlier than, and
+    /// where it comes from.
+    var clockFloor: Date?
+    var clockFloorSource: String?
 
     /// The report of `inspection`: the one mapping from an inspection to what the CLI prints.
     init(_ inspection: Inspection) {
@@ -248,6 +274,10 @@ struct VerdictReport: Encodable {
         self.warningMessages = verdict.warnings.map(\.message)
         self.inspectedAt = verdict.inspectedAt
         self.keys = verdict.keys.isEmpty ? nil : verdict.keys
+        if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
+            self.clockFloor = floor.instant
+            self.clockFloorSource = floor.source.rawValue
+        }
     }
 
     /// How the verdict was reached, for `verify --explain`: the keys looked at, one line each.
@@ -294,6 +324,11 @@ struct VerdictReport: Encodable {
         for detail in details ?? [] { add(detail.label, detail.value) }
         for (code, message) in zip(warnings, warningMessages) { add("warning", "\(code): \(message)") }
         add("checked at", inspectedAt.iso8601)
+        if let clockFloor {
+            add(
+                "trusted", "\(clockFloor.iso8601) or later (\(clockFloorSource ?? "floor")): the device clock is behind"
+            )
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -224,6 +224,69 @@ struct InspectorPageBrowserTests {
         }
     }
 
+    @Test func aClockThatCannotBeTrustedIsSaidAboveEverythingUntilItIsPutRight() async throws {
+        // A gate configured to show holder data: what to check on a genuine ticket stays on the page.
+        let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
+        let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+        let list = try UICKeyList.parse(
+            xml: Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/uic-publickeys-snapshot.xml"))))
+        _ = try bench.store.importUICKeyList(list)
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/db-deutschland-ticket-2025.bin")))
+        let trust = StoreTrust(store: bench.store)
+        // The device clock reads February 2025; the store's floor (this release's date) says it is later.
+        let wallClock = Date(timeIntervalSince1970: 1_740_744_000)
+        let verdict = try TicketVerifier(
+            keys: trust, revocations: trust, clock: FixedClock(wallClock), trustedTime: bench.store
+        ).verify(payload)
+        #expect(verdict.kind == .clockUntrusted, "\(verdict.reason)")
+        bench.status.clockChecked(
+            DaemonStatus.Clock(
+                trusted: false, wallClock: wallClock, floor: FarecheckRelease.date, floorSource: .release,
+                message: verdict.reason))
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 360, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 360, height: 640)
+            // Before any scan: the status says so.
+            try await browser.waitUntil("!document.getElementById('clock-warning').hidden")
+            let banner = try await browser.evaluate("document.getElementById('clock-warning').textContent") as? String
+            #expect(
+                banner?.hasPrefix("Device clock wrong: it reads Feb 28, 2025") == true, "\(String(describing: banner))")
+            #expect(banner?.contains("but it is at least Nov 25, 2026") == true)
+            #expect(banner?.contains("Set the clock (NTP)") == true)
+
+            bench.hub.publish(
+                VerdictEvent(
+                    Inspection(
+                        source: "front-door", symbology: .aztec, payloadByteCount: payload.count, payloadDigest: [],
+                        verdict: verdict)
+                ).published)
+            try await browser.waitUntil(Self.verdictShown)
+            let dom = try await browser.dom()
+            #expect(dom.contains(">clock untrusted</"))
+            #expect(dom.contains(#"data-state="doubt""#))
+            // Whether the ticket is genuine is still told, and what to check on it.
+            #expect(dom.contains("valid (the ticket is genuine)"))
+            #expect(dom.contains("Max Mustermann, born 2001-01-01"))
+            let background = try await browser.evaluate(
+                "getComputedStyle(document.getElementById('verdict')).backgroundColor")
+            #expect(background as? String == "rgb(122, 67, 0)")
+            #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true)
+            #expect(
+                try await browser.evaluate("document.getElementById('health').textContent") as? String
+                    == "\u{00B7} Degraded: clock untrusted")
+            Self.keep(try await browser.screenshot(), as: "inspector-clock-untrusted-360.png")
+
+            // The clock is put right: the next verdict clears the warning.
+            bench.status.clockChecked(
+                DaemonStatus.Clock(
+                    trusted: true, wallClock: Date(), floor: FarecheckRelease.date, floorSource: .release))
+            bench.hub.publish(EndpointBench.event(.valid, reason: "Genuine, within its validity, not revoked."))
+            try await browser.waitUntil("document.getElementById('clock-warning').hidden")
+            #expect(try await browser.dom().contains(#"data-state="valid""#))
+            try await browser.quit()
+        }
+    }
+
     @Test func aDOSIPASTicketShowsBothSignatureLevelsAndTheBarcodeTime() async throws {
         let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
         let dosipas = repositoryRoot + "/Tests/VerificationTests/Resources/dosipas"

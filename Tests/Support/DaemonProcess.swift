@@ -12,18 +12,23 @@ public final class DaemonProcess {
     /// Starts `farecheck daemon --config <config>` with `environment` added, and waits until it logs that it is
     /// ready (or gives up after `timeout`, throwing with what it printed). Waits with `Task.sleep`, never holding
     /// one of the few threads that every test shares.
+    ///
+    /// Under `clock` (a wrong wall clock), the `faketime` wrapper is the child, and the daemon its child in turn:
+    /// signals go to the daemon (``pid``).
     public static func start(
-        config: String, arguments: [String] = [], environment: [String: String] = [:], timeout: Double = 30
+        config: String, arguments: [String] = [], environment: [String: String] = [:], clock: FakeTime? = nil,
+        timeout: Double = 30
     ) async throws -> DaemonProcess {
         try await start(
-            arguments: ["daemon", "--config", config] + arguments, environment: environment, timeout: timeout)
+            arguments: ["daemon", "--config", config] + arguments, environment: environment, clock: clock,
+            timeout: timeout)
     }
 
     /// Starts `farecheck` with exactly `arguments` (e.g. `daemon --demo`) and waits until it is ready.
     public static func start(
-        arguments: [String], environment: [String: String] = [:], timeout: Double = 30
+        arguments: [String], environment: [String: String] = [:], clock: FakeTime? = nil, timeout: Double = 30
     ) async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(arguments: arguments, environment: environment)
+        let daemon = try DaemonProcess(arguments: arguments, environment: environment, clock: clock)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if daemon.stderr.lines.contains(where: { $0.contains("ready in") }) { return daemon }
@@ -36,10 +41,15 @@ public final class DaemonProcess {
         throw Failure(message: "the daemon did not get ready: \(daemon.stderr.text)")
     }
 
-    private init(arguments: [String], environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: Workbench.farecheck)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    private let wrapped: Bool
+
+    private init(arguments: [String], environment: [String: String], clock: FakeTime?) throws {
+        let command = clock?.command(Workbench.farecheck, arguments) ?? (Workbench.farecheck, arguments)
+        wrapped = clock != nil
+        process.executableURL = URL(fileURLWithPath: command.executable)
+        process.arguments = command.arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(clock?.environment ?? [:]) { $1 }
+            .merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -111,13 +121,23 @@ public final class DaemonProcess {
         return false
     }
 
+    /// The daemon's process id: the child, or under a `FakeTime` clock the wrapper's child (which the wrapper
+    /// waits for, and whose exit status it passes on).
+    public var pid: pid_t {
+        guard wrapped else { return process.processIdentifier }
+        let wrapper = process.processIdentifier
+        let children = (try? String(contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").first.flatMap { pid_t($0) } ?? wrapper
+    }
+
     /// Sends `signal` and waits up to `timeout` seconds; returns the exit status, or `nil` if it did not exit.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) async -> Int32? {
-        kill(process.processIdentifier, signal)
+        kill(pid, signal)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         if process.isRunning {
+            kill(pid, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil
@@ -127,6 +147,7 @@ public final class DaemonProcess {
 
     deinit {
         if process.isRunning {
+            kill(pid, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }

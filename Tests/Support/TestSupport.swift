@@ -51,12 +51,16 @@ public final class Workbench {
 
     public func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Runs `farecheck` with `--db` pointing at this bench's store where the command takes one.
+    /// Runs `farecheck` with `--db` pointing at this bench's store where the command takes one; under `clock`, a
+    /// wrong wall clock (`FakeTime`).
     @discardableResult
-    public func farecheck(_ arguments: [String], stdin: [UInt8]? = nil, useStore: Bool = true) throws -> Run {
-        var environment = ProcessInfo.processInfo.environment
+    public func farecheck(
+        _ arguments: [String], stdin: [UInt8]? = nil, useStore: Bool = true, clock: FakeTime? = nil
+    ) throws -> Run {
+        var environment = ProcessInfo.processInfo.environment.merging(clock?.environment ?? [:]) { $1 }
         if useStore { environment["FARECHECK_DB"] = db }
-        return try run(Self.farecheck, arguments, stdin: stdin, environment: environment)
+        let command = clock?.command(Self.farecheck, arguments) ?? (Self.farecheck, arguments)
+        return try run(command.executable, command.arguments, stdin: stdin, environment: environment)
     }
 
     public func run(

@@ -33,6 +33,8 @@ final class FaultProxy: @unchecked Sendable {
         case replay([UInt8])
         /// The signed document's payload is altered by one byte, its signature kept.
         case tamperPayload
+        /// The response header `name` is set to `value` (a server whose `Date` is wrong).
+        case header(String, String)
     }
 
     private let lock = NSLock()
@@ -156,6 +158,8 @@ final class FaultProxy: @unchecked Sendable {
             responseHead = Self.setting("Content-Length", "\(responseBody.count)", in: responseHead)
         case .wrongContentType:
             responseHead = Self.setting("Content-Type", "text/html; charset=utf-8", in: responseHead)
+        case .header(let name, let value):
+            responseHead = Self.setting(name, value, in: responseHead)
         }
         Self.send(client, Array(responseHead.utf8) + responseBody)
     }

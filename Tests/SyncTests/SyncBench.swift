@@ -70,10 +70,10 @@ final class SyncBench: @unchecked Sendable {
     }
 
     /// `farecheck sync` against the server, pinning the demo anchor.
-    func syncCommand(url: String? = nil, extra: [String] = []) throws -> Run {
+    func syncCommand(url: String? = nil, extra: [String] = [], clock: FakeTime? = nil) throws -> Run {
         try validator.farecheck(
             ["sync", "--url", url ?? server.baseURL, "--token-file", tokenFile, "--demo-anchor", "--db", validator.db]
-                + extra)
+                + extra, clock: clock)
     }
 
     /// Issues an FC1 ticket with one of the demo keys; returns the payload file.

@@ -190,6 +190,16 @@ struct KeyScopeTests {
         let failure = try verify(payload, [other])
         #expect(failure.kind == .unknownKey)
         #expect(failure.keys.first?.reason.hasPrefix("marked forged in the key list") == true)
+        // A key is forged at any instant: even with a device clock it cannot trust, the verdict is revoked.
+        var trust = TrustSnapshot()
+        trust.add(genuine.trustedKey(listing: listing))
+        var configuration = TicketVerifier.Configuration()
+        configuration.clockFloorTolerance = 300
+        let doubting = TicketVerifier(
+            trust: trust, clock: FixedClock(Date(timeIntervalSince1970: 12)), configuration: configuration,
+            trustedTime: KnownFloor(floor: TrustedTimeFloor(instant: inside, source: .keyBundle)))
+        let revoked = try doubting.verify(payload)
+        #expect(revoked.kind == .revoked, "\(revoked.reason)")
     }
 
     @Test("SSB frames: keys listed for SSB are in scope; TLB and FCB keys are tried without a failure counting")
