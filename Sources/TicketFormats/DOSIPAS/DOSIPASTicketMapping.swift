@@ -69,7 +69,8 @@ public enum DOSIPAS {
     ///   dynamic content (generation time, duration, end of validity), Intercode issuing data, then the FCB
     ///   lines.
     ///
-    /// - Parameter reference: the inspection time, which fixes the year of an FDC1 time stamp.
+    /// - Parameter reference: the latest instant the barcode can have been generated (the inspection time plus
+    ///   the clock-skew tolerance), which fixes the year of an FDC1 time stamp (`DOSIPASTimeStamp.date(notAfter:)`).
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
     public static func ticket(from barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> Ticket {
         try content(of: barcode, at: reference).ticket
@@ -77,6 +78,8 @@ public enum DOSIPAS {
 
     /// The ticket (as `ticket(from:at:)` maps it), the FCB rail ticket it came from, and the barcode's
     /// generation time and allowed age: everything the verifier reads, decoded once.
+    ///
+    /// - Parameter reference: the latest instant the barcode can have been generated (see `ticket(from:at:)`).
     ///
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
     public static func content(of barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> DOSIPASContent {
@@ -88,7 +91,7 @@ public enum DOSIPAS {
         }
 
         let dynamic = try barcode.dynamicContent()
-        let freshness = barcode.freshness(of: dynamic, near: reference, issuingDay: flex?.issuing.issuingDay)
+        let freshness = barcode.freshness(of: dynamic, notAfter: reference, issuingDay: flex?.issuing.issuingDay)
         let details: @Sendable () -> [(label: String, value: String)] = { [flex] in
             detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
         }
