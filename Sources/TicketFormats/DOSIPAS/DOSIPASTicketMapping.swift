@@ -177,6 +177,99 @@ public enum DOSIPAS {
     }
 }
 
+extension DOSIPAS {
+    /// The blocks of `barcode` that are present but cannot be read: its rail ticket (the first FCB block of the
+    /// level-1 data) and its level-2 dynamic content, when their bits break their format. Both decide (validity,
+    /// freshness), so the verdict of such a barcode is `malformed`; the list says which block and why.
+    public static func unreadableBlocks(of barcode: DOSIPASBarcode) -> [UnreadableRecord] {
+        var unreadable: [UnreadableRecord] = []
+        if let index = barcode.level1.dataSequence.firstIndex(where: { $0.format.fcbVersion != nil }) {
+            let block = barcode.level1.dataSequence[index]
+            do throws(FormatError) {
+                _ = try railTicketData(block)
+            } catch {
+                unreadable.append(
+                    UnreadableRecord(
+                        tag: block.formatText, version: "", offset: index, place: .level1Data,
+                        reason: UIC918_3.asSentence(error.message)))
+            }
+        }
+        do throws(FormatError) {
+            _ = try barcode.dynamicContent()
+        } catch {
+            unreadable.append(
+                UnreadableRecord(
+                    tag: barcode.level2Data?.formatText ?? "", version: "", offset: 0, place: .level2Data,
+                    reason: UIC918_3.asSentence(error.message)))
+        }
+        return unreadable
+    }
+
+    /// The unreadable blocks of a DOSIPAS payload (`unreadableBlocks(of:)`), read from the bytes as scanned
+    /// whatever the verdict; empty for another format or a barcode whose header does not decode.
+    public static func unreadableBlocks(ofPayload payload: [UInt8]) -> [UnreadableRecord] {
+        guard DOSIPASBarcode.isBarcode(payload), let barcode = try? DOSIPASBarcode(decoding: payload) else { return [] }
+        return unreadableBlocks(of: barcode)
+    }
+
+    /// Every decoded field of the barcode's rail ticket (the first FCB block of the level-1 data) as JSON, the
+    /// way `FCBData.json` shows a U_FLEX record: `.absent` without an FCB block.
+    public static func railTicketJSON(of barcode: DOSIPASBarcode) -> FCBContent {
+        guard let index = barcode.level1.dataSequence.firstIndex(where: { $0.format.fcbVersion != nil }) else {
+            return .absent
+        }
+        let block = barcode.level1.dataSequence[index]
+        do {
+            return .decoded(try railTicketData(block).json)
+        } catch {
+            return .unreadable(
+                UnreadableRecord(
+                    tag: block.formatText, version: "", offset: index, place: .level1Data,
+                    reason: UIC918_3.asSentence(error.message)))
+        }
+    }
+
+    /// An FCB block of the level-1 data, decoded as the mapping decodes it.
+    private static func railTicketData(_ block: DOSIPASDataBlock) throws(FormatError) -> FCBData {
+        guard let version = block.format.fcbVersion else {
+            throw .malformed("the \(block.formatText) block is not FCB")
+        }
+        return try FCBData(decoding: block.data, version: version, subject: "the \(block.formatText) rail ticket data")
+    }
+}
+
+/// The FCB content of a payload as `verify --show-fcb` shows it: the decoded tree, or why there is none.
+public enum FCBContent: Sendable, Hashable {
+    /// Every decoded field as JSON (`FCBData.json`).
+    case decoded(String)
+    /// The payload has FCB content (a U_FLEX record, a DOSIPAS FCB block) that cannot be read.
+    case unreadable(UnreadableRecord)
+    /// The payload has no FCB content.
+    case absent
+
+    /// The payload's FCB content: a UIC 918.3 container's U_FLEX record, or a DOSIPAS barcode's rail ticket,
+    /// read from the bytes as scanned whatever the verdict.
+    public init(payload: [UInt8]) {
+        if UIC918_3.isContainer(payload) {
+            guard let container = try? UICContainer(parsing: payload),
+                let record = container.record(UICFlex.recordID)
+            else {
+                self = .absent
+                return
+            }
+            do throws(FormatError) {
+                self = .decoded(try UICFlex.data(record: record).json)
+            } catch {
+                self = .unreadable(UIC918_3.unreadable(record, error))
+            }
+        } else if DOSIPASBarcode.isBarcode(payload), let barcode = try? DOSIPASBarcode(decoding: payload) {
+            self = DOSIPAS.railTicketJSON(of: barcode)
+        } else {
+            self = .absent
+        }
+    }
+}
+
 /// What a DOSIPAS barcode says, decoded: the format-neutral ticket, the FCB rail ticket, and the dynamic
 /// barcode's generation time.
 public struct DOSIPASContent: Sendable {
