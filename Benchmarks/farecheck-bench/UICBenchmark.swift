@@ -132,6 +132,8 @@ struct UICBenchmark {
             ("mapping (U_HEAD, U_TLAY, U_FLEX → Ticket)", { _ = try UIC918_3.ticket(from: container) }),
             ("FCB decode alone", { _ = try UICFlex.ticket(record: container.record(UICFlex.recordID)!) }),
             ("U_TLAY decode alone", { _ = try UICLayout(record: container.record(UICLayout.recordID)!) }),
+            // An issuer quirk on the slow path: the byte reading fails first, then the character reading is taken.
+            ("U_TLAY decode, lengths in characters", { _ = try UICLayout(record: Self.layoutInCharacters) }),
         ]
         for (name, step) in steps {
             let started = ContinuousClock.now
@@ -141,6 +143,18 @@ struct UICBenchmark {
             printLine("    \(name): \(String(format: "%.1f", micros)) µs")
         }
     }
+
+    /// A U_TLAY record whose text lengths count characters (`København H` as 11, not 12 bytes), as DSB writes them:
+    /// the 13 fields of an RCT2 ticket, every third with a Danish or Swedish letter.
+    static let layoutInCharacters: UICRecord = {
+        var body = Array("RCT20013".utf8)
+        for index in 0..<13 {
+            let text = index % 3 == 0 ? "København H – Malmö C" : "Ordinaer billet \(index)"
+            let numbers = String(format: "%02d%02d01%02d0%04d", index, index % 2 * 36, 36, text.unicodeScalars.count)
+            body += Array(numbers.utf8) + Array(text.utf8)
+        }
+        return UICRecord(id: UICLayout.recordID, version: "01", body: body)
+    }()
 
     private func benchImport() throws {
         guard let xml = FileManager.default.contents(atPath: keyList) else {

@@ -98,8 +98,8 @@ public struct Ticket: Sendable {
         set { update { $0.disagreements = newValue } }
     }
     /// Records of the ticket that are present but could not be read (a U_TLAY that breaks its layout, a record in
-    /// a version farecheck does not decode): listed, never dropped. Only records that inform get here; a ticket
-    /// whose deciding record cannot be read is no ticket (its verdict is `malformed`).
+    /// a version farecheck does not decode): listed, never dropped. A ticket whose deciding record is broken is no
+    /// ticket (its verdict is `malformed`), so only records the ticket was judged without get here.
     public var unreadableRecords: [UnreadableRecord] {
         get { storage.fields.unreadableRecords }
         set { update { $0.unreadableRecords = newValue } }

@@ -68,8 +68,8 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     /// padded with spaces, a U_TLAY text length counted in characters): read as meant, and named (which quirk, which
     /// record, which byte) for the inspector and the issuer's support. See docs/issuer-quirks.md.
     public static let issuerQuirkCode = "issuer-quirk"
-    /// A record that only informs (the printed U_TLAY layout, a record in a version farecheck does not decode)
-    /// cannot be read: the ticket was judged on the records that decide validity, and the record is listed.
+    /// A record the ticket can be judged without (the printed U_TLAY layout, a record in a version farecheck does not
+    /// decode) cannot be read: the ticket was judged on its other records, and the record is listed.
     public static let unreadableRecordCode = "unreadable-record"
 }
 

@@ -126,7 +126,8 @@ extension UIC918_3 {
         {
             unread.append(partial)
         }
-        ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset }
+        // A setter copies the ticket's storage: only for the rare ticket with a record that cannot be read.
+        if !unread.isEmpty { ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset } }
         return UICContent(ticket: ticket, quirks: container.quirks + (layout.value?.quirks ?? []))
     }
 

@@ -255,12 +255,12 @@ public struct TicketVerifier: Sendable {
                 code: VerdictWarning.recordsDisagreeCode,
                 message: "The ticket's records disagree on the \($0.subject): \($0.kept) decides, not \($0.overruled).")
         }
-        // Records that only inform and cannot be read: the ticket was judged without them, and they are listed.
+        // Records that cannot be read but do not decide (they inform, or are in a version not decoded): the ticket
+        // was judged without them, and they are listed.
         warnings += ticket.unreadableRecords.map {
             VerdictWarning(
                 code: VerdictWarning.unreadableRecordCode,
-                message: "The \($0.location) cannot be read; it only informs, so the ticket was judged on its other "
-                    + "records. \($0.reason)")
+                message: "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
         }
         for policy in policies {
             let outcome: PolicyOutcome
