@@ -60,6 +60,35 @@ struct IssuerQuirkCLITests {
         #expect(text.text.contains("Malmö C"))
     }
 
+    @Test("each tolerated quirk, DSA and ECDSA: verify --json is valid with exit 0 and issuer-quirk naming it")
+    func everyQuirk() throws {
+        let dsa = try QuirkyIssuer.dsa()
+        for issuer in [issuer, dsa] {
+            let pem = bench.path("issuer-\(issuer.headerVersion).pem")
+            try issuer.publicKey.pem.write(toFile: pem, atomically: true, encoding: .utf8)
+            let store = "store-\(issuer.headerVersion).sqlite"
+            let imported = try bench.farecheck([
+                "keys", "import", pem, "--issuer", "1186", "--kid", "00001", "--db", bench.path(store),
+            ])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            for quirk in TicketQuirk.tolerated where quirk != .version1LayoutInVersion2 || issuer.headerVersion == 1 {
+                let file = bench.path("\(quirk.rawValue)-\(issuer.headerVersion).bin")
+                try Data(try issuer.ticket([quirk], from: from, until: until)).write(to: URL(fileURLWithPath: file))
+                let run = try bench.farecheck([
+                    "verify", "--payload-file", file, "--at", "2026-03-15T12:00:00Z", "--json", "--db",
+                    bench.path(store),
+                ])
+                #expect(run.status == 0, "\(quirk): \(run.text) \(run.stderr)")
+                let verdict = try #require(run.jsonLines.first)
+                #expect(verdict["verdict"] as? String == "valid", "\(quirk)")
+                #expect(verdict["warnings"] as? [String] == ["issuer-quirk"], "\(quirk)")
+                let message = (verdict["warningMessages"] as? [String])?.first ?? ""
+                #expect(message.contains("record") || message.contains("#UT header"), "\(quirk): \(message)")
+                #expect(message.contains(" at byte "), "\(quirk): \(message)")
+            }
+        }
+    }
+
     @Test("a layout no tolerance reads: valid, listed as unreadable in the JSON, --show-layout and the text")
     func unreadableLayoutIsListed() throws {
         try trustIssuer()

@@ -65,6 +65,20 @@ struct IssuerQuirkDaemonTests {
         #expect(journal.first?.warnings == "issuer-quirk,issuer-quirk")
     }
 
+    @Test("each tolerated quirk: valid on the event line, issuer-quirk in the event and the journal")
+    func everyQuirk() async throws {
+        let daemon = try QuirkyDaemon()
+        for quirk in TicketQuirk.tolerated {
+            let (event, _) = try await daemon.scan([quirk])
+            #expect(event.verdict == .valid, "\(quirk): \(event.reason)")
+            #expect(event.warnings == ["issuer-quirk"], "\(quirk)")
+            #expect(event.warningMessages.first?.contains(" at byte ") == true, "\(quirk)")
+        }
+        let journal = try daemon.bench.store.inspectionJournal.allInspections()
+        #expect(journal.count == TicketQuirk.tolerated.count)
+        #expect(journal.allSatisfy { $0.verdict == "valid" && $0.warnings == "issuer-quirk" })
+    }
+
     @Test("a layout no tolerance reads: valid, the record listed on the event line, in the journal's warnings")
     func unreadableLayoutEvent() async throws {
         let daemon = try QuirkyDaemon()

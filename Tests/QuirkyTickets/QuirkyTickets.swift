@@ -22,6 +22,15 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
     case brokenLayout = "broken-layout"
     /// A 0080BL whose fields break after its validity (`S031`, `S032`).
     case brokenDisplayFields = "broken-display-fields"
+    /// A `#UT` header of version 2 over a version 1 layout (a 50-byte DER signature field), as PKP Intercity
+    /// writes it. Only for keys whose DER signature fits 50 bytes (DSA-1024).
+    case version1LayoutInVersion2 = "version-1-layout-in-version-2"
+
+    /// The quirks farecheck reads as meant (the others are breaks it lists as unreadable).
+    public static let tolerated: [TicketQuirk] = [
+        .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers, .layoutLengthsInCharacters, .fewerLayoutFields,
+        .version1LayoutInVersion2,
+    ]
 
     /// One letter for the quirk in a ticket key.
     var letter: Character {
@@ -33,6 +42,7 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
         case .fewerLayoutFields: "F"
         case .brokenLayout: "B"
         case .brokenDisplayFields: "X"
+        case .version1LayoutInVersion2: "V"
         }
     }
 }
@@ -93,8 +103,11 @@ public struct QuirkyIssuer: Sendable {
             Self.record(head.id, head.version, head.body, padded: padded)
             + Self.record(bl.id, bl.version, bl.body, padded: padded)
             + Self.record(UICLayout.recordID, "01", layout, padded: padded)
+        let v1Layout = quirks.contains(.version1LayoutInVersion2)
+        precondition(!v1Layout || headerVersion == 1, "a version 1 layout needs a DER signature of at most 50 bytes")
         var payload = try UIC918_3.encode(
-            inflated: inflated, version: headerVersion, issuerCode: issuerCode, keyID: keyID
+            inflated: inflated, version: v1Layout ? 2 : headerVersion, issuerCode: issuerCode, keyID: keyID,
+            signatureForm: v1Layout ? .der : nil, signatureFieldLength: v1Layout ? 50 : nil
         ) { compressed in try privateKey.signature(for: compressed, scheme: scheme) }
         if quirks.contains(.paddedDataLength) {
             // The length is not signed: it is written as the issuer's system writes it, after signing.

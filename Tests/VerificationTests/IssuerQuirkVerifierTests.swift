@@ -34,12 +34,15 @@ struct IssuerQuirkVerifierTests {
         (.paddedLayoutNumbers, ["space-padded-number", "number of fields of record U_TLAY at byte"]),
         (.layoutLengthsInCharacters, ["length-in-characters", "field 2's text length of record U_TLAY at byte"]),
         (.fewerLayoutFields, ["fewer-fields-than-announced", "record U_TLAY announces 5 fields at byte"]),
+        (.version1LayoutInVersion2, ["version-1-layout-in-version-2", "says version 02 at byte 3 of the barcode"]),
     ]
 
     @Test("each quirk alone: valid in date with an issuer-quirk warning naming it, expired after, forged refused")
     func eachQuirk() throws {
+        #expect(Set(Self.named.map(\.0)) == Set(TicketQuirk.tolerated))
         for issuer in Self.issuers {
-            for (quirk, fragments) in Self.named {
+            // A version 1 layout holds only a DER signature of at most 50 bytes: DSA-1024's.
+            for (quirk, fragments) in Self.named where quirk != .version1LayoutInVersion2 || issuer.headerVersion == 1 {
                 let payload = try issuer.ticket([quirk], from: from, until: until)
                 let verdict = try verifier(issuer, at: inside).verify(payload)
                 let label = "\(issuer.algorithmText) \(quirk)"
