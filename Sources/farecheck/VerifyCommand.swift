@@ -168,6 +168,7 @@ struct VerifyCommand: AsyncParsableCommand {
         switch fcb {
         case .decoded(let json): json
         case .unreadable(let record): "  (the \(record.location) cannot be read: \(record.reason))"
+        case .payloadUnreadable(let reason): "  (the ticket cannot be read: \(reason))"
         case .absent: "  (no FCB content in this ticket)"
         }
     }

@@ -194,6 +194,8 @@ struct IssuerQuirkTests {
         #expect(reason.contains("byte 64"), "\(reason)")
         let ticket = try UICFixture.bytes(UICFixture.deutschlandTicket)
         #expect(UIC918_3.layout(of: ticket).lines?.contains { $0.contains("Deutschland-Ticket") } == true)
+        #expect(FCBContent(payload: Array(noLayout.prefix(70))) == .payloadUnreadable(reason))
+        #expect(FCBContent(payload: noLayout) == .absent)
         // IVU's empty layout: no standard, count "   0".
         let empty = UIC918_3.encode(
             records: [UICRecord(id: "U_TLAY", version: "01", body: [0, 0, 0, 0] + Array("   0".utf8))],
@@ -232,6 +234,25 @@ struct IssuerQuirkTests {
 
         let before = bl([.init(tag: 31, value: "01.03.2026"), .init(tag: 1, value: "Flexpreis")])
         #expect(throws: FormatError.self) { try UIC0080BL(record: before) }
+    }
+
+    @Test("a DOSIPAS barcode's FCB as JSON, as a U_FLEX record's; an FCB block that breaks is listed with its place")
+    func dosipasFCB() throws {
+        let payload = try FCBFixture.bytes("dosipas/cts-ticket.bin")
+        guard case .decoded(let json) = FCBContent(payload: payload) else {
+            Issue.record("the cts ticket's FCB is not shown")
+            return
+        }
+        #expect(json.hasPrefix("{\"issuingDetail\":{"), "\(json.prefix(80))")
+        var barcode = try DOSIPASBarcode(decoding: payload)
+        #expect(DOSIPAS.unreadableBlocks(of: barcode).isEmpty)
+        barcode.level1.dataSequence[0].data = Array(barcode.level1.dataSequence[0].data.prefix(20))
+        let unread = try #require(DOSIPAS.unreadableBlocks(of: barcode).first)
+        #expect(unread.tag == "FCB3" && unread.place == .level1Data && unread.offset == 0)
+        #expect(unread.location == "FCB3, block 1 of the level-1 data")
+        #expect(unread.reason.hasPrefix("The FCB3 rail ticket data breaks at bit "), "\(unread.reason)")
+        #expect(DOSIPAS.railTicketJSON(of: barcode) == .unreadable(unread))
+        #expect(throws: FormatError.self) { try DOSIPAS.ticket(from: barcode, at: Date()) }
     }
 
     @Test("the warnings name each kind once, with every record and byte")

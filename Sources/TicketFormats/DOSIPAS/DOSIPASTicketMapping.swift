@@ -244,6 +244,9 @@ public enum FCBContent: Sendable, Hashable {
     case decoded(String)
     /// The payload has FCB content (a U_FLEX record, a DOSIPAS FCB block) that cannot be read.
     case unreadable(UnreadableRecord)
+    /// The payload is a UIC 918.3 container or DOSIPAS barcode that cannot be taken apart (the verdict says the
+    /// same): why.
+    case payloadUnreadable(String)
     /// The payload has no FCB content.
     case absent
 
@@ -251,9 +254,14 @@ public enum FCBContent: Sendable, Hashable {
     /// read from the bytes as scanned whatever the verdict.
     public init(payload: [UInt8]) {
         if UIC918_3.isContainer(payload) {
-            guard let container = try? UICContainer(parsing: payload),
-                let record = container.record(UICFlex.recordID)
-            else {
+            let container: UICContainer
+            do {
+                container = try UICContainer(parsing: payload)
+            } catch {
+                self = .payloadUnreadable(UIC918_3.asSentence(error.message))
+                return
+            }
+            guard let record = container.record(UICFlex.recordID) else {
                 self = .absent
                 return
             }
@@ -262,8 +270,12 @@ public enum FCBContent: Sendable, Hashable {
             } catch {
                 self = .unreadable(UIC918_3.unreadable(record, error))
             }
-        } else if DOSIPASBarcode.isBarcode(payload), let barcode = try? DOSIPASBarcode(decoding: payload) {
-            self = DOSIPAS.railTicketJSON(of: barcode)
+        } else if DOSIPASBarcode.isBarcode(payload) {
+            do {
+                self = DOSIPAS.railTicketJSON(of: try DOSIPASBarcode(decoding: payload))
+            } catch {
+                self = .payloadUnreadable(UIC918_3.asSentence(error.message))
+            }
         } else {
             self = .absent
         }
