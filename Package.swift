@@ -215,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput"],
+            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput", "QuirkyTickets"],
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
@@ -244,6 +244,10 @@ let package = Package(
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        // UIC 918.3 tickets written with the quirks of real issuers, signed with the tests' own keys.
+        .target(
+            name: "QuirkyTickets", dependencies: ["TicketFormats", "Signatures", "FareCore"],
+            path: "Tests/QuirkyTickets", swiftSettings: strict),
         // Runs per CPU second and `openssl speed`'s verify rate, for the on-demand throughput tests.
         .target(name: "Throughput", path: "Tests/Throughput", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
@@ -276,7 +280,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
-                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
+                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -308,7 +312,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "farecheck", "Scanners", "ScannerSimulation"],
+            dependencies: ["TestSupport", "farecheck", "Scanners", "ScannerSimulation", "QuirkyTickets"],
             swiftSettings: strict
         ),
     ],

@@ -147,6 +147,63 @@ def uic_records(data):
     return records
 
 
+def uic_quirk_seeds():
+    """(name, container) of UIC 918.3 tickets written with the issuer quirks farecheck tolerates (see
+    docs/issuer-quirks.md), and with records no tolerance reads, so that the lenient paths are fuzzed from the start.
+    The signature is a fixed DER shape: the container and record targets do not check it."""
+    def record(rid, version, body, padded=False):
+        length = 12 + len(body)
+        text = f"{length:>4}" if padded else f"{length:04}"
+        return rid.encode() + version.encode() + text.encode() + body
+
+    def field(line, column, width, text, padded=False, characters=False):
+        raw = text.encode()
+        length = len(text) if characters else len(raw)
+        numbers = [(line, 2), (column, 2), (1, 2), (width, 2), (0, 1), (length, 4)]
+        return "".join(f"{v:>{w}}" if padded else f"{v:0{w}}" for v, w in numbers).encode() + raw
+
+    def layout(texts, announced=None, padded=False, characters=False, overrun=False):
+        count = len(texts) if announced is None else announced
+        body = b"RCT2" + (f"{count:<4}" if padded else f"{count:04}").encode()
+        for index, text in enumerate(texts):
+            raw = field(index, 0 if index == 0 else 20, 20, text, padded, characters)
+            if overrun and index == len(texts) - 1:
+                raw = raw[:9] + f"{len(text.encode()) + 40:04}".encode() + text.encode()
+            body += raw
+        return body
+
+    head = b"1186" + b"Q-FUZZ".ljust(20, b"\0") + b"280220261200" + b"0" + b"DA" + b"DA"
+    bl = (b"03" + b"1" + b"0103202631032026" + b"0000000042" + b"04" + b"S0010015Ordinaer billet"
+          + b"S0310010" + b"01.03.2026" + b"S0320010" + b"31.03.2026" + b"S0400006129,00")
+    texts = ["Ordinaer billet", "København H", "Malmö C"]
+    signature = (b"\x30\x2c\x02\x14" + b"\x5a" * 20 + b"\x02\x14" + b"\x3c" * 20).ljust(50, b"\0")
+
+    def container(inflated, padded_length=False):
+        compressed = zlib.compress(inflated, 9)
+        length = (f"{len(compressed):>4}" if padded_length else f"{len(compressed):04}").encode()
+        return b"#UT011186" + b"00001" + signature + length + compressed
+
+    seeds = {
+        "padded-lengths": container(
+            record("U_HEAD", "01", head, True) + record("0080BL", "03", bl, True)
+            + record("U_TLAY", "01", b"\0\0\0\0   0", True) + record("000IVU", "01", b"\x03\x08FHf", True), True),
+        "layout-padded-numbers": container(
+            record("U_HEAD", "01", head) + record("0080BL", "03", bl) + record("U_TLAY", "01", layout(texts, padded=True))),
+        "layout-characters": container(
+            record("U_HEAD", "01", head) + record("0080BL", "03", bl)
+            + record("U_TLAY", "01", layout(texts, characters=True))),
+        "layout-fewer-fields": container(
+            record("U_HEAD", "01", head) + record("0080BL", "03", bl) + record("U_TLAY", "01", layout(texts, 38))),
+        "layout-overrun": container(
+            record("U_HEAD", "01", head) + record("0080BL", "03", bl)
+            + record("U_TLAY", "01", layout(texts, overrun=True))),
+        "0080BL-broken-after-validity": container(
+            record("U_HEAD", "01", head) + record("0080BL", "03", bl.replace(b"S040", b"X040"))
+            + record("U_TLAY", "01", layout(texts))),
+    }
+    return seeds
+
+
 def main():
     if CORPORA.exists():
         shutil.rmtree(CORPORA)
@@ -180,6 +237,12 @@ def main():
     put("fuzz-zlib", "bomb", zlib.compress(b"\0" * 1_000_000, 9))
     put("fuzz-zlib", "empty", zlib.compress(b""))
     put("fuzz-zlib", "stored", zlib.compress(bytes(range(256)), 0))
+
+    uic_quirks = uic_quirk_seeds()
+    for name, data in uic_quirks.items():
+        for target in ("fuzz-payload", "fuzz-verify"):
+            put(target, "uic-quirk-" + name, data)
+        uic["quirk-" + name] = data
 
     for name, data in uic.items():
         put("fuzz-uic-container", name, data)

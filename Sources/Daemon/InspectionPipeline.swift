@@ -2,8 +2,8 @@ import Dispatch
 import FareCore
 import Foundation
 import Logging
-import ServiceLifecycle
 import Scanners
+import ServiceLifecycle
 import Sync
 import TrustStore
 import Verification
@@ -27,7 +27,7 @@ public protocol VerdictSink: Sendable {
 ///    while the first one's online check is still under way;
 /// 4. **online check** (`[sync] online_check`): can only turn `valid` into `revoked`, within its deadline;
 /// 5. **staleness**: `stale-trust-data` past `[sync] stale_after`;
-/// 6. **printed layout** of a UIC 918.3 ticket;
+/// 6. **printed layout** of a UIC 918.3 ticket, and the records of a UIC ticket that cannot be read;
 /// 7. **journal**: written and synced (`InspectionJournal.append`) before any sink fires, so a verdict that
 ///    was beeped, shown or sent to the gate is on disk, also after power loss, and on a full disk in the
 ///    journal's reserve;

@@ -158,11 +158,23 @@ struct StalenessStep: InspectionStep {
     }
 }
 
-/// A UIC 918.3 ticket's printed layout (U_TLAY), for the inspector to compare with the paper.
+/// A UIC 918.3 ticket's printed layout (U_TLAY), for the inspector to compare with the paper, and the records of a
+/// UIC ticket (918.3 or DOSIPAS) that are present but cannot be read, so that none disappears without a word.
 struct PrintedLayoutStep: InspectionStep {
     func apply(to scan: inout ScanInProgress) async {
-        guard scan.inspection.verdict.format == .uic9183 else { return }
-        scan.inspection.printedLayout = UIC918_3.printedLayout(of: scan.scan.payload)
+        let verdict = scan.inspection.verdict
+        switch verdict.format {
+        case .uic9183?:
+            scan.inspection.printedLayout = UIC918_3.printedLayout(of: scan.scan.payload)
+            // The mapping read every record already when there is a ticket; otherwise read them from the payload.
+            scan.inspection.unreadableRecords =
+                verdict.ticket?.unreadableRecords ?? UIC918_3.unreadableRecords(ofPayload: scan.scan.payload)
+        case .uic9189?:
+            scan.inspection.unreadableRecords =
+                verdict.ticket?.unreadableRecords ?? DOSIPAS.unreadableBlocks(ofPayload: scan.scan.payload)
+        default:
+            break
+        }
     }
 }
 

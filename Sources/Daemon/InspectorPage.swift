@@ -100,6 +100,9 @@ enum InspectorPage {
           padding: .5rem .75rem; border-radius: .4rem; background: #fff3b0; color: #1b1b1b; font-weight: 700;
         }
         #warnings li::before { content: "\26A0\FE0E  "; }
+        #unreadable { margin: 0; padding: 0; list-style: none; display: grid; gap: .3rem; font-size: .9rem; }
+        #unreadable li { padding: .35rem .75rem; border-radius: .4rem; background: #ffd8cc; color: #1b1b1b; }
+        #unreadable li strong { font-weight: 700; }
         #meta { margin: auto 0 0; font-size: 1rem; opacity: .9; }
         footer { padding: .5rem 1rem; background: #1d1f23; font-size: .95rem; }
         footer [data-stale="true"] { color: #ffd166; font-weight: 700; }
@@ -132,6 +135,7 @@ enum InspectorPage {
           <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
           <details id="all-fields" hidden><summary>All fields</summary><dl id="all-fields-list"></dl></details>
           <details id="keys" hidden><summary>Keys checked</summary><ul id="keys-list"></ul></details>
+          <ul id="unreadable" aria-label="Unreadable records" hidden></ul>
           <ul id="warnings" aria-label="Warnings" hidden></ul>
           <p id="meta" hidden></p>
         </main>
@@ -248,6 +252,19 @@ enum InspectorPage {
           const layout = Array.isArray(event.layout) ? event.layout : [];
           $("layout-grid").textContent = layout.join("\n");
           $("layout").hidden = layout.length === 0;
+
+          // Records present but unreadable are listed, never dropped: the inspector sees what the ticket holds.
+          const unreadable = $("unreadable");
+          unreadable.replaceChildren();
+          const records = Array.isArray(event.unreadableRecords) ? event.unreadableRecords : [];
+          for (const record of records) {
+            const item = document.createElement("li");
+            const where = document.createElement("strong");
+            where.textContent = "Unreadable: " + record.location;
+            item.append(where, document.createTextNode(" \u2014 " + record.reason));
+            unreadable.append(item);
+          }
+          unreadable.hidden = records.length === 0;
 
           const warnings = $("warnings");
           warnings.replaceChildren();

@@ -37,6 +37,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var documents: [Document]?
     /// The printed layout (UIC U_TLAY) as text lines, as `verify --show-layout` draws it.
     public var layout: [String]?
+    /// The records present but unreadable (UIC 918.3 records, DOSIPAS blocks): tag, version, offset, place and
+    /// reason, as `verify --json` lists them; absent when there are none.
+    public var unreadableRecords: [UnreadableRecord]?
     /// Every field the format carries, in display order, as `verify` prints them (DOSIPAS: both signature
     /// levels and the dynamic barcode's time; SSB: stations and class; VDV-KA: the entitlement's fields).
     public var details: [Detail]?
@@ -92,6 +95,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
                 Document(kind: $0.kind, summary: $0.summary, validFrom: $0.validFrom, validUntil: $0.validUntil)
             }
         self.layout = inspection.printedLayout
+        self.unreadableRecords = inspection.unreadableRecords.isEmpty ? nil : inspection.unreadableRecords
         let details = ticket?.details ?? []
         self.details = details.isEmpty ? nil : details.map { Detail(label: $0.label, value: $0.value) }
         self.warnings = verdict.warnings.map(\.code)

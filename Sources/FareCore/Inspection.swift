@@ -25,6 +25,9 @@ public struct Inspection: Sendable {
     public var latency: Duration?
     /// The ticket's printed layout (UIC U_TLAY) as text lines, for the inspector to compare with the paper.
     public var printedLayout: [String]?
+    /// The records of the payload that are present but cannot be read (UIC 918.3 records, DOSIPAS data blocks),
+    /// whatever the verdict: listed for the inspector, never dropped.
+    public var unreadableRecords: [UnreadableRecord] = []
 
     public init(
         id: String = UUID().uuidString, source: String, symbology: Symbology?, payloadByteCount: Int,

@@ -97,6 +97,13 @@ public struct Ticket: Sendable {
         get { storage.fields.disagreements }
         set { update { $0.disagreements = newValue } }
     }
+    /// Records of the ticket that are present but could not be read (a U_TLAY that breaks its layout, a record in
+    /// a version farecheck does not decode): listed, never dropped. A ticket whose deciding record is broken is no
+    /// ticket (its verdict is `malformed`), so only records the ticket was judged without get here.
+    public var unreadableRecords: [UnreadableRecord] {
+        get { storage.fields.unreadableRecords }
+        set { update { $0.unreadableRecords = newValue } }
+    }
 
     public init(
         format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
@@ -110,7 +117,7 @@ public struct Ticket: Sendable {
                 format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
                 issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
                 holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .built(details),
-                documents: documents, disagreements: disagreements))
+                documents: documents, disagreements: disagreements, unreadableRecords: []))
     }
 
     /// A ticket whose `details` are built by `deferredDetails` when read; the other fields as in
@@ -127,7 +134,8 @@ public struct Ticket: Sendable {
                 format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
                 issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
                 holder: holder, activatedAt: activatedAt, reactivations: reactivations,
-                detailSource: .deferred(deferredDetails), documents: documents, disagreements: disagreements))
+                detailSource: .deferred(deferredDetails), documents: documents, disagreements: disagreements,
+                unreadableRecords: []))
     }
 
     /// Adds lines after the existing `details`, built when read as well.
@@ -167,6 +175,7 @@ public struct Ticket: Sendable {
         var detailSource: DetailSource
         var documents: [TicketDocument]
         var disagreements: [TicketDisagreement]
+        var unreadableRecords: [UnreadableRecord]
     }
 
     private var storage: Storage
@@ -258,5 +267,76 @@ extension Ticket {
     public func validityWindow(at instant: Date) -> (validFrom: Date?, validUntil: Date?) {
         guard let index = governingDocument(at: instant) else { return (validFrom, validUntil) }
         return (documents[index].validFrom, documents[index].validUntil)
+    }
+}
+
+/// A record of a ticket that is present but cannot be read: where it is and why, so that it is listed to the
+/// inspector instead of disappearing.
+public struct UnreadableRecord: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// What `offset` counts.
+    public enum Place: String, Sendable, Hashable, Codable {
+        /// A byte of the inflated data of a UIC 918.3 container, where the record's header starts.
+        case inflatedData = "inflated-data"
+        /// A block of a DOSIPAS barcode's level-1 data sequence, counted from 0.
+        case level1Data = "level-1-data"
+        /// The level-2 data of a DOSIPAS barcode (`offset` is 0).
+        case level2Data = "level-2-data"
+    }
+
+    /// The record's tag, e.g. `U_TLAY`, or a DOSIPAS block's data format, e.g. `FCB3`.
+    public var tag: String
+    /// The record's version as written (`01`); empty where the format has none (DOSIPAS blocks).
+    public var version: String
+    /// Where the record is, counted as `place` says.
+    public var offset: Int
+    /// What `offset` counts.
+    public var place: Place
+    /// Why it cannot be read, as a sentence naming the byte or bit where it goes wrong.
+    public var reason: String
+
+    public init(tag: String, version: String, offset: Int, place: Place = .inflatedData, reason: String) {
+        self.tag = tag
+        self.version = version
+        self.offset = offset
+        self.place = place
+        self.reason = reason
+    }
+
+    /// Where the record is, for a person: `U_TLAY 01 at byte 53 of the inflated data`, `FCB3, block 1 of the
+    /// level-1 data`.
+    public var location: String {
+        switch place {
+        case .inflatedData: "\(tag) \(version) at byte \(offset) of the inflated data"
+        case .level1Data: "\(tag), block \(offset + 1) of the level-1 data"
+        case .level2Data: "\(tag), the level-2 data"
+        }
+    }
+
+    /// `U_TLAY 01 at byte 53 of the inflated data: the text of field 3 …`.
+    public var description: String { "\(location): \(reason)" }
+
+    private enum CodingKeys: String, CodingKey {
+        case tag, version, offset, place, reason, location
+    }
+
+    /// Its fields, and `location` for readers that show it as it is (the inspector page).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tag, forKey: .tag)
+        try container.encode(version, forKey: .version)
+        try container.encode(offset, forKey: .offset)
+        try container.encode(place, forKey: .place)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(location, forKey: .location)
+    }
+
+    /// Reads what `encode(to:)` wrote (`location` follows from the other fields).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tag = try container.decode(String.self, forKey: .tag)
+        version = try container.decode(String.self, forKey: .version)
+        offset = try container.decode(Int.self, forKey: .offset)
+        place = try container.decode(Place.self, forKey: .place)
+        reason = try container.decode(String.self, forKey: .reason)
     }
 }

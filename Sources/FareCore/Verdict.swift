@@ -81,6 +81,13 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
     public static let barcodeFreshnessNotCheckedCode = "barcode-freshness-not-checked"
     /// The keys and revocations have not been updated from the agency for longer than the configured staleness.
     public static let staleTrustDataCode = "stale-trust-data"
+    /// The issuer wrote the ticket in a way its standard does not allow but whose meaning is not in doubt (a number
+    /// padded with spaces, a U_TLAY text length counted in characters): read as meant, and named (which quirk, which
+    /// record, which byte) for the inspector and the issuer's support. See docs/issuer-quirks.md.
+    public static let issuerQuirkCode = "issuer-quirk"
+    /// A record the ticket can be judged without (the printed U_TLAY layout, a record in a version farecheck does not
+    /// decode) cannot be read: the ticket was judged on its other records, and the record is listed.
+    public static let unreadableRecordCode = "unreadable-record"
 }
 
 /// A key the verifier looked at for a ticket's signature, and what came of it: the answer to "why this verdict?"

@@ -2,7 +2,7 @@
 ///
 /// Parsers throw this and only this; the verifier turns it into a verdict. The message is a
 /// sentence for a person and names the offset where one helps.
-public struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct FormatError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         let name: String

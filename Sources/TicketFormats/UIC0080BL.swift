@@ -82,6 +82,10 @@ public struct UIC0080BL: Sendable, Hashable {
     public var serialWidth: Int
     /// The `S` fields, in order.
     public var fields: [Field]
+    /// Why the fields after the last one in `fields` could not be read, when the record breaks after its validity
+    /// (`S031` and `S032`) was read: the rest only informs, so the record is kept with the fields before the break
+    /// (see `init(record:)`). `nil` for a record read whole.
+    public var unreadableFields: FormatError?
 
     /// A record for building test tickets (written as version 03, serial width 10).
     public init(code: String = "03", validityBlocks: [ValidityBlock], fields: [Field]) {
@@ -90,6 +94,7 @@ public struct UIC0080BL: Sendable, Hashable {
         self.validityBlocks = validityBlocks
         serialWidth = 10
         self.fields = fields
+        unreadableFields = nil
     }
 
     /// The value of the first field with `tag`, e.g. `value(1)` for the product.
@@ -119,10 +124,14 @@ public struct UIC0080BL: Sendable, Hashable {
 
     /// Decodes a `0080BL` record.
     ///
+    /// Validity decides, the rest informs: when the `S` fields break (a field that does not start with `S`, a
+    /// length that is not digits or overruns the record, bytes other than zero padding after the last field)
+    /// after both `S031` and `S032` were read, the record is kept with the fields before the break and the
+    /// error in `unreadableFields`. A break before them leaves the validity unknown, so it is an error.
+    ///
     /// - Throws: `unsupported` for a version other than 02 and 03; `malformed`, naming the offset in
-    ///   the inflated data, for a count or length that is not digits, a day that does not exist, a field
-    ///   that does not start with `S` or overruns the record, or bytes other than zero padding after the
-    ///   last field.
+    ///   the inflated data, for a count or length that is not digits, a day that does not exist, or a break in the
+    ///   `S` fields before the validity was read.
     public init(record: UICRecord) throws(FormatError) {
         guard record.version == "02" || record.version == "03" else {
             throw .unsupported(
@@ -159,25 +168,33 @@ public struct UIC0080BL: Sendable, Hashable {
 
         let fieldCount = try cursor.number(2, "number of fields")
         var fields: [Field] = []
-        for index in 0..<fieldCount {
-            let start = cursor.position
-            let marker = try cursor.take(1, "field \(index + 1)")
-            guard marker.first == UInt8(ascii: "S") else {
+        do throws(FormatError) {
+            for index in 0..<fieldCount {
+                let start = cursor.position
+                let marker = try cursor.take(1, "field \(index + 1)")
+                guard marker.first == UInt8(ascii: "S") else {
+                    throw .malformed(
+                        "field \(index + 1) of the 0080BL record at byte \(start) starts with "
+                            + "\(UICFieldCursor.describe(marker)), not S"
+                    )
+                }
+                let tag = try cursor.number(3, "field \(index + 1)'s tag")
+                let length = try cursor.number(4, "field \(index + 1)'s length")
+                fields.append(Field(tag: tag, value: try cursor.text(length, "field S\(tag)'s value")))
+            }
+            let trailing = cursor.peek(cursor.remaining)
+            if let nonZero = trailing.firstIndex(where: { $0 != 0 }) {
                 throw .malformed(
-                    "field \(index + 1) of the 0080BL record at byte \(start) starts with "
-                        + "\(UICFieldCursor.describe(marker)), not S"
+                    "\(trailing.count) bytes follow the last of the \(fieldCount) fields of the 0080BL record at "
+                        + "byte \(cursor.base + nonZero), and they are not zero padding"
                 )
             }
-            let tag = try cursor.number(3, "field \(index + 1)'s tag")
-            let length = try cursor.number(4, "field \(index + 1)'s length")
-            fields.append(Field(tag: tag, value: try cursor.text(length, "field S\(tag)'s value")))
-        }
-        let trailing = cursor.peek(cursor.remaining)
-        if let nonZero = trailing.firstIndex(where: { $0 != 0 }) {
-            throw .malformed(
-                "\(trailing.count) bytes follow the last of the \(fieldCount) fields of the 0080BL record at byte "
-                    + "\(cursor.base + nonZero), and they are not zero padding"
-            )
+            unreadableFields = nil
+        } catch {
+            // The validity days are read: what breaks after them only informs.
+            let tags = Set(fields.map(\.tag))
+            guard tags.contains(31), tags.contains(32) else { throw error }
+            unreadableFields = error
         }
         self.fields = fields
     }

@@ -29,6 +29,8 @@ public struct UICRecord: Sendable, Hashable {
     public var offset: Int
     /// The record's content after its 12-byte header.
     public var body: [UInt8]
+    /// How the record's header departs from the standard (a length padded with spaces), as read from a container.
+    public var quirks: [IssuerQuirk] = []
 
     /// The size of the record's header: id (6), version (2) and length (4).
     public static let headerLength = 12
@@ -60,7 +62,8 @@ public struct UICRecord: Sendable, Hashable {
     /// Splits inflated container data into records.
     ///
     /// Every record must have a complete header whose length field is four digits, at least 12, and
-    /// within the data; otherwise `malformed` names the offset. Unknown records are kept.
+    /// within the data; otherwise `malformed` names the offset. Unknown records are kept. A length padded with
+    /// spaces instead of zeros (`"  53"`) is read as its digits and named in the record's `quirks`.
     public static func records(in data: [UInt8]) throws(FormatError) -> [UICRecord] {
         var records: [UICRecord] = []
         var offset = 0
@@ -82,7 +85,17 @@ public struct UICRecord: Sendable, Hashable {
                 )
             }
             let id = String(decoding: idBytes, as: UTF8.self)
-            guard let length = UICFieldCursor.asciiNumber(lengthBytes) else {
+            var quirks: [IssuerQuirk] = []
+            let length: Int
+            if let digits = UICFieldCursor.asciiNumber(lengthBytes) {
+                length = digits
+            } else if let padded = UICFieldCursor.spacePaddedNumber(lengthBytes) {
+                length = padded
+                quirks.append(
+                    IssuerQuirk(
+                        .spacePaddedNumber(written: String(decoding: lengthBytes, as: UTF8.self)), record: id,
+                        offset: offset + 8, field: "length"))
+            } else {
                 throw .malformed(
                     "the length of record \(id) at byte \(offset + 8) of the inflated data is "
                         + "\(UICFieldCursor.describe(lengthBytes)), not 4 digits"
@@ -100,12 +113,12 @@ public struct UICRecord: Sendable, Hashable {
                         + "but only \(left) bytes are left"
                 )
             }
-            records.append(
-                UICRecord(
-                    id: id, version: String(decoding: versionBytes, as: UTF8.self),
-                    body: Array(data[(offset + headerLength)..<(offset + length)]), offset: offset
-                )
+            var record = UICRecord(
+                id: id, version: String(decoding: versionBytes, as: UTF8.self),
+                body: Array(data[(offset + headerLength)..<(offset + length)]), offset: offset
             )
+            record.quirks = quirks
+            records.append(record)
             offset += length
         }
         return records
@@ -135,6 +148,11 @@ public struct UICContainer: Sendable, Hashable {
     public var signedData: [UInt8]
     /// The records of the inflated data, in order.
     public var records: [UICRecord]
+    /// How the `#UT` header departs from the standard (a data length padded with spaces).
+    public var headerQuirks: [IssuerQuirk]
+
+    /// How the container departs from the standard: its header's quirks, then each record header's, in order.
+    public var quirks: [IssuerQuirk] { headerQuirks + records.flatMap(\.quirks) }
 
     /// Takes a container apart.
     ///
@@ -150,7 +168,9 @@ public struct UICContainer: Sendable, Hashable {
     ///   padding (some issuers do that), otherwise as 64 raw bytes.
     /// - A version 2 header whose container only makes sense with a 50-byte field holding DER (length
     ///   digits at byte 64 and a DER signature at byte 14) is accepted with `signatureFieldLength` 50:
-    ///   some issuers lay out version 2 tickets like version 1.
+    ///   some issuers lay out version 2 tickets like version 1 (PKP Intercity); named in `quirks`.
+    /// - A data length or record length padded with spaces instead of zeros (`" 107"`) is read as its digits
+    ///   and named in `quirks` (Connexxion's bus tickets, see docs/issuer-quirks.md).
     ///
     /// - Throws: `malformed`, naming the offset, for anything that breaks the layout (including a
     ///   broken or oversized zlib stream and broken record headers); `unsupported` for a version other
@@ -186,7 +206,7 @@ public struct UICContainer: Sendable, Hashable {
         self.issuerCode = issuerCode
         self.keyID = keyID
 
-        let layout: Layout
+        var layout: Layout
         if version == 1 {
             layout = try Self.layout(of: bytes, fieldLength: 50, derOnly: true)
         } else {
@@ -196,12 +216,17 @@ public struct UICContainer: Sendable, Hashable {
                 // A version 1 layout under a version 2 header: only when that reading holds up entirely.
                 guard let fallback = try? Self.layout(of: bytes, fieldLength: 50, derOnly: true) else { throw error }
                 layout = fallback
+                layout.quirks.insert(
+                    IssuerQuirk(
+                        .version1LayoutUnderVersion2, record: IssuerQuirk.containerHeader, offset: 3, field: "version"),
+                    at: 0)
             }
         }
         signature = layout.signature
         signatureForm = layout.form
         signatureFieldLength = layout.fieldLength
         signedData = Array(bytes[layout.dataStart..<(layout.dataStart + layout.dataLength)])
+        headerQuirks = layout.quirks
 
         let inflated: [UInt8]
         do {
@@ -226,6 +251,7 @@ public struct UICContainer: Sendable, Hashable {
         var form: UICSignatureForm
         var dataStart: Int
         var dataLength: Int
+        var quirks: [IssuerQuirk]
     }
 
     /// Where the signature and the compressed data are, for a signature field of `fieldLength` bytes.
@@ -238,7 +264,17 @@ public struct UICContainer: Sendable, Hashable {
             throw .malformed("the UIC 918.3 header is truncated at byte \(bytes.count), inside the \(field)")
         }
         let lengthDigits = bytes[lengthStart..<dataStart]
-        guard let dataLength = UICFieldCursor.asciiNumber(lengthDigits) else {
+        var quirks: [IssuerQuirk] = []
+        let dataLength: Int
+        if let digits = UICFieldCursor.asciiNumber(lengthDigits) {
+            dataLength = digits
+        } else if let padded = UICFieldCursor.spacePaddedNumber(lengthDigits) {
+            dataLength = padded
+            quirks.append(
+                IssuerQuirk(
+                    .spacePaddedNumber(written: String(decoding: lengthDigits, as: UTF8.self)),
+                    record: IssuerQuirk.containerHeader, offset: lengthStart, field: "data length"))
+        } else {
             throw .malformed(
                 "the data length at byte \(lengthStart) is \(UICFieldCursor.describe(lengthDigits)), not 4 digits"
             )
@@ -272,7 +308,8 @@ public struct UICContainer: Sendable, Hashable {
             form = .raw
         }
         return Layout(
-            fieldLength: fieldLength, signature: signature, form: form, dataStart: dataStart, dataLength: dataLength)
+            fieldLength: fieldLength, signature: signature, form: form, dataStart: dataStart, dataLength: dataLength,
+            quirks: quirks)
     }
 
     /// A printable ASCII header field.

@@ -61,6 +61,52 @@ struct UICFieldCursor {
         return value
     }
 
+    /// Consumes a field of `count` ASCII digits, or of digits padded with spaces (`issuer quirk`): the value, and
+    /// the field as written when it was padded.
+    ///
+    /// Only a field whose digits form one run, with spaces before or after it, is read so (`" 107"`, `"13  "`):
+    /// that has one meaning. Spaces between digits, a field of spaces only, or any other byte is `malformed`,
+    /// with the message `number(_:_:)` gives.
+    mutating func paddedNumber(
+        _ count: Int, _ field: @autoclosure () -> String
+    ) throws(FormatError) -> (value: Int, padded: String?) {
+        let start = position
+        let raw = try take(count, field())
+        if let value = UICFieldCursor.asciiNumber(raw) { return (value, nil) }
+        if let value = UICFieldCursor.spacePaddedNumber(raw) {
+            return (value, String(decoding: raw, as: UTF8.self))
+        }
+        throw .malformed(
+            "the \(field()) of the \(subject) at byte \(start) is \(UICFieldCursor.describe(raw)), "
+                + "not \(count) digits"
+        )
+    }
+
+    /// Consumes the text of `count` characters (Unicode scalars of UTF-8), not bytes: for issuers that count U_TLAY
+    /// text lengths so. `nil` (nothing consumed) when the bytes run out or are not UTF-8, or when a character takes
+    /// four bytes (counted as one character by some and two by others, so the count would be ambiguous).
+    mutating func characters(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0 else { return nil }
+        var end = index
+        for _ in 0..<count {
+            guard end < bytes.count else { return nil }
+            let lead = bytes[end]
+            let width: Int
+            switch lead {
+            case 0x00...0x7F: width = 1
+            case 0xC2...0xDF: width = 2
+            case 0xE0...0xEF: width = 3
+            default: return nil
+            }
+            guard end + width <= bytes.count else { return nil }
+            end += width
+        }
+        let slice = bytes[index..<end]
+        guard String(utf8Validating: slice) != nil else { return nil }
+        index = end
+        return slice
+    }
+
     /// Consumes a text field of `count` bytes (UTF-8, or Latin-1 where it is not UTF-8).
     mutating func text(_ count: Int, _ field: @autoclosure () -> String) throws(FormatError) -> String {
         UICFieldCursor.text(try take(count, field()))
@@ -83,6 +129,17 @@ struct UICFieldCursor {
             value = value * 10 + Int(byte - 0x30)
         }
         return value
+    }
+
+    /// The value of a run of ASCII digits with spaces before or after it (not between), or `nil`: a number field
+    /// as some issuers write it, padded with spaces instead of zeros. A field without a space is not padded (see
+    /// `asciiNumber`), and one without a digit has no value.
+    static func spacePaddedNumber(_ bytes: some Collection<UInt8>) -> Int? {
+        let array = Array(bytes)
+        guard let first = array.firstIndex(where: { $0 != 0x20 }),
+            let last = array.lastIndex(where: { $0 != 0x20 }), first > 0 || last < array.count - 1
+        else { return nil }
+        return asciiNumber(array[first...last])
     }
 
     /// Text of a field: UTF-8 where the bytes are valid UTF-8, otherwise Latin-1.

@@ -1,3 +1,5 @@
+import FareCore
+
 /// The `U_TLAY` record (version 01): the text of the paper ticket, field by field, with positions.
 ///
 /// Body: layout standard (4, e.g. `RCT2`, `PLAI`), number of fields (4 digits), then for each field
@@ -38,6 +40,8 @@ public struct UICLayout: Sendable, Hashable {
     public var standard: String
     /// The fields, in record order.
     public var fields: [Field]
+    /// How the record departs from the standard, when it was read from a ticket (see `init(record:)`).
+    public var quirks: [IssuerQuirk] = []
 
     /// A layout for building test tickets.
     public init(standard: String, fields: [Field]) {
@@ -48,39 +52,136 @@ public struct UICLayout: Sendable, Hashable {
     /// The texts of the fields, in record order: the layout as a plain list.
     public var texts: [String] { fields.map(\.text) }
 
-    /// Decodes a `U_TLAY` record.
+    /// Decodes a `U_TLAY` record, reading the issuer quirks that have one meaning and naming them in `quirks`.
     ///
-    /// - Throws: `unsupported` for a version other than 01; `malformed`, naming the offset in the
-    ///   inflated data, for a number that is not digits, a text that overruns the record, or bytes other
-    ///   than zero padding after the last field.
+    /// The record is read as the standard says, except:
+    /// - a number padded with spaces instead of zeros (`"13  "`, `" 5"`) is read as its digits;
+    /// - a record that ends cleanly after fewer fields than it announces (at a field boundary, or with zero
+    ///   padding only) keeps the fields it holds;
+    /// - when that reading fails, the text lengths are read as counts of characters instead of bytes, and that
+    ///   reading is taken only if it consumes the record exactly and some length differs (issuers whose systems
+    ///   count characters: such a record cannot be read by bytes).
+    ///
+    /// - Throws: `unsupported` for a version other than 01; `malformed`, naming the offset in the inflated
+    ///   data, with what the byte reading found wrong (a number that is not digits, a text that overruns the
+    ///   record, bytes other than zero padding after the last field) when no reading holds.
     public init(record: UICRecord) throws(FormatError) {
         guard record.version == "01" else {
             throw .unsupported("U_TLAY version \(record.version) at byte \(record.offset) is not supported (only 01)")
         }
-        var cursor = UICFieldCursor(record.body, base: record.offset + UICRecord.headerLength, subject: "U_TLAY record")
-        standard = try cursor.text(4, "layout standard")
-        let count = try cursor.number(4, "number of fields")
+        do {
+            self = try Self.read(record, lengthsInCharacters: false)
+        } catch {
+            guard let counted = try? Self.read(record, lengthsInCharacters: true) else { throw error }
+            self = counted
+        }
+    }
+
+    /// Reads a record with the text lengths counted in bytes (the standard) or in characters.
+    private static func read(_ record: UICRecord, lengthsInCharacters: Bool) throws(FormatError) -> UICLayout {
+        let base = record.offset + UICRecord.headerLength
+        var cursor = UICFieldCursor(record.body, base: base, subject: "U_TLAY record")
+        let standard = try cursor.text(4, "layout standard")
+        var padding = PaddedNumbers(record: record.id)
+        let countStart = cursor.position
+        let count = padding.note(try cursor.paddedNumber(4, "number of fields"), "number of fields", at: countStart)
         var fields: [Field] = []
+        var characterCounted: (first: IssuerQuirk, count: Int)?
         for index in 0..<count {
+            // Fewer fields than announced: kept when the record ends cleanly here (lengths in bytes only, where a
+            // clean end is unambiguous; a character reading must consume the record exactly).
+            if !lengthsInCharacters, cursor.peek(cursor.remaining).allSatisfy({ $0 == 0 }) { break }
             func subject() -> String { "field \(index + 1)" }
-            let line = try cursor.number(2, "\(subject())'s line")
-            let column = try cursor.number(2, "\(subject())'s column")
-            let height = try cursor.number(2, "\(subject())'s height")
-            let width = try cursor.number(2, "\(subject())'s width")
-            let formatting = try cursor.number(1, "\(subject())'s formatting")
-            let length = try cursor.number(4, "\(subject())'s text length")
-            let text = try cursor.text(length, "\(subject())'s text")
+            func number(_ width: Int, _ name: String) throws(FormatError) -> Int {
+                let start = cursor.position
+                let read = try cursor.paddedNumber(width, "\(subject())'s \(name)")
+                return padding.note(read, "\(subject())'s \(name)", at: start)
+            }
+            let line = try number(2, "line")
+            let column = try number(2, "column")
+            let height = try number(2, "height")
+            let width = try number(2, "width")
+            let formatting = try number(1, "formatting")
+            let lengthStart = cursor.position
+            let length = try number(4, "text length")
+            let text: String
+            if lengthsInCharacters {
+                guard let characters = cursor.characters(length) else {
+                    throw .malformed(
+                        "\(subject())'s text of the U_TLAY record at byte \(cursor.position) is not "
+                            + "\(length) characters"
+                    )
+                }
+                if characters.count != length {
+                    let quirk = IssuerQuirk(
+                        .lengthInCharacters(characters: length, bytes: characters.count), record: record.id,
+                        offset: lengthStart, field: "\(subject())'s text length")
+                    characterCounted = (characterCounted?.first ?? quirk, (characterCounted?.count ?? 0) + 1)
+                }
+                text = UICFieldCursor.text(characters)
+            } else {
+                text = try cursor.text(length, "\(subject())'s text")
+            }
             fields.append(
                 Field(line: line, column: column, height: height, width: width, formatting: formatting, text: text))
         }
         let trailing = cursor.peek(cursor.remaining)
-        if let nonZero = trailing.firstIndex(where: { $0 != 0 }) {
+        if lengthsInCharacters {
+            // Taken only when it explains the record exactly, and only when some length counted characters.
+            guard trailing.isEmpty, fields.count == count, characterCounted != nil else {
+                throw .malformed("the U_TLAY record does not read with its text lengths counted in characters")
+            }
+        } else if let nonZero = trailing.firstIndex(where: { $0 != 0 }) {
             throw .malformed(
                 "\(trailing.count) bytes follow the last of the \(count) fields of the U_TLAY record at byte "
                     + "\(cursor.base + nonZero), and they are not zero padding"
             )
         }
-        self.fields = fields
+        var layout = UICLayout(standard: standard, fields: fields)
+        layout.quirks = padding.quirks
+        if let characterCounted {
+            var quirk = characterCounted.first
+            quirk.count = characterCounted.count
+            layout.quirks.append(quirk)
+        }
+        if fields.count < count {
+            layout.quirks.append(
+                IssuerQuirk(
+                    .fewerFieldsThanAnnounced(announced: count, held: fields.count), record: record.id,
+                    offset: countStart, field: "number of fields"))
+        }
+        return layout
+    }
+
+    /// The numbers of a record that were padded with spaces: one quirk, at the first, with their count.
+    private struct PaddedNumbers {
+        let record: String
+        var first: IssuerQuirk?
+        var count = 0
+
+        init(record: String) {
+            self.record = record
+        }
+
+        /// The value of a number just read, noting it when it was padded.
+        mutating func note(
+            _ number: (value: Int, padded: String?), _ field: @autoclosure () -> String, at offset: Int
+        ) -> Int {
+            if let padded = number.padded {
+                if first == nil {
+                    first = IssuerQuirk(
+                        .spacePaddedNumber(written: padded), record: record, offset: offset, field: field())
+                }
+                count += 1
+            }
+            return number.value
+        }
+
+        var quirks: [IssuerQuirk] {
+            guard var first else { return [] }
+            first.count = count
+            return [first]
+        }
     }
 
     /// The layout as a `U_TLAY` version 01 record.
@@ -170,17 +271,49 @@ public struct UICLayout: Sendable, Hashable {
     }
 }
 
+/// What a payload shows of its printed layout (U_TLAY): the grid, or why there is none.
+public enum PrintedLayout: Sendable, Hashable {
+    /// The layout drawn (`UICLayout.renderedLines`); empty for a layout without fields.
+    case drawn([String])
+    /// The payload has a U_TLAY record that cannot be read, even allowing for the issuer quirks farecheck knows.
+    case unreadable(UnreadableRecord)
+    /// The payload is a UIC 918.3 container that cannot be taken apart (the verdict says the same): why.
+    case containerUnreadable(String)
+    /// The payload is not a UIC 918.3 container, or has no U_TLAY record.
+    case absent
+
+    /// The drawn lines, `nil` when nothing is drawn.
+    public var lines: [String]? {
+        if case .drawn(let lines) = self { return lines }
+        return nil
+    }
+}
+
 extension UIC918_3 {
     /// The U_TLAY grid of a UIC 918.3 payload as printed (`UICLayout.renderedLines`), or `nil` when the payload is
-    /// not a UIC container or has no readable layout.
+    /// not a UIC container or has no readable layout (`layout(of:)` says which).
     ///
     /// Read from the payload as scanned, whatever the verdict: a forged ticket's text is shown too, under its
     /// verdict, because the inspector compares it with the paper or the phone.
     public static func printedLayout(of payload: [UInt8]) -> [String]? {
-        guard isContainer(payload), let container = try? UICContainer(parsing: payload),
-            let record = container.record(UICLayout.recordID),
-            let layout = try? UICLayout(record: record)
-        else { return nil }
-        return layout.renderedLines()
+        layout(of: payload).lines
+    }
+
+    /// The printed layout of a payload, or why there is none: never "no layout" for a ticket that has a U_TLAY
+    /// record. Read from the payload as scanned, whatever the verdict.
+    public static func layout(of payload: [UInt8]) -> PrintedLayout {
+        guard isContainer(payload) else { return .absent }
+        let container: UICContainer
+        do {
+            container = try UICContainer(parsing: payload)
+        } catch {
+            return .containerUnreadable(asSentence(error.message))
+        }
+        guard let record = container.record(UICLayout.recordID) else { return .absent }
+        do {
+            return .drawn(try UICLayout(record: record).renderedLines())
+        } catch {
+            return .unreadable(unreadable(record, error))
+        }
     }
 }

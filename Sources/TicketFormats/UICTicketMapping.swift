@@ -22,8 +22,20 @@ extension UIC918_3 {
     ///
     /// Records missing, unknown or in a version farecheck does not decode leave their fields `nil`.
     ///
-    /// - Throws: `malformed` when a record that farecheck decodes is broken, naming its offset.
+    /// Strict where validity is decided, liberal where a record only informs: a broken `U_HEAD`, `U_FLEX` or
+    /// `0080BL` validity is an error; a `U_TLAY` that cannot be read, `0080BL` fields that break after its
+    /// validity, and records in versions farecheck does not decode are listed in `unreadableRecords`.
+    ///
+    /// - Throws: `malformed` when a record that decides validity is broken, naming its offset.
     public static func ticket(from container: UICContainer) throws(FormatError) -> Ticket {
+        try content(of: container).ticket
+    }
+
+    /// The ticket as `ticket(from:)` maps it, with the issuer quirks read on the way (the container's and the
+    /// layout's), for the verifier to name.
+    ///
+    /// - Throws: `malformed` when a record that decides validity is broken, naming its offset.
+    public static func content(of container: UICContainer) throws(FormatError) -> UICContent {
         let head = try decodeFirst(container, UICHead.recordID, UICHead.init(record:))
         let bl = try decodeFirst(container, UIC0080BL.recordID, UIC0080BL.init(record:))
         var validFrom: Date?
@@ -84,7 +96,8 @@ extension UIC918_3 {
             }
         }
 
-        let layout = try decodeFirst(container, UICLayout.recordID, UICLayout.init(record:))
+        // The layout only informs: when it cannot be read it is listed, and the ticket is judged without it.
+        let layout = decodeInforming(container, UICLayout.recordID, UICLayout.init(record:))
         // The printed layout is what the passenger reads; where it states other days than FCB, FCB decides and
         // the inspector is told.
         if flex.value != nil, validFrom != nil || validUntil != nil, let texts = layout.value?.texts,
@@ -99,13 +112,67 @@ extension UIC918_3 {
 
         // Without U_HEAD the FCB booking code is the ticket's id (revocations need one).
         let ticketID = head.value?.ticketKeyBytes ?? flex.value?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
-        return Ticket(
+        var ticket = Ticket(
             format: .uic9183, issuer: head.value?.issuerCode ?? container.issuerCode, ticketID: ticketID,
-            validFrom: validFrom, validUntil: validUntil, issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
+            validFrom: validFrom, validUntil: validUntil,
+            issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
             product: product, category: category, passengers: passengers, holder: holder, documents: documents,
             disagreements: disagreements,
             deferredDetails: { detailLines(container, head: head, bl: bl, flex: flex, layout: layout) }
         )
+        var unread = [head.unreadable, bl.unreadable, layout.unreadable, flex.unreadable].compactMap { $0 }
+        if let value = bl.value, let record = container.record(UIC0080BL.recordID),
+            let partial = unreadable(value, record)
+        {
+            unread.append(partial)
+        }
+        // A setter copies the ticket's storage: only for the rare ticket with a record that cannot be read.
+        if !unread.isEmpty { ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset } }
+        return UICContent(ticket: ticket, quirks: container.quirks + (layout.value?.quirks ?? []))
+    }
+
+    /// The records of `container` that are present but cannot be read, in order: each record farecheck decodes
+    /// (`U_HEAD`, `0080BL`, `U_TLAY`, `U_FLEX`) that is broken or in a version it does not decode, and a `0080BL`
+    /// whose fields break after its validity. What a ticket that maps lists in `Ticket.unreadableRecords`, and
+    /// for one that does not, the records that broke it.
+    public static func unreadableRecords(in container: UICContainer) -> [UnreadableRecord] {
+        container.records.compactMap { record -> UnreadableRecord? in
+            do throws(FormatError) {
+                switch record.id {
+                case UICHead.recordID: _ = try UICHead(record: record)
+                case UICLayout.recordID: _ = try UICLayout(record: record)
+                case UICFlex.recordID: _ = try UICFlex.ticket(record: record)
+                case UIC0080BL.recordID: return unreadable(try UIC0080BL(record: record), record)
+                default: break
+                }
+                return nil
+            } catch {
+                return unreadable(record, error)
+            }
+        }
+    }
+
+    /// The records of a UIC 918.3 payload that are present but cannot be read (`unreadableRecords(in:)`), read
+    /// from the bytes as scanned whatever the verdict; empty for another format or a container that does not
+    /// parse (its verdict says why).
+    public static func unreadableRecords(ofPayload payload: [UInt8]) -> [UnreadableRecord] {
+        guard isContainer(payload), let container = try? UICContainer(parsing: payload) else { return [] }
+        return unreadableRecords(in: container)
+    }
+
+    /// `record` listed as unreadable because of `error`.
+    static func unreadable(_ record: UICRecord, _ error: FormatError) -> UnreadableRecord {
+        UnreadableRecord(
+            tag: record.id, version: record.version, offset: record.offset, reason: asSentence(error.message))
+    }
+
+    /// A `0080BL` record whose fields broke after its validity, listed; `nil` for one read whole.
+    private static func unreadable(_ bl: UIC0080BL, _ record: UICRecord) -> UnreadableRecord? {
+        guard let error = bl.unreadableFields else { return nil }
+        let last = bl.fields.last.map { " after \($0.tagName)" } ?? ""
+        return UnreadableRecord(
+            tag: record.id, version: record.version, offset: record.offset,
+            reason: "Its fields\(last) cannot be read (its validity can): \(asSentence(error.message))")
     }
 
     /// The `details` lines of a ticket, in display order (see `ticket(from:)`): built only when shown.
@@ -217,14 +284,19 @@ extension UIC918_3 {
         return "\(first) – \(last)"
     }
 
-    /// A record as decoded for the mapping: its value, or the `details` line saying its version was not decoded.
+    /// A record as decoded for the mapping: its value, or the `details` line saying why it was not decoded and the
+    /// record listed as unreadable.
     private struct Decoded<Record: Sendable>: Sendable {
         var value: Record?
         var note: (label: String, value: String)?
+        var unreadable: UnreadableRecord?
     }
 
-    /// Decodes the first record with `id`; no value when there is none or its version is not supported
-    /// (then a note for `details`, since an unknown version is no reason to reject the ticket).
+    /// Decodes the first record with `id`, which decides validity; no value when there is none or its version is
+    /// not supported (then a note for `details` and the record listed, since an unknown version is no reason to
+    /// reject the ticket).
+    ///
+    /// - Throws: the record's `malformed` error.
     private static func decodeFirst<Record: Sendable>(
         _ container: UICContainer, _ id: String, _ decode: (UICRecord) throws(FormatError) -> Record
     ) throws(FormatError) -> Decoded<Record> {
@@ -233,8 +305,29 @@ extension UIC918_3 {
             return Decoded(value: try decode(record))
         } catch {
             guard error.code == .unsupported else { throw error }
-            return Decoded(note: (id, "version \(record.version) not decoded"))
+            return Decoded(note: (id, "version \(record.version) not decoded"), unreadable: unreadable(record, error))
         }
+    }
+
+    /// Decodes the first record with `id`, which only informs: a record that cannot be read (broken, or in a
+    /// version not decoded) gives no value, a note for `details` and the record listed.
+    private static func decodeInforming<Record: Sendable>(
+        _ container: UICContainer, _ id: String, _ decode: (UICRecord) throws(FormatError) -> Record
+    ) -> Decoded<Record> {
+        guard let record = container.record(id) else { return Decoded() }
+        do {
+            return Decoded(value: try decode(record))
+        } catch {
+            let note = error.code == .unsupported ? "version \(record.version) not decoded" : "cannot be read"
+            return Decoded(note: (id, note), unreadable: unreadable(record, error))
+        }
+    }
+
+    /// A message as a sentence: capitalised, ending in a full stop.
+    static func asSentence(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        let body = first.uppercased() + text.dropFirst()
+        return body.hasSuffix(".") ? body : body + "."
     }
 
     /// `DD.MM.YYYY HH:MM` from `DDMMYYYYHHMM`.
@@ -273,4 +366,13 @@ extension UIC918_3 {
         else { return nil }
         return trimmed
     }
+}
+
+/// A UIC 918.3 container read into a ticket, with the issuer quirks read on the way.
+public struct UICContent: Sendable {
+    /// The ticket, as `UIC918_3.ticket(from:)` maps it (its `unreadableRecords` list what could not be read).
+    public var ticket: Ticket
+    /// How the container and its layout depart from the standard, in order: the `#UT` header, the record
+    /// headers, then the layout.
+    public var quirks: [IssuerQuirk]
 }

@@ -81,7 +81,9 @@ extension TicketVerifier {
     ///   document that applies now), `revoked` (valid);
     /// - a ticket valid by the policies, but a dynamic barcode that is stale — older than its duration plus the
     ///   clock skew, stamped more than the skew in the future, or past the header's end of validity plus the
-    ///   skew: `barcode-expired` (valid);
+    ///   skew: `barcode-expired` (valid). An FDC1 time stamp has no year: it is read as the latest such day and
+    ///   time not after now plus the skew (`DOSIPASTimeStamp.date(notAfter:)`), so it is never in the future, and
+    ///   one a little ahead of the clock reads as a year old;
     /// - otherwise `valid` (valid).
     ///
     /// The ticket's own verdict comes before freshness: an expired ticket is reported as `expired` even when its
@@ -122,13 +124,17 @@ extension TicketVerifier {
         }
         let label = "\(issuer)/\(keyID)"
 
+        // A barcode is never generated in the future: an FDC1 time stamp (which has no year) is the latest such
+        // day and time not after now plus the clock tolerance.
+        let latestGeneration = now.addingTimeInterval(clockSkew)
+
         switch report.level1 {
         case .missing:
             return verdict(
                 .invalidSignature, "The barcode carries no level-1 signature: an unsigned frame is never genuine.",
                 .invalid)
         case .unknownKey:
-            let ticket = try? DOSIPAS.ticket(from: barcode, at: now)
+            let ticket = try? DOSIPAS.ticket(from: barcode, at: latestGeneration)
             let why =
                 report.keys.isEmpty
                 ? "No trusted key \(label) (security provider/key id); import the UIC key list."
@@ -168,7 +174,7 @@ extension TicketVerifier {
         var ticket: Ticket
         let freshness: DOSIPASFreshness?
         do {
-            let content = try DOSIPAS.content(of: barcode, at: now)
+            let content = try DOSIPAS.content(of: barcode, at: latestGeneration)
             ticket = content.ticket
             // Only level-2 data that level 2 authenticates says anything about freshness.
             freshness = report.level2.isValid ? content.freshness : nil
@@ -197,9 +203,11 @@ extension TicketVerifier {
                 now.timeIntervalSince(generated) > TimeInterval(duration) + skew
             {
                 let age = Int(now.timeIntervalSince(generated))
+                // An FDC1 stamp a little ahead of the clock reads as last year's: say days, not millions of seconds.
+                let ago = age < 172_800 ? "\(age) s ago" : "\(age / 86_400) days ago"
                 return verdict(
                     .barcodeExpired,
-                    "The barcode was generated at \(generated.formatted(.iso8601)), \(age) s ago, and may be shown for "
+                    "The barcode was generated at \(generated.formatted(.iso8601)), \(ago), and may be shown for "
                         + "\(duration) s only: it is a copy or a screenshot.", .valid, ticket: ticket,
                     warnings: result.warnings)
             }
@@ -280,7 +288,8 @@ extension TicketVerifier {
             return report
         }
         // Unsigned content, read only to tell which failed keys were trusted when the ticket says it was issued.
-        let (evidence, keys) = trial.considerations(issuedAt: try? DOSIPAS.ticket(from: barcode, at: now).issuedAt)
+        let (evidence, keys) = trial.considerations(
+            issuedAt: try? DOSIPAS.ticket(from: barcode, at: now.addingTimeInterval(clockSkew)).issuedAt)
         report.keys = keys
         if evidence.isEmpty {
             report.level1 = .unknownKey

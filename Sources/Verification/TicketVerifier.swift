@@ -260,34 +260,50 @@ public struct TicketVerifier: Sendable {
                 trial, issuedAt: issuedAt, frame: frame, format: format, issuer: issuer, keyID: keyID, label: label,
                 at: now)
         }
-        var ticket: Ticket
+        // Strict where validity is decided, liberal where a record only informs (docs/issuer-quirks.md): the
+        // mapping refuses a broken deciding record, lists an unreadable informing one, and names the quirks read.
+        let content: UICContent
         do {
-            ticket = try UIC918_3.ticket(from: container)
+            content = try UIC918_3.content(of: container)
         } catch {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
+                signature: .valid, format: format, issuer: issuer, keyID: keyID,
+                warnings: IssuerQuirk.warnings(container.quirks), inspectedAt: now,
                 keys: trial.considerations(issuedAt: nil).keys
             )
         }
+        var ticket = content.ticket
         // Revocations and display use the normalised issuer code (`80` = `0080`).
         ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
-        var verdict = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))
+        var verdict = try applyPolicies(
+            uicPolicies, PolicyContext(ticket: ticket, key: key, now: now),
+            warnings: IssuerQuirk.warnings(content.quirks))
         let issuedAt = ticket.issuedAt
         verdict.deferKeys { trial.considerations(issuedAt: issuedAt).keys }
         return verdict
     }
 
-    func applyPolicies(_ policies: [any TicketPolicy], _ context: PolicyContext) throws(VerifierError)
-        -> Verdict
-    {
+    /// The verdict of the policies on a ticket whose signature is valid, with `warnings` (from reading the ticket)
+    /// first, then those for its records that disagree or cannot be read, then the policies' own.
+    func applyPolicies(
+        _ policies: [any TicketPolicy], _ context: PolicyContext, warnings leading: [VerdictWarning] = []
+    ) throws(VerifierError) -> Verdict {
         let ticket = context.ticket
+        var warnings = leading
         // Records of one ticket that state different things: the structured record decided, the inspector is told.
-        var warnings = ticket.disagreements.map {
+        warnings += ticket.disagreements.map {
             VerdictWarning(
                 code: VerdictWarning.recordsDisagreeCode,
                 message: "The ticket's records disagree on the \($0.subject): \($0.kept) decides, not \($0.overruled).")
+        }
+        // Records that cannot be read but do not decide (they inform, or are in a version not decoded): the ticket
+        // was judged without them, and they are listed.
+        warnings += ticket.unreadableRecords.map {
+            VerdictWarning(
+                code: VerdictWarning.unreadableRecordCode,
+                message: "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
         }
         for policy in policies {
             // A clock that cannot be trusted judges nothing that depends on the instant.

@@ -87,7 +87,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var showLayout = false
     @Flag(
         name: .customLong("show-fcb"),
-        help: "Print every decoded FCB field (a UIC ticket's U_FLEX record), nested, as JSON.")
+        help: "Print every decoded FCB field (a UIC U_FLEX record, a DOSIPAS FCB block), nested, as JSON.")
     var showFCB = false
     @Flag(
         help: """
@@ -142,46 +142,65 @@ struct VerifyCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             allValid = allValid && verdict.isValid
-            var report = VerdictReport(
-                Inspection(
-                    source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
-                    payloadDigest: digest(.sha256, payload.bytes), verdict: verdict))
-            let layout = showLayout ? Self.layoutLines(payload.bytes) : nil
-            let fcb = showFCB ? Self.fcbJSON(payload.bytes) : nil
+            var inspection = Inspection(
+                source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
+                payloadDigest: digest(.sha256, payload.bytes), verdict: verdict)
+            inspection.unreadableRecords = Self.unreadableRecords(of: payload.bytes, verdict: verdict)
+            var report = VerdictReport(inspection)
+            let layout = showLayout ? UIC918_3.layout(of: payload.bytes) : .absent
+            let fcb = showFCB ? FCBContent(payload: payload.bytes) : .absent
             if json {
-                report.layout = layout
+                report.layout = layout.lines
                 var line = jsonLine(report)
                 // The decoded tree is JSON already: it goes into the object as it is, under "fcb".
-                if showFCB, line.hasSuffix("}") { line = String(line.dropLast()) + ",\"fcb\":\(fcb ?? "null")}" }
+                if showFCB, line.hasSuffix("}") {
+                    var tree = "null"
+                    if case .decoded(let json) = fcb { tree = json }
+                    line = String(line.dropLast()) + ",\"fcb\":\(tree)}"
+                }
                 printLine(line)
             } else {
                 printLine(report.text)
                 if explain { printLine(report.explanation) }
-                if showLayout {
-                    printLine(layout.map(Self.boxed) ?? "  (no U_TLAY layout in this ticket)")
-                }
-                if showFCB { printLine(fcb ?? "  (no FCB content in this ticket)") }
+                if showLayout { printLine(Self.text(of: layout)) }
+                if showFCB { printLine(Self.text(of: fcb)) }
             }
         }
         if !allValid { throw ExitCode(1) }
     }
 
-    /// Every decoded field of a UIC ticket's U_FLEX record as JSON, or `nil` when the payload has none (or it
-    /// does not decode: the verdict says why).
-    static func fcbJSON(_ payload: [UInt8]) -> String? {
-        guard UIC918_3.isContainer(payload), let container = try? UICContainer(parsing: payload),
-            let record = container.record(UICFlex.recordID),
-            let version = FCBVersion(uflexRecordVersion: record.version),
-            let data = try? FCBData(decoding: record.body, version: version)
-        else { return nil }
-        return data.json
+    /// The records of a payload that are present but cannot be read: the ticket's list when the verdict has a
+    /// ticket (the mapping read every record already), else read from the payload as scanned (UIC 918.3 records,
+    /// DOSIPAS blocks), so that a ticket refused for a broken record still names it.
+    static func unreadableRecords(of payload: [UInt8], verdict: Verdict) -> [UnreadableRecord] {
+        if let ticket = verdict.ticket { return ticket.unreadableRecords }
+        switch verdict.format {
+        case .uic9183?: return UIC918_3.unreadableRecords(ofPayload: payload)
+        case .uic9189?: return DOSIPAS.unreadableBlocks(ofPayload: payload)
+        default: return []
+        }
     }
 
-    /// The U_TLAY grid of a UIC ticket, or `nil` when the payload has none (or is not UIC).
-    ///
-    /// Drawn from the payload as scanned, whatever the verdict: a forged ticket's text is shown too, under
-    /// its verdict, because the inspector compares it with the paper.
-    static func layoutLines(_ payload: [UInt8]) -> [String]? { UIC918_3.printedLayout(of: payload) }
+    /// `--show-layout` for a person: the grid in a frame, or why there is none.
+    static func text(of layout: PrintedLayout) -> String {
+        switch layout {
+        case .drawn(let lines) where lines.isEmpty: "  (the U_TLAY layout has no fields)"
+        case .drawn(let lines): boxed(lines)
+        case .unreadable(let record): "  (the \(record.location) cannot be read: \(record.reason))"
+        case .containerUnreadable(let reason): "  (the ticket's records cannot be read: \(reason))"
+        case .absent: "  (no U_TLAY layout in this ticket)"
+        }
+    }
+
+    /// `--show-fcb` for a person: the decoded tree, or why there is none.
+    static func text(of fcb: FCBContent) -> String {
+        switch fcb {
+        case .decoded(let json): json
+        case .unreadable(let record): "  (the \(record.location) cannot be read: \(record.reason))"
+        case .payloadUnreadable(let reason): "  (the ticket cannot be read: \(reason))"
+        case .absent: "  (no FCB content in this ticket)"
+        }
+    }
 
     /// Lines in a frame, so that leading and trailing spaces of the grid stay visible.
     static func boxed(_ lines: [String]) -> String {
@@ -230,6 +249,8 @@ struct VerdictReport: Encodable {
     var layout: [String]?
     /// The UIC keys looked at and what came of each (absent when none were: other formats, no key at all).
     var keys: [KeyConsideration]?
+    /// The records present but unreadable (tag, version, offset, place, reason); absent when there are none.
+    var unreadableRecords: [UnreadableRecord]?
 
     struct Detail: Encodable {
         var label: String
@@ -274,6 +295,7 @@ struct VerdictReport: Encodable {
         self.warningMessages = verdict.warnings.map(\.message)
         self.inspectedAt = verdict.inspectedAt
         self.keys = verdict.keys.isEmpty ? nil : verdict.keys
+        self.unreadableRecords = inspection.unreadableRecords.isEmpty ? nil : inspection.unreadableRecords
         if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
             self.clockFloor = floor.instant
             self.clockFloorSource = floor.source.rawValue
@@ -322,6 +344,7 @@ struct VerdictReport: Encodable {
         }
         add("activated", activatedAt?.iso8601)
         for detail in details ?? [] { add(detail.label, detail.value) }
+        for record in unreadableRecords ?? [] { add("unreadable", record.description) }
         for (code, message) in zip(warnings, warningMessages) { add("warning", "\(code): \(message)") }
         add("checked at", inspectedAt.iso8601)
         if let clockFloor {

@@ -88,7 +88,7 @@ struct DOSIPASTests {
     @Test("FDC1 time stamps, durations and ends of validity of the U2 samples")
     func fdc1() throws {
         let cts = try Self.barcode("cts-ticket.bin")
-        let ctsFresh = try #require(try cts.freshness(near: utc(2026, 2, 12, 19), issuingDay: nil))
+        let ctsFresh = try #require(try cts.freshness(notAfter: utc(2026, 2, 12, 19), issuingDay: nil))
         #expect(ctsFresh.generatedAt == utc(2026, 2, 12, 18, 45, 28))
         #expect(ctsFresh.duration == 300)
         #expect(ctsFresh.endOfValidity == utc(2026, 2, 12, 19, 18))
@@ -100,18 +100,64 @@ struct DOSIPASTests {
         #expect(content.timeStamp == DOSIPASTimeStamp(dayOfYear: 43, secondOfDay: 67_528))
 
         let ain = try Self.barcode("bus-ain-ticket.bin")
-        let ainFresh = try #require(try ain.freshness(near: utc(2026, 2, 15, 11), issuingDay: nil))
+        let ainFresh = try #require(try ain.freshness(notAfter: utc(2026, 2, 15, 11), issuingDay: nil))
         #expect(ainFresh.generatedAt == utc(2026, 2, 15, 10, 49, 29))
         #expect(ainFresh.duration == 120)
         #expect(ainFresh.endOfValidity == utc(2026, 2, 16, 10, 49))
     }
 
-    @Test("the year of an FDC1 time stamp is the one nearest the inspection, across New Year")
-    func timeStampYear() {
-        let stamp = DOSIPASTimeStamp(dayOfYear: 365, secondOfDay: 86_000)
-        #expect(stamp.date(near: utc(2026, 1, 1, 0, 5)) == utc(2025, 12, 31, 23, 53, 20))
-        let january = DOSIPASTimeStamp(dayOfYear: 1, secondOfDay: 60)
-        #expect(january.date(near: utc(2025, 12, 31, 23, 59)) == utc(2026, 1, 1, 0, 1))
+    @Test("an FDC1 time stamp is the latest such day and time not after now plus the tolerance: New Year")
+    func timeStampYearAroundNewYear() {
+        let skew: TimeInterval = 120
+        func read(_ day: Int, _ second: Int, inspected: Date) -> Date {
+            DOSIPASTimeStamp(dayOfYear: day, secondOfDay: second).date(notAfter: inspected.addingTimeInterval(skew))
+        }
+        // Inspected on 1 January for a barcode generated on 31 December (day 365 of 2025): last year's.
+        #expect(read(365, 86_000, inspected: utc(2026, 1, 1, 0, 5)) == utc(2025, 12, 31, 23, 53, 20))
+        // Day 366 on 1 January after a leap year: 31 December of that year.
+        #expect(read(366, 86_390, inspected: utc(2025, 1, 1, 0, 0, 30)) == utc(2024, 12, 31, 23, 59, 50))
+        // Inspected on 31 December for day 1 stamped one minute after midnight: this year's only within the
+        // tolerance (a phone clock a minute ahead), never next year's.
+        #expect(read(1, 60, inspected: utc(2025, 12, 31, 23, 59)) == utc(2026, 1, 1, 0, 1))
+        #expect(read(1, 300, inspected: utc(2025, 12, 31, 23, 59)) == utc(2025, 1, 1, 0, 5))
+        // Inspected on 31 December at noon for day 1: the 1 January of the same year, a year old.
+        #expect(read(1, 10, inspected: utc(2025, 12, 31, 12)) == utc(2025, 1, 1, 0, 0, 10))
+        // Exactly at the limit counts; a second after it is last year's.
+        #expect(read(1, 120, inspected: utc(2026, 1, 1)) == utc(2026, 1, 1, 0, 2))
+        #expect(read(1, 121, inspected: utc(2026, 1, 1)) == utc(2025, 1, 1, 0, 2, 1))
+    }
+
+    @Test("an FDC1 time stamp is never in the future: a February day read in November is this February's")
+    func timeStampNeverInTheFuture() {
+        let february = DOSIPASTimeStamp(dayOfYear: 43, secondOfDay: 67_528)
+        // The nearest-year rule read this as 2027-02-12, after the ticket's own end of validity.
+        #expect(february.date(notAfter: utc(2026, 11, 20, 10)) == utc(2026, 2, 12, 18, 45, 28))
+        // Stamped 15 minutes ahead of the inspection (a barcode made in advance): last year's, so stale.
+        #expect(february.date(notAfter: utc(2026, 2, 12, 18, 32)) == utc(2025, 2, 12, 18, 45, 28))
+        for hour in 0..<24 {
+            let limit = utc(2026, 6, 1, hour)
+            for day in [1, 59, 60, 152, 153, 365, 366] {
+                #expect(DOSIPASTimeStamp(dayOfYear: day, secondOfDay: 86_399).date(notAfter: limit) <= limit)
+            }
+        }
+    }
+
+    @Test("leap days: day 60 is 29 February in a leap year and 1 March otherwise; day 366 only in leap years")
+    func timeStampLeapDays() {
+        func read(_ day: Int, _ second: Int, notAfter limit: Date) -> Date {
+            DOSIPASTimeStamp(dayOfYear: day, secondOfDay: second).date(notAfter: limit)
+        }
+        #expect(read(60, 39_600, notAfter: utc(2024, 2, 29, 12)) == utc(2024, 2, 29, 11))
+        #expect(read(60, 60, notAfter: utc(2025, 3, 1, 0, 2, 30)) == utc(2025, 3, 1, 0, 1))
+        // Across midnight into 1 March: in a leap year the day before is day 60, in other years day 59.
+        #expect(read(60, 86_390, notAfter: utc(2024, 3, 1, 0, 2, 30)) == utc(2024, 2, 29, 23, 59, 50))
+        #expect(read(59, 86_390, notAfter: utc(2025, 3, 1, 0, 2, 30)) == utc(2025, 2, 28, 23, 59, 50))
+        // Day 60 seen on 29 February before the stamp's time: the 1 March of the year before (2023 had no leap day).
+        #expect(read(60, 43_200, notAfter: utc(2024, 2, 29, 6)) == utc(2023, 3, 1, 12))
+        // Day 366 in a year without one: the 31 December of the latest leap year, 2100 not being one.
+        #expect(read(366, 0, notAfter: utc(2026, 6, 1)) == utc(2024, 12, 31))
+        #expect(read(366, 3_600, notAfter: utc(2024, 12, 31, 12)) == utc(2024, 12, 31, 1))
+        #expect(read(366, 0, notAfter: utc(2104, 1, 1)) == utc(2096, 12, 31))
     }
 
     @Test("the synthetic sample's Intercode dynamic data: day 0, 59710 s local, offset -8, 600 s")
@@ -123,7 +169,7 @@ struct DOSIPASTests {
         }
         #expect(data == IntercodeDynamicData.testValue(day: 0, second: 59_710, offset: -8, duration: 600))
         let fresh = try #require(
-            try sample.freshness(near: utc(2020, 4, 30), issuingDay: FCBDay(year: 2020, dayOfYear: 121)))
+            try sample.freshness(notAfter: utc(2020, 4, 30), issuingDay: FCBDay(year: 2020, dayOfYear: 121)))
         #expect(fresh.generatedAt == utc(2020, 4, 30, 14, 35, 10))
         #expect(fresh.duration == 600)
     }

@@ -145,6 +145,14 @@ struct UICContainerTests {
         #expect(second.signature == UICFixture.derSigner([]))
         #expect(second.signedData == first.signedData)
         #expect(second.records == first.records)
+        // Read as meant, and named: the header's version and the layout disagree.
+        #expect(first.quirks.isEmpty)
+        #expect(second.quirks.map(\.kind) == [.version1LayoutUnderVersion2])
+        #expect(second.quirks.first?.offset == 3)
+        #expect(
+            IssuerQuirk.warnings(second.quirks).first?.message.contains(
+                "the #UT header says version 02 at byte 3 of the barcode, but its signature field is 50 bytes of DER")
+                == true)
     }
 
     @Test("zero bytes after the compressed data are tolerated as padding, anything else is not")

@@ -169,6 +169,26 @@ struct DOSIPASVerifierTests {
         #expect(VerdictKind.barcodeExpired.rawValue == "barcode-expired")
     }
 
+    @Test("a dynamic barcode inspected in November whose stamp is in February was generated this February")
+    func fdc1YearInNovember() throws {
+        let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")
+        // Stamped day 43, 18:45:28 UTC: 12 February. In November the nearest year was next February.
+        let november = try verify(payload, at: utc(2026, 11, 20, 10))
+        #expect(november.kind == .expired)
+        let details = Dictionary(
+            (november.ticket?.details ?? []).map { ($0.label, $0.value) }, uniquingKeysWith: { first, _ in first })
+        #expect(details["barcode generated"]?.contains("2026-02-12") == true, "\(details["barcode generated"] ?? "")")
+
+        // Shown 15 minutes before its stamp, beyond the 120 s tolerance: never a barcode of the future, so a year old.
+        let early = try verify(payload, at: utc(2026, 2, 12, 18, 30))
+        #expect(early.kind == .barcodeExpired, "\(early.reason)")
+        #expect(early.reason.contains("2025-02-12T18:45:28Z, 364 days ago"), "\(early.reason)")
+        // Within the tolerance it is this year's, and fresh.
+        let ahead = try verify(payload, at: utc(2026, 2, 12, 18, 44))
+        #expect(ahead.kind == .valid, "\(ahead.reason)")
+        #expect(ahead.reason.hasSuffix("generated 0 s ago."), "\(ahead.reason)")
+    }
+
     @Test("level 2 stripped, or its signature altered by one bit: invalid-signature")
     func level2Tampering() throws {
         let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")

@@ -15,6 +15,13 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = fuzzInput(start, count)
     if let barcode = try? DOSIPASBarcode(decoding: bytes) {
         _ = try? DOSIPAS.ticket(from: barcode, at: Date(timeIntervalSince1970: 1_800_000_000))
+        _ = DOSIPAS.unreadableBlocks(of: barcode).map(\.description)
+        if case .decoded(let json) = DOSIPAS.railTicketJSON(of: barcode) { _ = json.utf8.count }
+        // The year of an FDC1 stamp: the latest such instant not after the limit, for any day and second.
+        if case .fdc1(let content)? = try? barcode.dynamicContent(), let stamp = content.timeStamp {
+            let limit = Date(timeIntervalSince1970: 1_800_000_000)
+            precondition(stamp.date(notAfter: limit) <= limit, "an FDC1 stamp read after its limit")
+        }
     }
     return 0
 }

@@ -2,7 +2,9 @@ import Foundation
 import FuzzSupport
 import TicketFormats
 
-/// Fuzzes a whole UIC 918.3 container: header, signature field, inflation, records, and the ticket mapping.
+/// Fuzzes a whole UIC 918.3 container: header, signature field, inflation, records, and the ticket mapping, with
+/// the issuer quirks they tolerate (space-padded lengths, lenient U_TLAY) and what the inspector is shown of them
+/// (the quirk warnings, the unreadable records, the printed layout, the FCB content).
 @_cdecl("fuzz_uic_container_main")
 func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     runLibFuzzer(argc, argv, fuzz)
@@ -16,7 +18,14 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         for record in container.records {
             _ = record.summary
         }
-        _ = try? UIC918_3.ticket(from: container)
+        if let content = try? UIC918_3.content(of: container) {
+            _ = IssuerQuirk.warnings(content.quirks)
+            _ = content.ticket.unreadableRecords.map(\.description)
+        }
+        _ = UIC918_3.unreadableRecords(in: container).map(\.description)
+        _ = IssuerQuirk.warnings(container.quirks)
     }
+    if case .drawn(let lines) = UIC918_3.layout(of: bytes) { _ = lines.count }
+    _ = FCBContent(payload: bytes)
     return 0
 }

@@ -22,7 +22,10 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     switch selector {
     case 0:
         guard let records = try? UICRecord.records(in: body) else { break }
-        for record in records { decodeRecord(record) }
+        for record in records {
+            _ = record.quirks.map(\.description)
+            decodeRecord(record)
+        }
     case 1: decodeRecord(UICRecord(id: "U_HEAD", version: "01", body: body))
     case 2: decodeRecord(UICRecord(id: "U_TLAY", version: "01", body: body))
     case 3: decodeRecord(UICRecord(id: "0080BL", version: "03", body: body))
@@ -37,9 +40,13 @@ func decodeRecord(_ record: UICRecord) {
     switch record.id {
     case "U_HEAD": _ = try? UICHead(record: record)
     case "U_TLAY":
-        if let layout = try? UICLayout(record: record) { _ = layout.renderedLines() }
+        // Lenient: space-padded numbers, fewer fields than announced, lengths in characters.
+        if let layout = try? UICLayout(record: record) {
+            _ = layout.renderedLines()
+            _ = IssuerQuirk.warnings(layout.quirks)
+        }
     case "0080BL":
-        if let bl = try? UIC0080BL(record: record) { _ = bl.value(1) }
+        if let bl = try? UIC0080BL(record: record) { _ = (bl.value(1), bl.unreadableFields?.message) }
     case "U_FLEX": _ = try? UICFlex.ticket(record: record)
     default: break
     }

@@ -40,6 +40,12 @@ public enum DOSIPASDataFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The FCB version of an FCB block, `nil` for any other.
+    public var fcbVersion: FCBVersion? {
+        if case .fcb(let version) = self { return version }
+        return nil
+    }
+
     /// The `dataFormat` string.
     public var description: String {
         switch self {

@@ -7,26 +7,29 @@ public struct DOSIPASTimeStamp: Sendable, Hashable {
     /// `time`: seconds after midnight UTC.
     public var secondOfDay: Int
 
-    /// The instant, in the year (of the one before, of, and after `reference`'s UTC year) that puts it
-    /// nearest to `reference`.
+    /// The instant: the latest one with this day of the year and second of the day that is not after `limit`.
     ///
-    /// The year is not encoded. Taking the issuing year would be wrong for a ticket bought in December and
-    /// shown in January; the nearest year to the inspection time is right whenever the barcode is younger than
-    /// half a year, which any barcode that passes the freshness check is.
-    public func date(near reference: Date) -> Date {
-        let referenceSeconds = Int(reference.timeIntervalSince1970.rounded(.down))
-        let year = UICTime.civil(fromDays: referenceSeconds.floorDivided(by: 86_400)).year
-        var best = 0
-        var bestDistance = Int.max
-        for candidate in [year - 1, year, year + 1] {
+    /// The year is not encoded, and a barcode is never generated in the future: pass the inspection time plus
+    /// the clock-skew tolerance. A barcode stamped later in the year than that (a day in November read in
+    /// February) is last year's, and therefore old, never next year's. Day 366 exists only in leap years: it is
+    /// the 31 December of the latest leap year not after `limit`. Nearest-year rules (the UIC's reference code,
+    /// farecheck before) turn a stale barcode into one generated in the future.
+    public func date(notAfter limit: Date) -> Date {
+        let limitSeconds = Int(limit.timeIntervalSince1970.rounded(.down))
+        let year = UICTime.civil(fromDays: limitSeconds.floorDivided(by: 86_400)).year
+        // A leap year comes at least every 8 years (1896 to 1904, 2096 to 2104), so day 366 is found in 9.
+        for candidate in stride(from: year, through: year - 8, by: -1) where dayOfYear <= Self.days(in: candidate) {
             let seconds = FCBDay(year: candidate, dayOfYear: dayOfYear).epochDay &* 86_400 &+ secondOfDay
-            let distance = abs(seconds &- referenceSeconds)
-            if distance < bestDistance {
-                best = seconds
-                bestDistance = distance
-            }
+            if seconds <= limitSeconds { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
         }
-        return Date(timeIntervalSince1970: TimeInterval(best))
+        // Unreachable for the schema's ranges (day 1...366, second 0...86399); the earliest reading otherwise.
+        let seconds = FCBDay(year: year - 8, dayOfYear: dayOfYear).epochDay &* 86_400 &+ secondOfDay
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    /// 366 in a leap year of the Gregorian calendar, else 365.
+    static func days(in year: Int) -> Int {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 366 : 365
     }
 }
 
@@ -152,23 +155,24 @@ extension DOSIPASBarcode {
     /// The generation time and allowed age of the barcode, `nil` when the level-2 data states no time.
     ///
     /// - Parameters:
-    ///   - reference: the inspection time, which fixes the year of an FDC1 time stamp.
+    ///   - limit: the latest instant the barcode can have been generated (the inspection time plus the clock-skew
+    ///     tolerance), which fixes the year of an FDC1 time stamp (`DOSIPASTimeStamp.date(notAfter:)`).
     ///   - issuingDay: the FCB issuing day, the base of Intercode's day count.
     /// - Throws: `malformed` when the level-2 data's bits break its format.
-    public func freshness(near reference: Date, issuingDay: FCBDay?) throws(FormatError) -> DOSIPASFreshness? {
-        freshness(of: try dynamicContent(), near: reference, issuingDay: issuingDay)
+    public func freshness(notAfter limit: Date, issuingDay: FCBDay?) throws(FormatError) -> DOSIPASFreshness? {
+        freshness(of: try dynamicContent(), notAfter: limit, issuingDay: issuingDay)
     }
 
     /// The generation time and allowed age from level-2 content already decoded.
     func freshness(
-        of content: DOSIPASDynamicContent?, near reference: Date, issuingDay: FCBDay?
+        of content: DOSIPASDynamicContent?, notAfter limit: Date, issuingDay: FCBDay?
     ) -> DOSIPASFreshness? {
         let generatedAt: Date
         var duration = level1.validityDuration
         switch content {
         case .fdc1(let content)?:
             guard let stamp = content.timeStamp else { return nil }
-            generatedAt = stamp.date(near: reference)
+            generatedAt = stamp.date(notAfter: limit)
         case .intercode(let data)?:
             guard let issuingDay, let date = data.generatedAt(issuingDay: issuingDay) else { return nil }
             generatedAt = date

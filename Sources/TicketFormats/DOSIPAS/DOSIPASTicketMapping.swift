@@ -69,7 +69,8 @@ public enum DOSIPAS {
     ///   dynamic content (generation time, duration, end of validity), Intercode issuing data, then the FCB
     ///   lines.
     ///
-    /// - Parameter reference: the inspection time, which fixes the year of an FDC1 time stamp.
+    /// - Parameter reference: the latest instant the barcode can have been generated (the inspection time plus
+    ///   the clock-skew tolerance), which fixes the year of an FDC1 time stamp (`DOSIPASTimeStamp.date(notAfter:)`).
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
     public static func ticket(from barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> Ticket {
         try content(of: barcode, at: reference).ticket
@@ -77,6 +78,8 @@ public enum DOSIPAS {
 
     /// The ticket (as `ticket(from:at:)` maps it), the FCB rail ticket it came from, and the barcode's
     /// generation time and allowed age: everything the verifier reads, decoded once.
+    ///
+    /// - Parameter reference: the latest instant the barcode can have been generated (see `ticket(from:at:)`).
     ///
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
     public static func content(of barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> DOSIPASContent {
@@ -88,7 +91,7 @@ public enum DOSIPAS {
         }
 
         let dynamic = try barcode.dynamicContent()
-        let freshness = barcode.freshness(of: dynamic, near: reference, issuingDay: flex?.issuing.issuingDay)
+        let freshness = barcode.freshness(of: dynamic, notAfter: reference, issuingDay: flex?.issuing.issuingDay)
         let details: @Sendable () -> [(label: String, value: String)] = { [flex] in
             detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
         }
@@ -171,6 +174,111 @@ public enum DOSIPAS {
         }
         details += flex.detailLines
         return details
+    }
+}
+
+extension DOSIPAS {
+    /// The blocks of `barcode` that are present but cannot be read: its rail ticket (the first FCB block of the
+    /// level-1 data) and its level-2 dynamic content, when their bits break their format. Both decide (validity,
+    /// freshness), so the verdict of such a barcode is `malformed`; the list says which block and why.
+    public static func unreadableBlocks(of barcode: DOSIPASBarcode) -> [UnreadableRecord] {
+        var unreadable: [UnreadableRecord] = []
+        if let index = barcode.level1.dataSequence.firstIndex(where: { $0.format.fcbVersion != nil }) {
+            let block = barcode.level1.dataSequence[index]
+            do throws(FormatError) {
+                _ = try railTicketData(block)
+            } catch {
+                unreadable.append(
+                    UnreadableRecord(
+                        tag: block.formatText, version: "", offset: index, place: .level1Data,
+                        reason: UIC918_3.asSentence(error.message)))
+            }
+        }
+        do throws(FormatError) {
+            _ = try barcode.dynamicContent()
+        } catch {
+            unreadable.append(
+                UnreadableRecord(
+                    tag: barcode.level2Data?.formatText ?? "", version: "", offset: 0, place: .level2Data,
+                    reason: UIC918_3.asSentence(error.message)))
+        }
+        return unreadable
+    }
+
+    /// The unreadable blocks of a DOSIPAS payload (`unreadableBlocks(of:)`), read from the bytes as scanned
+    /// whatever the verdict; empty for another format or a barcode whose header does not decode.
+    public static func unreadableBlocks(ofPayload payload: [UInt8]) -> [UnreadableRecord] {
+        guard DOSIPASBarcode.isBarcode(payload), let barcode = try? DOSIPASBarcode(decoding: payload) else { return [] }
+        return unreadableBlocks(of: barcode)
+    }
+
+    /// Every decoded field of the barcode's rail ticket (the first FCB block of the level-1 data) as JSON, the
+    /// way `FCBData.json` shows a U_FLEX record: `.absent` without an FCB block.
+    public static func railTicketJSON(of barcode: DOSIPASBarcode) -> FCBContent {
+        guard let index = barcode.level1.dataSequence.firstIndex(where: { $0.format.fcbVersion != nil }) else {
+            return .absent
+        }
+        let block = barcode.level1.dataSequence[index]
+        do {
+            return .decoded(try railTicketData(block).json)
+        } catch {
+            return .unreadable(
+                UnreadableRecord(
+                    tag: block.formatText, version: "", offset: index, place: .level1Data,
+                    reason: UIC918_3.asSentence(error.message)))
+        }
+    }
+
+    /// An FCB block of the level-1 data, decoded as the mapping decodes it.
+    private static func railTicketData(_ block: DOSIPASDataBlock) throws(FormatError) -> FCBData {
+        guard let version = block.format.fcbVersion else {
+            throw .malformed("the \(block.formatText) block is not FCB")
+        }
+        return try FCBData(decoding: block.data, version: version, subject: "the \(block.formatText) rail ticket data")
+    }
+}
+
+/// The FCB content of a payload as `verify --show-fcb` shows it: the decoded tree, or why there is none.
+public enum FCBContent: Sendable, Hashable {
+    /// Every decoded field as JSON (`FCBData.json`).
+    case decoded(String)
+    /// The payload has FCB content (a U_FLEX record, a DOSIPAS FCB block) that cannot be read.
+    case unreadable(UnreadableRecord)
+    /// The payload is a UIC 918.3 container or DOSIPAS barcode that cannot be taken apart (the verdict says the
+    /// same): why.
+    case payloadUnreadable(String)
+    /// The payload has no FCB content.
+    case absent
+
+    /// The payload's FCB content: a UIC 918.3 container's U_FLEX record, or a DOSIPAS barcode's rail ticket,
+    /// read from the bytes as scanned whatever the verdict.
+    public init(payload: [UInt8]) {
+        if UIC918_3.isContainer(payload) {
+            let container: UICContainer
+            do {
+                container = try UICContainer(parsing: payload)
+            } catch {
+                self = .payloadUnreadable(UIC918_3.asSentence(error.message))
+                return
+            }
+            guard let record = container.record(UICFlex.recordID) else {
+                self = .absent
+                return
+            }
+            do throws(FormatError) {
+                self = .decoded(try UICFlex.data(record: record).json)
+            } catch {
+                self = .unreadable(UIC918_3.unreadable(record, error))
+            }
+        } else if DOSIPASBarcode.isBarcode(payload) {
+            do {
+                self = DOSIPAS.railTicketJSON(of: try DOSIPASBarcode(decoding: payload))
+            } catch {
+                self = .payloadUnreadable(UIC918_3.asSentence(error.message))
+            }
+        } else {
+            self = .absent
+        }
     }
 }
 

@@ -12,11 +12,18 @@ public enum UICFlex {
     ///   record's byte offset in the inflated data, the bit offset counted from the first bit of its body, and
     ///   the field path.
     public static func ticket(record: UICRecord) throws(FormatError) -> FCBTicket {
+        FCBTicket(try data(record: record))
+    }
+
+    /// Decodes a `U_FLEX` record's FCB content without reading it into types: what `verify --show-fcb` shows.
+    ///
+    /// - Throws: as `ticket(record:)`.
+    public static func data(record: UICRecord) throws(FormatError) -> FCBData {
         guard let version = FCBVersion(uflexRecordVersion: record.version) else {
             throw .unsupported(
                 "U_FLEX version \(record.version) at byte \(record.offset) is not supported (only 13, 01, 02, 03)")
         }
-        return try FCBTicket(
+        return try FCBData(
             decoding: record.body, version: version,
             subject: "the U_FLEX record (\(version)) at byte \(record.offset) of the inflated data, whose body "
                 + "starts at byte \(record.offset + UICRecord.headerLength),"

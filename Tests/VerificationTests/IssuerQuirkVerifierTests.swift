@@ -1,0 +1,131 @@
+import FareCore
+import Foundation
+import QuirkyTickets
+import Signatures
+import Testing
+import TicketFormats
+
+@testable import Verification
+
+/// Genuine tickets as issuers really write them, signed with the tests' own DSA and ECDSA keys: judged on their
+/// signature and their deciding records, with each quirk named.
+@Suite("issuer quirks: strict where validity is decided, liberal where a record only informs")
+struct IssuerQuirkVerifierTests {
+    static let issuers = [try! QuirkyIssuer.dsa(), try! QuirkyIssuer.ecdsa()]
+    let from = UICDay(year: 2026, month: 3, day: 1)!
+    let until = UICDay(year: 2026, month: 3, day: 31)!
+    let inside = date("2026-03-15T12:00:00Z")
+    let after = date("2026-04-02T12:00:00Z")
+
+    func verifier(_ issuer: QuirkyIssuer, at instant: Date) -> TicketVerifier {
+        var trust = TrustSnapshot()
+        trust.add(
+            TrustedKey(
+                family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
+                keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
+                publicKey: issuer.publicKey))
+        return TicketVerifier(trust: trust, clock: FixedClock(instant))
+    }
+
+    /// What each tolerated quirk must say in its warning: the quirk, the record and the byte.
+    static let named: [(TicketQuirk, [String])] = [
+        (.paddedDataLength, ["space-padded-number", "data length of the #UT header at byte"]),
+        (.paddedRecordLengths, ["space-padded-number", "length of record U_HEAD at byte 8 of the inflated data"]),
+        (.paddedLayoutNumbers, ["space-padded-number", "number of fields of record U_TLAY at byte"]),
+        (.layoutLengthsInCharacters, ["length-in-characters", "field 2's text length of record U_TLAY at byte"]),
+        (.fewerLayoutFields, ["fewer-fields-than-announced", "record U_TLAY announces 5 fields at byte"]),
+        (.version1LayoutInVersion2, ["version-1-layout-in-version-2", "says version 02 at byte 3 of the barcode"]),
+    ]
+
+    @Test("each quirk alone: valid in date with an issuer-quirk warning naming it, expired after, forged refused")
+    func eachQuirk() throws {
+        #expect(Set(Self.named.map(\.0)) == Set(TicketQuirk.tolerated))
+        for issuer in Self.issuers {
+            // A version 1 layout holds only a DER signature of at most 50 bytes: DSA-1024's.
+            for (quirk, fragments) in Self.named where quirk != .version1LayoutInVersion2 || issuer.headerVersion == 1 {
+                let payload = try issuer.ticket([quirk], from: from, until: until)
+                let verdict = try verifier(issuer, at: inside).verify(payload)
+                let label = "\(issuer.algorithmText) \(quirk)"
+                #expect(verdict.kind == .valid, "\(label): \(verdict.reason)")
+                #expect(verdict.signature == .valid, "\(label)")
+                #expect(verdict.ticket?.product == "Ordinaer billet", "\(label)")
+                #expect(verdict.warnings.map(\.code) == ["issuer-quirk"], "\(label): \(verdict.warnings)")
+                let message = verdict.warnings.first?.message ?? ""
+                for fragment in fragments { #expect(message.contains(fragment), "\(label): \(message)") }
+
+                let expired = try verifier(issuer, at: after).verify(payload)
+                #expect(expired.kind == .expired, "\(label): \(expired.reason)")
+                #expect(expired.warnings.map(\.code) == ["issuer-quirk"], "\(label)")
+
+                // The signature still covers the bytes as scanned: one bit changed in them is a forgery.
+                var forged = payload
+                forged[forged.count - 5] ^= 0x10
+                let forgedVerdict = try verifier(issuer, at: inside).verify(forged)
+                #expect(forgedVerdict.kind != .valid, "\(label) forged")
+                #expect(forgedVerdict.warnings.isEmpty, "\(label): no quirk is named for a ticket not verified")
+            }
+        }
+    }
+
+    @Test("every tolerated quirk at once: valid, one warning per kind, the layout drawn")
+    func allQuirks() throws {
+        // Characters and fewer fields do not combine (a character reading must consume the record exactly).
+        let quirks: Set<TicketQuirk> = [
+            .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers, .layoutLengthsInCharacters,
+        ]
+        for issuer in Self.issuers {
+            let payload = try issuer.ticket(quirks, from: from, until: until)
+            let verdict = try verifier(issuer, at: inside).verify(payload)
+            #expect(verdict.kind == .valid, "\(verdict.reason)")
+            #expect(verdict.warnings.map(\.code) == ["issuer-quirk", "issuer-quirk"])
+            #expect(verdict.warnings.first?.message.contains("the data length of the #UT header") == true)
+            #expect(verdict.warnings.first?.message.contains("record U_TLAY") == true)
+            #expect(verdict.warnings.last?.message.contains("length-in-characters") == true)
+            #expect(verdict.ticket?.unreadableRecords == [])
+            #expect(UIC918_3.printedLayout(of: payload)?.joined().contains("København H") == true)
+        }
+    }
+
+    @Test("a layout no tolerance reads: valid on the deciding records, listed, with an unreadable-record warning")
+    func unreadableLayout() throws {
+        for issuer in Self.issuers {
+            let payload = try issuer.ticket([.brokenLayout], from: from, until: until)
+            let verdict = try verifier(issuer, at: inside).verify(payload)
+            #expect(verdict.kind == .valid, "\(verdict.reason)")
+            #expect(verdict.signature == .valid)
+            #expect(verdict.warnings.map(\.code) == ["unreadable-record"])
+            #expect(verdict.warnings.first?.message.contains("U_TLAY 01 at byte") == true)
+            let record = try #require(verdict.ticket?.unreadableRecords.first)
+            #expect(record.tag == "U_TLAY")
+            #expect(record.reason.contains("field 3's text"), "\(record.reason)")
+            #expect(try verifier(issuer, at: after).verify(payload).kind == .expired)
+        }
+    }
+
+    @Test("0080BL fields that break after the validity: valid, the break listed; a break in the validity: malformed")
+    func displayFieldsOf0080BL() throws {
+        let issuer = Self.issuers[1]
+        let payload = try issuer.ticket([.brokenDisplayFields, .paddedRecordLengths], from: from, until: until)
+        let verdict = try verifier(issuer, at: inside).verify(payload)
+        #expect(verdict.kind == .valid, "\(verdict.reason)")
+        #expect(verdict.warnings.map(\.code) == ["issuer-quirk", "unreadable-record"])
+        #expect(verdict.ticket?.unreadableRecords.map(\.tag) == ["0080BL"])
+        #expect(verdict.ticket?.validUntil == until.end)
+    }
+
+    @Test("a deciding record that cannot be read: malformed with the signature valid, naming the record and why")
+    func brokenDecidingRecord() throws {
+        let issuer = Self.issuers[0]
+        var head = UICHead(issuerCode: issuer.issuerCode, ticketKey: "BROKEN", issuedAt: from.start).record()
+        head.body.replaceSubrange(24..<36, with: Array("320220261200".utf8))
+        let layout = UICLayout(standard: "RCT2", fields: [.init(line: 0, column: 0, width: 20, text: "Kort")])
+        let payload = try UIC918_3.encode(
+            records: [head, layout.record()], issuerCode: issuer.issuerCode, keyID: issuer.keyID
+        ) { compressed in try issuer.privateKey.signature(for: compressed, scheme: issuer.scheme) }
+        let verdict = try verifier(issuer, at: inside).verify(payload)
+        #expect(verdict.kind == .malformed)
+        #expect(verdict.signature == .valid)
+        #expect(verdict.reason.contains("issuing time of the U_HEAD record at byte 36"), "\(verdict.reason)")
+        #expect(verdict.ticket == nil)
+    }
+}
