@@ -182,8 +182,9 @@ let package = Package(
             dependencies: [
                 // TicketFormats and Verification: VDV CA certificates are read and checked as `farecheck keys
                 // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
+                // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrustStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),

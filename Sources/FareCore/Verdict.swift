@@ -86,11 +86,13 @@ public struct Verdict: Sendable {
     public var warnings: [VerdictWarning]
     /// The moment the verdict was given for.
     public var inspectedAt: Date
+    /// For a ticket `revoked` by a published blocklist: the list, the entry and what the inspector does.
+    public var blocklistRevocation: BlocklistRevocation?
 
     public init(
         kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,
         issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
-        warnings: [VerdictWarning] = [], inspectedAt: Date
+        warnings: [VerdictWarning] = [], inspectedAt: Date, blocklistRevocation: BlocklistRevocation? = nil
     ) {
         self.kind = kind
         self.reason = reason
@@ -101,6 +103,7 @@ public struct Verdict: Sendable {
         self.ticket = ticket
         self.warnings = warnings
         self.inspectedAt = inspectedAt
+        self.blocklistRevocation = blocklistRevocation
     }
 
     /// Whether the ticket may be used: the only verdict that opens a gate.

@@ -38,12 +38,23 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
     /// Whether the server holds more: apply this page, then ask again with `cursor=next`. Absent in
     /// documents from servers that do not page, which read as false.
     public var more: Bool
+    /// The published blocklists (VDV-KA, DTVG) the server distributes, each with its current version: every page
+    /// names them all (a full snapshot too), so that a validator knows which version its entries come from. Absent
+    /// (empty) from servers without blocklists.
+    public var blocklists: [PublishedBlocklist]
+    /// Blocklist entries put on a list since `from` (a full snapshot: every entry); a VDV entry whose instance or
+    /// lock mode changed comes again, replacing the one held. Absent (empty) when there are none.
+    public var addedBlocklistEntries: [BlocklistEntry]
+    /// Blocklist entries taken off their list since `from` (a newer version no longer names them). Absent (empty)
+    /// when there are none.
+    public var removedBlocklistEntries: [BlocklistEntry]
 
     /// Makes a delta.
     public init(
         from: Int64, next: Int64, full: Bool, addedTickets: [RevokedTicket] = [],
         removedTickets: [TicketReference] = [], addedKeys: [RevokedKey] = [], removedKeys: [KeyReference] = [],
-        more: Bool = false
+        more: Bool = false, blocklists: [PublishedBlocklist] = [], addedBlocklistEntries: [BlocklistEntry] = [],
+        removedBlocklistEntries: [BlocklistEntry] = []
     ) {
         self.from = from
         self.next = next
@@ -53,15 +64,20 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         self.addedKeys = addedKeys
         self.removedKeys = removedKeys
         self.more = more
+        self.blocklists = blocklists
+        self.addedBlocklistEntries = addedBlocklistEntries
+        self.removedBlocklistEntries = removedBlocklistEntries
     }
 
-    /// How many entries the page holds, added and removed, tickets and keys.
+    /// How many entries the page holds, added and removed, tickets, keys and blocklist entries.
     public var entryCount: Int {
-        addedTickets.count + removedTickets.count + addedKeys.count + removedKeys.count
+        addedTickets.count + removedTickets.count + addedKeys.count + removedKeys.count + addedBlocklistEntries.count
+            + removedBlocklistEntries.count
     }
 
     private enum CodingKeys: String, CodingKey {
-        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more
+        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more, blocklists
+        case addedBlocklistEntries, removedBlocklistEntries
     }
 
     /// Reads a delta; a missing `more` is false.
@@ -75,6 +91,11 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         addedKeys = try container.decode([RevokedKey].self, forKey: .addedKeys)
         removedKeys = try container.decode([KeyReference].self, forKey: .removedKeys)
         more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
+        blocklists = try container.decodeIfPresent([PublishedBlocklist].self, forKey: .blocklists) ?? []
+        addedBlocklistEntries =
+            try container.decodeIfPresent([BlocklistEntry].self, forKey: .addedBlocklistEntries) ?? []
+        removedBlocklistEntries =
+            try container.decodeIfPresent([BlocklistEntry].self, forKey: .removedBlocklistEntries) ?? []
     }
 
     /// Writes a delta, `more` included.
@@ -88,11 +109,34 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         try container.encode(addedKeys, forKey: .addedKeys)
         try container.encode(removedKeys, forKey: .removedKeys)
         try container.encode(more, forKey: .more)
+        // Only when there are some: a server without blocklists writes what it always wrote.
+        if !blocklists.isEmpty { try container.encode(blocklists, forKey: .blocklists) }
+        if !addedBlocklistEntries.isEmpty {
+            try container.encode(addedBlocklistEntries, forKey: .addedBlocklistEntries)
+        }
+        if !removedBlocklistEntries.isEmpty {
+            try container.encode(removedBlocklistEntries, forKey: .removedBlocklistEntries)
+        }
     }
 
-    /// Whether nothing changed: not a snapshot and no entries.
+    /// Whether nothing changed: not a snapshot and no entries. (The blocklist versions a page names change only
+    /// with entries or on their own as an entry of the change log, so they do not count here.)
     public var isEmpty: Bool {
         !full && !more && addedTickets.isEmpty && removedTickets.isEmpty && addedKeys.isEmpty && removedKeys.isEmpty
+            && addedBlocklistEntries.isEmpty && removedBlocklistEntries.isEmpty
+    }
+}
+
+/// A published blocklist the server distributes, and its current version.
+public struct PublishedBlocklist: Sendable, Hashable, Codable {
+    /// `vdv-ka` or `dtvg-uic`.
+    public var list: BlocklistKind
+    /// The version (`BlocklistVersion.text`: an ISO 8601 timestamp for VDV-KA, a number for DTVG).
+    public var version: String
+
+    public init(list: BlocklistKind, version: String) {
+        self.list = list
+        self.version = version
     }
 }
 
@@ -235,7 +279,12 @@ extension RevocationDelta {
     }
 
     private static let deltaFields: [StaticString] = [
-        "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys",
+        "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys", "blocklists",
+        "addedBlocklistEntries", "removedBlocklistEntries",
+    ]
+    private static let blocklistFields: [StaticString] = ["list", "version"]
+    private static let blocklistEntryFields: [StaticString] = [
+        "list", "type", "orgId", "number", "instanceNum", "lockMode", "rics", "ticketId",
     ]
     private static let ticketFields: [StaticString] = ["issuer", "ticketID", "reason", "revokedAt"]
     private static let ticketReferenceFields = Array(ticketFields[..<2])
@@ -251,6 +300,9 @@ extension RevocationDelta {
         var removedTickets: [TicketReference]?
         var addedKeys: [RevokedKey]?
         var removedKeys: [KeyReference]?
+        var blocklists: [PublishedBlocklist] = []
+        var addedBlocklistEntries: [BlocklistEntry] = []
+        var removedBlocklistEntries: [BlocklistEntry] = []
         var strings = WireStrings()
         let start = reader.position
         try reader.readObject(fields: deltaFields) { (field, reader) throws(JSONReadError) in
@@ -278,10 +330,20 @@ extension RevocationDelta {
                         format: key.format, issuer: key.issuer, keyID: key.keyID, reason: key.reason,
                         revokedAt: key.revokedAt!)
                 }
-            default:
+            case 7:
                 removedKeys = try reader.readArray { (reader) throws(JSONReadError) in
                     let key = try readKey(&reader, strings: &strings, revoked: false)
                     return KeyReference(format: key.format, issuer: key.issuer, keyID: key.keyID)
+                }
+            case 8:
+                blocklists = try reader.readArray { (reader) throws(JSONReadError) in try readBlocklist(&reader) }
+            case 9:
+                addedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                    try readBlocklistEntry(&reader)
+                }
+            default:
+                removedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                    try readBlocklistEntry(&reader)
                 }
             }
         }
@@ -296,7 +358,83 @@ extension RevocationDelta {
         }
         return RevocationDelta(
             from: from, next: next, full: full, addedTickets: addedTickets, removedTickets: removedTickets,
-            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false)
+            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false, blocklists: blocklists,
+            addedBlocklistEntries: addedBlocklistEntries, removedBlocklistEntries: removedBlocklistEntries)
+    }
+
+    /// Reads a published blocklist: `{list, version}`.
+    private static func readBlocklist(_ reader: inout JSONReader) throws(JSONReadError) -> PublishedBlocklist {
+        var list: BlocklistKind?
+        var version: String?
+        let start = reader.position
+        try reader.readObject(fields: blocklistFields) { (field, reader) throws(JSONReadError) in
+            let at = reader.position
+            switch field {
+            case 0:
+                let name = try reader.readString()
+                guard let kind = BlocklistKind(rawValue: name) else {
+                    throw JSONReadError("unknown blocklist \"\(name.prefix(40))\" (vdv-ka, dtvg-uic)", at: at)
+                }
+                list = kind
+            default: version = try reader.readString()
+            }
+        }
+        guard let list, let version else { throw JSONReadError("a blocklist needs list and version", at: start) }
+        return PublishedBlocklist(list: list, version: version)
+    }
+
+    /// Reads a blocklist entry: `{list: "vdv-ka", type, orgId, number, instanceNum, lockMode}` or
+    /// `{list: "dtvg-uic", rics, ticketId}`, each number in its range.
+    private static func readBlocklistEntry(_ reader: inout JSONReader) throws(JSONReadError) -> BlocklistEntry {
+        var list: BlocklistKind?
+        var item: VDVBlocklistItem?
+        var numbers: [Int64?] = [nil, nil, nil, nil, nil]  // orgId, number, instanceNum, lockMode, rics
+        var ticketID: String?
+        let start = reader.position
+        try reader.readObject(fields: blocklistEntryFields) { (field, reader) throws(JSONReadError) in
+            let at = reader.position
+            switch field {
+            case 0:
+                let name = try reader.readString()
+                guard let kind = BlocklistKind(rawValue: name) else {
+                    throw JSONReadError("unknown blocklist \"\(name.prefix(40))\" (vdv-ka, dtvg-uic)", at: at)
+                }
+                list = kind
+            case 1:
+                let name = try reader.readString()
+                guard let value = VDVBlocklistItem(rawValue: name) else {
+                    throw JSONReadError("a VDV blocklist entry's type is A or B", at: at)
+                }
+                item = value
+            case 7: ticketID = try reader.readString()
+            default: numbers[field == 6 ? 4 : field - 2] = try reader.readInt64()
+            }
+        }
+        func need(_ index: Int, _ range: ClosedRange<Int64>, _ name: String) throws(JSONReadError) -> Int64 {
+            guard let value = numbers[index], range.contains(value) else {
+                throw JSONReadError(
+                    "a blocklist entry needs \(name) in \(range.lowerBound)…\(range.upperBound)", at: start)
+            }
+            return value
+        }
+        switch list {
+        case .vdvKA:
+            guard let item else { throw JSONReadError("a VDV blocklist entry needs its type", at: start) }
+            let organisation = try need(0, 0...Int64(UInt16.max), "orgId")
+            let number = try need(1, 0...Int64(UInt32.max), "number")
+            let instance = try need(2, 0...Int64.max, "instanceNum")
+            let mode = try need(3, 0...2, "lockMode")
+            return .vdv(
+                VDVBlocklistEntry(
+                    item: item, organisation: UInt16(organisation), number: UInt32(number), instance: instance,
+                    lockMode: BlocklistLockMode(rawValue: Int(mode))!))
+        case .dtvgUIC:
+            let rics = try need(4, 0...Int64(UInt32.max), "rics")
+            guard let ticketID else { throw JSONReadError("a DTVG blocklist entry needs its ticketId", at: start) }
+            return .dtvg(DTVGBlocklistEntry(rics: UInt32(rics), ticketID: ticketID))
+        case nil:
+            throw JSONReadError("a blocklist entry needs its list", at: start)
+        }
     }
 
     /// Reads a revoked ticket (`revoked`: `revokedAt` required, `reason` read) or a ticket reference (both

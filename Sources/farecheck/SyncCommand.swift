@@ -115,6 +115,12 @@ struct SyncCommand: AsyncParsableCommand {
         printLine(
             "revocations: \(report.revocationsAdded) added, \(report.revocationsRemoved) removed"
                 + (report.fullSnapshot ? " (full snapshot)" : "") + "; cursor \(report.revocationCursor)")
+        if !report.blocklists.isEmpty {
+            printLine(
+                "blocklists: "
+                    + report.blocklists.map { "\($0.list.displayName) version \($0.version)" }
+                    .joined(separator: ", "))
+        }
         printLine(
             "inspections: \(report.inspectionsUploaded) uploaded, \(report.inspectionsUnsent) waiting")
     }
