@@ -50,6 +50,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var decidedBy: Decider
     /// Microseconds from the scan's arrival to the journal write (the verdict is durable from then on).
     public var latencyMicros: Int
+    /// For a ticket on a published blocklist (VDV-KA, DTVG): the list and its version, the entry, its lock mode
+    /// and what the inspector does (`refuse`, `keep-ticket`, `check-id`). Absent otherwise.
+    public var revocation: BlocklistRevocation?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -92,6 +95,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy
         self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
+        self.revocation = verdict.blocklistRevocation
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.
