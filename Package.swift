@@ -255,6 +255,8 @@ let package = Package(
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // GRDB: the blocklist figures write a VDV-KA blocklist, an SQLite file of a million rows.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/farecheck-bench",
             swiftSettings: strict

@@ -1,8 +1,8 @@
-import ScannerSimulation
-import Issuing
 import ArgumentParser
 import FareCore
 import Foundation
+import Issuing
+import ScannerSimulation
 import Scanners
 import Symbols
 import TicketFormats
@@ -20,15 +20,17 @@ struct BenchCommand: AsyncParsableCommand {
             verification of the same algorithm. scan: a 1280×720 photo-like image holding one ticket, \
             `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file. sync: a revocation delta \
             of --revocations entries applied page by page (time, peak memory, verify latency meanwhile), \
-            and lookups in a store of --store-entries revoked tickets.
+            and lookups in a store of --store-entries revoked tickets. blocklist: a VDV-KA and a DTVG blocklist \
+            of --blocklist-entries entries each, imported by `farecheck revoke` (time, peak memory), looked up as \
+            the daemon does, and imported by `farecheck-server revoke`.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, daemon, sync, all
+        case verify, uic, scan, scanner, daemon, sync, blocklist, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner, daemon, sync or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner, daemon, sync, blocklist or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
@@ -43,6 +45,8 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var revocations: Int?
     @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
+    @Option(help: "Entries in each blocklist (VDV-KA, DTVG) for the blocklist figures.")
+    var blocklistEntries: Int = 1_000_000
     @Option(
         name: .customLong("during-sync"),
         help: "With daemon: revocations a sync apply writes into the daemon's store while the scans run (0: none).")
@@ -89,6 +93,7 @@ struct BenchCommand: AsyncParsableCommand {
                 anchorKeyPath: anchorKey
             ).run()
         }
+        if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }
     }
 
     private func benchVerify() throws {

@@ -214,11 +214,13 @@ struct BlocklistWriter {
 
     /// Removes every entry of the list and origin: the whole table at once when no other origin has entries.
     func removeAll() throws {
+        // Entries of another origin, found by the entries themselves (not by a version row, which a damaged sync
+        // could lack).
         let others =
-            try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM blocklist WHERE list = ? AND source != ?",
-                arguments: [list.rawValue, origin.rawValue]) ?? 0
-        if others == 0 {
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE source != ?)", arguments: [origin.rawValue])
+            ?? true
+        if !others {
             // No WHERE: SQLite drops the table's pages at once instead of deleting row by row.
             try db.execute(sql: "DELETE FROM \(table)")
         } else {
@@ -269,13 +271,13 @@ struct BlocklistWriter {
     func remove(_ entry: BlocklistEntry) throws {
         switch entry {
         case .vdv(let vdv):
-            try db.execute(
-                sql: "DELETE FROM vdv_blocklist_entry WHERE type = ? AND org_id = ? AND number = ? AND source = ?",
-                arguments: [vdv.item.rawValue, Int64(vdv.organisation), Int64(vdv.number), origin.rawValue])
+            try db.cachedStatement(
+                sql: "DELETE FROM vdv_blocklist_entry WHERE type = ? AND org_id = ? AND number = ? AND source = ?"
+            ).execute(arguments: [vdv.item.rawValue, Int64(vdv.organisation), Int64(vdv.number), origin.rawValue])
         case .dtvg(let dtvg):
-            try db.execute(
-                sql: "DELETE FROM dtvg_blocklist_entry WHERE rics = ? AND ticket_id = ? AND source = ?",
-                arguments: [Int64(dtvg.rics), Data(dtvg.ticketID.utf8), origin.rawValue])
+            try db.cachedStatement(
+                sql: "DELETE FROM dtvg_blocklist_entry WHERE rics = ? AND ticket_id = ? AND source = ?"
+            ).execute(arguments: [Int64(dtvg.rics), Data(dtvg.ticketID.utf8), origin.rawValue])
         }
     }
 }

@@ -296,10 +296,35 @@ extension SQLServerStore {
         }.sorted { $0.list.rawValue < $1.list.rawValue }
     }
 
-    /// The entry of `list` that names `key`'s ticket, if one does (online checks).
-    public func blocklistEntry(
+    /// The blocklist entry that names a ticket of `format` (`vdv-ka`, `uic-918-3`, `uic-918-9`) with `issuer` and
+    /// `ticketID` as a validator read them, matched as validators match (see `BlocklistKey`): a VDV-KA
+    /// entitlement by organisation and entitlement number, a UIC ticket by RICS (as a number) and ticket id.
+    public func blocklistRevocation(format: String, issuer: String, ticketID: [UInt8]) async throws(ServerError)
+        -> BlocklistRevocation?
+    {
+        switch TicketFormat(name: format) {
+        case .vdvKA:
+            guard let organisation = UInt16(issuer), ticketID.count == 4 else { return nil }
+            let number = ticketID.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return try await blocklistEntry(
+                list: .vdvKA, entryType: VDVBlocklistItem.entitlement.rawValue, orgID: Int64(organisation),
+                item: String(number))
+        case .uic9183, .uic9189:
+            let digits = issuer.drop { $0 == "0" }
+            guard !issuer.isEmpty, issuer.utf8.count <= 9, issuer.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let rics = Int64(digits.isEmpty ? "0" : String(digits)), !ticketID.isEmpty,
+                let text = String(validating: ticketID, as: UTF8.self)
+            else { return nil }
+            return try await blocklistEntry(list: .dtvgUIC, entryType: "", orgID: rics, item: text)
+        default:
+            return nil
+        }
+    }
+
+    /// The entry of `list` with this key, with the list's version.
+    private func blocklistEntry(
         list: BlocklistKind, entryType: String, orgID: Int64, item: String
-    ) async throws(ServerError) -> (entry: BlocklistEntry, version: String)? {
+    ) async throws(ServerError) -> BlocklistRevocation? {
         guard !item.contains("\0") else { return nil }
         do {
             return try await executor.read { session in
@@ -313,7 +338,7 @@ extension SQLServerStore {
                         list.rawValue, entryType, orgID, item
                     ).first
                 else { return nil }
-                return (try BlocklistRow.entry(row), try row.text("version"))
+                return BlocklistRevocation(version: try row.text("version"), entry: try BlocklistRow.entry(row))
             }
         } catch {
             throw ServerError(

@@ -70,6 +70,9 @@ public protocol ServerStore: Sendable {
     ) async throws(ServerError) -> ServerBlocklistImport
     /// The blocklists the server distributes, with their versions.
     func blocklists() async throws(ServerError) -> [PublishedBlocklist]
+    /// The blocklist entry naming a ticket of `format` with `issuer` and `ticketID` (online checks), if one does.
+    func blocklistRevocation(format: String, issuer: String, ticketID: [UInt8]) async throws(ServerError)
+        -> BlocklistRevocation?
 }
 
 extension ServerStore {

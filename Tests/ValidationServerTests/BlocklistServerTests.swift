@@ -160,6 +160,42 @@ struct BlocklistServerTests {
         }
     }
 
+    @Test(
+        "an online check answers revoked for a ticket on a blocklist imported after the validator's sync",
+        arguments: Backend.available)
+    func onlineCheck(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let token = try bench.addDevice("v1")
+        let server = try bench.startServer()
+        func check(_ format: String, _ issuer: String, _ ticketID: [UInt8]) async throws -> OnlineCheckResponse {
+            let request = OnlineCheckRequest(payload: [0x23], format: format, issuer: issuer, ticketID: ticketID)
+            let answer = try await send(
+                .POST, server.baseURL + "/v1/check", token: token, body: try WireFormat.encode(request))
+            #expect(answer.status == 200, "\(answer.text)")
+            return try answer.decode(OnlineCheckResponse.self)
+        }
+        let vrr: [UInt8] = [0x00, 0x20, 0x09, 0xBB]
+        #expect(try await check("vdv-ka", "57", vrr).verdict == "not-revoked")
+        try bench.adminOK([
+            "revoke", "--vdv-blocklist", "\(blocklists)/vdv-blocklist.db", "--version-file",
+            "\(blocklists)/vdv-version.txt",
+        ])
+        try bench.adminOK([
+            "revoke", "--dtvg-blocklist", "\(blocklists)/dtvg-blocklist.zip", "--version-file",
+            "\(blocklists)/dtvg-version.txt",
+        ])
+        let listed = try await check("vdv-ka", "57", vrr)
+        #expect(listed.verdict == "revoked" && listed.revoked == true)
+        #expect(listed.reason.hasSuffix("Keep the ticket: it is to be confiscated."))
+        #expect(try await check("vdv-ka", "58", vrr).verdict == "not-revoked")
+        // A U_HEAD issuer of 0080 is RICS 80 on the list.
+        let uic = try await check("uic-918-3", "0080", Array("RPEX4F-4".utf8))
+        #expect(uic.reason == "On the DTVG UIC blocklist (version 42): ticket RPEX4F-4 of RICS 80. Refuse the ticket.")
+        #expect(try await check("uic-918-9", "1080", Array("QWXY3BTA".utf8)).verdict == "revoked")
+        #expect(try await check("fc1", "1080", Array("QWXY3BTA".utf8)).verdict == "not-revoked")
+        _ = server.stop()
+    }
+
     @Test("a delta with blocklists reads the same through the fast reader as through JSONDecoder")
     func wireFormat() throws {
         let delta = RevocationDelta(
