@@ -112,7 +112,10 @@ public enum BlocklistVersion: Sendable, Hashable, Comparable, CustomStringConver
             let fraction = millis - seconds * 1000
             let civil = CivilTime(unixSeconds: seconds)
             func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            var text = "\(civil.year)-\(two(civil.month))-\(two(civil.day))T\(two(civil.hour)):\(two(civil.minute))"
+            // Four digits for the year, as ISO 8601 and the reader want them (`0224`, found by fuzz-blocklist).
+            let year = String(civil.year)
+            let paddedYear = civil.year >= 0 ? String(repeating: "0", count: max(0, 4 - year.count)) + year : year
+            var text = "\(paddedYear)-\(two(civil.month))-\(two(civil.day))T\(two(civil.hour)):\(two(civil.minute))"
             text += ":\(two(civil.second))"
             if fraction != 0 {
                 let digits = String(fraction)

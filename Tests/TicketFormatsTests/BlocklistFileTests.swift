@@ -210,6 +210,10 @@ struct BlocklistFileTests {
         #expect(try BlocklistVersion(parsing: fraction.text, for: .vdvKA) == fraction)
         #expect(try BlocklistVersion(parsing: "1999-12-31T23:59:59Z", for: .vdvKA).text == "1999-12-31T23:59:59Z")
         #expect(try BlocklistVersion(parsing: "2024-02-29T12:00:00Z", for: .vdvKA).text == "2024-02-29T12:00:00Z")
+        // Found by fuzz-blocklist: a year before 1000 written with three digits did not read back.
+        let early = try BlocklistVersion(parsing: "0224-06-04 03:00:00.1456Z", for: .vdvKA)
+        #expect(early.text == "0224-06-04T03:00:00.145Z")
+        #expect(try BlocklistVersion(parsing: early.text, for: .vdvKA) == early)
         for bad in [
             "", "2025-06-01", "2025-02-30T00:00:00Z", "2025-06-01T24:00:00Z", "2025-06-01T03:00:00+25:00",
             "2025-06-01T03:00:00 Z", "42", "2025-06-01T03:00:00.Z",
