@@ -115,7 +115,8 @@ final class PostgresExecutor: SQLExecutor {
         (2, ServerSchema.version2Statements(dialect: .postgres)),
         (3, ServerSchema.version3Statements()),
         (4, ServerSchema.version4Statements(dialect: .postgres)),
-        (5, ServerSchema.version5Statements(dialect: .postgres)),
+        // 7: main holds 5 (key scope) and 6 (inspections by device), merged after this branch was made.
+        (7, ServerSchema.blocklistStatements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.

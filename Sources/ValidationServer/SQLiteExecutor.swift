@@ -141,8 +141,8 @@ final class SQLiteExecutor: SQLExecutor {
                 try db.execute(sql: statement)
             }
         }
-        migrator.registerMigration("server-v5-blocklists") { db in
-            for statement in ServerSchema.version5Statements(dialect: .sqlite) {
+        migrator.registerMigration("server-v7-blocklists") { db in
+            for statement in ServerSchema.blocklistStatements(dialect: .sqlite) {
                 try db.execute(sql: statement)
             }
         }

@@ -12,12 +12,13 @@ public enum ServerBlocklistImport: Sendable, Equatable {
 }
 
 extension ServerSchema {
-    /// Version 5: the published blocklists (VDV-KA, DTVG UIC). `blocklist` holds each list's current version,
-    /// `blocklist_entry` its entries (a VDV entry by type, organisation and number, `item` being the number in
-    /// decimal; a DTVG entry by RICS in `org_id` and ticket id in `item`), each with the number of the change
-    /// that made it, so that snapshots page over them as over revocations. `blocklist_import` holds a new
-    /// version while it is compared with the current one. The change log gains the entry's columns.
-    static func version5Statements(dialect: Dialect) -> [String] {
+    /// Version 7 (after main's 5, key scope, and 6, inspections by device): the published blocklists (VDV-KA, DTVG
+    /// UIC). `blocklist` holds each list's current version, `blocklist_entry` its entries (a VDV entry by type,
+    /// organisation and number, `item` being the number in decimal; a DTVG entry by RICS in `org_id` and ticket id
+    /// in `item`), each with the number of the change that made it, so that snapshots page over them as over
+    /// revocations. `blocklist_import` holds a new version while it is compared with the current one. The change
+    /// log gains the entry's columns.
+    static func blocklistStatements(dialect: Dialect) -> [String] {
         let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
         let entryColumns = """
             list TEXT NOT NULL,
