@@ -191,8 +191,9 @@ let package = Package(
             dependencies: [
                 // TicketFormats and Verification: VDV CA certificates are read and checked as `farecheck keys
                 // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
+                // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrustStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
@@ -268,6 +269,8 @@ let package = Package(
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // GRDB: the blocklist figures write a VDV-KA blocklist, an SQLite file of a million rows.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/farecheck-bench",
             swiftSettings: strict

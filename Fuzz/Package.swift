@@ -37,6 +37,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-uevent", ["Scanners"]),
     ("fuzz-sync-json", ["ValidationAPI"]),
     ("fuzz-config", ["DaemonConfig"]),
+    ("fuzz-blocklist", ["FareCore", "TicketFormats"]),
 ]
 
 let package = Package(

@@ -295,6 +295,7 @@ def main():
         b"DEVNAME=ttyACM0\0SEQNUM=4242\0")
     sync_seeds()
     config_seeds()
+    blocklist_seeds()
     total = sum(p.stat().st_size for p in CORPORA.rglob("*") if p.is_file())
     print(f"corpora: {sum(1 for p in CORPORA.rglob('*') if p.is_file())} files, {total} bytes")
 
@@ -486,6 +487,40 @@ def config_seeds():
     put("fuzz-config", "Config-farecheck.toml", (ROOT / "Config/farecheck.toml").read_bytes())
     for name, text in TEST_CONFIGS.items():
         put("fuzz-config", name + ".toml", text.encode())
+
+
+# --- Blocklists ----------------------------------------------------------------------------------------------
+
+def blocklist_seeds():
+    """fuzz-blocklist: the DTVG test zips (selector 0), their CSV in pieces (1), VDV rows (2), versions (3)."""
+    import zipfile, io
+    folder = TESTS / "VerificationTests/Resources/blocklists"
+    for path in sorted(folder.glob("dtvg-*.zip")):
+        data = path.read_bytes()
+        put("fuzz-blocklist", "zip-" + path.name, b"\0" + data)
+        try:
+            text = zipfile.ZipFile(io.BytesIO(data)).read("blacklistuic.csv")
+            put("fuzz-blocklist", "csv-" + path.stem, b"\1" + bytes([7]) + text)
+        except Exception:
+            pass
+
+    def integer(value):
+        return b"\0" + struct.pack(">q", value)
+
+    def text(value):
+        raw = value.encode()
+        return b"\2" + bytes([len(raw)]) + raw
+
+    rows = [("B", 57, 2099643, 3, 1), ("B", 57, 2099643, 1, 0), ("B", 57, 2099644, 1, 2), ("A", 70, 1, 0, 0)]
+    put("fuzz-blocklist", "rows-sorted", b"\2" + b"".join(text(t) + integer(o) + integer(n) + integer(i) + integer(m)
+                                                       for t, o, n, i, m in sorted(rows, key=lambda r: (r[0], r[1], r[2], -r[3]))))
+    put("fuzz-blocklist", "rows-text-digits", b"\2" + text("B") + text("57") + text("2099643") + integer(1) + integer(0))
+    put("fuzz-blocklist", "rows-real-null", b"\2" + text("B") + b"\1" + struct.pack(">d", 57.5) + b"\4" + integer(1)
+        + integer(0))
+    for name, version in [("vdv", "2025-06-01T03:00:00+00:00"), ("vdv-fraction", "2025-06-01 03:00:00.123456Z"),
+                          ("vdv-offset", "2025-06-01T05:00+0200"), ("dtvg-json", '{"blacklistId": 42}\n'),
+                          ("dtvg-number", "43")]:
+        put("fuzz-blocklist", "version-" + name, b"\3" + version.encode())
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that API/openapi.yaml and the reference server agree: starts `farecheck-server serve` on a free
-# loopback port over a fresh database, registers a device, publishes a key bundle, revokes a ticket, and runs
-# schemathesis with every check against it. Exits non-zero on any failure.
+# loopback port over a fresh database, registers a device, publishes a key bundle, revokes a ticket, imports the
+# test blocklists (VDV-KA and DTVG), and runs schemathesis with every check against it. Exits non-zero on any
+# failure.
 #
 #   scripts/schemathesis.sh                      # a fresh SQLite file
 #   scripts/schemathesis.sh postgres://USER:PASSWORD@HOST:PORT/DB
@@ -59,6 +60,12 @@ token="$("$binary" devices add schemathesis "${db_options[@]}")"
 "$binary" keys add --issuer demo-transit --format fc1 Keys/demo-transit-es256.pub.pem "${db_options[@]}" >/dev/null
 "$binary" keys publish --anchor-key Keys/demo-anchor.key "${db_options[@]}" >/dev/null
 "$binary" revoke --issuer demo-transit --ticket-id 9f86d081884c7d65 --reason stolen "${db_options[@]}" >/dev/null
+# The published blocklists too, so that deltas and snapshots carry their entries and versions for the checks.
+lists=Tests/VerificationTests/Resources/blocklists
+"$binary" revoke --vdv-blocklist "$lists/vdv-blocklist.db" --version-file "$lists/vdv-version.txt" \
+    "${db_options[@]}" >/dev/null 2>&1
+"$binary" revoke --dtvg-blocklist "$lists/dtvg-blocklist.zip" --version-file "$lists/dtvg-version.txt" \
+    "${db_options[@]}" >/dev/null 2>&1
 
 # Port 0: the kernel picks a free port, which the server prints once bound.
 "$binary" serve "${db_options[@]}" --listen 127.0.0.1:0 --anchor-key Keys/demo-anchor.key --log-level error \

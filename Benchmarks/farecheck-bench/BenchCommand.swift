@@ -21,15 +21,17 @@ struct BenchCommand: AsyncParsableCommand {
             `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file. sync: a revocation delta \
             of --revocations entries applied page by page (time, peak memory, verify latency meanwhile), \
             and lookups in a store of --store-entries revoked tickets. pin: one PIN check (scrypt, and the \
-            PBKDF2 of earlier versions) and what an offline search of every 6-digit PIN costs.
+            PBKDF2 of earlier versions) and what an offline search of every 6-digit PIN costs. blocklist: a VDV-KA \
+            and a DTVG blocklist of --blocklist-entries entries each, imported by `farecheck revoke` (time, peak \
+            memory), looked up as the daemon does, and imported by `farecheck-server revoke`.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, daemon, sync, pin, all
+        case verify, uic, scan, scanner, daemon, sync, pin, blocklist, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner, daemon, sync, pin or all.") var part: Part = .all
+    @Argument(help: "verify, uic, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
@@ -44,6 +46,8 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var revocations: Int?
     @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
+    @Option(help: "Entries in each blocklist (VDV-KA, DTVG) for the blocklist figures.")
+    var blocklistEntries: Int = 1_000_000
     @Option(
         name: .customLong("during-sync"),
         help: "With daemon: revocations a sync apply writes into the daemon's store while the scans run (0: none).")
@@ -91,6 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
                 anchorKeyPath: anchorKey
             ).run()
         }
+        if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }
     }
 
     private func benchVerify() throws {

@@ -73,6 +73,11 @@ enum InspectorPage {
           margin: 0; padding: .6rem .8rem; border: 3px solid #fff; border-radius: .5rem;
           font-size: clamp(1.2rem, 5vw, 1.6rem); font-weight: 700;
         }
+        /* A blocklist's instruction: black on white, the largest text after the verdict. */
+        #action {
+          margin: 0; padding: .6rem .8rem; border-radius: .5rem; background: #fff; color: #111;
+          font-size: clamp(1.3rem, 6vw, 2rem); font-weight: 800; text-transform: uppercase;
+        }
         #facts { margin: 0; display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
         #facts dt { font-weight: 400; opacity: .85; }
         #facts dd { margin: 0; font-weight: 700; font-size: 1.2rem; overflow-wrap: anywhere; }
@@ -82,6 +87,7 @@ enum InspectorPage {
           #verdict { padding: .5rem .75rem .6rem; gap: .35rem; }
           #verdict-reason { font-size: 1.05rem; }
           #holder-check { font-size: 1.05rem; padding: .3rem .5rem; border-width: 2px; }
+          #action { font-size: 1.15rem; padding: .3rem .5rem; }
           #facts { gap: 0 .6rem; }
           #facts dd { font-size: .95rem; }
           #warnings li { padding: .25rem .5rem; font-size: .85rem; }
@@ -130,6 +136,7 @@ enum InspectorPage {
         <main id="verdict" data-state="waiting" role="status" aria-live="assertive" aria-atomic="true">
           <p id="verdict-word">Waiting for the first scan</p>
           <p id="verdict-reason" hidden></p>
+          <p id="action" role="alert" hidden></p>
           <p id="holder-check" hidden></p>
           <dl id="facts" hidden></dl>
           <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
@@ -179,6 +186,11 @@ enum InspectorPage {
             + (floor ? ", but it is at least " + when(floor) : "")
             + ". Set the clock (NTP) \u2014 validity cannot be judged." : null);
         }
+        const actionText = {
+          "refuse": "Refuse the ticket.",
+          "keep-ticket": "Keep the ticket: it is to be confiscated.",
+          "check-id": "Check the passenger's ID: the ticket is suspicious.",
+        };
 
         function renderVerdict(event) {
           const panel = $("verdict");
@@ -187,6 +199,11 @@ enum InspectorPage {
           panel.dataset.verdict = event.verdict;
           show($("verdict-word"), String(event.verdict).replace(/-/g, " "));
           show($("verdict-reason"), event.reason);
+          // A ticket on a published blocklist: what to do, first and large (keep it, check the ID, refuse it).
+          const revocation = event.revocation;
+          const action = $("action");
+          show(action, revocation ? actionText[revocation.action] || actionText.refuse : null);
+          action.dataset.action = revocation ? revocation.action : "";
           show($("holder-check"), event.holder ? "Check ID \u2014 holder: " + event.holder : null);
 
           const validity = [when(event.validFrom), when(event.validUntil)];
@@ -213,6 +230,9 @@ enum InspectorPage {
             // Validity cannot be judged, but whether the ticket is genuine can.
             ["Signature", event.verdict === "clock-untrusted" ? event.signature
               + (event.signature === "valid" ? " (the ticket is genuine)" : "") : null],
+            ["Blocklist", event.revocation ? (event.revocation.list === "vdv-ka" ? "VDV-KA blocklist"
+              : "DTVG UIC blocklist") + ", version " + event.revocation.version + ", lock mode "
+              + event.revocation.lockMode : null],
           ];
           const facts = $("facts");
           facts.replaceChildren();

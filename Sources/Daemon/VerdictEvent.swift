@@ -60,6 +60,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// where it comes from (`release`, `key-bundle`, `revocations`, `server-reply`, `journal`); absent otherwise.
     public var clockFloor: Date?
     public var clockFloorSource: TrustedTimeSource?
+    /// For a ticket on a published blocklist (VDV-KA, DTVG): the list and its version, the entry, its lock mode
+    /// and what the inspector does (`refuse`, `keep-ticket`, `check-id`). Absent otherwise.
+    public var revocation: BlocklistRevocation?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -108,6 +111,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
             self.clockFloor = floor.instant
             self.clockFloorSource = floor.source
         }
+        self.revocation = verdict.blocklistRevocation
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.

@@ -176,11 +176,14 @@ public struct Verdict: Sendable {
     /// The trusted-time floor the device clock was judged against (`clock-untrusted` when it read earlier);
     /// `nil` for a verdict given for an explicit instant (`verify --at`) or without a floor.
     public var clockFloor: TrustedTimeFloor?
+    /// For a ticket `revoked` by a published blocklist: the list, the entry and what the inspector does.
+    public var blocklistRevocation: BlocklistRevocation?
 
     public init(
         kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,
         issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
-        warnings: [VerdictWarning] = [], inspectedAt: Date, keys: [KeyConsideration] = []
+        warnings: [VerdictWarning] = [], inspectedAt: Date, keys: [KeyConsideration] = [],
+        blocklistRevocation: BlocklistRevocation? = nil
     ) {
         self.kind = kind
         self.reason = reason
@@ -192,6 +195,7 @@ public struct Verdict: Sendable {
         self.warnings = warnings
         self.inspectedAt = inspectedAt
         self.keys = keys
+        self.blocklistRevocation = blocklistRevocation
     }
 
     /// Sets `keys` to what `make` gives, called each time they are read (it must give the same each time).

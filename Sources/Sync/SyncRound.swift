@@ -20,9 +20,11 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// Revocation deltas applied, and whether one of them was a full snapshot.
     public var revocationDeltas = 0
     public var fullSnapshot = false
-    /// Revocations (tickets and keys) added and lifted.
+    /// Revocations (tickets, keys and blocklist entries) added and lifted.
     public var revocationsAdded = 0
     public var revocationsRemoved = 0
+    /// The published blocklists (VDV-KA, DTVG) the server distributes, by the versions the last page named.
+    public var blocklists: [PublishedBlocklist] = []
     /// The revocation cursor held after the round.
     public var revocationCursor: Int64 = 0
     /// Inspections the server acknowledged in this round.
@@ -307,6 +309,7 @@ public struct SyncRound: Sendable {
             report.fullSnapshot = report.fullSnapshot || delta.full
             report.revocationsAdded += counts.added
             report.revocationsRemoved += counts.removed
+            if !delta.blocklists.isEmpty { report.blocklists = delta.blocklists }
             let kind = delta.full ? "snapshot" : "delta"
             logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(counts.added) -\(counts.removed)")
             let moved = delta.next != cursor
@@ -340,7 +343,7 @@ public struct SyncRound: Sendable {
     /// Applies a verified revocation delta to the store in one transaction (see
     /// `TrustStore.applyRevocations`), with key formats as the store names them.
     ///
-    /// - Returns: The revocations (tickets and keys) added and lifted.
+    /// - Returns: The revocations (tickets, keys and blocklist entries) added and lifted.
     /// - Throws: `StoreError`, with code `.outOfSequence` when the delta does not start at the store's cursor.
     @discardableResult
     public static func apply(_ delta: RevocationDelta, to store: TrustStore) throws(StoreError) -> (
@@ -371,8 +374,12 @@ public struct SyncRound: Sendable {
                         revokedAt: key.revokedAt)
                 }
             },
-            removed: removed)
-        return (delta.addedTickets.count + delta.addedKeys.count, removed.count)
+            removed: removed, blocklists: delta.blocklists.map { ($0.list, $0.version) },
+            addedBlocklistEntries: delta.addedBlocklistEntries, removedBlocklistEntries: delta.removedBlocklistEntries)
+        return (
+            delta.addedTickets.count + delta.addedKeys.count + delta.addedBlocklistEntries.count,
+            removed.count + delta.removedBlocklistEntries.count
+        )
     }
 
     // MARK: Inspections

@@ -4,8 +4,8 @@ import Foundation
 extension UIC918_3 {
     /// Maps a container onto the format-neutral `Ticket`.
     ///
-    /// - issuer: the `U_HEAD` issuer code, else the header's; ticket id: the bytes of the `U_HEAD` ticket
-    ///   key (empty without `U_HEAD`); issued: the `U_HEAD` time.
+    /// - issuer: the `U_HEAD` issuer code, else the FCB issuer (else its security provider), else the header's;
+    ///   ticket id: the bytes of the `U_HEAD` ticket key, else the FCB PNR; issued: the `U_HEAD` time.
     /// - From `0080BL`: validity from the first day of `S031` to the last second of `S032` (Europe/Berlin),
     ///   else from the earliest and latest days of the validity blocks; product `S001`; holder `S023`,
     ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID; passengers and category
@@ -110,10 +110,12 @@ extension UIC918_3 {
                     overruled: "\(printed.first) – \(printed.last) (U_TLAY)"))
         }
 
-        // Without U_HEAD the FCB booking code is the ticket's id (revocations need one).
+        // Without U_HEAD the FCB booking code is the ticket's id (revocations need one), and the FCB issuer (else
+        // its security provider) the issuer, as for DOSIPAS: the DTVG blocklist names such tickets so.
         let ticketID = head.value?.ticketKeyBytes ?? flex.value?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
+        let flexIssuer = (flex.value?.issuing.issuer ?? flex.value?.issuing.securityProvider).map { "\($0)" }
         var ticket = Ticket(
-            format: .uic9183, issuer: head.value?.issuerCode ?? container.issuerCode, ticketID: ticketID,
+            format: .uic9183, issuer: head.value?.issuerCode ?? flexIssuer ?? container.issuerCode, ticketID: ticketID,
             validFrom: validFrom, validUntil: validUntil,
             issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
             product: product, category: category, passengers: passengers, holder: holder, documents: documents,

@@ -68,6 +68,73 @@ public enum Zlib {
         return output
     }
 
+    /// Inflates a complete raw deflate stream (RFC 1951, as a zip entry holds it) in pieces of at most 64 KiB,
+    /// handing each to `chunk` as it comes, so that a large entry is never held whole.
+    ///
+    /// - Throws: `malformed` for a broken or truncated stream, bytes after its end, or an output larger than
+    ///   `limit` bytes (stopped as soon as it crosses the cap); whatever `chunk` throws.
+    /// - Returns: The number of bytes inflated.
+    @discardableResult
+    public static func inflateRaw(
+        _ input: UnsafeBufferPointer<UInt8>, limit: Int,
+        chunk: (UnsafeBufferPointer<UInt8>) throws(FormatError) -> Void
+    ) throws(FormatError) -> Int {
+        var stream = z_stream()
+        // -15: a raw deflate stream with the largest window (no zlib header or Adler-32 trailer).
+        guard CZlib_inflateInit2(&stream, -15) == Z_OK else {
+            throw .malformed("zlib could not start inflating")
+        }
+        defer { inflateEnd(&stream) }
+        let window = 64 * 1024
+        let output = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: window)
+        defer { output.deallocate() }
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+        stream.avail_in = uInt(input.count)
+        var produced = 0
+        while true {
+            stream.next_out = output.baseAddress
+            stream.avail_out = uInt(window)
+            let status = CZlib.inflate(&stream, Z_NO_FLUSH)
+            let count = window - Int(stream.avail_out)
+            switch status {
+            case Z_OK, Z_STREAM_END:
+                break
+            case Z_BUF_ERROR:
+                // No progress with output space left: the input ran out before the stream ended.
+                throw .malformed("the deflate stream is truncated after \(input.count) bytes")
+            case Z_NEED_DICT:
+                throw .unsupported("the deflate stream needs a preset dictionary")
+            default:
+                let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
+                throw .malformed("the deflate stream is broken at byte \(Int(stream.total_in)): \(message)")
+            }
+            produced += count
+            if produced > limit {
+                throw .malformed("the deflate stream inflates past the \(limit / (1024 * 1024)) MiB limit")
+            }
+            if count > 0 { try chunk(UnsafeBufferPointer(rebasing: output[0..<count])) }
+            if status == Z_STREAM_END { break }
+        }
+        let consumed = Int(stream.total_in)
+        guard consumed == input.count else {
+            throw .malformed("\(input.count - consumed) bytes follow the end of the deflate stream at byte \(consumed)")
+        }
+        return produced
+    }
+
+    /// The CRC-32 (ISO 3309, as zip uses it) of `bytes`, continuing from `crc` (0 to start).
+    public static func crc32(_ bytes: UnsafeBufferPointer<UInt8>, continuing crc: UInt32 = 0) -> UInt32 {
+        var value = uLong(crc)
+        var start = 0
+        // zlib's length is a 32-bit uInt: feed large buffers in parts.
+        while start < bytes.count {
+            let count = min(bytes.count - start, 1 << 30)
+            value = CZlib.crc32(value, bytes.baseAddress! + start, uInt(count))
+            start += count
+        }
+        return UInt32(truncatingIfNeeded: value)
+    }
+
     /// Compresses `input` into a zlib stream (level 9: barcode space is what counts).
     public static func deflate(_ input: [UInt8], level: Int32 = 9) -> [UInt8] {
         var stream = z_stream()

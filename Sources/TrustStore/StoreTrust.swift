@@ -68,6 +68,45 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         }
     }
 
+    /// The blocklist entry naming `key`: of a VDV-KA entitlement the one with the highest instance (local and
+    /// synced lists both count), with its list's version. One indexed read through a cached statement.
+    public func blocklistRevocation(for key: BlocklistKey) throws -> BlocklistRevocation? {
+        switch key {
+        case .vdvEntitlement(let organisation, let number):
+            let row = try store.read { db in
+                try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT e.instance_num, e.lock_mode, b.version FROM vdv_blocklist_entry e
+                            LEFT JOIN blocklist b ON b.list = 'vdv-ka' AND b.source = e.source
+                            WHERE e.type = 'B' AND e.org_id = ? AND e.number = ?
+                            ORDER BY e.instance_num DESC LIMIT 1
+                            """),
+                    arguments: [Int64(organisation), Int64(number)]
+                ).map { row -> (instance: Int64, mode: Int, version: String?) in (row[0], row[1], row[2]) }
+            }
+            guard let row, let mode = BlocklistLockMode(rawValue: row.mode) else { return nil }
+            let entry = VDVBlocklistEntry(
+                item: .entitlement, organisation: organisation, number: number, instance: row.instance, lockMode: mode)
+            return BlocklistRevocation(version: row.version ?? "unknown", entry: .vdv(entry))
+        case .dtvgTicket(let rics, let ticketID):
+            let row = try store.read { db in
+                try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT b.version FROM dtvg_blocklist_entry e
+                            LEFT JOIN blocklist b ON b.list = 'dtvg-uic' AND b.source = e.source
+                            WHERE e.rics = ? AND e.ticket_id = ? LIMIT 1
+                            """),
+                    arguments: [Int64(rics), Data(ticketID)]
+                ).map { row -> String? in row[0] }
+            }
+            guard let found = row else { return nil }
+            let entry = DTVGBlocklistEntry(rics: rics, ticketID: String(decoding: ticketID, as: UTF8.self))
+            return BlocklistRevocation(version: found ?? "unknown", entry: .dtvg(entry))
+        }
+    }
+
     private func publicKey(_ spki: [UInt8]) throws -> PublicKey {
         if let cached = parsedKeys.withLock({ $0[spki] }) { return cached }
         let parsed = try PublicKey(spkiDER: spki)

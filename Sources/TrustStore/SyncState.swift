@@ -106,11 +106,18 @@ extension TrustStore {
     /// Entries are written in key order, and a large page gets a larger page cache for its transaction: ids
     /// arrive in random order, and inserting them so into an index larger than the cache made SQLite spill
     /// and rewrite the same index pages many times per transaction.
+    ///
+    /// Blocklist entries (VDV-KA, DTVG) sync brought are kept apart from lists imported here (origin `sync`):
+    /// `blocklists` names the server's current version of each list (a full snapshot replaces them all), and
+    /// `addedBlocklistEntries` replace the entry with the same key, `removedBlocklistEntries` are taken off.
     public func applyRevocations(
         from: Int64, next: Int64, full: Bool, addedTickets: [TicketRevocationRecord],
-        addedKeys: [KeyRevocationRecord], removed: [RevocationReference]
+        addedKeys: [KeyRevocationRecord], removed: [RevocationReference],
+        blocklists: [(list: BlocklistKind, version: String)] = [], addedBlocklistEntries: [BlocklistEntry] = [],
+        removedBlocklistEntries: [BlocklistEntry] = []
     ) throws(StoreError) {
         let path = self.path
+        let blocklists = blocklists.map { SyncedBlocklist(list: $0.list, version: $0.version) }
         try writeUnsynced { db in
             let held =
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'revocation_cursor'")
@@ -150,8 +157,47 @@ extension TrustStore {
                     try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID)])
                 }
             }
+            try Self.applySyncedBlocklists(
+                db, full: full, versions: blocklists, added: addedBlocklistEntries, removed: removedBlocklistEntries)
             try Self.setMeta(db, "revocation_cursor", String(next))
             try Self.trustChanged(db)
+        }
+    }
+
+    /// A list's version as a delta names it.
+    private struct SyncedBlocklist: Sendable {
+        var list: BlocklistKind
+        var version: String
+    }
+
+    /// The blocklist part of a revocation page, inside its transaction: the lists' versions, then the entries
+    /// removed and added (in key order, as the tables keep them).
+    private static func applySyncedBlocklists(
+        _ db: Database, full: Bool, versions: [SyncedBlocklist], added: [BlocklistEntry], removed: [BlocklistEntry]
+    ) throws {
+        if full {
+            try db.execute(sql: "DELETE FROM blocklist WHERE source = 'sync'")
+            try db.execute(sql: "DELETE FROM vdv_blocklist_entry WHERE source = 'sync'")
+            try db.execute(sql: "DELETE FROM dtvg_blocklist_entry WHERE source = 'sync'")
+        }
+        for version in versions {
+            try setBlocklistVersion(db, version.list, .sync, version.version)
+        }
+        guard !added.isEmpty || !removed.isEmpty else { return }
+        var writers: [BlocklistKind: BlocklistWriter] = [:]
+        func writer(_ list: BlocklistKind) throws -> BlocklistWriter {
+            if let writer = writers[list] { return writer }
+            let writer = try BlocklistWriter(db, list: list, origin: .sync, replacing: true)
+            writers[list] = writer
+            return writer
+        }
+        for entry in removed {
+            try writer(entry.list).remove(entry)
+        }
+        for entry in added.sorted(by: BlocklistWriter.precedes) {
+            var entryWriter = try writer(entry.list)
+            try entryWriter.insert(entry, position: 0)
+            writers[entry.list] = entryWriter
         }
     }
 

@@ -13,7 +13,7 @@ import Verification
 public final class TrustStore: Sendable {
     /// The database file.
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The inspection journal, in its own file beside the store (see `InspectionJournal.paths(besideStore:)`).
     public let inspectionJournal: InspectionJournal
     /// The trusted-time floor kept in the store, as last read, and when (see `trustedTimeFloor()`).
@@ -348,6 +348,36 @@ public final class TrustStore: Sendable {
             try db.alter(table: "key") { t in
                 t.add(column: "purpose", .text).notNull().defaults(to: "tickets")
             }
+        }
+        migrator.registerMigration("v14-blocklists") { db in
+            // The published blocklists (VDV-KA, DTVG UIC): each list's version by origin (imported here or brought
+            // by sync), and their entries, kept in their keys' b-trees (WITHOUT ROWID) for one read per lookup.
+            // Of a VDV number only the highest instance is kept (per origin).
+            try db.execute(
+                sql: """
+                    CREATE TABLE blocklist (
+                        list TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        version TEXT NOT NULL,
+                        imported_at INTEGER NOT NULL,
+                        PRIMARY KEY (list, source)
+                    );
+                    CREATE TABLE vdv_blocklist_entry (
+                        type TEXT NOT NULL,
+                        org_id INTEGER NOT NULL,
+                        number INTEGER NOT NULL,
+                        source TEXT NOT NULL,
+                        instance_num INTEGER NOT NULL,
+                        lock_mode INTEGER NOT NULL,
+                        PRIMARY KEY (type, org_id, number, source)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE dtvg_blocklist_entry (
+                        rics INTEGER NOT NULL,
+                        ticket_id BLOB NOT NULL,
+                        source TEXT NOT NULL,
+                        PRIMARY KEY (rics, ticket_id, source)
+                    ) WITHOUT ROWID;
+                    """)
         }
         return migrator
     }

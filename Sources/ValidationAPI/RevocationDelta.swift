@@ -41,12 +41,23 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
     /// When the server signed this page. A validator that accepts it counts it in its trusted-time floor (a
     /// device clock earlier than that is wrong). Optional: absent from servers older than the field.
     public var issuedAt: Date?
+    /// The published blocklists (VDV-KA, DTVG) the server distributes, each with its current version: every page
+    /// names them all (a full snapshot too), so that a validator knows which version its entries come from. Absent
+    /// (empty) from servers without blocklists.
+    public var blocklists: [PublishedBlocklist]
+    /// Blocklist entries put on a list since `from` (a full snapshot: every entry); a VDV entry whose instance or
+    /// lock mode changed comes again, replacing the one held. Absent (empty) when there are none.
+    public var addedBlocklistEntries: [BlocklistEntry]
+    /// Blocklist entries taken off their list since `from` (a newer version no longer names them). Absent (empty)
+    /// when there are none.
+    public var removedBlocklistEntries: [BlocklistEntry]
 
     /// Makes a delta.
     public init(
         from: Int64, next: Int64, full: Bool, addedTickets: [RevokedTicket] = [],
         removedTickets: [TicketReference] = [], addedKeys: [RevokedKey] = [], removedKeys: [KeyReference] = [],
-        more: Bool = false, issuedAt: Date? = nil
+        more: Bool = false, issuedAt: Date? = nil, blocklists: [PublishedBlocklist] = [],
+        addedBlocklistEntries: [BlocklistEntry] = [], removedBlocklistEntries: [BlocklistEntry] = []
     ) {
         self.from = from
         self.next = next
@@ -57,15 +68,20 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         self.removedKeys = removedKeys
         self.more = more
         self.issuedAt = issuedAt
+        self.blocklists = blocklists
+        self.addedBlocklistEntries = addedBlocklistEntries
+        self.removedBlocklistEntries = removedBlocklistEntries
     }
 
-    /// How many entries the page holds, added and removed, tickets and keys.
+    /// How many entries the page holds, added and removed, tickets, keys and blocklist entries.
     public var entryCount: Int {
-        addedTickets.count + removedTickets.count + addedKeys.count + removedKeys.count
+        addedTickets.count + removedTickets.count + addedKeys.count + removedKeys.count + addedBlocklistEntries.count
+            + removedBlocklistEntries.count
     }
 
     private enum CodingKeys: String, CodingKey {
-        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more, issuedAt
+        case from, next, full, addedTickets, removedTickets, addedKeys, removedKeys, more, issuedAt, blocklists
+        case addedBlocklistEntries, removedBlocklistEntries
     }
 
     /// Reads a delta; a missing `more` is false, a missing `issuedAt` nil.
@@ -80,6 +96,11 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         removedKeys = try container.decode([KeyReference].self, forKey: .removedKeys)
         more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
         issuedAt = try container.decodeIfPresent(Date.self, forKey: .issuedAt)
+        blocklists = try container.decodeIfPresent([PublishedBlocklist].self, forKey: .blocklists) ?? []
+        addedBlocklistEntries =
+            try container.decodeIfPresent([BlocklistEntry].self, forKey: .addedBlocklistEntries) ?? []
+        removedBlocklistEntries =
+            try container.decodeIfPresent([BlocklistEntry].self, forKey: .removedBlocklistEntries) ?? []
     }
 
     /// Writes a delta, `more` included, `issuedAt` when set.
@@ -94,11 +115,34 @@ public struct RevocationDelta: Sendable, Equatable, Codable {
         try container.encode(removedKeys, forKey: .removedKeys)
         try container.encode(more, forKey: .more)
         try container.encodeIfPresent(issuedAt, forKey: .issuedAt)
+        // Only when there are some: a server without blocklists writes what it always wrote.
+        if !blocklists.isEmpty { try container.encode(blocklists, forKey: .blocklists) }
+        if !addedBlocklistEntries.isEmpty {
+            try container.encode(addedBlocklistEntries, forKey: .addedBlocklistEntries)
+        }
+        if !removedBlocklistEntries.isEmpty {
+            try container.encode(removedBlocklistEntries, forKey: .removedBlocklistEntries)
+        }
     }
 
-    /// Whether nothing changed: not a snapshot and no entries.
+    /// Whether nothing changed: not a snapshot and no entries. (The blocklist versions a page names change only
+    /// with entries or on their own as an entry of the change log, so they do not count here.)
     public var isEmpty: Bool {
         !full && !more && addedTickets.isEmpty && removedTickets.isEmpty && addedKeys.isEmpty && removedKeys.isEmpty
+            && addedBlocklistEntries.isEmpty && removedBlocklistEntries.isEmpty
+    }
+}
+
+/// A published blocklist the server distributes, and its current version.
+public struct PublishedBlocklist: Sendable, Hashable, Codable {
+    /// `vdv-ka` or `dtvg-uic`.
+    public var list: BlocklistKind
+    /// The version (`BlocklistVersion.text`: an ISO 8601 timestamp for VDV-KA, a number for DTVG).
+    public var version: String
+
+    public init(list: BlocklistKind, version: String) {
+        self.list = list
+        self.version = version
     }
 }
 
@@ -242,6 +286,11 @@ extension RevocationDelta {
 
     private static let deltaFields: [StaticString] = [
         "from", "next", "full", "more", "addedTickets", "removedTickets", "addedKeys", "removedKeys", "issuedAt",
+        "blocklists", "addedBlocklistEntries", "removedBlocklistEntries",
+    ]
+    private static let blocklistFields: [StaticString] = ["list", "version"]
+    private static let blocklistEntryFields: [StaticString] = [
+        "list", "type", "orgId", "number", "instanceNum", "lockMode", "rics", "ticketId",
     ]
     private static let ticketFields: [StaticString] = ["issuer", "ticketID", "reason", "revokedAt"]
     private static let ticketReferenceFields = Array(ticketFields[..<2])
@@ -258,6 +307,9 @@ extension RevocationDelta {
         var addedKeys: [RevokedKey]?
         var removedKeys: [KeyReference]?
         var issuedAt: Date?
+        var blocklists: [PublishedBlocklist] = []
+        var addedBlocklistEntries: [BlocklistEntry] = []
+        var removedBlocklistEntries: [BlocklistEntry] = []
         var strings = WireStrings()
         let start = reader.position
         try reader.readObject(fields: deltaFields) { (field, reader) throws(JSONReadError) in
@@ -290,7 +342,17 @@ extension RevocationDelta {
                     let key = try readKey(&reader, strings: &strings, revoked: false)
                     return KeyReference(format: key.format, issuer: key.issuer, keyID: key.keyID)
                 }
-            default: issuedAt = try reader.readNull() ? nil : try reader.readDate()
+            case 8: issuedAt = try reader.readNull() ? nil : try reader.readDate()
+            case 9:
+                blocklists = try reader.readArray { (reader) throws(JSONReadError) in try readBlocklist(&reader) }
+            case 10:
+                addedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                    try readBlocklistEntry(&reader)
+                }
+            default:
+                removedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                    try readBlocklistEntry(&reader)
+                }
             }
         }
         guard let from, let next, let full, let addedTickets, let removedTickets, let addedKeys, let removedKeys
@@ -304,7 +366,84 @@ extension RevocationDelta {
         }
         return RevocationDelta(
             from: from, next: next, full: full, addedTickets: addedTickets, removedTickets: removedTickets,
-            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false, issuedAt: issuedAt)
+            addedKeys: addedKeys, removedKeys: removedKeys, more: more ?? false, issuedAt: issuedAt,
+            blocklists: blocklists,
+            addedBlocklistEntries: addedBlocklistEntries, removedBlocklistEntries: removedBlocklistEntries)
+    }
+
+    /// Reads a published blocklist: `{list, version}`.
+    private static func readBlocklist(_ reader: inout JSONReader) throws(JSONReadError) -> PublishedBlocklist {
+        var list: BlocklistKind?
+        var version: String?
+        let start = reader.position
+        try reader.readObject(fields: blocklistFields) { (field, reader) throws(JSONReadError) in
+            let at = reader.position
+            switch field {
+            case 0:
+                let name = try reader.readString()
+                guard let kind = BlocklistKind(rawValue: name) else {
+                    throw JSONReadError("unknown blocklist \"\(name.prefix(40))\" (vdv-ka, dtvg-uic)", at: at)
+                }
+                list = kind
+            default: version = try reader.readString()
+            }
+        }
+        guard let list, let version else { throw JSONReadError("a blocklist needs list and version", at: start) }
+        return PublishedBlocklist(list: list, version: version)
+    }
+
+    /// Reads a blocklist entry: `{list: "vdv-ka", type, orgId, number, instanceNum, lockMode}` or
+    /// `{list: "dtvg-uic", rics, ticketId}`, each number in its range.
+    private static func readBlocklistEntry(_ reader: inout JSONReader) throws(JSONReadError) -> BlocklistEntry {
+        var list: BlocklistKind?
+        var item: VDVBlocklistItem?
+        var numbers: [Int64?] = [nil, nil, nil, nil, nil]  // orgId, number, instanceNum, lockMode, rics
+        var ticketID: String?
+        let start = reader.position
+        try reader.readObject(fields: blocklistEntryFields) { (field, reader) throws(JSONReadError) in
+            let at = reader.position
+            switch field {
+            case 0:
+                let name = try reader.readString()
+                guard let kind = BlocklistKind(rawValue: name) else {
+                    throw JSONReadError("unknown blocklist \"\(name.prefix(40))\" (vdv-ka, dtvg-uic)", at: at)
+                }
+                list = kind
+            case 1:
+                let name = try reader.readString()
+                guard let value = VDVBlocklistItem(rawValue: name) else {
+                    throw JSONReadError("a VDV blocklist entry's type is A or B", at: at)
+                }
+                item = value
+            case 7: ticketID = try reader.readString()
+            default: numbers[field == 6 ? 4 : field - 2] = try reader.readInt64()
+            }
+        }
+        func need(_ index: Int, _ range: ClosedRange<Int64>, _ name: String) throws(JSONReadError) -> Int64 {
+            guard let value = numbers[index], range.contains(value) else {
+                throw JSONReadError(
+                    "a blocklist entry needs \(name) in \(range.lowerBound)…\(range.upperBound)", at: start)
+            }
+            return value
+        }
+        switch list {
+        case .vdvKA:
+            guard let item else { throw JSONReadError("a VDV blocklist entry needs its type", at: start) }
+            let organisation = try need(0, 0...Int64(UInt16.max), "orgId")
+            let number = try need(1, 0...Int64(UInt32.max), "number")
+            let instance = try need(2, 0...Int64.max, "instanceNum")
+            let mode = try need(3, 0...2, "lockMode")
+            return .vdv(
+                VDVBlocklistEntry(
+                    item: item, organisation: UInt16(organisation), number: UInt32(number), instance: instance,
+                    lockMode: BlocklistLockMode(rawValue: Int(mode))!))
+        case .dtvgUIC:
+            let rics = try need(4, 0...Int64(UInt32.max), "rics")
+            guard let ticketID else { throw JSONReadError("a DTVG blocklist entry needs its ticketId", at: start) }
+            return .dtvg(DTVGBlocklistEntry(rics: UInt32(rics), ticketID: ticketID))
+        case nil:
+            throw JSONReadError("a blocklist entry needs its list", at: start)
+        }
     }
 
     /// Reads a revoked ticket (`revoked`: `revokedAt` required, `reason` read) or a ticket reference (both

@@ -302,6 +302,15 @@ public struct APIServer: Sendable {
                             + (revoked.reason.map { ": \($0)" } ?? "."),
                         revoked: true, revokedAt: revoked.revokedAt))
             }
+            // A published blocklist imported after the validator's last sync: the reason says what to do.
+            if let format = query.format,
+                let listed = try await store.blocklistRevocation(format: format, issuer: issuer, ticketID: ticketID)
+            {
+                return Self.json(
+                    .ok,
+                    OnlineCheckResponse(
+                        verdict: OnlineCheckResponse.revokedVerdict, reason: listed.reason, revoked: true))
+            }
         }
         guard lookedUp else {
             return Self.json(

@@ -117,6 +117,7 @@ final class PostgresExecutor: SQLExecutor {
         (4, ServerSchema.version4Statements(dialect: .postgres)),
         (5, ServerSchema.version5Statements(dialect: .postgres)),
         (6, ServerSchema.version6Statements(dialect: .postgres)),
+        (7, ServerSchema.blocklistStatements(dialect: .postgres)),
     ]
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.
@@ -221,6 +222,30 @@ final class PostgresExecutor: SQLExecutor {
                         \(rows)
                         ON CONFLICT (issuer, ticket_id) DO UPDATE SET reason = excluded.reason,
                             revoked_at = excluded.revoked_at, sequence = excluded.sequence
+                        """, binds: binds), logger: logger)
+        }
+    }
+
+    /// Arrays unnested server-side: one statement per 5,000 entries.
+    func insertBlocklistImport(_ rows: [BlocklistRow], in session: any SQLSession) async throws {
+        guard let session = session as? PostgresSession else {
+            throw SQLReadError(column: "session", expected: "a PostgreSQL session")
+        }
+        for chunkStart in stride(from: 0, to: rows.count, by: 5_000) {
+            let chunk = rows[chunkStart..<min(chunkStart + 5_000, rows.count)]
+            var binds = PostgresBindings()
+            binds.append(chunk.map(\.list))
+            binds.append(chunk.map(\.entryType))
+            binds.append(chunk.map(\.orgID))
+            binds.append(chunk.map(\.item))
+            binds.append(chunk.map(\.instance))
+            binds.append(chunk.map(\.lockMode))
+            try await session.connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO blocklist_import (list, entry_type, org_id, item, instance_num, lock_mode)
+                        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[],
+                            $6::bigint[])
                         """, binds: binds), logger: logger)
         }
     }

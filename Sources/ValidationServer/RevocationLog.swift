@@ -17,6 +17,13 @@ public struct RevocationChange: Sendable, Equatable {
         case keyRevoked(RevokedKey)
         /// A key's revocation was lifted.
         case keyRestored(KeyReference)
+        /// An entry was put on a published blocklist (or changed: a VDV entry's instance or lock mode).
+        case blocklistEntryAdded(BlocklistEntry)
+        /// An entry was taken off its blocklist (a newer version no longer names it).
+        case blocklistEntryRemoved(BlocklistEntry)
+        /// A blocklist's version changed (an import). Every page names the current versions; this change moves
+        /// the cursor so that validators apply a page even when the new version changed no entry.
+        case blocklistVersion(PublishedBlocklist)
     }
 
     /// The change's number.
@@ -55,12 +62,16 @@ public enum RevocationLog {
     public static func delta(since cursor: Int64, latest: Int64, changes: [RevocationChange]) -> RevocationDelta {
         var lastTicketChange: [TicketReference: RevocationChange] = [:]
         var lastKeyChange: [KeyReference: RevocationChange] = [:]
+        var lastBlocklistChange: [BlocklistEntryKey: RevocationChange] = [:]
         for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
             switch change.entry {
             case .ticketRevoked(let entry): lastTicketChange[entry.reference] = change
             case .ticketRestored(let reference): lastTicketChange[reference] = change
             case .keyRevoked(let entry): lastKeyChange[entry.reference] = change
             case .keyRestored(let reference): lastKeyChange[reference] = change
+            case .blocklistEntryAdded(let entry), .blocklistEntryRemoved(let entry):
+                lastBlocklistChange[BlocklistEntryKey(entry)] = change
+            case .blocklistVersion: break
             }
         }
         var delta = RevocationDelta(from: cursor, next: latest, full: false)
@@ -76,6 +87,13 @@ public enum RevocationLog {
             switch change.entry {
             case .keyRevoked(let entry): delta.addedKeys.append(entry)
             case .keyRestored(let reference): delta.removedKeys.append(reference)
+            default: break
+            }
+        }
+        for change in lastBlocklistChange.values.sorted(by: { $0.sequence < $1.sequence }) {
+            switch change.entry {
+            case .blocklistEntryAdded(let entry): delta.addedBlocklistEntries.append(entry)
+            case .blocklistEntryRemoved(let entry): delta.removedBlocklistEntries.append(entry)
             default: break
             }
         }
@@ -187,10 +205,19 @@ extension RevocationChange {
     /// Reads a change from the columns of the `revocation_change` table.
     init(
         sequence: Int64, kind: String, action: String, issuer: String, ticketID: String?, format: String?,
-        keyID: String?, reason: String?, revokedAt: Int64?
+        keyID: String?, reason: String?, revokedAt: Int64?, blocklist: BlocklistChangeColumns = BlocklistChangeColumns()
     ) throws(ServerError) {
         let revokedDate = Date(unixMilliseconds: revokedAt ?? 0)
         switch (kind, action) {
+        case ("blocklist", _):
+            guard let entry = blocklist.entry else { throw Self.damaged(sequence) }
+            self.init(
+                sequence: sequence, entry: action == "add" ? .blocklistEntryAdded(entry) : .blocklistEntryRemoved(entry)
+            )
+        case ("blocklist-version", _):
+            guard let name = blocklist.list, let list = BlocklistKind(rawValue: name), let version = blocklist.version
+            else { throw Self.damaged(sequence) }
+            self.init(sequence: sequence, entry: .blocklistVersion(PublishedBlocklist(list: list, version: version)))
         case ("ticket", _):
             guard let ticketID, let bytes = [UInt8](hex: ticketID) else { throw Self.damaged(sequence) }
             self.init(
@@ -216,5 +243,35 @@ extension RevocationChange {
     private static func damaged(_ sequence: Int64) -> ServerError {
         ServerError(
             code: .storageFailure, message: "Revocation change \(sequence) in the database is damaged (unknown kind).")
+    }
+}
+
+/// The blocklist columns of a `revocation_change` row (NULL for other kinds).
+struct BlocklistChangeColumns {
+    var list: String?
+    var entryType: String?
+    var orgID: Int64?
+    var item: String?
+    var instance: Int64?
+    var lockMode: Int64?
+    var version: String?
+
+    init() {}
+
+    init(_ row: SQLRow) throws {
+        list = try row.optionalText("list")
+        entryType = try row.optionalText("entry_type")
+        orgID = try row.optionalInteger("org_id")
+        item = try row.optionalText("item")
+        instance = try row.optionalInteger("instance_num")
+        lockMode = try row.optionalInteger("lock_mode")
+        version = try row.optionalText("list_version")
+    }
+
+    /// The entry the columns name, if they name one.
+    var entry: BlocklistEntry? {
+        guard let list, let entryType, let orgID, let item, let instance, let lockMode else { return nil }
+        return BlocklistRow.entry(
+            list: list, entryType: entryType, orgID: orgID, item: item, instance: instance, lockMode: lockMode)
     }
 }

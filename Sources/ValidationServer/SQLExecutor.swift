@@ -149,6 +149,8 @@ protocol SQLExecutor: Sendable {
     /// Writes ticket revocations and their logged changes in the caller's transaction; the entries are distinct
     /// tickets, numbered in order.
     func insertTicketRevocations(_ entries: [NumberedTicketRevocation], in session: any SQLSession) async throws
+    /// Fills the `blocklist_import` staging table in the caller's transaction; the rows are distinct entries.
+    func insertBlocklistImport(_ rows: [BlocklistRow], in session: any SQLSession) async throws
     /// Explains a driver error in the database's own words, for messages.
     func explain(_ error: any Error) -> String
 }
@@ -171,6 +173,10 @@ extension SQLExecutor {
                 """,
                 entry.issuer, entry.ticketID, entry.reason, entry.revokedAt, entry.sequence)
         }
+    }
+
+    func insertBlocklistImport(_ rows: [BlocklistRow], in session: any SQLSession) async throws {
+        try await insertBlocklistImportRows(rows, in: session)
     }
 
     func explain(_ error: any Error) -> String { "\(error)" }

@@ -258,7 +258,7 @@ public final class SQLServerStore: ServerStore {
     /// Takes `count` change numbers in the caller's transaction and returns the last. In PostgreSQL the counter's
     /// row lock holds other writers until this transaction commits, so numbers follow commit order (SQLite has
     /// one writer at a time).
-    private static func takeChangeNumbers(_ count: Int, in session: any SQLSession) async throws -> Int64 {
+    static func takeChangeNumbers(_ count: Int, in session: any SQLSession) async throws -> Int64 {
         let rows = try await session.query(
             "UPDATE server_counter SET value = value + ? WHERE name = 'revocation_change' RETURNING value",
             Int64(count))
@@ -313,7 +313,8 @@ public final class SQLServerStore: ServerStore {
             case .changes(let after):
                 let changes = try await session.query(
                     """
-                    SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at
+                    SELECT sequence, kind, action, issuer, ticket_id, format, key_id, reason, revoked_at, list,
+                        entry_type, org_id, item, instance_num, lock_mode, list_version
                     FROM revocation_change WHERE sequence > ? ORDER BY sequence LIMIT ?
                     """,
                     after, fetch
@@ -322,9 +323,12 @@ public final class SQLServerStore: ServerStore {
                         sequence: row.integer("sequence"), kind: row.text("kind"), action: row.text("action"),
                         issuer: row.text("issuer"), ticketID: row.optionalText("ticket_id"),
                         format: row.optionalText("format"), keyID: row.optionalText("key_id"),
-                        reason: row.optionalText("reason"), revokedAt: row.optionalInteger("revoked_at"))
+                        reason: row.optionalText("reason"), revokedAt: row.optionalInteger("revoked_at"),
+                        blocklist: BlocklistChangeColumns(row))
                 }
-                return RevocationLog.changesPage(cursor: cursor, latest: latest, changes: changes, limit: limit)
+                var page = RevocationLog.changesPage(cursor: cursor, latest: latest, changes: changes, limit: limit)
+                page.blocklists = try await Self.publishedBlocklists(in: session)
+                return page
             case .current(let after, let through, let full):
                 let upper = through ?? Int64.max
                 let tickets = try await session.query(
@@ -347,9 +351,21 @@ public final class SQLServerStore: ServerStore {
                     RevocationChange(
                         sequence: try row.integer("sequence"), entry: .keyRevoked(try Self.revokedKey(row)))
                 }
-                return RevocationLog.currentPage(
-                    cursor: cursor, latest: latest, prunedThrough: prunedThrough, entries: tickets + keys,
-                    through: through, full: full, limit: limit)
+                let blocklistEntries = try await session.query(
+                    """
+                    SELECT sequence, list, entry_type, org_id, item, instance_num, lock_mode FROM blocklist_entry
+                    WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?
+                    """,
+                    after, upper, fetch
+                ).map { row in
+                    RevocationChange(
+                        sequence: try row.integer("sequence"), entry: .blocklistEntryAdded(try BlocklistRow.entry(row)))
+                }
+                var page = RevocationLog.currentPage(
+                    cursor: cursor, latest: latest, prunedThrough: prunedThrough,
+                    entries: tickets + keys + blocklistEntries, through: through, full: full, limit: limit)
+                page.blocklists = try await Self.publishedBlocklists(in: session)
+                return page
             }
         }
     }

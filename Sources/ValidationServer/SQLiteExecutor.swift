@@ -188,6 +188,11 @@ final class SQLiteExecutor: SQLExecutor {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("server-v7-blocklists") { db in
+            for statement in ServerSchema.blocklistStatements(dialect: .sqlite) {
+                try db.execute(sql: statement)
+            }
+        }
         return migrator
     }
 
@@ -262,6 +267,28 @@ final class SQLiteExecutor: SQLExecutor {
                 ])
                 try upsert.execute(arguments: [
                     entry.issuer, entry.ticketID, entry.reason, entry.revokedAt, entry.sequence,
+                ])
+            }
+            return []
+        }
+    }
+}
+
+extension SQLiteExecutor {
+    /// The whole list in one GRDB access: one cached statement per row, without a hop per statement.
+    func insertBlocklistImport(_ rows: [BlocklistRow], in session: any SQLSession) async throws {
+        guard let session = session as? GRDBSession else {
+            throw SQLReadError(column: "session", expected: "a SQLite session")
+        }
+        _ = try await session.run { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO blocklist_import (list, entry_type, org_id, item, instance_num, lock_mode)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """)
+            for row in rows {
+                try insert.execute(arguments: [
+                    row.list, row.entryType, row.orgID, row.item, row.instance, row.lockMode,
                 ])
             }
             return []

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import ValidationAPI
 
@@ -66,6 +67,17 @@ public protocol ServerStore: Sendable {
 
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
+    /// Imports a published blocklist (VDV-KA, DTVG): its entries replace those of the version held, as logged
+    /// removals and additions in one transaction. `.unchanged` for the version held; `.conflict` for an older
+    /// one unless `force`.
+    func importBlocklist(
+        _ list: BlocklistKind, version: BlocklistVersion, entries: [BlocklistEntry], force: Bool, at date: Date
+    ) async throws(ServerError) -> ServerBlocklistImport
+    /// The blocklists the server distributes, with their versions.
+    func blocklists() async throws(ServerError) -> [PublishedBlocklist]
+    /// The blocklist entry naming a ticket of `format` with `issuer` and `ticketID` (online checks), if one does.
+    func blocklistRevocation(format: String, issuer: String, ticketID: [UInt8]) async throws(ServerError)
+        -> BlocklistRevocation?
 }
 
 extension ServerStore {

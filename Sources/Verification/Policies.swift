@@ -15,6 +15,8 @@ public struct PolicyContext: Sendable {
 public enum PolicyOutcome: Sendable {
     case meets(warnings: [VerdictWarning])
     case fails(VerdictKind, reason: String)
+    /// Fails as `revoked` because a published blocklist names the ticket: the verdict carries the entry.
+    case revokedByBlocklist(BlocklistRevocation)
 
     /// Meets, with nothing to remark.
     public static let meets = PolicyOutcome.meets(warnings: [])
@@ -218,7 +220,10 @@ public struct ValidityWindowPolicy: TicketPolicy {
     }
 }
 
-/// Neither the ticket nor its key may be revoked.
+/// Neither the ticket nor its key may be revoked, and no published blocklist (VDV-KA, DTVG) may name the ticket.
+///
+/// A blocklist entry gives `revoked` whatever its lock mode (a gate refuses them all); the verdict carries the
+/// entry, and its reason names the list, its version, the entry and what the inspector does.
 public struct RevocationPolicy: TicketPolicy {
     /// Where revocations are looked up.
     public var revocations: any RevocationList
@@ -242,6 +247,9 @@ public struct RevocationPolicy: TicketPolicy {
                 .revoked,
                 reason: "Key \(context.key.keyID) of \(context.key.issuer) has been revoked\(Self.because(revocation))."
             )
+        }
+        if let key = BlocklistKey(ticket: ticket), let revocation = try revocations.blocklistRevocation(for: key) {
+            return .revokedByBlocklist(revocation)
         }
         return .meets
     }

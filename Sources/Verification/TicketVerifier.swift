@@ -322,6 +322,11 @@ public struct TicketVerifier: Sendable {
                     kind: kind, reason: reason, signature: .valid, format: ticket.format, issuer: ticket.issuer,
                     keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
                 )
+            case .revokedByBlocklist(let revocation):
+                return Verdict(
+                    kind: .revoked, reason: revocation.reason, signature: .valid, format: ticket.format,
+                    issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+                    inspectedAt: context.now, blocklistRevocation: revocation)
             }
         }
         if let clockDoubt {

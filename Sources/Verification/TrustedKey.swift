@@ -81,6 +81,13 @@ public protocol RevocationList: Sendable {
     func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation?
     /// The revocation of `key`, if it is revoked.
     func revocation(ofKey key: TrustedKey) throws -> Revocation?
+    /// The published blocklist entry (VDV-KA, DTVG) that names `key`, with its list's version, if one does.
+    func blocklistRevocation(for key: BlocklistKey) throws -> BlocklistRevocation?
+}
+
+extension RevocationList {
+    /// No blocklists: for revocation lists that hold none.
+    public func blocklistRevocation(for key: BlocklistKey) throws -> BlocklistRevocation? { nil }
 }
 
 /// Where the verifier reads the trusted-time floor (the store keeps it, with the journal and the release date).
@@ -115,6 +122,7 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     private var keys: [KeyIndex: [TrustedKey]] = [:]
     private var revokedTickets: [TicketIndex: Revocation] = [:]
     private var revokedKeys: [RevokedKeyIndex: Revocation] = [:]
+    private var blocklistEntries: [BlocklistKey: BlocklistRevocation] = [:]
 
     private struct RevokedKeyIndex: Hashable {
         var family: KeyFamily
@@ -144,6 +152,18 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
         revokedKeys[RevokedKeyIndex(family: family, issuer: issuer, keyID: keyID)] = revocation
     }
 
+    /// Records a blocklist entry of the list's `version`; of two entries with one key, the higher VDV instance
+    /// applies. A VDV user medium entry (type `A`) is ignored: it can match no scanned ticket.
+    public mutating func addBlocklistEntry(_ entry: BlocklistEntry, version: String) {
+        guard let key = BlocklistKey(entry: entry) else { return }
+        if case .vdv(let new) = entry, case .vdv(let held)? = blocklistEntries[key]?.entry,
+            held.instance > new.instance
+        {
+            return
+        }
+        blocklistEntries[key] = BlocklistRevocation(version: version, entry: entry)
+    }
+
     public func key(family: KeyFamily, issuer: String?, keyID: String) -> TrustedKey? {
         guard let candidates = keys[KeyIndex(family: family, keyID: keyID)] else { return nil }
         guard let issuer else { return candidates.first }
@@ -160,5 +180,9 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
 
     public func revocation(ofKey key: TrustedKey) -> Revocation? {
         revokedKeys[RevokedKeyIndex(family: key.family, issuer: key.issuer, keyID: key.keyID)]
+    }
+
+    public func blocklistRevocation(for key: BlocklistKey) -> BlocklistRevocation? {
+        blocklistEntries[key]
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FareCore
 import Foundation
 import TicketFormats
+import TrustStore
 import ValidationAPI
 import ValidationServer
 
@@ -73,17 +74,36 @@ struct Revoke: StoreCommand {
     static let configuration = CommandConfiguration(
         abstract: """
             Revoke a ticket (--issuer I --ticket-id HEX, or --vdv-org ORG --entitlement N for VDV-KA) or an issuer \
-            key (--issuer I --key KID --format F).
+            key (--issuer I --key KID --format F), or import a published blocklist (--vdv-blocklist FILE.db, \
+            --dtvg-blocklist FILE.zip).
             """,
-        discussion: "Validators learn it at their next sync; online checks see it at once.")
+        discussion: """
+            Validators learn it at their next sync; online checks see it at once.
+
+            A blocklist (the VDV-KA blocklist, an SQLite file; the DTVG UIC blocklist, a zip holding \
+            blacklistuic.csv) is imported with its version (--list-version, or the list's version file with \
+            --version-file): a newer version replaces the one held, and validators receive the difference \
+            (entries removed and added) in their revocation deltas. The same version again changes nothing; an \
+            older one is refused unless --force. A bad file is refused whole, with the row or line named.
+            """)
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var what: RevocationTarget
+    @OptionGroup var blocklist: BlocklistImportOptions
 
     @Option(help: "Why, shown to inspectors.")
     var reason: String?
 
     func run(on store: any ServerStore) async throws {
+        if let (list, path) = try blocklist.file() {
+            guard what.issuer == nil, what.ticketID == nil, what.key == nil, what.vdvOrganisation == nil,
+                what.entitlement == nil, reason == nil
+            else {
+                fail("A blocklist import names no ticket, key or reason: give the list file and its version alone.")
+            }
+            try await importBlocklist(list, path: path, into: store)
+            return
+        }
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         switch try what.target() {
         case .ticket(let ticket):
@@ -94,6 +114,103 @@ struct Revoke: StoreCommand {
             try await store.revokeKey(
                 RevokedKey(format: key.format, issuer: key.issuer, keyID: key.keyID, reason: reason, revokedAt: now))
             say("revoked \(key.format) key \(key.keyID) of \(key.issuer)")
+        }
+    }
+
+    /// Reads the list file whole (checked, in memory: a server imports it in one transaction), then imports it.
+    private func importBlocklist(_ list: BlocklistKind, path: String, into store: any ServerStore) async throws {
+        let version = try blocklist.version(list)
+        var entries: [BlocklistEntry] = []
+        let counts: (rows: Int, superseded: Int)
+        do {
+            var shown = -10
+            counts = try BlocklistFile.read(
+                list, path: path,
+                progress: { done, total in
+                    let percent = total > 0 ? done * 100 / total : 100
+                    if percent / 10 != shown / 10 {
+                        shown = percent
+                        FileHandle.standardError.write(Data("\(list): read \(percent) %\n".utf8))
+                    }
+                },
+                entry: { entry, _ in entries.append(entry) })
+        } catch let error as FormatError {
+            fail("\(path): \(error.message); nothing changed.")
+        }
+        let outcome = try await store.importBlocklist(
+            list, version: version, entries: entries, force: blocklist.force, at: Date())
+        switch outcome {
+        case .unchanged(let held):
+            say("\(list.displayName) version \(held) is imported already; nothing changed")
+        case .imported(let added, let removed, let replaced):
+            let superseded = counts.superseded > 0 ? " (\(counts.superseded) lower instances left out)" : ""
+            let was = replaced.map { ", replacing version \($0)" } ?? ""
+            say(
+                "imported the \(list.displayName) version \(version): \(entries.count) entries\(superseded)\(was); "
+                    + "\(added) added or changed, \(removed) removed for validators")
+        }
+    }
+}
+
+/// The published blocklist files `revoke` imports, and their versions.
+struct BlocklistImportOptions: ParsableArguments {
+    @Option(name: .customLong("vdv-blocklist"), help: "Import the VDV-KA blocklist (SQLite, table blacklist).")
+    var vdvBlocklist: String?
+
+    @Option(name: .customLong("dtvg-blocklist"), help: "Import the DTVG UIC blocklist (zip holding blacklistuic.csv).")
+    var dtvgBlocklist: String?
+
+    @Option(
+        name: .customLong("list-version"),
+        help: "The list's version: VDV-KA an ISO 8601 timestamp (2025-06-01T03:00:00Z), DTVG a number.")
+    var listVersion: String?
+
+    @Option(
+        name: .customLong("version-file"),
+        help: "The list's version file instead (VDV-KA version.txt; DTVG versionuic.txt, {\"blacklistId\": N}).")
+    var versionFile: String?
+
+    @Flag(help: "Import even when the version held is the same or newer.")
+    var force = false
+
+    /// The list to import and its file, or `nil` when none is named.
+    func file() throws(ServerError) -> (BlocklistKind, String)? {
+        switch (vdvBlocklist, dtvgBlocklist) {
+        case (nil, nil):
+            guard listVersion == nil, versionFile == nil, !force else {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "--list-version, --version-file and --force go with --vdv-blocklist or --dtvg-blocklist.")
+            }
+            return nil
+        case (let path?, nil): return (.vdvKA, path)
+        case (nil, let path?): return (.dtvgUIC, path)
+        default:
+            throw ServerError(
+                code: .invalidInput, message: "Import one list at a time: --vdv-blocklist or --dtvg-blocklist.")
+        }
+    }
+
+    /// The version given, read as `list`'s versions are.
+    func version(_ list: BlocklistKind) throws(ServerError) -> BlocklistVersion {
+        let text: String
+        switch (listVersion, versionFile) {
+        case (let given?, nil):
+            text = given
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ServerError(code: .invalidInput, message: "Cannot read the version file \(path).")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        default:
+            throw ServerError(
+                code: .invalidInput,
+                message: "Give the list's version: --list-version VERSION or --version-file FILE (one of them).")
+        }
+        do {
+            return try BlocklistVersion(parsing: text, for: list)
+        } catch {
+            throw ServerError(code: .invalidInput, message: "\(error.message).")
         }
     }
 }

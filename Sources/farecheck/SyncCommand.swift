@@ -126,6 +126,12 @@ struct SyncCommand: AsyncParsableCommand {
         printLine(
             "revocations: \(report.revocationsAdded) added, \(report.revocationsRemoved) removed"
                 + (report.fullSnapshot ? " (full snapshot)" : "") + "; cursor \(report.revocationCursor)")
+        if !report.blocklists.isEmpty {
+            printLine(
+                "blocklists: "
+                    + report.blocklists.map { "\($0.list.displayName) version \($0.version)" }
+                    .joined(separator: ", "))
+        }
         var inspections = "inspections: \(report.inspectionsUploaded) uploaded, \(report.inspectionsUnsent) waiting"
         if report.inspectionsRefused > 0 || report.inspectionsRefusedInJournal > 0 {
             inspections +=

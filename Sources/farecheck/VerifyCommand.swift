@@ -57,9 +57,11 @@ struct VerificationOptions: ParsableArguments {
             let loaded = try store.snapshot()
             let vdv = try store.vdvCertificateSet()
             (loaded.skipped + vdv.skipped).forEach { printError("farecheck: warning: skipping unreadable \($0)") }
+            // The blocklists (a million entries) are looked up in the store, not loaded.
+            let revocations = SnapshotRevocations(snapshot: loaded.trust, store: StoreTrust(store: store))
             return TicketVerifier(
-                trust: loaded.trust, clock: clock, configuration: configuration, vdvCertificates: vdv.certificates,
-                trustedTime: judgingTheClock ? store : nil)
+                keys: loaded.trust, revocations: revocations, clock: clock, configuration: configuration,
+                vdvCertificates: vdv.certificates, trustedTime: judgingTheClock ? store : nil)
         } catch {
             throw CommandFailure.exit(error.description)
         }
@@ -219,6 +221,24 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 }
 
+/// Revocations from a snapshot loaded into memory, and the published blocklists looked up in the store.
+struct SnapshotRevocations: RevocationList {
+    let snapshot: TrustSnapshot
+    let store: StoreTrust
+
+    func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
+        snapshot.revocation(ofTicket: ticketID, issuer: issuer)
+    }
+
+    func revocation(ofKey key: TrustedKey) throws -> Revocation? {
+        snapshot.revocation(ofKey: key)
+    }
+
+    func blocklistRevocation(for key: BlocklistKey) throws -> BlocklistRevocation? {
+        try store.blocklistRevocation(for: key)
+    }
+}
+
 /// A verdict as farecheck prints it: one JSON object, or a few lines of text.
 struct VerdictReport: Encodable {
     var source: String
@@ -263,6 +283,8 @@ struct VerdictReport: Encodable {
     /// where it comes from.
     var clockFloor: Date?
     var clockFloorSource: String?
+    /// For a ticket on a published blocklist: `{list, version, entry, lockMode, action}`.
+    var revocation: BlocklistRevocation?
 
     /// The report of `inspection`: the one mapping from an inspection to what the CLI prints.
     init(_ inspection: Inspection) {
@@ -296,6 +318,7 @@ struct VerdictReport: Encodable {
         self.inspectedAt = verdict.inspectedAt
         self.keys = verdict.keys.isEmpty ? nil : verdict.keys
         self.unreadableRecords = inspection.unreadableRecords.isEmpty ? nil : inspection.unreadableRecords
+        self.revocation = verdict.blocklistRevocation
         if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
             self.clockFloor = floor.instant
             self.clockFloorSource = floor.source.rawValue
@@ -321,6 +344,11 @@ struct VerdictReport: Encodable {
         func add(_ label: String, _ value: String?) {
             guard let value, !value.isEmpty else { return }
             lines.append("  " + label.padding(toLength: max(11, label.count + 1), withPad: " ", startingAt: 0) + value)
+        }
+        if let revocation {
+            // What the inspector does comes first, in words that stand out.
+            add("ACTION", revocation.action.instruction.uppercased())
+            add("blocklist", "\(revocation.list.displayName) version \(revocation.version), \(revocation.entry)")
         }
         add("source", source + (symbology.map { " (\($0))" } ?? ""))
         var signatureLine = signature.rawValue

@@ -87,7 +87,7 @@ final class EndpointBench: Sendable {
     /// A verdict event as the pipeline would publish it.
     static func event(
         _ kind: VerdictKind, reason: String, product: String? = "Day pass", holder: String? = "ID ****1234",
-        warnings: [VerdictWarning] = []
+        warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil
     ) -> PublishedVerdict {
         let now = Date()
         let ticket = Ticket(
@@ -96,7 +96,7 @@ final class EndpointBench: Sendable {
             holder: holder)
         let verdict = Verdict(
             kind: kind, reason: reason, signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "7a3f",
-            ticket: ticket, warnings: warnings, inspectedAt: now)
+            ticket: ticket, warnings: warnings, inspectedAt: now, blocklistRevocation: revocation)
         return VerdictEvent(
             Inspection(
                 source: "front-door", symbology: .qr, payloadByteCount: 311, payloadDigest: [], verdict: verdict,

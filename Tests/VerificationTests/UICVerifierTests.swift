@@ -131,6 +131,7 @@ struct UICVerifierTests {
             switch policy.evaluate(PolicyContext(ticket: ticket, key: key, now: instant)) {
             case .meets: "valid"
             case .fails(let kind, let reason): "\(kind.rawValue) \(reason)"
+            case .revokedByBlocklist(let revocation): "revoked \(revocation.reason)"
             }
         }
         #expect(ticket.governingDocument(at: start + 0.5 * day) == 0)
