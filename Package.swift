@@ -262,7 +262,7 @@ let package = Package(
             path: "Tests/ScannerSimulation",
             swiftSettings: strict
         ),
-        // The speed figures of the README, in a program of their own (`swift run -c release farecheck-bench`).
+        // The speed figures of docs/benchmarks.md, in a program of their own (`swift run -c release farecheck-bench`).
         .executableTarget(
             name: "farecheck-bench",
             dependencies: [

@@ -9,7 +9,7 @@ import TicketFormats
 import ValidationAPI
 import Verification
 
-/// `farecheck bench`: the speed figures the README reports, measured on this machine.
+/// `farecheck bench`: the speed figures docs/benchmarks.md reports, measured on this machine.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

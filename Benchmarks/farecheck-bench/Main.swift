@@ -2,7 +2,7 @@ import Issuing
 import ArgumentParser
 import Foundation
 
-/// `farecheck-bench`: the speed figures the README reports, measured on this machine. A program of its own, so
+/// `farecheck-bench`: the speed figures docs/benchmarks.md reports, measured on this machine. A program of its own, so
 /// that benchmark code does not ship in `farecheck`.
 @main
 struct FarecheckBench: AsyncParsableCommand {

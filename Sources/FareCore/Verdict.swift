@@ -93,7 +93,7 @@ public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertib
 /// A key the verifier looked at for a ticket's signature, and what came of it: the answer to "why this verdict?"
 /// (`verify --explain`, the `keys` of `verify --json`, the page).
 ///
-/// Only keys of the UIC key list are judged for scope (see the README, "Key scope"); for them every key with the
+/// Only keys of the UIC key list are judged for scope (see docs/key-scope.md); for them every key with the
 /// ticket's issuer and key id is listed, tried or not.
 public struct KeyConsideration: Sendable, Hashable, Codable {
     /// What came of a key.

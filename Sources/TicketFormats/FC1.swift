@@ -1,7 +1,7 @@
 import FareCore
 import Foundation
 
-/// The project's own signed ticket format, FC1: COSE_Sign1 over CWT claims (see the README).
+/// The project's own signed ticket format, FC1: COSE_Sign1 over CWT claims (see docs/formats-and-trust.md).
 public enum FC1 {
     /// The text prefix of the base45 transport that farecheck accepts unless configured otherwise.
     public static let defaultPrefix = "FC1:"

@@ -73,8 +73,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
     /// when not stated.
     public var versionType: String?
     /// What UIC barcode version the key signs, as the UIC key list's `barcodeVersion` says (`1`, `2`, `3`); nil
-    /// when not stated. With `versionType` it decides which barcodes the key is tried on (see the README's
-    /// "Key scope").
+    /// when not stated. With `versionType` it decides which barcodes the key is tried on (see
+    /// docs/key-scope.md).
     public var barcodeVersion: String?
     /// Whether the UIC key list marks the key as forged (`keyForged`): validators trust nothing it signs.
     public var keyForged: Bool

@@ -145,7 +145,7 @@ struct UICSignatureShape: Sendable {
 }
 
 /// Whether a key is for a barcode: judged from its list entry and its key material against the barcode's frame
-/// and signature. The table it applies is `UICKeyScope.judge` and is documented in the README ("Key scope").
+/// and signature. The table it applies is `UICKeyScope.judge` and is documented in docs/key-scope.md.
 public enum UICKeyScope: Sendable, Hashable {
     /// The entry names this kind of barcode, and the key's kind and size fit its signature: a signature that does
     /// not match such a key was altered or forged.

@@ -60,7 +60,7 @@ struct Keys: AsyncParsableCommand {
             help: """
                 With --format uic: the barcode version the key signs, as the UIC key list's barcodeVersion says \
                 (1 or 2: the #UT container version; 3 with FCB or DOS: DOSIPAS). Validators try a key only on the \
-                barcodes its versionType and barcode version name (see the README's "Key scope").
+                barcodes its versionType and barcode version name (see docs/key-scope.md).
                 """)
         var barcodeVersion: String?
 

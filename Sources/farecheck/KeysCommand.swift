@@ -332,7 +332,7 @@ struct KeysCommand: AsyncParsableCommand {
             var forged: Bool?
             /// UIC: the product owners the key may sign for.
             var allowedProductOwnerCodes: [String]?
-            /// UIC: which barcodes the key is tried on, and how a failure counts (see the README's "Key scope").
+            /// UIC: which barcodes the key is tried on, and how a failure counts (see docs/key-scope.md).
             var scope: String?
             var kid: String
             var algorithm: String?

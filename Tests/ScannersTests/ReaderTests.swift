@@ -210,7 +210,7 @@ private func gone(_ message: String) -> ScannerConnectionError {
         received = scans.makeAsyncIterator()
         #expect(second?.payload == [2])
         #expect(opens.withLock { $0 } == 2)
-        // Measured, not asserted: the figure the README reports for reopening on a uevent.
+        // Measured, not asserted: the figure docs/benchmarks.md reports for reopening on a uevent.
         if let second { print("hotplug: reading again \(added.duration(to: second.at)) after the add uevent") }
     }
 }
