@@ -351,10 +351,11 @@ enum InspectorPage {
           delete panel.dataset.verdict;
           show($("verdict-word"), "Waiting for the first scan");
           for (const id of ["verdict-reason", "holder-check", "meta"]) show($(id), null);
-          for (const id of ["facts", "layout", "all-fields", "warnings"]) $(id).hidden = true;
+          for (const id of ["facts", "layout", "all-fields", "warnings", "unreadable"]) $(id).hidden = true;
           $("facts").replaceChildren();
           $("all-fields-list").replaceChildren();
           $("warnings").replaceChildren();
+          $("unreadable").replaceChildren();
           $("layout-grid").textContent = "";
         }
 

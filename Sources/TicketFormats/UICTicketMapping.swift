@@ -5,7 +5,8 @@ extension UIC918_3 {
     /// Maps a container onto the format-neutral `Ticket`.
     ///
     /// - issuer: the `U_HEAD` issuer code, else the FCB issuer (else its security provider), else the header's;
-    ///   ticket id: the bytes of the `U_HEAD` ticket key, else the FCB PNR; issued: the `U_HEAD` time.
+    ///   ticket id: the bytes of the `U_HEAD` ticket key, else the FCB PNR, else the first document's reference;
+    ///   issued: the `U_HEAD` time.
     /// - From `0080BL`: validity from the first day of `S031` to the last second of `S032` (Europe/Berlin),
     ///   else from the earliest and latest days of the validity blocks; product `S001`; holder `S023`,
     ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID; passengers and category
@@ -110,9 +111,12 @@ extension UIC918_3 {
                     overruled: "\(printed.first) – \(printed.last) (U_TLAY)"))
         }
 
-        // Without U_HEAD the FCB booking code is the ticket's id (revocations need one), and the FCB issuer (else
-        // its security provider) the issuer, as for DOSIPAS: the DTVG blocklist names such tickets so.
-        let ticketID = head.value?.ticketKeyBytes ?? flex.value?.issuing.issuerPNR.map { Array($0.utf8) } ?? []
+        // Without U_HEAD the FCB booking code (else the first document's reference) is the ticket's id (revocations
+        // need one), and the FCB issuer (else its security provider) the issuer, as for DOSIPAS: the DTVG blocklist
+        // names such tickets so.
+        let ticketID =
+            head.value?.ticketKeyBytes ?? flex.value?.issuing.issuerPNR.map { Array($0.utf8) }
+            ?? flex.value?.documents.lazy.compactMap(\.reference).first.map { Array("\($0)".utf8) } ?? []
         let flexIssuer = (flex.value?.issuing.issuer ?? flex.value?.issuing.securityProvider).map { "\($0)" }
         var ticket = Ticket(
             format: .uic9183, issuer: head.value?.issuerCode ?? flexIssuer ?? container.issuerCode, ticketID: ticketID,
@@ -130,7 +134,10 @@ extension UIC918_3 {
         }
         // A setter copies the ticket's storage: only for the rare ticket with a record that cannot be read.
         if !unread.isEmpty { ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset } }
-        return UICContent(ticket: ticket, quirks: container.quirks + (layout.value?.quirks ?? []))
+        return UICContent(
+            ticket: ticket, quirks: container.quirks + (layout.value?.quirks ?? []),
+            undecodedDecidingRecords: [head.unreadable, bl.unreadable, flex.unreadable].compactMap { $0 }
+                .sorted { $0.offset < $1.offset })
     }
 
     /// The records of `container` that are present but cannot be read, in order: each record farecheck decodes
@@ -377,4 +384,8 @@ public struct UICContent: Sendable {
     /// How the container and its layout depart from the standard, in order: the `#UT` header, the record
     /// headers, then the layout.
     public var quirks: [IssuerQuirk]
+    /// The records that decide validity (`U_HEAD`, `0080BL`, `U_FLEX`) present in a version farecheck does not
+    /// decode, in order. Such a ticket cannot be judged on its validity: it is never valid (the verifier says
+    /// `unsupported`, naming the record). Also listed in the ticket's `unreadableRecords`.
+    public var undecodedDecidingRecords: [UnreadableRecord] = []
 }

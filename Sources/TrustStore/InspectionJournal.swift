@@ -32,6 +32,10 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     public var signature: String
     /// Warning codes, comma-separated.
     public var warnings: String
+    /// The warnings as the inspector read them (`code: sentence`), one a line, in the order of `warnings`: an
+    /// `issuer-quirk` names its quirk, record and byte, an `unreadable-record` its record and why. `nil` for a
+    /// record without warnings, or one journaled before these were kept.
+    public var warningMessages: String?
     /// The inspector logged in, if any.
     public var inspector: String?
     /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
@@ -63,6 +67,13 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.reason = verdict.reason
         self.signature = verdict.signature.rawValue
         self.warnings = verdict.warnings.map(\.code).joined(separator: ",")
+        // One line each: a sentence never holds a line break of its own (the verifier writes them), but text from
+        // the ticket could, so each is kept on its line.
+        self.warningMessages =
+            verdict.warnings.isEmpty
+            ? nil
+            : verdict.warnings.map { "\($0.code): \($0.message.replacing("\n", with: " "))" }
+                .joined(separator: "\n")
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy.rawValue
         self.sentAt = nil
@@ -86,6 +97,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         reason = row["reason"]
         signature = row["signature"]
         warnings = row["warnings"]
+        warningMessages = row.hasColumn("warning_messages") ? row["warning_messages"] : nil
         inspector = row["inspector"]
         decidedBy = row["decided_by"] ?? Decider.offline.rawValue
         sentAt = row["sent_at"]
@@ -116,6 +128,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
             container["refused_at"] = refusedAt
             container["refusal"] = refusal
         }
+        if let warningMessages { container["warning_messages"] = warningMessages }
         // Written only when there is one, so that a record without one also fits a table older than these columns.
         if let clockFloor {
             container["clock_floor"] = clockFloor
@@ -409,6 +422,10 @@ public final class InspectionJournal: Sendable {
             }
             // The newest inspection is part of the trusted-time floor, read at every start.
             try db.create(index: "inspection_by_time", on: "inspection", columns: ["inspected_at"])
+        }
+        migrator.registerMigration("v4-warning-messages") { db in
+            // The warnings as the inspector read them, beside their codes: which quirk, record and byte.
+            try db.alter(table: "inspection") { t in t.add(column: "warning_messages", .text) }
         }
         return migrator
     }

@@ -279,7 +279,15 @@ public struct TicketVerifier: Sendable {
         ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
         var verdict = try applyPolicies(
             uicPolicies, PolicyContext(ticket: ticket, key: key, now: now),
-            warnings: IssuerQuirk.warnings(content.quirks))
+            warnings: IssuerQuirk.warnings(content.quirks), deciding: content.undecodedDecidingRecords)
+        // A record that decides validity in a version farecheck does not decode: what the ticket says of its
+        // validity is not known, so no verdict that depends on it stands (one that holds at any instant does).
+        if let undecoded = content.undecodedDecidingRecords.first, verdict.kind.dependsOnTime {
+            verdict.kind = .unsupported
+            verdict.reason =
+                "The signature is valid, but the \(undecoded.location) decides the ticket's validity and is in a "
+                + "version farecheck does not read: the ticket cannot be judged; check the printed ticket."
+        }
         let issuedAt = ticket.issuedAt
         verdict.deferKeys { trial.considerations(issuedAt: issuedAt).keys }
         return verdict
@@ -287,8 +295,11 @@ public struct TicketVerifier: Sendable {
 
     /// The verdict of the policies on a ticket whose signature is valid, with `warnings` (from reading the ticket)
     /// first, then those for its records that disagree or cannot be read, then the policies' own.
+    ///
+    /// `deciding`: unreadable records that decide validity (the caller turns the verdict as it needs).
     func applyPolicies(
-        _ policies: [any TicketPolicy], _ context: PolicyContext, warnings leading: [VerdictWarning] = []
+        _ policies: [any TicketPolicy], _ context: PolicyContext, warnings leading: [VerdictWarning] = [],
+        deciding: [UnreadableRecord] = []
     ) throws(VerifierError) -> Verdict {
         let ticket = context.ticket
         var warnings = leading
@@ -303,7 +314,9 @@ public struct TicketVerifier: Sendable {
         warnings += ticket.unreadableRecords.map {
             VerdictWarning(
                 code: VerdictWarning.unreadableRecordCode,
-                message: "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
+                message: deciding.contains($0)
+                    ? "The \($0.location) cannot be read, and it decides the ticket's validity. \($0.reason)"
+                    : "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
         }
         for policy in policies {
             // A clock that cannot be trusted judges nothing that depends on the instant.

@@ -180,7 +180,7 @@ public enum UICKeyScope: Sendable, Hashable {
 
     /// What `listing` says of `frame`; a key added by hand (no listing) has the scope the operator gave it: every
     /// UIC barcode its algorithm fits.
-    private static func judge(_ listing: UICKeyListing?, frame: UICBarcodeFrame) -> UICKeyScope {
+    static func judge(_ listing: UICKeyListing?, frame: UICBarcodeFrame) -> UICKeyScope {
         guard let listing else { return .inScope }
         let purpose = listing.purpose
         let version = listing.barcodeVersionNumber

@@ -85,6 +85,7 @@ struct IssuerQuirkCLITests {
                 let message = (verdict["warningMessages"] as? [String])?.first ?? ""
                 #expect(message.contains("record") || message.contains("#UT header"), "\(quirk): \(message)")
                 #expect(message.contains(" at byte "), "\(quirk): \(message)")
+                #expect(message.contains("(\(quirk.warningName ?? "?")): "), "\(quirk): \(message)")
             }
         }
     }
@@ -148,5 +149,60 @@ struct IssuerQuirkCLITests {
         #expect(text.status == 0)
         #expect(!text.text.contains("no FCB content"), "\(text.text)")
         #expect(text.text.contains("\"issuingDetail\":{"))
+    }
+
+    /// A ticket of U_HEAD, 0080BL (valid in March) and a U_FLEX of `version` with `body`, signed by the issuer.
+    func ticketWithFlex(version: String, body: [UInt8], name: String) throws -> String {
+        let head = UICHead(issuerCode: "1186", ticketKey: "FLEX-\(version)", issuedAt: from.start).record()
+        let bl = UIC0080BL(
+            validityBlocks: [.init(firstDay: from, lastDay: until, serial: "0000000042")],
+            fields: [.init(tag: 1, value: "Ordinaer billet")]
+        ).record()
+        let flex = UICRecord(id: "U_FLEX", version: version, body: body)
+        let payload = try UIC918_3.encode(
+            records: [head, bl, flex], version: issuer.headerVersion, issuerCode: "1186", keyID: "00001"
+        ) {
+            try issuer.privateKey.signature(for: $0, scheme: issuer.scheme)
+        }
+        let path = bench.path(name)
+        try Data(payload).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("a U_FLEX that cannot be read: --show-fcb and the JSON name it; broken: malformed; a later version: unsupported")
+    func unreadableFlexIsNamed() throws {
+        try trustIssuer()
+        // Version 13 whose bits end before its first field: broken, and it decides, so the ticket is malformed.
+        let broken = try ticketWithFlex(version: "13", body: [0xFF], name: "broken-flex.bin")
+        // Version 07, which farecheck does not decode: what it says of the validity is unknown.
+        let later = try ticketWithFlex(version: "07", body: Array(repeating: 0x5A, count: 16), name: "flex-07.bin")
+        for (file, kind) in [(broken, "malformed"), (later, "unsupported")] {
+            let json = try bench.farecheck([
+                "verify", "--payload-file", file, "--at", "2026-03-15T12:00:00Z", "--json", "--show-fcb",
+            ])
+            #expect(json.status == 1, "\(kind): \(json.text) \(json.stderr)")
+            let verdict = try #require(json.jsonLines.first)
+            #expect(verdict["verdict"] as? String == kind, "\(json.text)")
+            #expect(verdict["signature"] as? String == "valid")
+            #expect((verdict["reason"] as? String)?.contains("U_FLEX") == true, "\(json.text)")
+            #expect(verdict["fcb"] is NSNull, "\(json.text)")
+            let unreadable = try #require(verdict["unreadableRecords"] as? [[String: Any]], "\(json.text)")
+            #expect(unreadable.map { $0["tag"] as? String } == ["U_FLEX"])
+            let offset = try #require(unreadable.first?["offset"] as? Int)
+            let version = try #require(unreadable.first?["version"] as? String)
+
+            let text = try bench.farecheck([
+                "verify", "--payload-file", file, "--at", "2026-03-15T12:00:00Z", "--show-fcb",
+            ])
+            #expect(text.status == 1)
+            #expect(text.text.hasPrefix(kind.uppercased()), "\(text.text)")
+            #expect(!text.text.contains("no FCB content"), "\(text.text)")
+            #expect(
+                text.text.contains("(the U_FLEX \(version) at byte \(offset) of the inflated data cannot be read: "),
+                "\(text.text)")
+        }
+        // Never valid on the other records' word, and never expired either: the deciding record is unknown.
+        let after = try bench.farecheck(["verify", "--payload-file", later, "--at", "2026-05-01T12:00:00Z", "--json"])
+        #expect(after.jsonLines.first?["verdict"] as? String == "unsupported", "\(after.text)")
     }
 }

@@ -51,9 +51,17 @@ struct BlocklistDaemonTests {
     func eventLineAndJournal() async throws {
         let setup = try DaemonBench()
         let payload = try Self.uicTicket(store: setup.bench)
+        // The gate: a hook told every verdict, which records whether it would open.
+        let script = setup.bench.path("gate.sh")
+        let record = setup.bench.path("gate.log")
+        try "#!/bin/sh\necho \"$FARECHECK_VERDICT $FARECHECK_VALID\" >> \(record)\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let config = try setup.config(
+            scanner: scanner.devicePath, extra: "\n[gate]\ncommand = [\"\(script)\"]\nverdicts = [\"*\"]\n")
+        let daemon = try await DaemonProcess.start(config: config)
         let socket = try await LineSocket.connect(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
@@ -83,6 +91,15 @@ struct BlocklistDaemonTests {
             line.contains(
                 #""revocation":{"action":"refuse","entry":{"list":"dtvg-uic","rics":80,"ticketId":"RPEX4F-4"},"#))
         #expect(line.contains(#""lockMode":"block","version":"42"}"#))
+        // The gate opened for the ticket before the import, and not for it on the list.
+        let deadline = Date().addingTimeInterval(10)
+        var gate: [String] = []
+        while Date() < deadline {
+            gate = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            if gate.count >= 2 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(gate == ["valid 1", "revoked 0"])
         #expect(await daemon.stop(signal: SIGTERM, timeout: 5) == 0, "\(daemon.stderr.text)")
 
         let journal = try TrustStore(path: setup.bench.db).allInspections()

@@ -87,7 +87,7 @@ final class EndpointBench: Sendable {
     /// A verdict event as the pipeline would publish it.
     static func event(
         _ kind: VerdictKind, reason: String, product: String? = "Day pass", holder: String? = "ID ****1234",
-        warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil
+        warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil, unreadable: [UnreadableRecord] = []
     ) -> PublishedVerdict {
         let now = Date()
         let ticket = Ticket(
@@ -97,11 +97,11 @@ final class EndpointBench: Sendable {
         let verdict = Verdict(
             kind: kind, reason: reason, signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "7a3f",
             ticket: ticket, warnings: warnings, inspectedAt: now, blocklistRevocation: revocation)
-        return VerdictEvent(
-            Inspection(
-                source: "front-door", symbology: .qr, payloadByteCount: 311, payloadDigest: [], verdict: verdict,
-                inspector: "K-204")
-        ).published
+        var inspection = Inspection(
+            source: "front-door", symbology: .qr, payloadByteCount: 311, payloadDigest: [], verdict: verdict,
+            inspector: "K-204")
+        inspection.unreadableRecords = unreadable
+        return VerdictEvent(inspection).published
     }
 }
 

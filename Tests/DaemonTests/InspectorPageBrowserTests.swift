@@ -52,14 +52,20 @@ struct InspectorPageBrowserTests {
 
             let event = EndpointBench.event(
                 .revoked, reason: "Reported stolen at the ticket office on Tuesday.", product: "Day pass",
-                warnings: [VerdictWarning(code: "seen-before", message: "Seen before: tram 12, 10:41, by K-118.")])
+                warnings: [VerdictWarning(code: "seen-before", message: "Seen before: tram 12, 10:41, by K-118.")],
+                unreadable: [
+                    UnreadableRecord(tag: "U_TLAY", version: "01", offset: 94, reason: "Field 3's text overruns.")
+                ])
             bench.hub.publish(event)
             try await browser.waitUntil("document.getElementById('verdict-reason').textContent.includes('Tuesday')")
             let dom = try await browser.dom()
             let served = try await LoopbackConnection.request(port: port, "GET", "/")
 
             // Rendered by the page's script from the event stream: none of it is in the HTML the server sent.
-            for text in ["Reported stolen at the ticket office on Tuesday.", "Day pass", "Seen before: tram 12"] {
+            for text in [
+                "Reported stolen at the ticket office on Tuesday.", "Day pass", "Seen before: tram 12",
+                "Field 3's text overruns.",
+            ] {
                 #expect(dom.contains(text), "the page does not show \(text)")
                 #expect(!served.text.contains(text))
             }
@@ -85,6 +91,9 @@ struct InspectorPageBrowserTests {
             try await browser.waitUntil("document.getElementById('login').hidden === false")
             try await browser.waitUntil("document.getElementById('verdict').dataset.state === 'waiting'")
             #expect(!(try await browser.dom().contains("ID ****1234")))
+            // Nothing of the last ticket stays: its unreadable records go with it.
+            #expect(!(try await browser.dom().contains("Field 3's text overruns.")))
+            #expect(try await browser.evaluate("document.getElementById('unreadable').hidden") as? Bool == true)
             #expect(bench.sessions.current() == nil)
             try await browser.quit()
         }

@@ -64,6 +64,10 @@ struct IssuerQuirkDaemonTests {
         #expect(journal.map(\.id) == [event.id])
         #expect(journal.first?.verdict == "valid")
         #expect(journal.first?.warnings == "issuer-quirk,issuer-quirk")
+        // The journal keeps what the inspector read: which quirk, which record, which byte.
+        let kept = try #require(journal.first?.warningMessages).split(separator: "\n").map(String.init)
+        #expect(kept == zip(event.warnings, event.warningMessages).map { "\($0): \($1)" })
+        #expect(kept.first?.contains("the length of record U_HEAD at byte 8 of the inflated data") == true)
     }
 
     @Test("each tolerated quirk: valid on the event line, issuer-quirk in the event and the journal")
@@ -74,10 +78,16 @@ struct IssuerQuirkDaemonTests {
             #expect(event.verdict == .valid, "\(quirk): \(event.reason)")
             #expect(event.warnings == ["issuer-quirk"], "\(quirk)")
             #expect(event.warningMessages.first?.contains(" at byte ") == true, "\(quirk)")
+            let name = try #require(quirk.warningName)
+            #expect(event.warningMessages.first?.contains(name) == true, "\(quirk): \(event.warningMessages)")
         }
         let journal = try daemon.bench.store.inspectionJournal.allInspections()
         #expect(journal.count == TicketQuirk.tolerated.count)
         #expect(journal.allSatisfy { $0.verdict == "valid" && $0.warnings == "issuer-quirk" })
+        let kept = journal.compactMap(\.warningMessages).joined(separator: "\n")
+        for quirk in TicketQuirk.tolerated {
+            #expect(kept.contains("(\(quirk.warningName ?? "?")): "), "the journal does not name \(quirk)")
+        }
     }
 
     @Test("a layout no tolerance reads: valid, the record listed on the event line, in the journal's warnings")

@@ -32,6 +32,18 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
         .version1LayoutInVersion2,
     ]
 
+    /// The name farecheck's `issuer-quirk` warning gives a tolerated quirk (docs/issuer-quirks.md); `nil` for a
+    /// break no tolerance reads.
+    public var warningName: String? {
+        switch self {
+        case .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers: "space-padded-number"
+        case .layoutLengthsInCharacters: "length-in-characters"
+        case .fewerLayoutFields: "fewer-fields-than-announced"
+        case .version1LayoutInVersion2: "version-1-layout-in-version-2"
+        case .brokenLayout, .brokenDisplayFields: nil
+        }
+    }
+
     /// One letter for the quirk in a ticket key.
     var letter: Character {
         switch self {
@@ -128,7 +140,7 @@ public struct QuirkyIssuer: Sendable {
     }
 
     /// The 0080BL record; its fields break after `S032` when `brokenAfterValidity`.
-    static func bl(from: UICDay, until: UICDay, brokenAfterValidity: Bool) -> UICRecord {
+    public static func bl(from: UICDay, until: UICDay, brokenAfterValidity: Bool) -> UICRecord {
         var record = UIC0080BL(
             validityBlocks: [.init(firstDay: from, lastDay: until, serial: "0000000042")],
             fields: [

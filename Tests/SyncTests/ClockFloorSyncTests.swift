@@ -49,6 +49,16 @@ struct ClockFloorSyncTests {
         #expect(text.text.hasPrefix("CLOCK-UNTRUSTED  The device clock reads"), "\(text.text)")
         #expect(text.text.contains("the device clock is behind"))
 
+        // An RTC reset to 1970 (a gate booting without its battery): clock-untrusted too, never expired or valid.
+        let reset = try FakeTime.startingAt(Date(timeIntervalSince1970: 3_600))
+        let at1970 = try bench.validator.farecheck(
+            ["verify", "--payload-file", ticket, "--json", "--db", bench.validator.db], clock: reset)
+        #expect(at1970.status == 1, "\(at1970.stderr)")
+        let line1970 = try #require(at1970.jsonLines.first, "\(at1970.text) \(at1970.stderr)")
+        #expect(line1970["verdict"] as? String == "clock-untrusted", "\(at1970.text)")
+        #expect(line1970["signature"] as? String == "valid")
+        #expect((line1970["inspectedAt"] as? String)?.hasPrefix("1970-01-01") == true, "\(at1970.text)")
+
         // An explicit instant is not the device clock: nothing to doubt.
         let at = try bench.validator.farecheck(
             [

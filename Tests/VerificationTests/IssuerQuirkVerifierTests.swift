@@ -128,4 +128,37 @@ struct IssuerQuirkVerifierTests {
         #expect(verdict.reason.contains("issuing time of the U_HEAD record at byte 36"), "\(verdict.reason)")
         #expect(verdict.ticket == nil)
     }
+
+    @Test("a deciding record in a version not decoded: unsupported with the signature valid, never valid or expired")
+    func undecodedDecidingRecord() throws {
+        let issuer = Self.issuers[1]
+        let head = UICHead(issuerCode: issuer.issuerCode, ticketKey: "FLEX07", issuedAt: from.start).record()
+        let bl = QuirkyIssuer.bl(from: from, until: until, brokenAfterValidity: false)
+        // A U_FLEX of a later version: its validity (which decides over 0080BL's) is not known.
+        let flex = UICRecord(id: "U_FLEX", version: "07", body: Array(repeating: 0x5A, count: 24))
+        let payload = try UIC918_3.encode(
+            records: [head, bl, flex], version: issuer.headerVersion, issuerCode: issuer.issuerCode,
+            keyID: issuer.keyID
+        ) { compressed in try issuer.privateKey.signature(for: compressed, scheme: issuer.scheme) }
+        for instant in [inside, after] {
+            let verdict = try verifier(issuer, at: instant).verify(payload)
+            #expect(verdict.kind == .unsupported, "\(verdict.reason)")
+            #expect(verdict.signature == .valid)
+            #expect(verdict.reason.contains("U_FLEX 07 at byte"), "\(verdict.reason)")
+            #expect(verdict.reason.contains("check the printed ticket"), "\(verdict.reason)")
+            #expect(verdict.ticket?.unreadableRecords.map(\.tag) == ["U_FLEX"])
+            #expect(verdict.warnings.map(\.code) == ["unreadable-record"])
+            #expect(verdict.warnings.first?.message.contains("decides the ticket's validity") == true)
+        }
+        // A verdict that holds at any instant stands: a revoked ticket is still revoked.
+        var trust = TrustSnapshot()
+        trust.add(
+            TrustedKey(
+                family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
+                keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
+                publicKey: issuer.publicKey))
+        trust.revokeTicket(Array("FLEX07".utf8), issuer: issuer.issuerCode, Revocation(reason: "refunded"))
+        let revoking = TicketVerifier(trust: trust, clock: FixedClock(inside))
+        #expect(try revoking.verify(payload).kind == .revoked)
+    }
 }

@@ -289,4 +289,63 @@ struct RealKeyListScopeTests {
         #expect(unreadable.entries.isEmpty)
         #expect(unreadable.problems.first?.message.contains("keyForged") == true)
     }
+
+    /// The versionType table of docs/key-scope.md, row by row: (versionType, barcodeVersion, frame, scope), where
+    /// scope is `in`, `uncertain` or `out`.
+    static let documentedTable: [(String, String, UICBarcodeFrame, String)] = [
+        // TLB and UIC 918-3: in scope on the container of their barcodeVersion; none given: uncertain; SSB tries them.
+        ("TLB", "1", .container(version: 1), "in"), ("TLB", "1", .container(version: 2), "out"),
+        ("TLB", "2", .container(version: 2), "in"), ("TLB", "", .container(version: 1), "uncertain"),
+        ("TLB", "1", .dosipas, "out"), ("TLB", "1", .ssb(version: 3), "uncertain"),
+        ("UIC 918-3", "1", .container(version: 1), "in"), ("UIC918-3", "2", .container(version: 1), "out"),
+        ("UIC 918-3", "1", .dosipas, "out"), ("UIC 918-3", "1", .ssb(version: 3), "uncertain"),
+        // FCB: barcodeVersion 1 and 2 as TLB; 3 is DOSIPAS.
+        ("FCB", "1", .container(version: 1), "in"), ("FCB", "2", .container(version: 2), "in"),
+        ("FCB", "3", .container(version: 2), "out"), ("FCB", "3", .dosipas, "in"), ("FCB", "", .dosipas, "uncertain"),
+        ("FCB", "1", .dosipas, "out"), ("FCB", "2", .dosipas, "out"), ("FCB", "1", .ssb(version: 3), "uncertain"),
+        // DOS: DOSIPAS only, whatever its barcodeVersion.
+        ("DOS", "2", .dosipas, "in"), ("DOS", "3", .dosipas, "in"), ("DOS", "", .dosipas, "in"),
+        ("DOS", "2", .container(version: 2), "out"), ("DOS", "3", .ssb(version: 3), "out"),
+        // UIC918-2SNCF: DOSIPAS for barcodeVersion 3, else SNCF's own barcode.
+        ("UIC918-2SNCF", "3", .dosipas, "in"), ("UIC918-2SNCF", "2", .dosipas, "out"),
+        ("UIC918-2SNCF", "3", .container(version: 2), "out"), ("UIC918-2SNCF", "3", .ssb(version: 3), "out"),
+        // UIC 918-2: never seen signing what farecheck reads; barcodeVersion 3 may be DOSIPAS.
+        ("UIC 918-2", "3", .dosipas, "uncertain"), ("UIC 918-2", "2", .dosipas, "out"),
+        ("UIC 918-2", "3", .container(version: 1), "out"), ("UIC 918-2", "3", .ssb(version: 3), "out"),
+        // SSB: SSB only; another barcodeVersion than the frame's: uncertain.
+        ("SSB", "", .ssb(version: 3), "in"), ("SSB", "3", .ssb(version: 3), "in"), ("SSB", "1", .ssb(version: 3), "uncertain"),
+        ("SSB", "3", .container(version: 1), "out"), ("SSB", "3", .dosipas, "out"),
+        // Anything else, or none: uncertain everywhere.
+        ("UIC 918-8", "1", .container(version: 1), "uncertain"), ("UIC 918-8", "3", .dosipas, "uncertain"),
+        ("UIC 918-8", "3", .ssb(version: 3), "uncertain"), ("", "1", .container(version: 1), "uncertain"),
+        ("", "3", .dosipas, "uncertain"), ("", "3", .ssb(version: 3), "uncertain"),
+    ]
+
+    @Test("the versionType table of docs/key-scope.md is the one the code applies, row by row")
+    func documentedTable() throws {
+        for (versionType, barcodeVersion, frame, expected) in Self.documentedTable {
+            let scope = UICKeyScope.judge(
+                UICKeyListing(versionType: versionType, barcodeVersion: barcodeVersion), frame: frame)
+            let actual: String
+            switch scope {
+            case .inScope: actual = "in"
+            case .uncertain: actual = "uncertain"
+            case .outOfScope: actual = "out"
+            }
+            #expect(actual == expected, "\(versionType.isEmpty ? "(none)" : versionType) v\(barcodeVersion) on \(frame)")
+        }
+        // The page's table has a row for each versionType the test covers, and no other.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/key-scope.md"), encoding: .utf8)
+        let after = try #require(page.components(separatedBy: "## versionType and barcodeVersion").last)
+        let section = try #require(after.components(separatedBy: "\n## ").first)
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") || $0.hasPrefix("| anything else") }
+        let named = rows.map { row in
+            row.split(separator: "|").first.map { cell in
+                cell.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            } ?? []
+        }
+        #expect(named == [["TLB", "UIC 918-3"], ["FCB"], ["DOS"], ["UIC918-2SNCF"], ["UIC 918-2"], ["SSB"], ["UIC 918-8"]])
+    }
 }
