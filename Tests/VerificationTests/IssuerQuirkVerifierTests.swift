@@ -57,11 +57,12 @@ struct IssuerQuirkVerifierTests {
                 #expect(expired.kind == .expired, "\(label): \(expired.reason)")
                 #expect(expired.warnings.map(\.code) == ["issuer-quirk"], "\(label)")
 
-                // The signature still covers the bytes as scanned: one bit changed in them is a forgery.
+                // The signature is still checked, and must match: one bit of it changed is a forgery (byte 24 is
+                // inside r in both the DER field of version 1 and the raw r ‖ s of version 2).
                 var forged = payload
-                forged[forged.count - 5] ^= 0x10
+                forged[24] ^= 0x10
                 let forgedVerdict = try verifier(issuer, at: inside).verify(forged)
-                #expect(forgedVerdict.kind != .valid, "\(label) forged")
+                #expect(forgedVerdict.kind == .invalidSignature, "\(label) forged: \(forgedVerdict.reason)")
                 #expect(forgedVerdict.warnings.isEmpty, "\(label): no quirk is named for a ticket not verified")
             }
         }
@@ -111,6 +112,19 @@ struct IssuerQuirkVerifierTests {
         #expect(verdict.warnings.map(\.code) == ["issuer-quirk", "unreadable-record"])
         #expect(verdict.ticket?.unreadableRecords.map(\.tag) == ["0080BL"])
         #expect(verdict.ticket?.validUntil == until.end)
+
+        // A break before S031 leaves the validity unknown: malformed, with the signature valid and the record named.
+        let head = UICHead(issuerCode: issuer.issuerCode, ticketKey: "BL-BROKEN", issuedAt: from.start).record()
+        var bl = QuirkyIssuer.bl(from: from, until: until, brokenAfterValidity: false)
+        let marker = try #require(bl.body.indices.first { Array(bl.body[$0...].prefix(4)) == Array("S031".utf8) })
+        bl.body[marker] = UInt8(ascii: "X")
+        let broken = try UIC918_3.encode(
+            records: [head, bl], version: issuer.headerVersion, issuerCode: issuer.issuerCode, keyID: issuer.keyID
+        ) { compressed in try issuer.privateKey.signature(for: compressed, scheme: issuer.scheme) }
+        let refused = try verifier(issuer, at: inside).verify(broken)
+        #expect(refused.kind == .malformed, "\(refused.reason)")
+        #expect(refused.signature == .valid)
+        #expect(refused.reason.contains("0080BL"), "\(refused.reason)")
     }
 
     @Test("a deciding record that cannot be read: malformed with the signature valid, naming the record and why")
