@@ -128,12 +128,42 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// The event without what identifies the passenger: the holder's name (and so a date of birth printed with
     /// it), the ticket's fields as `verify` prints them, and the printed layout, which carry the same. What is
     /// left says whether the ticket is good and why: enough for a gate's page, a log or a terminal.
+    ///
+    /// An unreadable record's reason quotes the bytes where it broke, which in a layout or a 0080BL can be a
+    /// passenger's name: the quoted text is left out of the records and of their `unreadable-record` warnings.
     public var withoutHolderData: VerdictEvent {
         var event = self
         event.holder = nil
         event.details = nil
         event.layout = nil
+        event.unreadableRecords = unreadableRecords?.map { record in
+            var record = record
+            record.reason = Self.withoutQuotedText(record.reason)
+            return record
+        }
+        for index in warnings.indices where warnings[index] == VerdictWarning.unreadableRecordCode {
+            if index < event.warningMessages.count {
+                event.warningMessages[index] = Self.withoutQuotedText(event.warningMessages[index])
+            }
+        }
         return event
+    }
+
+    /// `text` with what stands between double quotes replaced by an ellipsis (`is "Kim Berger"` → `is "…"`).
+    static func withoutQuotedText(_ text: String) -> String {
+        var result = ""
+        var quoted = false
+        for character in text {
+            if character == "\"" {
+                if quoted { result += "…\"" } else { result.append(character) }
+                quoted.toggle()
+            } else if !quoted {
+                result.append(character)
+            }
+        }
+        // An opening quote without its closing one: what followed it is left out as well.
+        if quoted { result += "…" }
+        return result
     }
 
     /// The encoder every sink uses, so that all of them print the same text.

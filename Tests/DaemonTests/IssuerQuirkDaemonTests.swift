@@ -1,4 +1,4 @@
-import Daemon
+@testable import Daemon
 import FareCore
 import Foundation
 import Logging
@@ -103,6 +103,35 @@ struct IssuerQuirkDaemonTests {
         #expect(line.contains("\"unreadableRecords\":[{"))
         #expect(line.contains("\"location\":\"U_TLAY 01 at byte \(record.offset) of the inflated data\""))
         #expect(try daemon.bench.store.inspectionJournal.allInspections().first?.warnings == "unreadable-record")
+    }
+}
+
+@Suite("unreadable records without holder data")
+struct UnreadableRecordRedactionTests {
+    @Test("a gate's line keeps where a record broke and why, but not the text it quotes (a name in a layout)")
+    func quotedTextLeftOut() throws {
+        let record = UnreadableRecord(
+            tag: "U_TLAY", version: "01", offset: 94,
+            reason: "The line of field 3 of the U_TLAY record at byte 120 is \"Kim Berger 12.0\", not 2 digits.")
+        let published = EndpointBench.event(
+            .valid, reason: "Genuine.",
+            warnings: [
+                VerdictWarning(
+                    code: VerdictWarning.unreadableRecordCode,
+                    message: "The U_TLAY 01 at byte 94 cannot be read; the ticket was judged on its other records. "
+                        + record.reason)
+            ], unreadable: [record])
+        #expect(published.line.contains("Kim Berger"))
+        let redacted = published.event.withoutHolderData
+        let line = redacted.jsonLine
+        #expect(!line.contains("Kim Berger"), "\(line)")
+        #expect(
+            redacted.unreadableRecords?.first?.reason
+                == "The line of field 3 of the U_TLAY record at byte 120 is \"…\", not 2 digits.")
+        #expect(redacted.warningMessages.first?.hasSuffix("at byte 120 is \"…\", not 2 digits.") == true)
+        #expect(redacted.unreadableRecords?.first?.location == "U_TLAY 01 at byte 94 of the inflated data")
+        // An opening quote without its end: what follows is left out too.
+        #expect(VerdictEvent.withoutQuotedText("is \"Kim") == "is \"…")
     }
 }
 
