@@ -132,6 +132,8 @@ extension UIC918_3 {
         {
             unread.append(partial)
         }
+        // Rare: a second record of a tag already read (mapped from the first), checked only when there is one.
+        if hasRepeatedTag(container.records) { unread += unreadableRepeats(in: container) }
         // A setter copies the ticket's storage: only for the rare ticket with a record that cannot be read.
         if !unread.isEmpty { ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset } }
         return UICContent(
@@ -145,20 +147,46 @@ extension UIC918_3 {
     /// whose fields break after its validity. What a ticket that maps lists in `Ticket.unreadableRecords`, and
     /// for one that does not, the records that broke it.
     public static func unreadableRecords(in container: UICContainer) -> [UnreadableRecord] {
-        container.records.compactMap { record -> UnreadableRecord? in
-            do throws(FormatError) {
-                switch record.id {
-                case UICHead.recordID: _ = try UICHead(record: record)
-                case UICLayout.recordID: _ = try UICLayout(record: record)
-                case UICFlex.recordID: _ = try UICFlex.ticket(record: record)
-                case UIC0080BL.recordID: return unreadable(try UIC0080BL(record: record), record)
-                default: break
-                }
-                return nil
-            } catch {
-                return unreadable(record, error)
+        container.records.compactMap(unreadable(_:))
+    }
+
+    /// `record` listed as unreadable when it is one farecheck decodes and it cannot be read; `nil` otherwise.
+    private static func unreadable(_ record: UICRecord) -> UnreadableRecord? {
+        do throws(FormatError) {
+            switch record.id {
+            case UICHead.recordID: _ = try UICHead(record: record)
+            case UICLayout.recordID: _ = try UICLayout(record: record)
+            case UICFlex.recordID: _ = try UICFlex.ticket(record: record)
+            case UIC0080BL.recordID: return unreadable(try UIC0080BL(record: record), record)
+            default: break
+            }
+            return nil
+        } catch {
+            return unreadable(record, error)
+        }
+    }
+
+    /// Whether two of `records` have one tag (no allocation: a ticket has a handful of records).
+    private static func hasRepeatedTag(_ records: [UICRecord]) -> Bool {
+        for first in records.indices {
+            for second in records.indices where second > first && records[second].id == records[first].id {
+                return true
             }
         }
+        return false
+    }
+
+    /// The records after the first of their tag (`U_HEAD`, `0080BL`, `U_TLAY`, `U_FLEX`) that cannot be read: the
+    /// ticket is mapped from the first of each, and a second one that breaks is listed all the same.
+    private static func unreadableRepeats(in container: UICContainer) -> [UnreadableRecord] {
+        let decoded: Set<String> = [UICHead.recordID, UIC0080BL.recordID, UICLayout.recordID, UICFlex.recordID]
+        var seen: Set<String> = []
+        var found: [UnreadableRecord] = []
+        for record in container.records where decoded.contains(record.id) {
+            if seen.insert(record.id).inserted { continue }
+            if let listed = unreadable(record) { found.append(listed) }
+        }
+        return found
     }
 
     /// The records of a UIC 918.3 payload that are present but cannot be read (`unreadableRecords(in:)`), read

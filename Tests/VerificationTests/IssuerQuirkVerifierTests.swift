@@ -103,6 +103,28 @@ struct IssuerQuirkVerifierTests {
         }
     }
 
+    @Test("a second layout that cannot be read is listed too: the ticket drawn from the first, valid")
+    func repeatedRecordListed() throws {
+        let issuer = Self.issuers[1]
+        let head = UICHead(issuerCode: issuer.issuerCode, ticketKey: "TWO-LAYOUTS", issuedAt: from.start).record()
+        let bl = QuirkyIssuer.bl(from: from, until: until, brokenAfterValidity: false)
+        let first = UICLayout(standard: "RCT2", fields: [.init(line: 0, column: 0, width: 20, text: "Kort")]).record()
+        var second = first
+        second.body += Array("trailing bytes".utf8)
+        let payload = try UIC918_3.encode(
+            records: [head, bl, first, second], version: issuer.headerVersion, issuerCode: issuer.issuerCode,
+            keyID: issuer.keyID
+        ) { compressed in try issuer.privateKey.signature(for: compressed, scheme: issuer.scheme) }
+        let verdict = try verifier(issuer, at: inside).verify(payload)
+        #expect(verdict.kind == .valid, "\(verdict.reason)")
+        let listed = try #require(verdict.ticket?.unreadableRecords)
+        #expect(listed.map(\.tag) == ["U_TLAY"])
+        let container = try UICContainer(parsing: payload)
+        #expect(listed.first?.offset == container.records.last?.offset, "the second layout is the one listed")
+        #expect(verdict.warnings.map(\.code) == ["unreadable-record"])
+        #expect(UIC918_3.printedLayout(of: payload)?.joined().contains("Kort") == true)
+    }
+
     @Test("0080BL fields that break after the validity: valid, the break listed; a break in the validity: malformed")
     func displayFieldsOf0080BL() throws {
         let issuer = Self.issuers[1]
