@@ -168,6 +168,18 @@ struct IssuerQuirkPageTests {
             #expect(try await browser.evaluate("document.getElementById('layout').hidden") as? Bool == false)
             let grid = try await browser.evaluate("document.getElementById('layout-grid').textContent") as? String
             #expect(grid?.contains("Malmö C") == true)
+
+            // Every tolerated quirk, one scan each: the page shows the verdict and the warning that names it.
+            for quirk in TicketQuirk.tolerated {
+                let (event, _) = try await daemon.scan([quirk])
+                #expect(event.verdict == .valid, "\(quirk): \(event.reason)")
+                let message = try #require(event.warningMessages.first, "\(quirk)")
+                #expect(message.contains("(\(quirk.warningName ?? "?")): "), "\(quirk): \(message)")
+                let literal = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+                try await browser.waitUntil("document.getElementById('warnings').textContent.includes(\(literal))")
+                let state = try await browser.evaluate("document.getElementById('verdict').dataset.state") as? String
+                #expect(state == "valid", "\(quirk)")
+            }
             try await browser.quit()
         }
     }
