@@ -1,0 +1,164 @@
+/// The text of a UK National Rail e-ticket's Aztec code (RSP6), taken apart: its clear header and the RSA block
+/// that hides the ticket.
+///
+/// The text is ASCII: `06` (the version), the ticket reference (9 characters), 2 characters whose meaning is not
+/// established, the issuer id (2 letters or digits, naming the key set), then letters `A`–`Z` only: a base-26
+/// number (`A` = 0) whose last letter is the most significant digit. That number's bytes, in reverse order, are the
+/// RSA input c, which one of the issuer's public keys turns into a PKCS#1 v1.5 block holding the ticket. Facts
+/// from the public reverse engineering of the format (docs/uk-rsp6.md).
+public struct RSP6Barcode: Sendable, Hashable {
+    /// The version characters, `06`.
+    public let version: String
+    /// The ticket reference as the text carries it (characters 2–10), e.g. `DNQL4XHVK`.
+    public let reference: String
+    /// Characters 11–12 (`00` in every ticket seen; their meaning is not established).
+    public let unknownCharacters: String
+    /// The issuer id (characters 13–14), e.g. `TT`: it names the keys to try.
+    public let issuerID: String
+    /// The RSA input c, big-endian, without leading zero bytes (the base-26 number's bytes reversed).
+    public let block: [UInt8]
+
+    /// The characters before the base-26 number.
+    public static let headerLength = 15
+    /// The version farecheck reads.
+    public static let supportedVersion = "06"
+    /// At most this many base-26 letters are read: enough for a 4096-bit block (4096 / log2 26 ≈ 872), so that no
+    /// input makes the conversion (quadratic in the length) slow.
+    public static let maximumLetters = 900
+
+    /// The reference as tickets print it: the issuer id, then the reference (`TTDNQL4XHVK`). Revocations and
+    /// replay know a ticket by it.
+    public var ticketReference: String { issuerID + reference }
+
+    /// Whether `payload` looks like an RSP6 text: `06`, 13 printable ASCII characters, then only letters `A`–`Z`
+    /// (at least 40 of them). Cheap: the detector asks it of every payload that no other format claims.
+    public static func isBarcode(_ payload: [UInt8]) -> Bool {
+        guard payload.count >= headerLength + 40, payload[0] == UInt8(ascii: "0"), payload[1] == UInt8(ascii: "6")
+        else { return false }
+        for byte in payload[2..<headerLength] where !(0x21...0x7E).contains(byte) { return false }
+        for byte in payload[headerLength...] where !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) {
+            return false
+        }
+        return true
+    }
+
+    /// Takes the text apart.
+    ///
+    /// - Throws: `unsupported` for another version; `malformed`, naming the character, for a header that is not
+    ///   printable ASCII, a character after the header that is not a letter `A`–`Z`, a text too short to hold a
+    ///   block or longer than `maximumLetters` allows.
+    public init(parsing payload: [UInt8]) throws(FormatError) {
+        guard payload.count > Self.headerLength else {
+            throw .malformed(
+                "an RSP6 text has \(Self.headerLength) characters of header and then the ticket; this one has "
+                    + "\(payload.count) characters")
+        }
+        for (index, byte) in payload[..<Self.headerLength].enumerated() where !(0x21...0x7E).contains(byte) {
+            throw .malformed("character \(index) of the RSP6 header is byte \(byte), not a printable character")
+        }
+        let version = String(decoding: payload[0..<2], as: UTF8.self)
+        guard version == Self.supportedVersion else {
+            throw .unsupported("the RSP6 version at character 0 is \"\(version)\"; farecheck reads version 06")
+        }
+        let letters = payload[Self.headerLength...]
+        guard letters.count <= Self.maximumLetters else {
+            throw .malformed(
+                "the RSP6 ticket has \(letters.count) letters; a block of a 4096-bit key takes at most "
+                    + "\(Self.maximumLetters)")
+        }
+        for index in letters.indices where !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(letters[index]) {
+            throw .malformed(
+                "character \(index) of the RSP6 text is \(Self.describe(letters[index])), not a letter A–Z")
+        }
+        self.version = version
+        reference = String(decoding: payload[2..<11], as: UTF8.self)
+        unknownCharacters = String(decoding: payload[11..<13], as: UTF8.self)
+        issuerID = String(decoding: payload[13..<15], as: UTF8.self)
+        block = Self.blockBytes(letters)
+    }
+
+    /// The RSA input of `letters`: the base-26 number (last letter most significant), its bytes reversed.
+    static func blockBytes(_ letters: ArraySlice<UInt8>) -> [UInt8] {
+        // The number, little-endian: multiplied by 26 and the next digit added, from the most significant letter.
+        var number: [UInt8] = []
+        number.reserveCapacity(letters.count * 5 / 8 + 1)
+        for letter in letters.reversed() {
+            var carry = Int(letter - UInt8(ascii: "A"))
+            for index in number.indices {
+                let value = Int(number[index]) * 26 + carry
+                number[index] = UInt8(truncatingIfNeeded: value)
+                carry = value >> 8
+            }
+            while carry > 0 {
+                number.append(UInt8(truncatingIfNeeded: carry))
+                carry >>= 8
+            }
+        }
+        // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, is `number` as it stands.
+        // Leading zero bytes of c carry nothing (c is a number); they are dropped.
+        return Array(number.drop { $0 == 0 })
+    }
+
+    /// The base-26 letters that carry the RSA input `block` (big-endian): the inverse of `blockBytes`, for
+    /// building test tickets and fuzz seeds.
+    ///
+    /// - Precondition: the last byte of `block` is not zero. The text cannot carry such a block: the number's
+    ///   most significant byte would be that zero, and a number has none (an issuer must make another block).
+    public static func letters(forBlock block: [UInt8]) -> [UInt8] {
+        precondition(block.last != 0, "an RSP6 text cannot carry a block whose last byte is zero")
+        // The number whose little-endian bytes are `block` as written: most significant byte is block's last.
+        var number = Array(block.reversed().drop { $0 == 0 })
+        var digits: [UInt8] = []
+        while !number.isEmpty {
+            // Divide the big-endian number by 26; the remainder is the next (least significant) digit.
+            var remainder = 0
+            var quotient: [UInt8] = []
+            quotient.reserveCapacity(number.count)
+            for byte in number {
+                let value = remainder << 8 | Int(byte)
+                let digit = value / 26
+                remainder = value % 26
+                if !quotient.isEmpty || digit != 0 { quotient.append(UInt8(digit)) }
+            }
+            digits.append(UInt8(ascii: "A") + UInt8(remainder))
+            number = quotient
+        }
+        // Least significant digit first: the last letter is the most significant.
+        return digits
+    }
+
+    /// A byte for a message: the character when printable, else its number.
+    private static func describe(_ byte: UInt8) -> String {
+        (0x21...0x7E).contains(byte) ? "\"\(Character(Unicode.Scalar(byte)))\"" : "byte \(byte)"
+    }
+}
+
+/// PKCS#1 v1.5 padding as RSP6 issuers write it around the ticket.
+public enum RSP6Padding: Sendable, Hashable {
+    /// Block type 1: `00 01 FF…FF 00` (the signature form), what genuine tickets carry.
+    case type1
+    /// Block type 2: `00 02 <non-zero bytes> 00` (the encryption form), also seen on genuine tickets.
+    case type2
+
+    /// The ticket inside a recovered block m (the modulus's length, big-endian), and the padding it had; `nil`
+    /// when m is not a well-formed PKCS#1 v1.5 block of type 1 or 2 with at least 8 padding bytes: the key did not
+    /// make this block.
+    public static func unpad(_ block: [UInt8]) -> (payload: ArraySlice<UInt8>, padding: RSP6Padding)? {
+        guard block.count >= 11, block[0] == 0 else { return nil }
+        let padding: RSP6Padding
+        switch block[1] {
+        case 1: padding = .type1
+        case 2: padding = .type2
+        default: return nil
+        }
+        var index = 2
+        while index < block.count, block[index] != 0 {
+            // Type 1 pads with FF only; type 2 with any byte but zero.
+            if padding == .type1, block[index] != 0xFF { return nil }
+            index += 1
+        }
+        // At least 8 bytes of padding, then the zero separator.
+        guard index < block.count, index - 2 >= 8 else { return nil }
+        return (block[(index + 1)...], padding)
+    }
+}
