@@ -186,6 +186,7 @@ public final class InspectorSessions: Sendable {
     public func login(staffID: String, pin: String, address: String, at now: Date = Date()) async throws(LoginError)
         -> Login
     {
+        let started = ContinuousClock.now
         let admission = state.withLock { $0.lockout.admit(staff: staffID, address: address, at: now) }
         if case .locked(let until) = admission {
             let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
@@ -203,8 +204,15 @@ public final class InspectorSessions: Sendable {
         let secret = pinPolicy.secret
         let hash = record?.pin ?? decoy
         let check = await derive { hash?.check(pin, secret: secret) ?? .mismatch }
+        // What follows happens when the check is done: a failure counts, and a lock runs, from then (a slow
+        // derivation does not shorten a lock), and a session begins then (it is not born idle).
+        func currentTime() -> Date {
+            let time = started.duration(to: .now).components
+            return now.addingTimeInterval(Double(time.seconds) + Double(time.attoseconds) / 1e18)
+        }
+        let settled = currentTime()
         guard let record, check == .match else {
-            state.withLock { $0.lockout.failed(staff: staffID, address: address, at: now) }
+            state.withLock { $0.lockout.failed(staff: staffID, address: address, at: settled) }
             let cause: LoginError.Cause =
                 record == nil ? .unknownStaff : check == .secretUnavailable ? .secretUnavailable : .wrongPIN
             throw LoginError(cause: cause, message: "Unknown staff id or wrong PIN.")
@@ -218,17 +226,18 @@ public final class InspectorSessions: Sendable {
             }
         }
         let token = Self.newToken()
+        let opened = currentTime()
         let session = state.withLock { state -> Session in
             if var open = state.session, open.staffID == record.staffID,
-                now.timeIntervalSince(open.lastActivity) <= timeout
+                opened.timeIntervalSince(open.lastActivity) <= timeout
             {
                 // The same inspector from a second client (or again): one session, one more token.
-                open.lastActivity = now
+                open.lastActivity = opened
                 state.session = open
             } else {
                 Self.end(&state)
                 state.session = Session(
-                    staffID: record.staffID, name: record.name, method: "pin", since: now, lastActivity: now)
+                    staffID: record.staffID, name: record.name, method: "pin", since: opened, lastActivity: opened)
             }
             state.tokens[token] = state.sessionNumber
             return state.session!
