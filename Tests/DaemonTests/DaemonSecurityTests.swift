@@ -28,8 +28,9 @@ struct DaemonSecurityTests {
         for path in [store, journal.journal, journal.reserve] {
             #expect(Self.mode(path) == 0o600, "\(path) is \(String(Self.mode(path) ?? 0, radix: 8))")
         }
-        for companion in [store + "-wal", journal.journal + "-wal"]
-        where FileManager.default.fileExists(atPath: companion) {
+        // The running daemon has both databases open in WAL mode: their -wal and -shm files exist, private too.
+        for companion in [store + "-wal", store + "-shm", journal.journal + "-wal", journal.journal + "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: companion), "\(companion) missing")
             #expect(Self.mode(companion) == 0o600, "\(companion)")
         }
         #expect(await daemon.stop() == 0)
