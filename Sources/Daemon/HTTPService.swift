@@ -90,8 +90,20 @@ public struct HTTPService: Service {
         sessions: InspectorSessions, logger: Logger, options: Options = Options(),
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
+        self.init(
+            host: host, port: port, hub: hub, status: status, metrics: metrics, sessions: sessions, logger: logger,
+            options: options, audit: AuditTrail(logger: logger), onServerRunning: onServerRunning)
+    }
+
+    /// Creates the service with an audit trail shared with the daemon's other listeners (plain and TLS): their
+    /// refusals count against one limit of ``AuditTrail/linesPerMinute``, not one each.
+    init(
+        host: String, port: Int, hub: EventHub, status: DaemonStatus, metrics: DaemonMetrics,
+        sessions: InspectorSessions, logger: Logger, options: Options, audit: AuditTrail,
+        onServerRunning: @escaping @Sendable (_ port: Int) async -> Void
+    ) {
         self.options = options
-        self.audit = AuditTrail(logger: logger)
+        self.audit = audit
         self.host = host
         self.port = port
         self.hub = hub

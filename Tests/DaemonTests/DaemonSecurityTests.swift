@@ -134,6 +134,37 @@ struct DaemonSecurityTests {
         #expect(await daemon.stop() == 0)
     }
 
+    @Test("the plain and the TLS listener share one audit limit: 30 lines a minute for the page, not 30 each")
+    func oneAuditLimitForBothListeners() async throws {
+        let setup = try DaemonBench()
+        let tls = try TestTLS()
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try await DaemonProcess.start(
+            config: try setup.config(
+                scanner: scanner.devicePath, mode: "inspector",
+                extra: """
+                    tls_listen = "127.0.0.1:0"
+                    tls_cert = "\(tls.certificate)"
+                    tls_key = "\(tls.key)"
+                    """))
+        let port = try #require(daemon.httpPort)
+        let ready = try #require(daemon.stderr.lines.first { $0.contains("ready in") })
+        let range = try #require(ready.range(of: "https://127.0.0.1:"))
+        let tlsPort = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
+        // 25 refusals on each listener (no session cookie), within a few seconds.
+        for _ in 0..<25 {
+            #expect(try await LoopbackConnection.request(port: port, "GET", "/events").status == 401)
+        }
+        let refusedOverTLS = try setup.bench.shell(
+            "for i in $(seq 25); do timeout 10 curl -sk --max-time 5 -o /dev/null -w '%{http_code} ' "
+                + "https://127.0.0.1:\(tlsPort)/events; done")
+        #expect(refusedOverTLS.text.split(separator: " ").filter { $0 == "401" }.count == 25, "\(refusedOverTLS.text)")
+        #expect(await daemon.stop() == 0)
+        let audited = daemon.stderr.lines.filter { $0.contains("Refused without a session") }
+        #expect(audited.count == 30, "\(audited.count) audit lines for 50 refusals")
+    }
+
     @Test("--check refuses an http:// sync URL beyond loopback and warns about readable secrets and a page in clear")
     func checkWarns() throws {
         let bench = Workbench()
