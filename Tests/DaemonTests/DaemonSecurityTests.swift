@@ -165,6 +165,43 @@ struct DaemonSecurityTests {
         #expect(audited.count == 30, "\(audited.count) audit lines for 50 refusals")
     }
 
+    @Test("--check: a plain listener on loopback beside a TLS one beyond it is fine; a plain one beyond it is not")
+    func checkWithTLS() throws {
+        let bench = Workbench()
+        let tls = try TestTLS()
+        let secret = bench.path("pin.secret")
+        #expect(try bench.farecheck(["staff", "secret", "--out", secret]).status == 0)
+        func check(listen: String) throws -> Run {
+            let path = bench.path("farecheck-\(UUID().uuidString).toml")
+            try """
+            mode = "inspector"
+            store = "\(bench.db)"
+
+            [[source]]
+            images = "\(bench.directory)"
+
+            [http]
+            listen = "\(listen)"
+            tls_listen = "0.0.0.0:8443"
+            tls_cert = "\(tls.certificate)"
+            tls_key = "\(tls.key)"
+
+            [inspector]
+            pin_secret_file = "\(secret)"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o600)
+            chmod(tls.key, 0o600)
+            return try bench.farecheck(["daemon", "--check", "--config", path])
+        }
+        let loopback = try check(listen: "127.0.0.1:8080")
+        #expect(loopback.status == 0, "\(loopback.stderr)")
+        #expect(!loopback.stderr.contains("warning"), "\(loopback.stderr)")
+        let beyond = try check(listen: "0.0.0.0:8080")
+        #expect(beyond.status == 0, "\(beyond.stderr)")
+        #expect(beyond.stderr.contains("warning: the page listens on 0.0.0.0:8080 without TLS"))
+        #expect(beyond.stderr.contains("put [http] listen on loopback"))
+    }
+
     @Test("--check refuses an http:// sync URL beyond loopback and warns about readable secrets and a page in clear")
     func checkWarns() throws {
         let bench = Workbench()
