@@ -172,7 +172,8 @@ let package = Package(
         .target(
             name: "ValidationServer",
             dependencies: [
-                "FareCore", "Signatures", "ValidationAPI",
+                "FareCore", "Signatures", "ValidationAPI", "SystemCalls",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

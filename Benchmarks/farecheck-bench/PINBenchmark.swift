@@ -2,7 +2,7 @@ import Foundation
 import Signatures
 
 /// `farecheck-bench pin`: what one PIN check costs, and so what an offline search of every PIN costs an attacker
-/// who has a copy of the store and the PIN secret (without the secret there is nothing to search).
+/// who has a copy of the store and the PIN secret, or a copy of a store whose PINs were hashed without a secret.
 struct PINBenchmark {
     let runs: Int
 
@@ -19,6 +19,14 @@ struct PINBenchmark {
         printLine(
             "  offline search (CPU time): 10^6 PINs (6 digits) \(Self.duration(scryptCPU * 1_000_000)) per core, "
                 + "10^4 (4 digits) \(Self.duration(scryptCPU * 10_000))")
+        // Without a PIN secret configured the hash is scrypt over the PIN alone: a copy of the store is then all a
+        // search needs, and this is what it costs.
+        let bare = try PINHash(pin: "482913", secret: nil)
+        let (bareTime, bareCPU) = median { _ = bare.check("000000", secret: nil) }
+        printLine("PIN check, the same scrypt without a PIN secret (what a copied store alone gives), \(runs) runs:")
+        printLine(
+            "  \(Self.format(bareTime)) per check (\(Self.format(bareCPU)) CPU); 10^6 PINs "
+                + "\(Self.duration(bareCPU * 1_000_000)) per core, 10^4 \(Self.duration(bareCPU * 10_000))")
         let (legacyTime, legacyCPU) = median { _ = legacy.check("000000", secret: nil) }
         printLine("PIN check, PBKDF2-HMAC-SHA256 100,000 iterations (before scrypt), \(runs) runs:")
         printLine(

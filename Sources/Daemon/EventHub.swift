@@ -3,8 +3,8 @@ import Synchronization
 /// Fans each verdict out to every live subscriber (unix socket clients, `/events` streams).
 ///
 /// A subscriber that reads too slowly loses the oldest events past its buffer rather than slowing the
-/// pipeline: the journal, not a socket, is the record. A new subscriber first receives the last event, so
-/// that a page opened after a scan shows it at once.
+/// pipeline: the journal, not a socket, is the record. A new subscriber first receives the last event (if it
+/// asks for it), so that a page opened after a scan shows it at once.
 public final class EventHub: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<PublishedVerdict>.Continuation] = [:]
@@ -38,13 +38,20 @@ public final class EventHub: Sendable {
     /// A stream of the events published from now on, starting with the last one when `replayLast` is set.
     /// The stream ends when the hub is finished or the consumer stops iterating.
     public func subscribe(replayLast: Bool = true) -> AsyncStream<PublishedVerdict> {
+        subscribe(replayingLastIf: { _ in replayLast })
+    }
+
+    /// A stream of the events published from now on, starting with the last one if `replay` accepts it (an
+    /// inspector's stream replays only a verdict of the client's own session). `replay` runs under the hub's lock:
+    /// no event is both replayed and delivered.
+    public func subscribe(replayingLastIf replay: (PublishedVerdict) -> Bool) -> AsyncStream<PublishedVerdict> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: PublishedVerdict.self, bufferingPolicy: .bufferingNewest(bufferSize))
         let id = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = continuation
-            if replayLast, let last = state.last { continuation.yield(last) }
+            if let last = state.last, replay(last) { continuation.yield(last) }
             return id
         }
         continuation.onTermination = { [weak self] _ in

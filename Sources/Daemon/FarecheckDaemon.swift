@@ -159,13 +159,15 @@ public struct FarecheckDaemon: Sendable {
             requestTimeout: .milliseconds(Int64(http.requestTimeout * 1000)),
             idleTimeout: .milliseconds(Int64(http.idleTimeout * 1000)),
             handshakeTimeout: .milliseconds(Int64(http.handshakeTimeout * 1000)), maxConnections: http.maxConnections)
+        // One audit limit for the page, whichever listener a refused client used.
+        let audit = AuditTrail(logger: logger)
         if let address = configuration.httpAddress {
             let hosts = http.hosts.map { AllowedHosts($0) } ?? AllowedHosts.defaults(listeningOn: address.host)
             services.append(
                 HTTPService(
                     host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
                     sessions: sessions, logger: logger,
-                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, limits: limits),
+                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, limits: limits), audit: audit,
                     onServerRunning: { port in readiness.ready("http") { $0.http = (address.host, port) } }))
         }
         if let address = http.tlsAddress, let certificate = http.tlsCertificate, let key = http.tlsKey {
@@ -181,6 +183,7 @@ public struct FarecheckDaemon: Sendable {
                     host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
                     sessions: sessions, logger: logger,
                     options: .init(hosts: hosts, gateHolderData: http.gateHolderData, tls: context, limits: limits),
+                    audit: audit,
                     onServerRunning: { port in readiness.ready("https") { $0.https = (address.host, port) } }))
         }
         services.append(

@@ -17,8 +17,8 @@ import Synchronization
 /// - `GET /metrics` — ``DaemonMetrics/render()`` in the Prometheus text format.
 /// - `GET /events` — server-sent events: `verdict` (a ``VerdictEvent`` JSON line), `session` (the client's
 ///   session, or `null`) and a `: keep-alive` comment every 15 seconds. In inspector mode only for a client with a
-///   session (its cookie), and the stream ends with the session; at a gate, to anyone, without holder data unless
-///   configured.
+///   session (its cookie): the stream ends with the session, as soon as it ends, and replays the last verdict only
+///   if it was made in that session. At a gate, to anyone, without holder data unless configured.
 /// - `POST /login` (staff id and PIN, JSON or form-urlencoded): sets the session cookie (HttpOnly,
 ///   SameSite=Strict, Secure over TLS). `GET /session` and `POST /logout` need it (401 without).
 ///
@@ -90,8 +90,20 @@ public struct HTTPService: Service {
         sessions: InspectorSessions, logger: Logger, options: Options = Options(),
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
+        self.init(
+            host: host, port: port, hub: hub, status: status, metrics: metrics, sessions: sessions, logger: logger,
+            options: options, audit: AuditTrail(logger: logger), onServerRunning: onServerRunning)
+    }
+
+    /// Creates the service with an audit trail shared with the daemon's other listeners (plain and TLS): their
+    /// refusals count against one limit of ``AuditTrail/linesPerMinute``, not one each.
+    init(
+        host: String, port: Int, hub: EventHub, status: DaemonStatus, metrics: DaemonMetrics,
+        sessions: InspectorSessions, logger: Logger, options: Options, audit: AuditTrail,
+        onServerRunning: @escaping @Sendable (_ port: Int) async -> Void
+    ) {
         self.options = options
-        self.audit = AuditTrail(logger: logger)
+        self.audit = audit
         self.host = host
         self.port = port
         self.hub = hub
@@ -365,20 +377,41 @@ public struct HTTPService: Service {
         hub: EventHub, sessions: InspectorSessions, token: String?, holderData: Bool, closing: StreamClosing,
         to writer: inout any ResponseBodyWriter
     ) async throws {
+        let first = sessions.session(forToken: token)
+        // In inspector mode the stream belongs to the client's session: it ends when the session does, at once
+        // (logout, timeout, removal, another inspector's login), and replays only a verdict made in that session,
+        // never the previous inspector's passenger.
+        let endsWithSession = sessions.isRequired
         // Subscribing before the first frame goes out means that a client which has read it receives every
         // event published after it.
-        let events = hub.subscribe()
+        let events = hub.subscribe(replayingLastIf: { last in
+            guard endsWithSession else { return true }
+            return Self.madeIn(first, last.event)
+        })
         let (frames, sink) = AsyncStream.makeStream(of: StreamFrame.self, bufferingPolicy: .bufferingNewest(256))
         let registration = closing.onClose { sink.finish() }
         defer { closing.remove(registration) }
-        let first = sessions.session(forToken: token)
-        // In inspector mode the stream belongs to the client's session: it ends when the session does.
-        let endsWithSession = sessions.isRequired
+        let ended: @Sendable () -> Void = {
+            guard sessions.session(forToken: token) == nil else { return }
+            sink.yield(.session(nil))
+            sink.finish()
+        }
+        let observer = endsWithSession ? sessions.onSessionEnd(ended) : nil
+        defer {
+            if let observer { sessions.removeSessionEndObserver(observer) }
+        }
         // Reconnect soon after the daemon restarts, and show who is logged in at once.
         try await writer.write(ByteBuffer(string: "retry: 2000\n\n" + StreamFrame.session(first).text))
+        // The session may have ended before the observer was registered.
+        if endsWithSession { ended() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events { sink.yield(.verdict(event, holderData: holderData)) }
+                for await event in events {
+                    // A verdict published after the session ended, before the stream noticed, is not sent.
+                    if endsWithSession, sessions.session(forToken: token) == nil { break }
+                    sink.yield(.verdict(event, holderData: holderData))
+                }
+                if endsWithSession { ended() }
                 sink.finish()
             }
             group.addTask {
@@ -407,6 +440,12 @@ public struct HTTPService: Service {
             }
             group.cancelAll()
         }
+    }
+
+    /// Whether `event` was made while `session` was open: scanned after its login, with its inspector.
+    private static func madeIn(_ session: InspectorSessions.Session?, _ event: VerdictEvent) -> Bool {
+        guard let session, let inspector = event.inspector else { return false }
+        return inspector == session.staffID && event.inspectedAt >= session.since
     }
 
     /// Whether two sessions are the same login (activity alone is not a change worth sending).

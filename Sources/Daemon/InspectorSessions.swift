@@ -88,6 +88,9 @@ public final class InspectorSessions: Sendable {
 
     private let store: TrustStore
     private let state: Mutex<State>
+    /// Called whenever a session ends (logout, timeout, removal, another login), outside the state's lock: open
+    /// event streams end at once rather than at their next look.
+    private let endObservers = Mutex<(next: Int, handlers: [Int: @Sendable () -> Void])>((0, [:]))
     /// PIN derivations run one at a time, off the concurrency pool: each takes 32 MiB and tens of milliseconds.
     private let derivations = DispatchQueue(label: "farecheck.pin-derivation")
     private let derivationCount = Mutex(0)
@@ -127,7 +130,7 @@ public final class InspectorSessions: Sendable {
 
     /// The current session, if one is open, not timed out at `now`, and its inspector still in the staff list.
     public func current(at now: Date = Date()) -> Session? {
-        let open = state.withLock { state -> (Session, Int)? in
+        let open = withState { state -> (Session, Int)? in
             if let session = state.session, now.timeIntervalSince(session.lastActivity) > timeout {
                 Self.end(&state)
             }
@@ -139,7 +142,7 @@ public final class InspectorSessions: Sendable {
 
     /// Notes a scan by the logged-in inspector, keeping the session alive; returns the session.
     public func touch(at now: Date = Date()) -> Session? {
-        let open = state.withLock { state -> (Session, Int)? in
+        let open = withState { state -> (Session, Int)? in
             guard var session = state.session else { return nil }
             if now.timeIntervalSince(session.lastActivity) > timeout {
                 Self.end(&state)
@@ -155,7 +158,7 @@ public final class InspectorSessions: Sendable {
 
     /// Ends the session (and every client's token with it).
     public func logout() {
-        state.withLock { Self.end(&$0) }
+        withState { Self.end(&$0) }
     }
 
     // MARK: Clients
@@ -163,17 +166,17 @@ public final class InspectorSessions: Sendable {
     /// The session a client's token belongs to, if that session is still the open one.
     public func session(forToken token: String?, at now: Date = Date()) -> Session? {
         guard let token, !token.isEmpty else { return nil }
-        let bound = state.withLock { state in state.tokens[token] == state.sessionNumber }
+        let bound = withState { state in state.tokens[token] == state.sessionNumber }
         guard bound, let session = current(at: now) else { return nil }
         // The session may have changed between the two looks: the token must still be bound to this one.
-        return state.withLock { $0.tokens[token] == $0.sessionNumber } ? session : nil
+        return withState { $0.tokens[token] == $0.sessionNumber } ? session : nil
     }
 
     /// Logs out the session `token` belongs to; returns the session ended, or `nil` (nothing changed) when the
     /// token is not bound to the open session.
     public func logout(token: String?, at now: Date = Date()) -> Session? {
         guard let token, let session = session(forToken: token, at: now) else { return nil }
-        state.withLock { state in
+        withState { state in
             if state.tokens[token] == state.sessionNumber { Self.end(&state) }
         }
         return session
@@ -186,7 +189,8 @@ public final class InspectorSessions: Sendable {
     public func login(staffID: String, pin: String, address: String, at now: Date = Date()) async throws(LoginError)
         -> Login
     {
-        let admission = state.withLock { $0.lockout.admit(staff: staffID, address: address, at: now) }
+        let started = ContinuousClock.now
+        let admission = withState { $0.lockout.admit(staff: staffID, address: address, at: now) }
         if case .locked(let until) = admission {
             let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
             throw LoginError(
@@ -197,19 +201,26 @@ public final class InspectorSessions: Sendable {
         do {
             record = try store.staff(withID: staffID)
         } catch {
-            state.withLock { $0.lockout.abandoned(staff: staffID, address: address) }
+            withState { $0.lockout.abandoned(staff: staffID, address: address) }
             throw LoginError(cause: .storeFailed, message: "The staff list cannot be read: \(error.message)")
         }
         let secret = pinPolicy.secret
         let hash = record?.pin ?? decoy
         let check = await derive { hash?.check(pin, secret: secret) ?? .mismatch }
+        // What follows happens when the check is done: a failure counts, and a lock runs, from then (a slow
+        // derivation does not shorten a lock), and a session begins then (it is not born idle).
+        func currentTime() -> Date {
+            let time = started.duration(to: .now).components
+            return now.addingTimeInterval(Double(time.seconds) + Double(time.attoseconds) / 1e18)
+        }
+        let settled = currentTime()
         guard let record, check == .match else {
-            state.withLock { $0.lockout.failed(staff: staffID, address: address, at: now) }
+            withState { $0.lockout.failed(staff: staffID, address: address, at: settled) }
             let cause: LoginError.Cause =
                 record == nil ? .unknownStaff : check == .secretUnavailable ? .secretUnavailable : .wrongPIN
             throw LoginError(cause: cause, message: "Unknown staff id or wrong PIN.")
         }
-        state.withLock { $0.lockout.succeeded(staff: staffID, address: address, at: now) }
+        withState { $0.lockout.succeeded(staff: staffID, address: address, at: now) }
         var upgraded = false
         if record.pin.needsUpgrade(to: pinPolicy.parameters, secret: secret) {
             let parameters = pinPolicy.parameters
@@ -218,17 +229,18 @@ public final class InspectorSessions: Sendable {
             }
         }
         let token = Self.newToken()
-        let session = state.withLock { state -> Session in
+        let opened = currentTime()
+        let session = withState { state -> Session in
             if var open = state.session, open.staffID == record.staffID,
-                now.timeIntervalSince(open.lastActivity) <= timeout
+                opened.timeIntervalSince(open.lastActivity) <= timeout
             {
                 // The same inspector from a second client (or again): one session, one more token.
-                open.lastActivity = now
+                open.lastActivity = opened
                 state.session = open
             } else {
                 Self.end(&state)
                 state.session = Session(
-                    staffID: record.staffID, name: record.name, method: "pin", since: now, lastActivity: now)
+                    staffID: record.staffID, name: record.name, method: "pin", since: opened, lastActivity: opened)
             }
             state.tokens[token] = state.sessionNumber
             return state.session!
@@ -247,7 +259,7 @@ public final class InspectorSessions: Sendable {
             return nil
         }
         let now = verdict.inspectedAt
-        return state.withLock { state in
+        return withState { state in
             if var open = state.session, open.staffID == record.staffID {
                 open.lastActivity = now
                 state.session = open
@@ -268,6 +280,33 @@ public final class InspectorSessions: Sendable {
 
     // MARK: Internals
 
+    /// Runs `body` under the state's lock; when it ended a session, tells the observers afterwards.
+    private func withState<T: Sendable>(_ body: (inout State) -> T) -> T {
+        let (result, ended) = state.withLock { state -> (T, Bool) in
+            let number = state.sessionNumber
+            let result = body(&state)
+            return (result, state.sessionNumber != number)
+        }
+        if ended {
+            for handler in endObservers.withLock({ Array($0.handlers.values) }) { handler() }
+        }
+        return result
+    }
+
+    /// Calls `handler` each time a session ends, until ``removeSessionEndObserver(_:)``; returns the registration.
+    func onSessionEnd(_ handler: @escaping @Sendable () -> Void) -> Int {
+        endObservers.withLock { observers in
+            defer { observers.next += 1 }
+            observers.handlers[observers.next] = handler
+            return observers.next
+        }
+    }
+
+    /// Stops calling the handler registered as `registration`.
+    func removeSessionEndObserver(_ registration: Int) {
+        endObservers.withLock { _ = $0.handlers.removeValue(forKey: registration) }
+    }
+
     /// Ends the open session: its tokens stop working, and the next session gets a new number.
     private static func end(_ state: inout State) {
         state.session = nil
@@ -279,7 +318,7 @@ public final class InspectorSessions: Sendable {
     /// Whether the session's inspector is still in the staff list, looked up at most once a second; a removed
     /// inspector's session ends here. A store that cannot be read keeps the session (a removal is not assumed).
     private func confirmListed(_ session: Session, number: Int, at now: Date) -> Bool {
-        let due = state.withLock { state in
+        let due = withState { state in
             guard let check = state.listedCheck, check.number == number else { return true }
             return abs(now.timeIntervalSince(check.at)) >= 1
         }
@@ -290,7 +329,7 @@ public final class InspectorSessions: Sendable {
         } catch {
             return true
         }
-        return state.withLock { state in
+        return withState { state in
             guard state.sessionNumber == number else { return state.session != nil }
             if listed {
                 state.listedCheck = (number, now)

@@ -48,53 +48,112 @@ struct LoginLockout: Sendable {
             guard let lastFailure else { return true }
             return now.timeIntervalSince(lastFailure) > rules.forgetAfter
         }
+
+        /// Whether dropping this entry would lose anything that locks: a failure still in the window, a lock (in
+        /// force, or one the next lock doubles), an attempt under way.
+        func counts(at now: Date, rules: Rules) -> Bool {
+            pending > 0 || locks > 0 || lockedUntil.map { $0 > now } == true
+                || failures.contains { now.timeIntervalSince($0) <= rules.window }
+        }
     }
 
     let rules: Rules
-    private var byStaff: [String: Count] = [:]
-    private var byAddress: [String: Count] = [:]
+    private var byStaff = Table()
+    private var byAddress = Table()
 
     /// Entries kept before idle ones are dropped (unknown staff ids and addresses must not grow memory forever).
-    private static let pruneAbove = 1024
+    static let pruneAbove = 1024
+
+    /// Entries kept at most, per table. Past this, a staff id or address not yet counted is refused (locked) until
+    /// room is made: a flood of made-up staff ids or addresses must neither grow memory without bound nor push out
+    /// the partial count of a real one (which would give a guesser five more tries).
+    static let mostEntries = 20_000
+
+    /// The counts of one kind (staff ids or addresses), and when to look for entries to drop.
+    private struct Table {
+        var counts: [String: Count] = [:]
+        /// The size at which the next pruning runs: twice what the last one kept, so that pruning costs O(1) per
+        /// attempt on average.
+        var pruneAt = LoginLockout.pruneAbove
+        var prunedAt = Date.distantPast
+
+        /// Whether `key` is counted, or can be: when the table is full, a pruning runs (at most once a second) and
+        /// a new key is counted only if it made room.
+        mutating func makeRoom(for key: String, at now: Date, rules: Rules) -> Bool {
+            if counts[key] != nil { return true }
+            // A full table of counts that matter is not searched again at every attempt: once a second at most.
+            let full = counts.count >= LoginLockout.mostEntries
+            if counts.count >= pruneAt, !full || now.timeIntervalSince(prunedAt) >= 1 {
+                prune(at: now, rules: rules)
+            }
+            return counts.count < LoginLockout.mostEntries
+        }
+
+        /// Ends an attempt under way for `key` without counting it.
+        mutating func settle(_ key: String) {
+            guard var count = counts[key] else { return }
+            count.pending = max(0, count.pending - 1)
+            counts[key] = count
+        }
+
+        /// Drops the idle entries; past ``LoginLockout/mostEntries``, also those whose failures have all left the
+        /// window. Never an entry with a failure still in the window, a lock or an attempt under way.
+        private mutating func prune(at now: Date, rules: Rules) {
+            counts = counts.filter { !$0.value.isIdle(at: now, rules: rules) }
+            if counts.count >= LoginLockout.mostEntries {
+                counts = counts.filter { $0.value.counts(at: now, rules: rules) }
+            }
+            pruneAt = min(LoginLockout.mostEntries, max(LoginLockout.pruneAbove, 2 * counts.count))
+            prunedAt = now
+        }
+    }
 
     init(rules: Rules = Rules()) {
         self.rules = rules
     }
 
+    /// How many staff ids and addresses are counted now.
+    var entryCount: (staff: Int, addresses: Int) { (byStaff.counts.count, byAddress.counts.count) }
+
     /// Reserves an attempt for `staff` from `address`, or says until when either is locked.
     mutating func admit(staff: String, address: String, at now: Date) -> Admission {
-        prune(at: now)
-        var staffCount = byStaff[staff, default: Count()]
-        var addressCount = byAddress[address, default: Count()]
+        let staffRoom = byStaff.makeRoom(for: staff, at: now, rules: rules)
+        let addressRoom = byAddress.makeRoom(for: address, at: now, rules: rules)
+        guard staffRoom, addressRoom else {
+            // Full of counts that still matter: an attempt that could not be counted is not made.
+            return .locked(until: now.addingTimeInterval(rules.firstLock))
+        }
+        var staffCount = byStaff.counts[staff, default: Count()]
+        var addressCount = byAddress.counts[address, default: Count()]
         let lockedUntil = [lock(&staffCount, at: now), lock(&addressCount, at: now)].compactMap { $0 }.max()
         if let lockedUntil {
-            byStaff[staff] = staffCount
-            byAddress[address] = addressCount
+            byStaff.counts[staff] = staffCount
+            byAddress.counts[address] = addressCount
             return .locked(until: lockedUntil)
         }
         staffCount.pending += 1
         addressCount.pending += 1
-        byStaff[staff] = staffCount
-        byAddress[address] = addressCount
+        byStaff.counts[staff] = staffCount
+        byAddress.counts[address] = addressCount
         return .admitted
     }
 
     /// Settles an admitted attempt as a wrong PIN (or unknown staff id).
     mutating func failed(staff: String, address: String, at now: Date) {
-        byStaff[staff] = failing(byStaff[staff, default: Count()], at: now)
-        byAddress[address] = failing(byAddress[address, default: Count()], at: now)
+        byStaff.counts[staff] = failing(byStaff.counts[staff, default: Count()], at: now)
+        byAddress.counts[address] = failing(byAddress.counts[address, default: Count()], at: now)
     }
 
     /// Settles an admitted attempt as a good login: the staff id's own count starts again; the address's does not.
     mutating func succeeded(staff: String, address: String, at now: Date) {
-        byStaff[staff] = Count()
-        byAddress[address, default: Count()].pending = max(0, byAddress[address, default: Count()].pending - 1)
+        byStaff.counts[staff] = Count()
+        byAddress.settle(address)
     }
 
     /// Settles an admitted attempt that could not be checked (the store failed): it counts for nothing.
     mutating func abandoned(staff: String, address: String) {
-        byStaff[staff, default: Count()].pending = max(0, byStaff[staff, default: Count()].pending - 1)
-        byAddress[address, default: Count()].pending = max(0, byAddress[address, default: Count()].pending - 1)
+        byStaff.settle(staff)
+        byAddress.settle(address)
     }
 
     /// Until when `count` is locked at `now`, if it is: by a lock, or because failures and attempts under way
@@ -131,21 +190,5 @@ struct LoginLockout: Sendable {
     /// The length of the lock that follows `locks` earlier ones.
     func lockLength(after locks: Int) -> TimeInterval {
         min(rules.longestLock, rules.firstLock * pow(2, Double(min(locks, 20))))
-    }
-
-    /// Entries kept at most: past this, only locked ones and attempts under way are kept (a flood from many
-    /// addresses or of made-up staff ids then costs the flooder its partial counts, never the daemon its memory).
-    private static let mostEntries = 20_000
-
-    private mutating func prune(at now: Date) {
-        for table in [\Self.byStaff, \Self.byAddress] {
-            guard self[keyPath: table].count > Self.pruneAbove else { continue }
-            self[keyPath: table] = self[keyPath: table].filter { !$0.value.isIdle(at: now, rules: rules) }
-            if self[keyPath: table].count > Self.mostEntries {
-                self[keyPath: table] = self[keyPath: table].filter { entry in
-                    entry.value.pending > 0 || (entry.value.lockedUntil.map { $0 > now } ?? false)
-                }
-            }
-        }
     }
 }

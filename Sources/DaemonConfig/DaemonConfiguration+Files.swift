@@ -97,11 +97,15 @@ extension DaemonConfiguration {
                 "\(what) \(path) can be read by every user of this machine: make it readable by the daemon only "
                     + "(chmod 600, or 640 for its group)")
         }
+        // The plain listener is what matters: a TLS listener beside it does not stop a client using the plain one.
         if let address = httpAddress, !isLoopback(address.host) {
+            let advice =
+                http.tlsAddress == nil
+                ? "Serve it on loopback and give [http] tls_listen, tls_cert and tls_key for other clients"
+                : "[http] tls_listen serves TLS beside it, but this listener does not: put [http] listen on loopback"
             warnings.append(
                 "the page listens on \(address.host):\(address.port) without TLS: PINs, session cookies and verdicts "
-                    + "cross the network in clear. Serve it on loopback and give [http] tls_listen, tls_cert and "
-                    + "tls_key for other clients")
+                    + "cross the network in clear. \(advice)")
         }
         if mode == .inspector, secretPath == nil {
             warnings.append(

@@ -1,5 +1,11 @@
 import Foundation
 import GRDB
+import SystemCalls
+import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The server's store in one SQLite file (GRDB): WAL, `synchronous=FULL`, numbered migrations.
 ///
@@ -38,7 +44,15 @@ final class SQLiteExecutor: SQLExecutor {
 
     init(path: String, create: Bool) throws(ServerError) {
         self.path = path
-        let exists = FileManager.default.fileExists(atPath: path)
+        var status = stat()
+        let exists = lstat(path, &status) == 0
+        if exists && status.st_mode & 0o170000 == 0o120000 {
+            // SQLite would follow it, to a file (or a new file) wherever another user pointed it.
+            throw ServerError(
+                code: .cannotOpen,
+                message: "\(path) is a symbolic link; refusing to open a database through it (give the file's own "
+                    + "path with --db).")
+        }
         if !exists && !create {
             throw ServerError(
                 code: .missingDatabase,
@@ -48,6 +62,7 @@ final class SQLiteExecutor: SQLExecutor {
         }
         if exists {
             try Self.inspectExisting(path)
+            for file in [path, path + "-wal", path + "-shm"] { Self.narrow(file) }
         } else {
             try Self.createPrivateFile(path)
         }
@@ -79,25 +94,47 @@ final class SQLiteExecutor: SQLExecutor {
     /// beside it with the database's own mode, so they are private too.
     static let fileMode = 0o600
 
+    /// The bits an existing database keeps at most: the owner's read and write, and the group's read (an admin group
+    /// an operator gave access on purpose keeps it); every other user loses them.
+    static let keptBits: mode_t = 0o740
+
     /// Creates an empty database file with `fileMode`, whatever the umask (SQLite's own default is 0644 less the
-    /// umask: the inspections and device token hashes readable by every user).
+    /// umask: the inspections and device token hashes readable by every user). `O_EXCL | O_NOFOLLOW`: a file or a
+    /// link planted at the path since it was looked at is refused, never followed or opened.
     private static func createPrivateFile(_ path: String) throws(ServerError) {
-        let manager = FileManager.default
-        guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: fileMode]) else {
+        let descriptor: Int32
+        do {
+            descriptor = try systemCall {
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(fileMode))
+            }
+        } catch {
             throw ServerError(
                 code: .cannotOpen,
                 message: "Cannot create the server database at \(path) (does the directory exist, and may this user "
-                    + "write to it?).")
+                    + "write to it? A file or link that appeared there is not replaced).",
+                cause: error)
         }
+        defer { _ = close(descriptor) }
         do {
             // The mode again, explicitly: creation applies the umask, this does not.
-            try manager.setAttributes([.posixPermissions: fileMode], ofItemAtPath: path)
+            _ = try systemCall { fchmod(descriptor, mode_t(fileMode)) }
         } catch {
-            try? manager.removeItem(atPath: path)
+            _ = unlink(path)
             throw ServerError(
                 code: .cannotOpen, message: "Cannot make the server database at \(path) private to its owner.",
                 cause: error)
         }
+    }
+
+    /// Takes group write and every bit for others off an existing database file (or its `-wal`, `-shm`): one made
+    /// before the database was created private, or opened up by hand. A file of another owner is left as it is
+    /// (only its owner may change it); ``exposureWarning(_:)`` then still names it.
+    static func narrow(_ path: String) {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & 0o170000 == 0o100000 else { return }
+        let mode = status.st_mode & 0o7777
+        guard mode & ~keptBits != 0 else { return }
+        _ = try? systemCall { chmod(path, mode & keptBits) }
     }
 
     /// A warning for a database file that other users may read (group members aside): one made before the

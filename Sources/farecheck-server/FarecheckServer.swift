@@ -67,7 +67,19 @@ extension StoreCommand {
     func run() async throws {
         do {
             let location = try database.location()
-            try await location.withStore(create: createsDatabase) { store in try await run(on: store) }
+            let exposed = location.exposureWarning
+            try await location.withStore(create: createsDatabase) { store in
+                // Opening narrowed a database others could read; one it could not narrow is still named.
+                if let warning = location.exposureWarning {
+                    FileHandle.standardError.write(Data("farecheck-server: warning: \(warning)\n".utf8))
+                } else if exposed != nil {
+                    let note =
+                        "farecheck-server: \(location) was readable by every user of this machine: now only by its "
+                        + "owner (and its group, if it had read access)\n"
+                    FileHandle.standardError.write(Data(note.utf8))
+                }
+                try await run(on: store)
+            }
         } catch let error as ServerError {
             fail(error.message)
         } catch let error as ExitCode {

@@ -125,9 +125,6 @@ struct Serve: StoreCommand {
             FileHandle.standardError.write(
                 Data("farecheck-server: no --anchor-key: /v1/revocations answers 503 until one is given.\n".utf8))
         }
-        if let warning = try database.location().exposureWarning {
-            FileHandle.standardError.write(Data("farecheck-server: warning: \(warning)\n".utf8))
-        }
         let backend = store.backendName
         try await APIServer(store: store, configuration: configuration).run { host, port in
             let shownHost = host.contains(":") ? "[\(host)]" : host

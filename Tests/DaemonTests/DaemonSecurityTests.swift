@@ -28,8 +28,9 @@ struct DaemonSecurityTests {
         for path in [store, journal.journal, journal.reserve] {
             #expect(Self.mode(path) == 0o600, "\(path) is \(String(Self.mode(path) ?? 0, radix: 8))")
         }
-        for companion in [store + "-wal", journal.journal + "-wal"]
-        where FileManager.default.fileExists(atPath: companion) {
+        // The running daemon has both databases open in WAL mode: their -wal and -shm files exist, private too.
+        for companion in [store + "-wal", store + "-shm", journal.journal + "-wal", journal.journal + "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: companion), "\(companion) missing")
             #expect(Self.mode(companion) == 0o600, "\(companion)")
         }
         #expect(await daemon.stop() == 0)
@@ -131,6 +132,74 @@ struct DaemonSecurityTests {
             stdin: "GET /session HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
         #expect(page.text.contains("HTTP/1.1 401"))
         #expect(await daemon.stop() == 0)
+    }
+
+    @Test("the plain and the TLS listener share one audit limit: 30 lines a minute for the page, not 30 each")
+    func oneAuditLimitForBothListeners() async throws {
+        let setup = try DaemonBench()
+        let tls = try TestTLS()
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try await DaemonProcess.start(
+            config: try setup.config(
+                scanner: scanner.devicePath, mode: "inspector",
+                extra: """
+                    tls_listen = "127.0.0.1:0"
+                    tls_cert = "\(tls.certificate)"
+                    tls_key = "\(tls.key)"
+                    """))
+        let port = try #require(daemon.httpPort)
+        let ready = try #require(daemon.stderr.lines.first { $0.contains("ready in") })
+        let range = try #require(ready.range(of: "https://127.0.0.1:"))
+        let tlsPort = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
+        // 25 refusals on each listener (no session cookie), within a few seconds.
+        for _ in 0..<25 {
+            #expect(try await LoopbackConnection.request(port: port, "GET", "/events").status == 401)
+        }
+        let refusedOverTLS = try setup.bench.shell(
+            "for i in $(seq 25); do timeout 10 curl -sk --max-time 5 -o /dev/null -w '%{http_code} ' "
+                + "https://127.0.0.1:\(tlsPort)/events; done")
+        #expect(refusedOverTLS.text.split(separator: " ").filter { $0 == "401" }.count == 25, "\(refusedOverTLS.text)")
+        #expect(await daemon.stop() == 0)
+        let audited = daemon.stderr.lines.filter { $0.contains("Refused without a session") }
+        #expect(audited.count == 30, "\(audited.count) audit lines for 50 refusals")
+    }
+
+    @Test("--check: a plain listener on loopback beside a TLS one beyond it is fine; a plain one beyond it is not")
+    func checkWithTLS() throws {
+        let bench = Workbench()
+        let tls = try TestTLS()
+        let secret = bench.path("pin.secret")
+        #expect(try bench.farecheck(["staff", "secret", "--out", secret]).status == 0)
+        func check(listen: String) throws -> Run {
+            let path = bench.path("farecheck-\(UUID().uuidString).toml")
+            try """
+            mode = "inspector"
+            store = "\(bench.db)"
+
+            [[source]]
+            images = "\(bench.directory)"
+
+            [http]
+            listen = "\(listen)"
+            tls_listen = "0.0.0.0:8443"
+            tls_cert = "\(tls.certificate)"
+            tls_key = "\(tls.key)"
+
+            [inspector]
+            pin_secret_file = "\(secret)"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o600)
+            chmod(tls.key, 0o600)
+            return try bench.farecheck(["daemon", "--check", "--config", path])
+        }
+        let loopback = try check(listen: "127.0.0.1:8080")
+        #expect(loopback.status == 0, "\(loopback.stderr)")
+        #expect(!loopback.stderr.contains("warning"), "\(loopback.stderr)")
+        let beyond = try check(listen: "0.0.0.0:8080")
+        #expect(beyond.status == 0, "\(beyond.stderr)")
+        #expect(beyond.stderr.contains("warning: the page listens on 0.0.0.0:8080 without TLS"))
+        #expect(beyond.stderr.contains("put [http] listen on loopback"))
     }
 
     @Test("--check refuses an http:// sync URL beyond loopback and warns about readable secrets and a page in clear")

@@ -25,14 +25,16 @@ final class EndpointBench: Sendable {
 
     init(
         loginRequired: Bool = true, options: HTTPService.Options = .init(),
-        pinPolicy: InspectorSessions.PINPolicy = .init(), lockoutRules: LoginLockoutRules = .init()
+        pinPolicy: InspectorSessions.PINPolicy = .init(), lockoutRules: LoginLockoutRules = .init(),
+        sessionTimeout: TimeInterval = 8 * 3600
     ) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-http-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         store = try TrustStore(path: directory + "/store.sqlite")
         sessions = InspectorSessions(
-            store: store, isRequired: loginRequired, pinPolicy: pinPolicy, lockoutRules: lockoutRules)
+            store: store, isRequired: loginRequired, timeout: sessionTimeout, pinPolicy: pinPolicy,
+            lockoutRules: lockoutRules)
         self.options = options
     }
 
@@ -87,7 +89,8 @@ final class EndpointBench: Sendable {
     /// A verdict event as the pipeline would publish it.
     static func event(
         _ kind: VerdictKind, reason: String, product: String? = "Day pass", holder: String? = "ID ****1234",
-        warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil, unreadable: [UnreadableRecord] = []
+        warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil, inspector: String? = "K-204",
+        unreadable: [UnreadableRecord] = []
     ) -> PublishedVerdict {
         let now = Date()
         let ticket = Ticket(
@@ -99,7 +102,7 @@ final class EndpointBench: Sendable {
             ticket: ticket, warnings: warnings, inspectedAt: now, blocklistRevocation: revocation)
         var inspection = Inspection(
             source: "front-door", symbology: .qr, payloadByteCount: 311, payloadDigest: [], verdict: verdict,
-            inspector: "K-204")
+            inspector: inspector)
         inspection.unreadableRecords = unreadable
         return VerdictEvent(inspection).published
     }

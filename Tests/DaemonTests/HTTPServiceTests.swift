@@ -90,10 +90,11 @@ struct HTTPServiceTests {
         let bench = try EndpointBench()
         try bench.store.saveStaff(
             StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: nil)))
-        let earlier = EndpointBench.event(.expired, reason: "Expired yesterday at 23:59.")
-        bench.hub.publish(earlier)
         try await bench.run { port in
             let login = try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913")
+            // A scan in this session, before the page (another tab, a reload) opens its stream.
+            let earlier = EndpointBench.event(.expired, reason: "Expired yesterday at 23:59.")
+            bench.hub.publish(earlier)
             // The inspector's own session sees the holder, to check it against an ID.
             let stream = try await EventStreamClient(port: port, cookie: login.cookie)
             let verdict = try await stream.next(named: "verdict")

@@ -14,10 +14,12 @@ struct PageSecurityTests {
     /// A bench with two inspectors (PIN 482913 and 246802).
     static func bench(
         loginRequired: Bool = true, options: HTTPService.Options = .init(),
-        pinPolicy: InspectorSessions.PINPolicy = .init(), lockoutRules: LoginLockoutRules = .init()
+        pinPolicy: InspectorSessions.PINPolicy = .init(), lockoutRules: LoginLockoutRules = .init(),
+        sessionTimeout: TimeInterval = 8 * 3600
     ) throws -> EndpointBench {
         let bench = try EndpointBench(
-            loginRequired: loginRequired, options: options, pinPolicy: pinPolicy, lockoutRules: lockoutRules)
+            loginRequired: loginRequired, options: options, pinPolicy: pinPolicy, lockoutRules: lockoutRules,
+            sessionTimeout: sessionTimeout)
         try bench.store.saveStaff(
             StaffRecord(
                 staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: pinPolicy.secret)))
@@ -235,11 +237,82 @@ struct PageSecurityTests {
             #expect(try await stream.next(named: "verdict").data?.contains("Mustermann") == true)
         }
         let inspector = try Self.bench()
-        inspector.hub.publish(event)
         try await inspector.run { port in
             let login = try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913")
+            // A verdict of this session (a new stream replays only those).
+            inspector.hub.publish(
+                EndpointBench.event(.valid, reason: "Genuine.", holder: "Max Mustermann, born 2001-01-01"))
             let stream = try await EventStreamClient(port: port, cookie: login.cookie)
             #expect(try await stream.next(named: "verdict").data?.contains("Mustermann") == true)
+        }
+    }
+
+    @Test("a new stream replays the last verdict only to the session it was made in, never to the next inspector")
+    func replayOnlyToItsSession() async throws {
+        let bench = try Self.bench()
+        try await bench.run { port in
+            let kim = try #require(try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913").cookie)
+            bench.hub.publish(EndpointBench.event(.valid, reason: "Valid.", holder: "Erika Mustermann 1984-03-12"))
+            // A second page of the same session (Kim's phone and tablet) is shown the passenger at once.
+            let again = try await EventStreamClient(port: port, cookie: kim)
+            #expect(try await again.next(named: "verdict").data?.contains("Mustermann") == true)
+
+            // Kim logs out; Bo logs in on the handheld: his new page shows nothing of Kim's passenger.
+            let logout = try await LoopbackConnection.request(port: port, "POST", "/logout", headers: ["Cookie": kim])
+            #expect(logout.status == 204)
+            let bo = try #require(try await EndpointBench.login(port: port, staffID: "B-7", pin: "246802").cookie)
+            let next = try await EventStreamClient(port: port, cookie: bo)
+            #expect(try await next.next(named: "session").data?.contains("B-7") == true)
+            bench.hub.publish(
+                EndpointBench.event(.valid, reason: "Bo's first.", holder: "Bo's passenger", inspector: "B-7"))
+            let first = try await next.next(named: "verdict")
+            #expect(first.data?.contains("Bo's passenger") == true, "\(first.data ?? "")")
+            #expect(first.data?.contains("Mustermann") == false)
+            let boOut = try await LoopbackConnection.request(port: port, "POST", "/logout", headers: ["Cookie": bo])
+            #expect(boOut.status == 204)
+
+            // Kim again, after a logout: a new session, so not even Kim's own earlier passenger is replayed.
+            let kimAgain = try #require(
+                try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913").cookie)
+            let fresh = try await EventStreamClient(port: port, cookie: kimAgain)
+            #expect(try await fresh.next(named: "session").data?.contains("K-204") == true)
+            bench.hub.publish(EndpointBench.event(.valid, reason: "Kim's next.", holder: "Next passenger"))
+            #expect(try await fresh.next(named: "verdict").data?.contains("Next passenger") == true)
+        }
+    }
+
+    @Test("a logout or a timeout ends open streams at once: no verdict made after it reaches them")
+    func streamsEndWithTheSession() async throws {
+        // Long enough for a login (a scrypt derivation, slow on a loaded machine) and the stream's opening.
+        let bench = try Self.bench(sessionTimeout: 3)
+        try await bench.run { port in
+            let cookie = try #require(
+                try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913").cookie)
+            // The idle time counts from here (the login itself may have taken a while on a loaded machine).
+            #expect(bench.sessions.touch() != nil)
+            let stream = try await EventStreamClient(port: port, cookie: cookie)
+            try #require(stream.head.status == 200)
+            #expect(try await stream.next(named: "session").data?.contains("K-204") == true)
+            bench.sessions.logout()
+            // Published right after the logout, well before a once-a-second look would notice it.
+            bench.hub.publish(EndpointBench.event(.valid, reason: "After logout.", holder: "Late passenger"))
+            var frames: [ServerSentEvent] = []
+            while let frame = try await stream.next() { frames.append(frame) }
+            #expect(frames.contains { $0.event == "session" && $0.data == "null" })
+            #expect(!frames.contains { $0.event == "verdict" }, "\(frames.map { $0.data ?? "" })")
+
+            // Idle past the timeout: a verdict published then is not sent; the stream ends.
+            let again = try #require(
+                try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913").cookie)
+            #expect(bench.sessions.touch() != nil)
+            let idle = try await EventStreamClient(port: port, cookie: again)
+            try #require(idle.head.status == 200)
+            #expect(try await idle.next(named: "session").data?.contains("K-204") == true)
+            try await Task.sleep(for: .milliseconds(3100))
+            bench.hub.publish(EndpointBench.event(.valid, reason: "After timeout.", holder: "Late passenger"))
+            var idleFrames: [ServerSentEvent] = []
+            while let frame = try await idle.next() { idleFrames.append(frame) }
+            #expect(!idleFrames.contains { $0.event == "verdict" }, "\(idleFrames.map { $0.data ?? "" })")
         }
     }
 

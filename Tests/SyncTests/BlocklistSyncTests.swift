@@ -11,7 +11,7 @@ private let blocklistFiles = repositoryRoot + "/Tests/VerificationTests/Resource
 
 /// The published blocklists from the agency's server to a validator: imported on the server, carried in the signed
 /// revocation deltas to `farecheck sync`, matched by `farecheck verify` against the real fixture tickets.
-@Suite("Blocklists through sync", .serialized)
+@Suite("Blocklists through sync", .serialized, .timeLimit(.minutes(5)))
 struct BlocklistSyncTests {
     /// `farecheck verify --json` of the VRR Deutschland-Ticket on 15 March 2023, when it is valid.
     func vrrVerdict(_ bench: SyncBench) throws -> [String: Any] {

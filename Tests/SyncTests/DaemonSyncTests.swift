@@ -9,7 +9,7 @@ import Testing
 import TrustStore
 
 /// `farecheck daemon` with `[sync]` against the reference server: a scanner, the sync worker, metrics.
-@Suite("farecheck daemon with [sync]", .serialized)
+@Suite("farecheck daemon with [sync]", .serialized, .timeLimit(.minutes(5)))
 struct DaemonSyncTests {
     /// A daemon configuration with one simulated SSI scanner and a [sync] table.
     func config(_ bench: SyncBench, scanner: String, sync: String) throws -> String {

@@ -28,7 +28,7 @@ enum ServerDatabase: String, CaseIterable, CustomTestStringConvertible, Sendable
 
 /// Validators uploading records whose ids collide: across devices (two records, both kept) and within one device
 /// (the server refuses the second content; the validator keeps it, with the reason, and stops sending it).
-@Suite("Sync of inspections whose ids collide", .serialized)
+@Suite("Sync of inspections whose ids collide", .serialized, .timeLimit(.minutes(5)))
 struct InspectionConflictTests {
     /// Journals an inspection with id `id` and verdict `kind` in the store at `path`.
     @discardableResult

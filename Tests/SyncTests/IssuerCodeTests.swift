@@ -11,7 +11,7 @@ import Verification
 /// A UIC ticket names its railway by a RICS code that may come with leading zeros (`0080` and `80` are the
 /// same company); verification matches the code without them. Whatever form the server sends, what sync
 /// stores must be found by the verifier's lookups.
-@Suite("UIC issuer codes through sync")
+@Suite("UIC issuer codes through sync", .timeLimit(.minutes(5)))
 struct IssuerCodeTests {
     let bench = Workbench()
     let revokedAt = Date(timeIntervalSince1970: 1_795_336_200)

@@ -9,7 +9,7 @@ import TrustStore
 
 /// Replay detection stays exact while an online check is in flight: the validation API answers slowly (a fault
 /// proxy delays `/v1/check`), and the second scan of a single-use ticket arrives before the first one's answer.
-@Suite("replay while an online check is in flight", .serialized)
+@Suite("replay while an online check is in flight", .serialized, .timeLimit(.minutes(5)))
 struct ReplayRaceTests {
     /// A gate with two SSI scanners (front and rear door) and online checks through a slow proxy.
     func config(_ bench: SyncBench, proxy: FaultProxy, scanners: [SimulatedSSIScanner]) throws -> String {

@@ -6,7 +6,7 @@ import TrustStore
 import ValidationAPI
 
 /// The trusted-time floor from sync: the signing times of what a round accepts and the server's `Date`.
-@Suite("Sync and the trusted-time floor", .serialized)
+@Suite("Sync and the trusted-time floor", .serialized, .timeLimit(.minutes(5)))
 struct ServerTimeTests {
     @Test("the server's Date counts when it is not ahead of the device clock beyond the tolerance")
     func serverDate() async throws {

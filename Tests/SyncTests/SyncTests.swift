@@ -11,7 +11,7 @@ import TrustStore
 import ValidationAPI
 import Verification
 
-@Suite("Sync with the reference server", .serialized)
+@Suite("Sync with the reference server", .serialized, .timeLimit(.minutes(5)))
 struct SyncTests {
     @Test(
         "a key published on the server verifies after one sync; a ticket revoked there verifies revoked after the next")

@@ -4,12 +4,12 @@ import Testing
 
 /// TLS 1.2 with ECDHE and AEAD suites only, on both ends (`TransportSecurity`), checked with OpenSSL's own
 /// client and server as the other end; and the server's TLS handshake deadline.
-@Suite("The API's TLS: AEAD suites only, and a deadline for the handshake", .serialized)
+@Suite("The API's TLS: AEAD suites only, and a deadline for the handshake", .serialized, .timeLimit(.minutes(5)))
 struct TLSPolicyTests {
     /// `openssl s_client` against `port`, TLS 1.2 with only `cipher` offered.
     static func offer(_ cipher: String, port: Int, pki: TestPKI, in bench: Workbench) throws -> Run {
         try bench.shell(
-            "openssl s_client -connect 127.0.0.1:\(port) -servername 127.0.0.1 -tls1_2 -cipher \(cipher) "
+            "timeout 10 openssl s_client -connect 127.0.0.1:\(port) -servername 127.0.0.1 -tls1_2 -cipher \(cipher) "
                 + "-CAfile \(pki.caCertificate) < /dev/null 2>&1")
     }
 
@@ -32,7 +32,8 @@ struct TLSPolicyTests {
             #expect(taken.text.contains("Cipher is \(cipher)"), "\(taken.text)")
         }
         let modern = try bench.validator.shell(
-            "openssl s_client -connect 127.0.0.1:\(port) -tls1_3 -CAfile \(pki.caCertificate) < /dev/null 2>&1")
+            "timeout 10 openssl s_client -connect 127.0.0.1:\(port) -tls1_3 -CAfile \(pki.caCertificate) "
+                + "< /dev/null 2>&1")
         #expect(modern.status == 0 && modern.text.contains("TLSv1.3"), "\(modern.text)")
     }
 
@@ -72,7 +73,7 @@ struct TLSPolicyTests {
 
         // A client that completes its handshake is served as before.
         let served = try bench.validator.shell(
-            "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(pki.caCertificate) < /dev/null 2>&1")
+            "timeout 10 openssl s_client -connect 127.0.0.1:\(port) -CAfile \(pki.caCertificate) < /dev/null 2>&1")
         #expect(served.status == 0, "\(served.text)")
     }
 }

@@ -61,7 +61,7 @@ struct TestPKI {
     }
 }
 
-@Suite("Sync over HTTPS and mutual TLS", .serialized)
+@Suite("Sync over HTTPS and mutual TLS", .serialized, .timeLimit(.minutes(5)))
 struct TLSTests {
     @Test(
         "over mutual TLS, a validator trusting the agency's CA with its client certificate syncs: a key becomes usable")

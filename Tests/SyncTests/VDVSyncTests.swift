@@ -15,7 +15,7 @@ let vdvSyncFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/vdv"
 
 /// VDV CA certificates and UIC key list version types distributed by the reference server in key bundles, and
 /// VDV-KA tickets revoked there by entitlement.
-@Suite("VDV certificates and UIC version types through sync", .serialized)
+@Suite("VDV certificates and UIC version types through sync", .serialized, .timeLimit(.minutes(5)))
 struct VDVSyncTests {
     static let root = "\(vdvSyncFixtures)/certs/4555564456100106.vdv-cert"
     /// `DEVDV 11 02 16`, the CA of the VRR ticket's issuer certificate (a bare body: vouched for).

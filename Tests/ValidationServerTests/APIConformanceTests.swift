@@ -6,7 +6,7 @@ import Testing
 import ValidationAPI
 
 /// Where schemathesis found the server and `API/openapi.yaml` disagreeing, each case as it is now agreed.
-@Suite("The server enforces what the OpenAPI document says, and no more")
+@Suite("The server enforces what the OpenAPI document says, and no more", .timeLimit(.minutes(5)))
 struct APIConformanceTests {
     @Test(
         "a method the document does not list on a known path gets 405 with Allow; an unknown path still 404",

@@ -10,7 +10,7 @@ private let blocklists = repositoryRoot + "/Tests/VerificationTests/Resources/bl
 
 /// The published blocklists on the server: imported by `farecheck-server revoke --vdv-blocklist/--dtvg-blocklist`,
 /// served in the signed revocation deltas as the difference between versions.
-@Suite("Blocklists on the server")
+@Suite("Blocklists on the server", .timeLimit(.minutes(5)))
 struct BlocklistServerTests {
     static let vrr = BlocklistEntry.vdv(
         VDVBlocklistEntry(item: .entitlement, organisation: 57, number: 2_099_643, instance: 3, lockMode: .confiscate))

@@ -4,7 +4,7 @@ import Testing
 import ValidationAPI
 import ValidationServer
 
-@Suite("The server inside another program")
+@Suite("The server inside another program", .timeLimit(.minutes(5)))
 struct InProcessServerTests {
     @Test(
         "APIServer runs in a task over a store, answers on its port, and stops when the task is cancelled",

@@ -9,7 +9,7 @@ import ValidationAPI
 
 /// A record is known by the device that uploaded it and its id: the server acknowledges what it stored, and
 /// nothing else.
-@Suite("Inspections by device and id")
+@Suite("Inspections by device and id", .timeLimit(.minutes(5)))
 struct InspectionOwnershipTests {
     static func record(_ id: String, verdict: String = "valid", at offset: Int64 = 0) -> InspectionUpload {
         InspectionUpload(

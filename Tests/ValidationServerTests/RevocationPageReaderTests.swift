@@ -7,7 +7,7 @@ import ValidationAPI
 
 /// The hand-written reader of revocation pages must read exactly what the documented JSON says, like
 /// `JSONDecoder` does, and refuse broken input with a reason instead of crashing.
-@Suite("Reading revocation pages")
+@Suite("Reading revocation pages", .timeLimit(.minutes(5)))
 struct RevocationPageReaderTests {
     /// A delta with a bit of everything, from a seed.
     static func delta(seed: UInt64, entries: Int) -> RevocationDelta {

@@ -5,7 +5,7 @@ import ValidationAPI
 import ValidationServer
 
 /// `GET /v1/revocations` in pages, against the real server and each database.
-@Suite("Revocation deltas in pages")
+@Suite("Revocation deltas in pages", .timeLimit(.minutes(5)))
 struct RevocationPagingTests {
     /// What a validator holds, applied page by page as `TrustStore.applyRevocations` does: a full page
     /// replaces everything, any other page must start at the cursor held; adds, then removals.

@@ -9,7 +9,7 @@ import ValidationServer
 /// What the server does with clients that connect and then dawdle, with floods of bad tokens, and with the
 /// permissions of its database file: each against the real server on loopback, with short limits so that every
 /// test ends within seconds.
-@Suite("The server against slow clients, token floods and other users")
+@Suite("The server against slow clients, token floods and other users", .timeLimit(.minutes(5)))
 struct ServerHardeningTests {
     static let health = "GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -121,9 +121,9 @@ struct ServerHardeningTests {
         let prefix = String(digest(.sha256, Array(unknownToken.utf8)).hexString.prefix(8))
         #expect(single.contains { $0.contains(prefix) && $0.contains("an unknown token") }, "\(single)")
         #expect(single.contains { $0.contains("client=127.0.0.1:") && $0.contains("GET /v1/keys") })
-        if let revoked = single.first(where: { $0.contains("revoked device") }) {
-            #expect(revoked.contains(#"old\u{1B}[31mdevice\nforged"#), "\(revoked)")
-        }
+        // The revoked device's refusal is among the first five (every third request), so it is written out.
+        let revoked = try #require(single.first(where: { $0.contains("revoked device") }), "\(single)")
+        #expect(revoked.contains(#"old\u{1B}[31mdevice\nforged"#), "\(revoked)")
         #expect(!lines.contains { $0.hasPrefix("forged") })
         #expect(InspectionOwnershipTests.rawControls(in: server.log, allowing: ["\n"]).isEmpty)
     }
@@ -153,10 +153,41 @@ struct ServerHardeningTests {
         #expect(!server.log.contains("readable by every user"))
         server.stop()
 
-        // A database made world-readable (by hand, or by a version before this one): the server warns at start.
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
-        let warned = try bench.startServer()
-        #expect(warned.log.contains("readable by every user"), "\(warned.log)")
+        // A database made world-readable (by hand, or by a version before this one): opening it takes the bits
+        // for others (and group write) off it and its companions, and says so; group read is kept.
+        for suffix in ["", "-wal", "-shm"] {
+            // A clean shutdown may have removed the companions: empty ones are what SQLite finds after it.
+            if !FileManager.default.fileExists(atPath: path + suffix) {
+                #expect(FileManager.default.createFile(atPath: path + suffix, contents: nil))
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: path + suffix)
+        }
+        let narrowed = try bench.startServer()
+        #expect(narrowed.log.contains("was readable by every user"), "\(narrowed.log)")
+        for suffix in ["", "-wal", "-shm"] {
+            #expect(try Self.mode(path + suffix) == 0o640, "\(suffix)")
+        }
+        narrowed.stop()
+    }
+
+    @Test("a database path that is a symbolic link is refused, dangling or not; nothing is created through it")
+    func databaseLinkRefused() throws {
+        let bench = try ServerBench(.sqlite)
+        let real = bench.path("server.sqlite")
+        let dangling = bench.path("planted.sqlite")
+        let target = bench.path("attacker-chosen.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: target)
+        let created = try ServerBench.run(ServerBench.binary, ["init", "--db", dangling])
+        #expect(created.status != 0)
+        #expect(created.stderr.contains("symbolic link"), "\(created.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+
+        #expect(FileManager.default.fileExists(atPath: real))
+        let linked = bench.path("linked.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: real)
+        let opened = try ServerBench.run(ServerBench.binary, ["devices", "list", "--db", linked])
+        #expect(opened.status != 0)
+        #expect(opened.stderr.contains("symbolic link"), "\(opened.stderr)")
     }
 
     static func mode(_ path: String) throws -> Int {

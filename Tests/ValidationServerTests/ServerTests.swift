@@ -7,7 +7,7 @@ import Testing
 import ValidationAPI
 
 /// The reference server, run as `farecheck-server serve` on a loopback port, against each database.
-@Suite("farecheck-server over HTTP")
+@Suite("farecheck-server over HTTP", .timeLimit(.minutes(5)))
 struct ServerTests {
     let demoAnchorKey = "\(repositoryRoot)/Keys/demo-anchor.key"
     let issuerKey = "\(repositoryRoot)/Keys/demo-transit-es256.pub.pem"
@@ -324,7 +324,7 @@ struct ServerTests {
     }
 }
 
-@Suite("farecheck-server admin commands")
+@Suite("farecheck-server admin commands", .timeLimit(.minutes(5)))
 struct AdminCommandTests {
     @Test("an admin command on a database that does not exist says so and exits 2, creating nothing")
     func missingDatabase() throws {

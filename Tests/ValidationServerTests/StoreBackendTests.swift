@@ -6,7 +6,7 @@ import ValidationServer
 
 /// The store itself, on each database: where SQLite and PostgreSQL used to answer differently, both now answer
 /// the same (one test per divergence found).
-@Suite("One server store, the same on SQLite and PostgreSQL")
+@Suite("One server store, the same on SQLite and PostgreSQL", .timeLimit(.minutes(5)))
 struct StoreBackendTests {
     let revokedAt = Date(timeIntervalSince1970: 1_800_000_000)
 

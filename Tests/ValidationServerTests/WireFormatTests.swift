@@ -6,7 +6,7 @@ import Testing
 import ValidationAPI
 import ValidationServer
 
-@Suite("Signed documents and the wire format")
+@Suite("Signed documents and the wire format", .timeLimit(.minutes(5)))
 struct WireFormatTests {
     let anchorKey = try! PrivateKey.generate(.ecP256)
     var anchor: TrustAnchor { try! TrustAnchor(publicKey: anchorKey.publicKey) }
@@ -166,7 +166,7 @@ struct WireFormatTests {
     }
 }
 
-@Suite("Revocation log folding")
+@Suite("Revocation log folding", .timeLimit(.minutes(5)))
 struct RevocationLogTests {
     let ticketA = TicketReference(issuer: "t", ticketID: [0xaa])
     let ticketB = TicketReference(issuer: "t", ticketID: [0xbb])
@@ -235,7 +235,7 @@ struct RevocationLogTests {
     func ticket(_ byte: Int) -> TicketReference { TicketReference(issuer: "t", ticketID: [UInt8(byte)]) }
 }
 
-@Suite("The OpenAPI document")
+@Suite("The OpenAPI document", .timeLimit(.minutes(5)))
 struct OpenAPIDocumentTests {
     @Test("every route the server serves is a path of API/openapi.yaml, and every path is served")
     func pathsMatch() throws {
