@@ -267,3 +267,21 @@ struct RSP6Tests {
         #expect(throws: FormatError.self) { try RSP6Ticket(decoding: writer.bytes[...]) }
     }
 }
+
+@Suite("RSA keys as RSP6 needs them")
+struct RSP6KeyTests {
+    @Test("an RSA public key gives back its modulus and exponent; a raw key made from them recovers the same block")
+    func components() throws {
+        let keys = try RSP6Tests.ttKeys()
+        for raw in keys {
+            let key = try raw.publicKey()
+            let (modulus, exponent) = try #require(key.rsaComponents)
+            #expect(modulus == raw.modulus)
+            #expect(exponent == raw.exponent)
+            let again = try RSARawPublicKey(key)
+            let input = [UInt8](repeating: 0, count: 127) + [42]
+            #expect(try again.publicOperation(input) == raw.publicOperation(input))
+        }
+        #expect(try PrivateKey.generate(.ecP256).publicKey.rsaComponents == nil)
+    }
+}
