@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "TrustStore",
             dependencies: [
-                "FareCore", "TicketFormats", "Verification", "Signatures",
+                "FareCore", "TicketFormats", "Verification", "Signatures", "SystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SyncState binds bulk inserts through SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -161,7 +161,7 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
+                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
