@@ -150,6 +150,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
             ],
+            // The inspector page: its document, style sheet and script, in the binary (no files to install beside it).
+            resources: [
+                .embedInCode("Resources/inspector.html"), .embedInCode("Resources/inspector.css"),
+                .embedInCode("Resources/inspector.js"),
+            ],
             swiftSettings: strict
         ),
         // Issuing FC1 tickets: key files, signing, rendering, and the demo keys (published, never for real
