@@ -213,7 +213,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures", "Throughput"],
+            dependencies: ["Signatures"],
             // Fixture files are read next to the sources (#filePath), not from a bundle.
             exclude: ["Resources"],
             swiftSettings: strict
@@ -221,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput", "QuirkyTickets"],
+            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "QuirkyTickets"],
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
@@ -254,8 +254,6 @@ let package = Package(
         .target(
             name: "QuirkyTickets", dependencies: ["TicketFormats", "Signatures", "FareCore"],
             path: "Tests/QuirkyTickets", swiftSettings: strict),
-        // Runs per CPU second and `openssl speed`'s verify rate, for the on-demand throughput tests.
-        .target(name: "Throughput", path: "Tests/Throughput", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
         // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
         .target(
