@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "TrustStore",
             dependencies: [
-                "FareCore", "TicketFormats", "Verification", "Signatures",
+                "FareCore", "TicketFormats", "Verification", "Signatures", "SystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SyncState binds bulk inserts through SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -150,6 +150,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
             ],
+            // The inspector page: its document, style sheet and script, in the binary (no files to install beside it).
+            resources: [
+                .embedInCode("Resources/inspector.html"), .embedInCode("Resources/inspector.css"),
+                .embedInCode("Resources/inspector.js"),
+            ],
             swiftSettings: strict
         ),
         // Issuing FC1 tickets: key files, signing, rendering, and the demo keys (published, never for real
@@ -161,7 +166,7 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
+                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -209,7 +214,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures", "Throughput"],
+            dependencies: ["Signatures"],
             // Fixture files are read next to the sources (#filePath), not from a bundle.
             exclude: ["Resources"],
             swiftSettings: strict
@@ -217,7 +222,7 @@ let package = Package(
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput", "QuirkyTickets"],
+            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "QuirkyTickets"],
             resources: [.copy("Resources")],
             swiftSettings: strict
         ),
@@ -250,8 +255,6 @@ let package = Package(
         .target(
             name: "QuirkyTickets", dependencies: ["TicketFormats", "Signatures", "FareCore"],
             path: "Tests/QuirkyTickets", swiftSettings: strict),
-        // Runs per CPU second and `openssl speed`'s verify rate, for the on-demand throughput tests.
-        .target(name: "Throughput", path: "Tests/Throughput", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
         // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
         .target(

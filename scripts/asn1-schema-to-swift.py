@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes an ASN.1 module of the UIC (the subset FCB uses) as Swift schema data for farecheck's PER decoder.
 
-A one-off aid, not part of the build: run it when a new FCB version appears, review the output against the
-module, and commit the Swift file. Usage:
+Not part of the build: scripts/generate-fcb-schemas.sh runs it on the modules in scripts/fcb-asn1 (and formats the
+output with `swift format`) to write Sources/TicketFormats/FCB/FCBSchemaV*.swift, and scripts/check-fcb-generated.sh
+(run by CI) fails when the committed files differ from what it writes. Usage:
     asn1-schema-to-swift.py uicRailTicketData_v3.0.6.asn FCBSchemaV3 "FCB v3.0.6: ..." > FCBSchemaV3.swift
 """
 import re, sys
@@ -212,9 +213,9 @@ for (n, t) in assigns:
         emit(an, at)
 
 print(f'// {title}')
-print('// Declared from the ASN.1 module of the same name (shared/fixtures/formats/asn1): one static per type, in the')
-print('// order of the module, so that a reader can hold the two side by side. Written out once with')
-print('// scripts/asn1-schema-to-swift.py and checked against the module; nothing is generated at build time.')
+print('// Generated from the ASN.1 module of the same name (scripts/fcb-asn1) by scripts/generate-fcb-schemas.sh: one')
+print('// static per type, in the order of the module, so that a reader can hold the two side by side. Do not edit;')
+print('// CI (scripts/check-fcb-generated.sh) fails when this file differs from what the script writes.')
 print()
 print(f'/// The types of the module, as data for `PERDecoder`.')
 print(f'enum {enum_name} {{')

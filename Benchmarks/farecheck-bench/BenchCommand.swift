@@ -23,18 +23,22 @@ struct BenchCommand: AsyncParsableCommand {
             and lookups in a store of --store-entries revoked tickets. pin: one PIN check (scrypt, and the \
             PBKDF2 of earlier versions) and what an offline search of every 6-digit PIN costs. blocklist: a VDV-KA \
             and a DTVG blocklist of --blocklist-entries entries each, imported by `farecheck revoke` (time, peak \
-            memory), looked up as the daemon does, and imported by `farecheck-server revoke`.
+            memory), looked up as the daemon does, and imported by `farecheck-server revoke`. formats: bare \
+            signature checks, DOSIPAS, ERA SSB and VDV-KA samples from bytes to verdict (--fixtures), beside \
+            `openssl speed`, and the trusted-time floor's cost per verdict.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, scan, scanner, daemon, sync, pin, blocklist, all
+        case verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist, all
     }
 
-    @Argument(help: "verify, uic, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
+    @Argument(help: "verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
+    @Option(help: "The sample tickets and key lists for the formats figures.")
+    var fixtures: String = "Tests/VerificationTests/Resources"
     @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
@@ -70,6 +74,9 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .verify || part == .all { try benchVerify() }
         if part == .uic || part == .all {
             try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
+        }
+        if part == .formats || part == .all {
+            try FormatsBenchmark(seconds: seconds, compare: !noCompare, fixtures: fixtures).run()
         }
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
         if part == .pin || part == .all { try PINBenchmark(runs: max(runs, 20)).run() }
@@ -262,6 +269,7 @@ enum OpenSSLSpeed {
             if line.contains("(nistp256)") { rates["ES256"] = last }
             if line.contains("(Ed25519)") { rates["EdDSA"] = last }
             if line.hasPrefix("rsa 2048 bits") { rates["PS256"] = last }
+            if line.hasPrefix("rsa 1024 bits") { rates["RSA1024"] = last }
             if line.hasPrefix("dsa 1024 bits") { rates["DSA1024"] = last }
             if line.hasPrefix("dsa 2048 bits") { rates["DSA2048"] = last }
         }

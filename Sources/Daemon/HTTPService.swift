@@ -152,9 +152,11 @@ public struct HTTPService: Service {
         let router = Router(context: PageRequestContext.self)
         router.add(middleware: HostCheck(hosts: options.hosts ?? AllowedHosts.defaults(listeningOn: host)))
         let secure = options.tls != nil
+        // Put together from its resource files here, at startup, not at the first request.
+        let page = InspectorPage.html(loginRequired: sessions.isRequired)
         router.get("/") { _, _ in
             Self.response(
-                .ok, InspectorPage.html(loginRequired: sessions.isRequired), contentType: "text/html; charset=utf-8",
+                .ok, page, contentType: "text/html; charset=utf-8",
                 extraHeaders: [.contentSecurityPolicy: InspectorPage.contentSecurityPolicy])
         }
         router.get("/healthz") { _, _ in

@@ -1,8 +1,15 @@
+import Foundation
+
 /// The inspector page served at `/`: one self-contained document that shows the last verdict, large.
 ///
 /// The server sends only the frame; the script renders each verdict from `/events`, so the page that is
 /// tested in a browser is the page that updates live. Ticket fields come from scanned payloads, which
 /// anyone can write, so the script only ever sets them as text, never as markup.
+///
+/// The document, its style sheet and its script are files of their own (`Resources/inspector.html`,
+/// `inspector.css`, `inspector.js`), embedded in the program when it is built, so an installed `farecheck` needs
+/// nothing beside it. The document names the other two as files (it opens from disk while one works on it);
+/// the server puts them inline, so the page is one document and its policy lets nothing else load.
 enum InspectorPage {
     /// Nothing outside the document may load: no fonts, images or scripts from elsewhere.
     static let contentSecurityPolicy =
@@ -11,442 +18,43 @@ enum InspectorPage {
 
     /// The document; `loginRequired` shows the login form while no inspector is logged in.
     static func html(loginRequired: Bool) -> String {
-        #"""
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>farecheck inspector</title>
-        <style>
-        :root { color-scheme: light dark; --valid: #0b6b2b; --invalid: #a4161a; --doubt: #7a4300; --idle: #3a3f47; }
-        * { box-sizing: border-box; }
-        html, body { margin: 0; height: 100%; }
-        body {
-          font: 18px/1.35 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-          display: flex; flex-direction: column; background: #111; color: #f4f4f4;
-        }
-        .bar {
-          display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; justify-content: space-between;
-          padding: .5rem 1rem; background: #1d1f23; font-size: 1rem;
-        }
-        .bar button, #login button {
-          font: inherit; font-weight: 600; padding: .45rem 1rem; border-radius: .4rem; border: 0;
-          background: #e8e8e8; color: #111; min-height: 44px;
-        }
-        #link[data-state="live"] { color: #8fe3a5; }
-        #link[data-state="down"] { color: #ffb3b3; }
-        #login { padding: .75rem 1rem; background: #26292e; }
-        #login h2 { margin: 0 0 .5rem; font-size: 1.3rem; }
-        #login form { display: grid; gap: .5rem .75rem; grid-template-columns: 1fr 1fr auto; align-items: end; }
-        #login-error { grid-column: 1 / -1; }
-        @media (max-width: 340px) { #login form { grid-template-columns: 1fr; } }
-        #login label { display: grid; gap: .25rem; font-weight: 600; }
-        #login input {
-          font: inherit; font-size: 1.3rem; padding: .4rem; border-radius: .4rem; border: 2px solid #888;
-          min-height: 48px; width: 100%;
-        }
-        #login-error { color: #ffb3b3; font-weight: 600; min-height: 1.35em; margin: 0; }
-        #verdict {
-          flex: 1; padding: 1rem 1.25rem 1.5rem; background: var(--idle); color: #fff;
-          display: flex; flex-direction: column; gap: .6rem;
-        }
-        #verdict[data-state="valid"] { background: var(--valid); }
-        #verdict[data-state="invalid"] { background: var(--invalid); }
-        /* The clock cannot be trusted: not a forgery, not valid either, so a colour of its own. */
-        #verdict[data-state="doubt"] { background: var(--doubt); }
-        #clock-warning {
-          margin: 0; padding: .6rem 1rem; background: #ffd166; color: #1b1b1b; font-weight: 700;
-          font-size: clamp(1rem, 4.2vw, 1.3rem);
-        }
-        #clock-warning::before { content: "\26A0\FE0E  "; }
-        #verdict-word {
-          margin: 0; font-size: clamp(2rem, 9.5vw, 6rem); font-weight: 800; line-height: 1.05;
-          text-transform: uppercase; letter-spacing: .02em;
-          /* Lines break between words only: "INVALID SIGNATURE" on two lines, never "SIGNATUR" + "E". The
-             size is chosen so that the longest verdict word (UNSUPPORTED) fits a 360-px-wide phone. */
-          overflow-wrap: normal; word-break: keep-all; hyphens: none;
-        }
-        #verdict[data-state="waiting"] #verdict-word { font-size: clamp(1.8rem, 8vw, 3rem); text-transform: none; }
-        #verdict-reason { margin: 0; font-size: clamp(1.25rem, 5vw, 1.8rem); font-weight: 600; }
-        #holder-check {
-          margin: 0; padding: .6rem .8rem; border: 3px solid #fff; border-radius: .5rem;
-          font-size: clamp(1.2rem, 5vw, 1.6rem); font-weight: 700;
-        }
-        /* A blocklist's instruction: black on white, the largest text after the verdict. */
-        #action {
-          margin: 0; padding: .6rem .8rem; border-radius: .5rem; background: #fff; color: #111;
-          font-size: clamp(1.3rem, 6vw, 2rem); font-weight: 800; text-transform: uppercase;
-        }
-        #facts { margin: 0; display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
-        #facts dt { font-weight: 400; opacity: .85; }
-        #facts dd { margin: 0; font-weight: 700; font-size: 1.2rem; overflow-wrap: anywhere; }
-        @media (max-width: 480px) {
-          body { font-size: 15px; }
-          .bar, footer { padding: .3rem .75rem; font-size: .85rem; }
-          #verdict { padding: .5rem .75rem .6rem; gap: .35rem; }
-          #verdict-reason { font-size: 1.05rem; }
-          #holder-check { font-size: 1.05rem; padding: .3rem .5rem; border-width: 2px; }
-          #action { font-size: 1.15rem; padding: .3rem .5rem; }
-          #facts { gap: 0 .6rem; }
-          #facts dd { font-size: .95rem; }
-          #warnings li { padding: .25rem .5rem; font-size: .85rem; }
-          #meta { font-size: .8rem; }
-        }
-        #layout summary, #all-fields summary { cursor: pointer; font-weight: 600; }
-        #all-fields-list { margin: .3rem 0 0; display: grid; grid-template-columns: max-content 1fr; gap: 0 .6rem;
-          font-size: .85rem; }
-        #all-fields-list dd { margin: 0; overflow-wrap: anywhere; }
-        #layout pre {
-          margin: .4rem 0 0; padding: .4rem; background: #fdfdf5; color: #111; border-radius: .3rem;
-          font: 11px/1.25 "DejaVu Sans Mono", monospace; overflow-x: auto;
-        }
-        #warnings { margin: 0; padding: 0; list-style: none; display: grid; gap: .4rem; }
-        #warnings li {
-          padding: .5rem .75rem; border-radius: .4rem; background: #fff3b0; color: #1b1b1b; font-weight: 700;
-        }
-        #warnings li::before { content: "\26A0\FE0E  "; }
-        #unreadable { margin: 0; padding: 0; list-style: none; display: grid; gap: .3rem; font-size: .9rem; }
-        #unreadable li { padding: .35rem .75rem; border-radius: .4rem; background: #ffd8cc; color: #1b1b1b; }
-        #unreadable li strong { font-weight: 700; }
-        #meta { margin: auto 0 0; font-size: 1rem; opacity: .9; }
-        footer { padding: .5rem 1rem; background: #1d1f23; font-size: .95rem; }
-        footer [data-stale="true"] { color: #ffd166; font-weight: 700; }
-        [hidden] { display: none !important; }
-        @media (min-width: 800px) { body { font-size: 20px; } #verdict { padding: 2rem 3rem; } }
-        </style>
-        </head>
-        <body data-login-required="\#(loginRequired ? "true" : "false")">
-        <header class="bar">
-          <span id="inspector">No inspector logged in</span>
-          <span id="link" data-state="connecting">Connecting…</span>
-          <button id="logout" type="button" hidden>Log out</button>
-        </header>
-        <p id="clock-warning" role="alert" hidden></p>
-        <section id="login" aria-labelledby="login-title" hidden>
-          <h2 id="login-title">Log in to inspect</h2>
-          <form id="login-form" method="post" action="/login">
-            <label>Staff ID <input name="staffID" autocomplete="username" autocapitalize="none" required></label>
-            <label>PIN <input name="pin" type="password" inputmode="numeric" autocomplete="current-password" required>
-            </label>
-            <button type="submit">Log in</button>
-            <p id="login-error" role="alert"></p>
-          </form>
-        </section>
-        <main id="verdict" data-state="waiting" role="status" aria-live="assertive" aria-atomic="true">
-          <p id="verdict-word">Waiting for the first scan</p>
-          <p id="verdict-reason" hidden></p>
-          <p id="action" role="alert" hidden></p>
-          <p id="holder-check" hidden></p>
-          <dl id="facts" hidden></dl>
-          <details id="layout" hidden><summary>Printed ticket (U_TLAY)</summary><pre id="layout-grid"></pre></details>
-          <details id="all-fields" hidden><summary>All fields</summary><dl id="all-fields-list"></dl></details>
-          <details id="keys" hidden><summary>Keys checked</summary><ul id="keys-list"></ul></details>
-          <ul id="unreadable" aria-label="Unreadable records" hidden></ul>
-          <ul id="warnings" aria-label="Warnings" hidden></ul>
-          <p id="meta" hidden></p>
-        </main>
-        <footer><span id="trust">Trust data: checking…</span> <span id="health"></span></footer>
-        <script>
-        "use strict";
-        const $ = (id) => document.getElementById(id);
-        const loginRequired = document.body.dataset.loginRequired === "true";
+        loginRequired ? withLoginForm : withoutLoginForm
+    }
 
-        function show(element, value) {
-          const empty = value === null || value === undefined || value === "";
-          element.textContent = empty ? "" : String(value);
-          element.hidden = empty;
-        }
+    /// The resource files as they are embedded.
+    static let template = String(decoding: PackageResources.inspector_html, as: UTF8.self)
+    static let styleSheet = String(decoding: PackageResources.inspector_css, as: UTF8.self)
+    static let script = String(decoding: PackageResources.inspector_js, as: UTF8.self)
 
-        function when(iso) {
-          if (!iso) return null;
-          const date = new Date(iso);
-          return isNaN(date) ? iso : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
-        }
+    /// Where the document names its style sheet and its script, each on a line of its own, and the value the
+    /// server fills in.
+    static let styleSheetLink = "<link rel=\"stylesheet\" href=\"inspector.css\">\n"
+    static let scriptElement = "<script src=\"inspector.js\"></script>\n"
+    static let loginRequiredPlaceholder = "{{login-required}}"
 
-        function age(iso) {
-          const seconds = Math.max(0, (Date.now() - new Date(iso).getTime()) / 1000);
-          if (seconds < 90) return Math.round(seconds) + " s ago";
-          if (seconds < 5400) return Math.round(seconds / 60) + " min ago";
-          if (seconds < 172800) return Math.round(seconds / 3600) + " h ago";
-          return Math.round(seconds / 86400) + " days ago";
-        }
+    private static let withLoginForm = document(loginRequired: true)
+    private static let withoutLoginForm = document(loginRequired: false)
 
-        // A ticket id that is text (a UIC ticket key, a PNR) as its text; binary ids stay hex.
-        function ticketText(hex) {
-          if (!hex || hex.length % 2) return hex;
-          const bytes = hex.match(/../g).map((pair) => parseInt(pair, 16));
-          return bytes.every((byte) => byte >= 0x20 && byte < 0x7f) ? String.fromCharCode(...bytes) : hex;
-        }
+    /// The one document: the style sheet and the script inline where the template names them.
+    static func document(loginRequired: Bool) -> String {
+        precondition(
+            template.contains(styleSheetLink) && template.contains(scriptElement)
+                && template.contains(loginRequiredPlaceholder),
+            "inspector.html no longer names inspector.css, inspector.js or {{login-required}} as InspectorPage expects")
+        // In this order, each first occurrence is the template's own: the placeholder comes before the style sheet
+        // and the script go in, the script element before the style sheet (which comes ahead of it) goes in.
+        return
+            template
+            .replacingFirst(loginRequiredPlaceholder, with: loginRequired ? "true" : "false")
+            .replacingFirst(scriptElement, with: "<script>\n" + script + "</script>\n")
+            .replacingFirst(styleSheetLink, with: "<style>\n" + styleSheet + "</style>\n")
+    }
+}
 
-        // The device clock behind the trusted-time floor: said above everything, until the clock is put right.
-        // Short, because the verdict's reason below says it in full.
-        function showClockWarning(wallClock, floor) {
-          show($("clock-warning"), wallClock ? "Device clock wrong: it reads " + when(wallClock)
-            + (floor ? ", but it is at least " + when(floor) : "")
-            + ". Set the clock (NTP) \u2014 validity cannot be judged." : null);
-        }
-        const actionText = {
-          "refuse": "Refuse the ticket.",
-          "keep-ticket": "Keep the ticket: it is to be confiscated.",
-          "check-id": "Check the passenger's ID: the ticket is suspicious.",
-        };
-
-        function renderVerdict(event) {
-          const panel = $("verdict");
-          panel.dataset.state = event.verdict === "valid" ? "valid"
-            : event.verdict === "clock-untrusted" ? "doubt" : "invalid";
-          panel.dataset.verdict = event.verdict;
-          show($("verdict-word"), String(event.verdict).replace(/-/g, " "));
-          show($("verdict-reason"), event.reason);
-          // A ticket on a published blocklist: what to do, first and large (keep it, check the ID, refuse it).
-          const revocation = event.revocation;
-          const action = $("action");
-          show(action, revocation ? actionText[revocation.action] || actionText.refuse : null);
-          action.dataset.action = revocation ? revocation.action : "";
-          show($("holder-check"), event.holder ? "Check ID \u2014 holder: " + event.holder : null);
-
-          const validity = [when(event.validFrom), when(event.validUntil)];
-          const documents = Array.isArray(event.documents) ? event.documents : [];
-          const rows = [
-            ["Product", event.product],
-            ...documents.map((document, index) => [
-              documents.length > 1 ? "Document " + (index + 1) : "Document",
-              // "openTicket" → "Open ticket"; the product is on its own row already.
-              (document.kind.charAt(0).toUpperCase() + document.kind.slice(1).replace(/[A-Z]/g,
-                (letter) => " " + letter.toLowerCase()))
-                + ": " + (event.product && document.summary.startsWith(event.product + ", ")
-                  ? document.summary.slice(event.product.length + 2) : document.summary)
-                + (documents.length > 1 && (document.validFrom || document.validUntil)
-                  ? " (" + (when(document.validFrom) || "\u2026") + " \u2013 " + (when(document.validUntil) || "\u2026")
-                    + ")" : "")]),
-            ["Valid", validity[0] || validity[1]
-              ? (validity[0] || "\u2026") + " \u2013 " + (validity[1] || "\u2026") : null],
-            ["Category", [event.category, event.passengers ? event.passengers + " passenger"
-              + (event.passengers === 1 ? "" : "s") : null].filter(Boolean).join(", ")],
-            ["Zones", Array.isArray(event.zones) ? event.zones.join(", ") : null],
-            ["Issuer", event.issuer],
-            ["Ticket", ticketText(event.ticketId)],
-            // Validity cannot be judged, but whether the ticket is genuine can.
-            ["Signature", event.verdict === "clock-untrusted" ? event.signature
-              + (event.signature === "valid" ? " (the ticket is genuine)" : "") : null],
-            ["Blocklist", event.revocation ? (event.revocation.list === "vdv-ka" ? "VDV-KA blocklist"
-              : "DTVG UIC blocklist") + ", version " + event.revocation.version + ", lock mode "
-              + event.revocation.lockMode : null],
-          ];
-          const facts = $("facts");
-          facts.replaceChildren();
-          for (const [label, value] of rows) {
-            if (value === null || value === undefined || value === "") continue;
-            const term = document.createElement("dt");
-            term.textContent = label;
-            const detail = document.createElement("dd");
-            detail.textContent = String(value);
-            facts.append(term, detail);
-          }
-          facts.hidden = facts.childElementCount === 0;
-
-          const allFields = $("all-fields-list");
-          allFields.replaceChildren();
-          for (const detail of Array.isArray(event.details) ? event.details : []) {
-            const term = document.createElement("dt");
-            term.textContent = detail.label;
-            const value = document.createElement("dd");
-            value.textContent = detail.value;
-            allFields.append(term, value);
-          }
-          $("all-fields").hidden = allFields.childElementCount === 0;
-
-          // Which keys were looked at and why each did or did not count (why "unknown key", "invalid signature").
-          const keys = $("keys-list");
-          keys.replaceChildren();
-          for (const key of Array.isArray(event.keys) ? event.keys : []) {
-            const item = document.createElement("li");
-            item.textContent = key.issuer + "/" + key.keyID + " \u2014 " + String(key.outcome).replace(/-/g, " ")
-              + ": " + key.reason + " (" + key.listing + ")";
-            keys.append(item);
-          }
-          $("keys").hidden = keys.childElementCount === 0;
-          $("keys").open = event.verdict === "unknown-key" || event.verdict === "invalid-signature";
-
-          const layout = Array.isArray(event.layout) ? event.layout : [];
-          $("layout-grid").textContent = layout.join("\n");
-          $("layout").hidden = layout.length === 0;
-
-          // Records present but unreadable are listed, never dropped: the inspector sees what the ticket holds.
-          const unreadable = $("unreadable");
-          unreadable.replaceChildren();
-          const records = Array.isArray(event.unreadableRecords) ? event.unreadableRecords : [];
-          for (const record of records) {
-            const item = document.createElement("li");
-            const where = document.createElement("strong");
-            where.textContent = "Unreadable: " + record.location;
-            item.append(where, document.createTextNode(" \u2014 " + record.reason));
-            unreadable.append(item);
-          }
-          unreadable.hidden = records.length === 0;
-
-          const warnings = $("warnings");
-          warnings.replaceChildren();
-          const messages = (event.warningMessages && event.warningMessages.length ? event.warningMessages
-            : event.warnings) || [];
-          for (const message of messages) {
-            const item = document.createElement("li");
-            item.textContent = message;
-            warnings.append(item);
-          }
-          warnings.hidden = messages.length === 0;
-
-          const meta = [event.device ? "Scanner " + event.device : null, when(event.inspectedAt),
-            event.inspector ? "inspector " + event.inspector : null,
-            event.decidedBy === "online" ? "decided online" : null];
-          show($("meta"), meta.filter(Boolean).join(" \u00B7 "));
-
-          if (event.verdict === "clock-untrusted") {
-            showClockWarning(event.inspectedAt, event.clockFloor);
-          } else if (!$("clock-warning").hidden) {
-            // Judged again: the clock may have been put right.
-            refreshHealth();
-          }
-        }
-
-        function renderSession(session) {
-          show($("inspector"), session
-            ? "Inspector: " + (session.name ? session.name + " (" + session.staffID + ")" : session.staffID)
-            : "No inspector logged in");
-          $("inspector").hidden = false;
-          $("logout").hidden = !session;
-          $("login").hidden = !loginRequired || Boolean(session);
-        }
-
-        async function refreshHealth() {
-          try {
-            const response = await fetch("/healthz", { cache: "no-store" });
-            const report = await response.json();
-            const trust = $("trust");
-            const updated = report.trustUpdatedAt || report.lastSyncAt;
-            const sync = report.lastSyncAt ? " \u00B7 last sync " + age(report.lastSyncAt) : "";
-            trust.textContent = updated ? "Trust data updated " + age(updated) + sync : "Trust data age unknown";
-            trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000);
-            const down = (report.scanners || []).filter((scanner) => !scanner.connected)
-              .map((scanner) => scanner.name + ": " + (scanner.reason || "not connected"));
-            if (report.lastError) down.push(report.lastError);
-            const clock = report.clock;
-            if (clock && clock.trusted === false) down.push("clock untrusted");
-            if (clock && clock.trusted === false) {
-              showClockWarning(clock.wallClock, clock.floor);
-            } else {
-              showClockWarning(null);
-            }
-            show($("health"), report.status === "ok" ? null : "\u00B7 Degraded: " + down.join("; "));
-          } catch (error) {
-            $("trust").textContent = "Trust data: the daemon does not answer";
-          }
-        }
-
-        // The verdict panel as before the first scan: what the last session saw is not left on the screen.
-        function clearVerdict() {
-          const panel = $("verdict");
-          panel.dataset.state = "waiting";
-          delete panel.dataset.verdict;
-          show($("verdict-word"), "Waiting for the first scan");
-          for (const id of ["verdict-reason", "holder-check", "meta"]) show($(id), null);
-          for (const id of ["facts", "layout", "all-fields", "warnings", "unreadable"]) $(id).hidden = true;
-          $("facts").replaceChildren();
-          $("all-fields-list").replaceChildren();
-          $("warnings").replaceChildren();
-          $("unreadable").replaceChildren();
-          $("layout-grid").textContent = "";
-        }
-
-        // The event stream. In inspector mode it answers only to a logged-in session (the HttpOnly cookie the
-        // login set, which the browser sends by itself), and ends when the session does.
-        const link = $("link");
-        let source = null;
-
-        function openStream() {
-          if (source) return;
-          source = new EventSource("/events");
-          source.addEventListener("open", () => { link.textContent = "Live"; link.dataset.state = "live"; });
-          source.addEventListener("error", () => {
-            link.textContent = "Reconnecting\u2026";
-            link.dataset.state = "down";
-            // Refused (no session any more, e.g. after a restart): the browser gives up; ask who we are.
-            if (source && source.readyState === EventSource.CLOSED) {
-              source = null;
-              setTimeout(checkSession, 2000);
-            }
-          });
-          source.addEventListener("verdict", (message) => renderVerdict(JSON.parse(message.data)));
-          source.addEventListener("session", (message) => {
-            const session = JSON.parse(message.data);
-            renderSession(session);
-            if (!session && loginRequired) closeStream();
-          });
-        }
-
-        function closeStream() {
-          if (source) source.close();
-          source = null;
-          clearVerdict();
-          link.textContent = "Log in to see verdicts";
-          link.dataset.state = "down";
-        }
-
-        async function checkSession() {
-          if (!loginRequired) { openStream(); return; }
-          try {
-            const response = await fetch("/session", { cache: "no-store" });
-            if (response.ok) {
-              renderSession(await response.json());
-              openStream();
-            } else {
-              renderSession(null);
-              closeStream();
-            }
-          } catch (error) {
-            link.textContent = "The daemon does not answer";
-            link.dataset.state = "down";
-            setTimeout(checkSession, 5000);
-          }
-        }
-
-        $("login-form").addEventListener("submit", async (submit) => {
-          submit.preventDefault();
-          const form = submit.target;
-          const body = JSON.stringify({ staffID: form.staffID.value.trim(), pin: form.pin.value });
-          form.pin.value = "";
-          try {
-            const response = await fetch("/login", {
-              method: "POST", headers: { "Content-Type": "application/json" }, body,
-            });
-            const answer = await response.json();
-            if (response.ok) {
-              show($("login-error"), null);
-              renderSession(answer);
-              openStream();
-            } else {
-              show($("login-error"), answer.error || "Login refused.");
-            }
-          } catch (error) {
-            show($("login-error"), "The daemon does not answer.");
-          }
-        });
-
-        $("logout").addEventListener("click", async () => {
-          await fetch("/logout", { method: "POST" }).catch(() => {});
-          renderSession(null);
-          if (loginRequired) closeStream();
-        });
-
-        renderSession(null);
-        checkSession();
-        refreshHealth();
-        setInterval(refreshHealth, 30000);
-        </script>
-        </body>
-        </html>
-
-        """#
+extension String {
+    /// The string with the first occurrence of `target` replaced.
+    fileprivate func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard let range = range(of: target) else { return self }
+        return replacingCharacters(in: range, with: replacement)
     }
 }

@@ -74,7 +74,7 @@ public struct UnixSocketService: Service {
                 }
             }
         // Owner and group (the farecheck group) may connect; nobody else.
-        chmod(path, 0o660)
+        _ = try? systemCall { chmod(path, 0o660) }
         logger.info("verdicts stream on unix socket \(path)")
         onBound()
         let hub = self.hub
@@ -117,7 +117,7 @@ public struct UnixSocketService: Service {
             hub.finish()
             try? server.channel.close().wait()
         }
-        unlink(path)
+        _ = try? systemCall { unlink(path) }
     }
 }
 
@@ -237,8 +237,8 @@ struct ChildProcess: Sendable {
                 return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
             }
             if ContinuousClock.now >= giveUp {
-                kill(-pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
+                _ = try? systemCall { kill(-pid, SIGKILL) }
+                _ = try? systemCall { waitpid(pid, &status, 0) }
                 return nil
             }
             // Hooks are short; polling every few milliseconds costs nothing and needs no SIGCHLD handler.

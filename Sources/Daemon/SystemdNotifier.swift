@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -30,9 +31,12 @@ public struct SystemdNotifier: Sendable {
     @discardableResult
     public func notify(_ message: String) -> Bool {
         guard let socketPath else { return false }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
+        guard
+            let descriptor = try? systemCall({
+                socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
+        else { return false }
+        defer { _ = try? systemCall(retryingOnInterrupt: false) { close(descriptor) } }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var pathBytes = Array(socketPath.utf8)
@@ -46,7 +50,7 @@ public struct SystemdNotifier: Sendable {
         let bytes = Array(message.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                try? systemCall { sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length) }
             }
         }
         return sent == bytes.count

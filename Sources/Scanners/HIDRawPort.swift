@@ -1,4 +1,5 @@
 import CLinuxShims
+import SystemCalls
 import SystemPackage
 
 /// A `/dev/hidrawN` node: each `read()` returns one input report, report id first; each `write()` sends one
@@ -34,19 +35,23 @@ struct HIDRawPort: HIDReportPort {
         var bus: UInt32 = 0
         var vendor: UInt16 = 0
         var product: UInt16 = 0
-        let info = CLinuxShims_hidrawInfo(fd.rawValue, &bus, &vendor, &product)
-        guard info == 0 else {
+        do {
+            _ = try systemCallReturningNegatedErrno { CLinuxShims_hidrawInfo(fd.rawValue, &bus, &vendor, &product) }
+        } catch {
             try? fd.close()
             throw ScannerConnectionError(
                 code: .misconfigured,
                 device: path,
                 message:
                     "\(path) is not a hidraw node; give a /dev/hidrawN path (`farecheck scanners list` shows them)",
-                cause: Errno(rawValue: -info)
+                cause: error
             )
         }
         var bytes = [UInt8](repeating: 0, count: 4096)
-        let length = CLinuxShims_hidrawReportDescriptor(fd.rawValue, &bytes, UInt32(bytes.count))
+        let length =
+            (try? systemCallReturningNegatedErrno {
+                CLinuxShims_hidrawReportDescriptor(fd.rawValue, &bytes, UInt32(bytes.count))
+            }) ?? 0
         // A descriptor that cannot be read or parsed leaves the vendor's common layout in charge.
         let descriptor = length > 0 ? try? HIDReportDescriptor(bytes: Array(bytes.prefix(Int(length)))) : nil
         return HIDRawPort(fileDescriptor: fd.rawValue, name: path, descriptor: descriptor, vendorID: vendor)

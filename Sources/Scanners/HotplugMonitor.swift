@@ -1,5 +1,6 @@
 import CLinuxShims
 import Foundation
+import SystemCalls
 import SystemPackage
 
 /// Reports scanner nodes appearing and disappearing, from the kernel's uevent netlink socket.
@@ -48,13 +49,15 @@ public final class HotplugMonitor: Sendable {
         case .kernel: useUdev = false
         case .automatic: useUdev = FileManager.default.fileExists(atPath: "/run/udev/control")
         }
-        let opened = CLinuxShims_ueventSocket(useUdev ? 2 : 1)
-        guard opened >= 0 else {
+        let opened: Int32
+        do {
+            opened = try systemCallReturningNegatedErrno { CLinuxShims_ueventSocket(useUdev ? 2 : 1) }
+        } catch {
             throw HotplugError(
                 code: .socketUnavailable,
                 message: "cannot listen for scanners being plugged in (netlink uevent socket); "
                     + "the reader still retries unplugged scanners on its own",
-                cause: Errno(rawValue: -opened)
+                cause: error
             )
         }
         let socket = FileDescriptor(rawValue: opened)

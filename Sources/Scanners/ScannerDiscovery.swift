@@ -1,4 +1,6 @@
 import Foundation
+import SystemCalls
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -54,8 +56,10 @@ public struct ScannerDiscovery: Sendable {
 
     /// Asks the kernel whether this process may read and write `path`.
     public static let systemAccess: @Sendable (String) -> NodeAccess = { path in
-        if Glibc.access(path, R_OK | W_OK) == 0 { return .permitted }
-        return errno == ENOENT ? .missing : .denied
+        switch Result(catching: { () throws(Errno) in try systemCall { Glibc.access(path, R_OK | W_OK) } }) {
+        case .success: return .permitted
+        case .failure(let error): return error == .noSuchFileOrDirectory ? .missing : .denied
+        }
     }
 
     /// Lists the attached scanners, with a reason a person can act on when none can be used.

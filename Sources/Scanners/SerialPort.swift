@@ -66,36 +66,41 @@ public final class SerialPort: Sendable {
         }
         do throws(ScannerConnectionError) {
             var attributes = termios()
-            guard tcgetattr(descriptor.rawValue, &attributes) == 0 else {
+            do {
+                _ = try systemCall { tcgetattr(descriptor.rawValue, &attributes) }
+            } catch {
                 throw ScannerConnectionError(
                     code: .misconfigured,
                     device: path,
                     message: "is not a serial port (tcgetattr failed); give the tty of the scanner",
-                    cause: Errno(rawValue: errno)
+                    cause: error
                 )
             }
             settings.apply(to: &attributes)
-            guard tcsetattr(descriptor.rawValue, TCSANOW, &attributes) == 0 else {
+            do {
+                _ = try systemCall { tcsetattr(descriptor.rawValue, TCSANOW, &attributes) }
+            } catch {
                 throw ScannerConnectionError(
                     code: .openFailed,
                     device: path,
                     message: "cannot set \(settings.baudRate) baud, raw mode",
-                    cause: Errno(rawValue: errno)
+                    cause: error
                 )
             }
             if settings.exclusive {
-                let result = CLinuxShims_setTerminalExclusive(descriptor.rawValue, 1)
-                guard result == 0 else {
+                do {
+                    _ = try systemCallReturningNegatedErrno { CLinuxShims_setTerminalExclusive(descriptor.rawValue, 1) }
+                } catch {
                     throw ScannerConnectionError(
                         code: .openFailed,
                         device: path,
                         message: "cannot take the tty exclusively",
-                        cause: Errno(rawValue: -result)
+                        cause: error
                     )
                 }
             }
             // Bytes from before this session (a scan half-read by a previous process) would only confuse framing.
-            _ = tcflush(descriptor.rawValue, TCIOFLUSH)
+            _ = try? systemCall { tcflush(descriptor.rawValue, TCIOFLUSH) }
             return try SerialPort(descriptor: descriptor, path: path, exclusive: settings.exclusive)
         } catch {
             try? descriptor.close()
@@ -118,10 +123,12 @@ public final class SerialPort: Sendable {
             )
         }
         for end in [pipe.readEnd, pipe.writeEnd] {
-            _ = fcntl(end.rawValue, F_SETFL, O_NONBLOCK)
-            _ = fcntl(end.rawValue, F_SETFD, FD_CLOEXEC)
+            _ = try? systemCall { fcntl(end.rawValue, F_SETFL, O_NONBLOCK) }
+            _ = try? systemCall { fcntl(end.rawValue, F_SETFD, FD_CLOEXEC) }
         }
-        _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) | O_NONBLOCK)
+        if let flags = try? systemCall({ fcntl(descriptor.rawValue, F_GETFL) }) {
+            _ = try? systemCall { fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) }
+        }
         self.descriptor = descriptor
         self.wakeRead = pipe.readEnd
         self.wakeWrite = pipe.writeEnd
@@ -169,7 +176,8 @@ public final class SerialPort: Sendable {
     /// if none is waiting).
     public func interruptRead() {
         var byte: UInt8 = 1
-        _ = Glibc.write(wakeWrite.rawValue, &byte, 1)
+        // EAGAIN: the pipe is full, so a wake-up is already waiting.
+        _ = try? systemCall { Glibc.write(wakeWrite.rawValue, &byte, 1) }
     }
 
     /// Writes all of `bytes`, in order with other writes.
@@ -290,12 +298,13 @@ public final class SerialPort: Sendable {
             }
             // Short waits, so that close() is never held up for long.
             var fds = [pollfd(fd: descriptor.rawValue, events: Int16(POLLOUT), revents: 0)]
-            _ = poll(&fds, 1, 100)
+            _ = try? systemCall { poll(&fds, 1, 100) }
         }
         return .success(())
     }
 
-    /// One non-blocking write(2), retried on EINTR; EAGAIN counts as zero bytes written. Call with the lock held.
+    /// One non-blocking write(2) (through the funnel, which retries EINTR); EAGAIN counts as zero bytes written.
+    /// Call with the lock held.
     private func writeSome(_ bytes: ArraySlice<UInt8>) -> Result<Int, ScannerConnectionError> {
         do {
             return .success(
@@ -312,11 +321,16 @@ public final class SerialPort: Sendable {
 
     private func drainWakeups() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while bytes.withUnsafeMutableBytes({ Glibc.read(wakeRead.rawValue, $0.baseAddress, $0.count) }) > 0 {}
+        // Until the pipe is empty (EAGAIN on its non-blocking end) or fails.
+        while let count = try? systemCall({
+            bytes.withUnsafeMutableBytes { Glibc.read(wakeRead.rawValue, $0.baseAddress, $0.count) }
+        }), count > 0 {}
     }
 
     private func closeDescriptors() {
-        if exclusive { _ = CLinuxShims_setTerminalExclusive(descriptor.rawValue, 0) }
+        if exclusive {
+            _ = try? systemCallReturningNegatedErrno { CLinuxShims_setTerminalExclusive(descriptor.rawValue, 0) }
+        }
         try? descriptor.close()
         try? wakeRead.close()
         try? wakeWrite.close()

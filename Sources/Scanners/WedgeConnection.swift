@@ -1,6 +1,7 @@
 import CLinuxShims
 import FareCore
 import Foundation
+import SystemCalls
 import SystemPackage
 
 /// A keyboard-wedge scanner session over an evdev node (`/dev/input/eventN`).
@@ -43,23 +44,23 @@ public final class WedgeConnection: ScannerConnection {
         } catch {
             throw USBNodeError.opening(path, error as? Errno ?? .ioError, what: "an input event node")
         }
-        let grabbed = CLinuxShims_evdevGrab(fd.rawValue, 1)
-        guard grabbed == 0 else {
+        do {
+            _ = try systemCallReturningNegatedErrno { CLinuxShims_evdevGrab(fd.rawValue, 1) }
+        } catch {
             try? fd.close()
-            let errno = Errno(rawValue: -grabbed)
-            if errno == .resourceBusy {
+            if error == .resourceBusy {
                 throw ScannerConnectionError(
                     code: .deviceBusy,
                     device: path,
                     message: "another program has grabbed \(path) (EVIOCGRAB); stop it, or scans go to it instead",
-                    cause: errno
+                    cause: error
                 )
             }
             throw ScannerConnectionError(
                 code: .misconfigured,
                 device: path,
                 message: "\(path) is not an input event node; give a /dev/input/eventN path",
-                cause: errno
+                cause: error
             )
         }
         return try start(fd, name: path, framer: framer, log: log)

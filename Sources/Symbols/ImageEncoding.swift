@@ -103,17 +103,18 @@ extension GrayImage {
                     bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + offset, $0.count - offset) }
                 }
             } catch {
-                close(descriptor)
+                _ = try? systemCall(retryingOnInterrupt: false) { close(descriptor) }
                 throw ImageWriteError(
                     message: "cannot write the file: \(String(cString: strerror(error.rawValue)))",
                     path: path, systemErrorNumber: error.rawValue)
             }
         }
-        guard close(descriptor) == 0 else {
-            let number = errno
+        do {
+            _ = try systemCall(retryingOnInterrupt: false) { close(descriptor) }
+        } catch {
             throw ImageWriteError(
-                message: "cannot finish writing the file: \(String(cString: strerror(number)))",
-                path: path, systemErrorNumber: number)
+                message: "cannot finish writing the file: \(String(cString: strerror(error.rawValue)))",
+                path: path, systemErrorNumber: error.rawValue)
         }
     }
 }

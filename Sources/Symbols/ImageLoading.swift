@@ -157,10 +157,12 @@ extension GrayImage {
         } catch {
             throw systemError(error.rawValue, action: "cannot open", path: path)
         }
-        defer { close(descriptor) }
+        defer { _ = try? systemCall(retryingOnInterrupt: false) { close(descriptor) } }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw systemError(errno, action: "cannot inspect", path: path)
+        do {
+            _ = try systemCall { fstat(descriptor, &status) }
+        } catch {
+            throw systemError(error.rawValue, action: "cannot inspect", path: path)
         }
         if (status.st_mode & S_IFMT) == S_IFDIR {
             throw ImageLoadError(

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemCalls
 import SystemPackage
 
 /// Space set aside on disk, ahead of need, for inspections the journal cannot take while the disk is full.
@@ -49,12 +50,12 @@ final class JournalReserve: Sendable {
         // A reserve made by an older farecheck may be readable by others: it holds inspections too.
         PrivateFiles.narrow(descriptor)
         do {
-            guard flock(descriptor.rawValue, LOCK_EX | LOCK_NB) == 0 else { throw Errno(rawValue: errno) }
+            _ = try systemCall { flock(descriptor.rawValue, LOCK_EX | LOCK_NB) }
             let size = Int(try descriptor.seek(offset: 0, from: .end))
             var capacity = requested
             if size < requested {
                 var stats = statvfs()
-                if fstatvfs(descriptor.rawValue, &stats) == 0 {
+                if (try? systemCall({ fstatvfs(descriptor.rawValue, &stats) })) != nil {
                     let free = Int(stats.f_bavail) * Int(stats.f_frsize)
                     capacity = max(size, min(requested, max(64 << 10, free / 4)))
                 }
@@ -80,7 +81,7 @@ final class JournalReserve: Sendable {
             _ = try zeros.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: Int64(size), $0) }
             try sync(descriptor)
         } catch {
-            _ = ftruncate(descriptor.rawValue, off_t(size))
+            _ = try? systemCall { ftruncate(descriptor.rawValue, off_t(size)) }
             throw error
         }
     }
@@ -90,7 +91,9 @@ final class JournalReserve: Sendable {
     func release(_ bytes: Int) -> Int {
         state.withLock { state in
             let released = min(bytes, state.capacity - state.end)
-            guard released > 0, ftruncate(state.descriptor.rawValue, off_t(state.capacity - released)) == 0 else {
+            guard released > 0,
+                (try? systemCall({ ftruncate(state.descriptor.rawValue, off_t(state.capacity - released)) })) != nil
+            else {
                 return 0
             }
             state.capacity -= released
@@ -192,7 +195,7 @@ final class JournalReserve: Sendable {
 
     private static func sync(_ descriptor: FileDescriptor) throws {
         // fdatasync: the data and the size, which is all a reader needs (the file never grows after creation).
-        guard fdatasync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+        _ = try systemCall { fdatasync(descriptor.rawValue) }
     }
 
     private static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -20,24 +21,32 @@ enum PrivateFiles {
     /// Creates `path` as an empty 0600 file when it does not exist (never following a symbolic link there), and
     /// narrows the mode of an existing one and of its SQLite companions (`-wal`, `-shm`).
     static func prepare(_ path: String) throws(StoreError) {
-        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, newFileMode)
-        if created >= 0 {
+        do {
+            let created = try systemCall {
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, newFileMode)
+            }
             // The umask may only have taken bits away from 0600; set it exactly anyway.
-            _ = fchmod(created, newFileMode)
-            close(created)
+            _ = try? systemCall { fchmod(created, newFileMode) }
+            _ = try? systemCall(retryingOnInterrupt: false) { close(created) }
             return
-        }
-        guard errno == EEXIST else {
-            // A full disk stays an I/O failure, as SQLite's own SQLITE_FULL is: the journal then uses its reserve.
-            throw StoreError(
-                errno == ENOSPC || errno == EDQUOT ? .ioFailure : .cannotOpen, "Cannot create the file", path: path,
-                underlying: StoreError.Cause(description: String(cString: strerror(errno))))
+        } catch {
+            guard error.rawValue == EEXIST else {
+                // A full disk stays an I/O failure, as SQLite's own SQLITE_FULL is: the journal then uses its reserve.
+                throw StoreError(
+                    error.rawValue == ENOSPC || error.rawValue == EDQUOT ? .ioFailure : .cannotOpen,
+                    "Cannot create the file", path: path,
+                    underlying: StoreError.Cause(description: String(cString: strerror(error.rawValue))))
+            }
         }
         // A link to nothing: SQLite would create its target wherever it points (in a directory others can write,
         // a link planted there ahead of time). A link to an existing file is the operator's choice and is kept.
         var target = stat()
-        if stat(path, &target) != 0, errno == ENOENT {
-            throw StoreError(.cannotOpen, "The path is a symbolic link to a file that does not exist", path: path)
+        do {
+            _ = try systemCall { stat(path, &target) }
+        } catch {
+            if error.rawValue == ENOENT {
+                throw StoreError(.cannotOpen, "The path is a symbolic link to a file that does not exist", path: path)
+            }
         }
         for file in [path, path + "-wal", path + "-shm"] { narrow(file) }
     }
@@ -46,18 +55,18 @@ enum PrivateFiles {
     /// it is: only its owner or root may change it).
     static func narrow(_ path: String) {
         var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & 0o170000 == 0o100000 else { return }
+        guard (try? systemCall({ stat(path, &status) })) != nil, status.st_mode & 0o170000 == 0o100000 else { return }
         let mode = status.st_mode & 0o7777
         guard mode & ~keptBits != 0 else { return }
-        _ = chmod(path, mode & keptBits)
+        _ = try? systemCall { chmod(path, mode & keptBits) }
     }
 
     /// The same for an open file.
     static func narrow(_ descriptor: FileDescriptor) {
         var status = stat()
-        guard fstat(descriptor.rawValue, &status) == 0 else { return }
+        guard (try? systemCall({ fstat(descriptor.rawValue, &status) })) != nil else { return }
         let mode = status.st_mode & 0o7777
         guard mode & ~keptBits != 0 else { return }
-        _ = fchmod(descriptor.rawValue, mode & keptBits)
+        _ = try? systemCall { fchmod(descriptor.rawValue, mode & keptBits) }
     }
 }

@@ -108,17 +108,11 @@ final class PostgresExecutor: SQLExecutor {
         }
     }
 
-    /// The schema as numbered migrations; applied under an advisory lock so that servers starting together
-    /// do not race. Never edit a shipped migration: add the next one.
-    private static let migrations: [(version: Int, statements: [String])] = [
-        (1, ServerSchema.version1Statements(dialect: .postgres)),
-        (2, ServerSchema.version2Statements(dialect: .postgres)),
-        (3, ServerSchema.version3Statements()),
-        (4, ServerSchema.version4Statements(dialect: .postgres)),
-        (5, ServerSchema.version5Statements(dialect: .postgres)),
-        (6, ServerSchema.version6Statements(dialect: .postgres)),
-        (7, ServerSchema.blocklistStatements(dialect: .postgres)),
-    ]
+    /// The schema's migrations (`ServerSchema.migrations`) in PostgreSQL's dialect; applied under an advisory lock
+    /// so that servers starting together do not race.
+    private static let migrations: [(version: Int, statements: [String])] = ServerSchema.migrations.map {
+        ($0.version, $0.statements(.postgres))
+    }
 
     /// Creates or upgrades the schema, and refuses a database written by a newer farecheck-server.
     func migrate() async throws(ServerError) {

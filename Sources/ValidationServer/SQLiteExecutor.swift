@@ -192,42 +192,15 @@ final class SQLiteExecutor: SQLExecutor {
 
     private static let migrationPrefix = "server-"
 
-    /// The schema as numbered migrations. Never edit a shipped migration: add the next one.
+    /// The schema's migrations (`ServerSchema.migrations`) in SQLite's dialect, registered by their names.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("server-v1") { db in
-            for statement in ServerSchema.version1Statements(dialect: .sqlite) {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v2-revocation-sequence") { db in
-            for statement in ServerSchema.version2Statements(dialect: .sqlite) {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v3-decided-by") { db in
-            for statement in ServerSchema.version3Statements() {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v4-key-version-type-vdv-certificate") { db in
-            for statement in ServerSchema.version4Statements(dialect: .sqlite) {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v5-key-scope") { db in
-            for statement in ServerSchema.version5Statements(dialect: .sqlite) {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v6-inspection-by-device") { db in
-            for statement in ServerSchema.version6Statements(dialect: .sqlite) {
-                try db.execute(sql: statement)
-            }
-        }
-        migrator.registerMigration("server-v7-blocklists") { db in
-            for statement in ServerSchema.blocklistStatements(dialect: .sqlite) {
-                try db.execute(sql: statement)
+        for migration in ServerSchema.migrations {
+            let statements = migration.statements(.sqlite)
+            migrator.registerMigration(migration.identifier) { db in
+                for statement in statements {
+                    try db.execute(sql: statement)
+                }
             }
         }
         return migrator

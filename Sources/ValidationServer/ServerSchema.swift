@@ -9,6 +9,29 @@ enum ServerSchema {
         case postgres
     }
 
+    /// One numbered step of the schema, for both databases.
+    struct Migration: Sendable {
+        /// The step's number: PostgreSQL records it in `farecheck_server_schema`.
+        let version: Int
+        /// The step's name: SQLite's migrator (GRDB) records it in `grdb_migrations`.
+        let identifier: String
+        /// The statements of the step, in `dialect`.
+        let statements: @Sendable (_ dialect: Dialect) -> [String]
+    }
+
+    /// The schema as numbered migrations, in order, the one list both executors apply. Never edit a shipped
+    /// migration: add the next one.
+    static let migrations: [Migration] = [
+        Migration(version: 1, identifier: "server-v1", statements: version1Statements),
+        Migration(version: 2, identifier: "server-v2-revocation-sequence", statements: version2Statements),
+        Migration(version: 3, identifier: "server-v3-decided-by", statements: { _ in version3Statements() }),
+        Migration(
+            version: 4, identifier: "server-v4-key-version-type-vdv-certificate", statements: version4Statements),
+        Migration(version: 5, identifier: "server-v5-key-scope", statements: version5Statements),
+        Migration(version: 6, identifier: "server-v6-inspection-by-device", statements: version6Statements),
+        Migration(version: 7, identifier: "server-v7-blocklists", statements: blocklistStatements),
+    ]
+
     /// Version 1: devices, issuer keys, key bundles, revocations with their change log, inspections.
     static func version1Statements(dialect: Dialect) -> [String] {
         let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"

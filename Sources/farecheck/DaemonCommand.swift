@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Scanners
 import Signatures
+import SystemCalls
 import Verification
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -116,8 +117,12 @@ struct DaemonCommand: AsyncParsableCommand {
         let images = directory + "/tickets"
         // Made here, not found: a directory or link planted at this path by another user is refused (mkdir fails),
         // never written through.
-        guard mkdir(images, 0o700) == 0 || (out != nil && errno == EEXIST && Self.isOwnDirectory(images)) else {
-            throw CommandFailure.exit("cannot create \(images): \(String(cString: strerror(errno)))")
+        do {
+            _ = try systemCall { mkdir(images, 0o700) }
+        } catch {
+            guard out != nil, error.rawValue == EEXIST, Self.isOwnDirectory(images) else {
+                throw CommandFailure.exit("cannot create \(images): \(String(cString: strerror(error.rawValue)))")
+            }
         }
         let storePath = directory + "/demo.sqlite"
         _ = try DemoCommand.prepare(directory: images, storePath: storePath)
@@ -137,19 +142,23 @@ struct DaemonCommand: AsyncParsableCommand {
     static func privateDirectory() throws -> String {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/farecheck-demo-XXXXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        do {
+            _ = try systemCall { template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } }
+        } catch {
             throw CommandFailure.exit(
-                "cannot create a private directory in \(base): \(String(cString: strerror(errno)))")
+                "cannot create a private directory in \(base): \(String(cString: strerror(error.rawValue)))")
         }
+        // mkdtemp wrote the directory's name into the template.
+        let made = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         // mkdtemp makes it 0700 whatever the umask; said again in case a libc differs.
-        chmod(made, 0o700)
-        return String(cString: made)
+        _ = try? systemCall { chmod(made, 0o700) }
+        return made
     }
 
     /// Whether `path` is a real directory (not a link) owned by this user.
     static func isOwnDirectory(_ path: String) -> Bool {
         var status = stat()
-        guard lstat(path, &status) == 0 else { return false }
+        guard (try? systemCall({ lstat(path, &status) })) != nil else { return false }
         return status.st_mode & 0o170000 == 0o040000 && status.st_uid == getuid()
     }
 }

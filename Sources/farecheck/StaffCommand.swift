@@ -3,6 +3,7 @@ import DaemonConfig
 import FareCore
 import Foundation
 import Signatures
+import SystemCalls
 import TrustStore
 
 /// `farecheck staff`: the inspectors who may log in on a handheld (inspector mode).
@@ -139,15 +140,23 @@ struct StaffCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit(error.message)
             }
-            let descriptor = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw CommandFailure.exit("cannot create \(out): \(String(cString: strerror(errno)))")
+            let descriptor: Int32
+            do {
+                descriptor = try systemCall { open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            } catch {
+                throw CommandFailure.exit("cannot create \(out): \(String(cString: strerror(error.rawValue)))")
             }
-            defer { close(descriptor) }
-            fchmod(descriptor, 0o600)
+            defer { _ = try? systemCall(retryingOnInterrupt: false) { close(descriptor) } }
+            _ = try? systemCall { fchmod(descriptor, 0o600) }
             let bytes = Array(text.utf8)
-            guard write(descriptor, bytes, bytes.count) == bytes.count else {
-                throw CommandFailure.exit("cannot write \(out): \(String(cString: strerror(errno)))")
+            let written: Int
+            do {
+                written = try systemCall { write(descriptor, bytes, bytes.count) }
+            } catch {
+                throw CommandFailure.exit("cannot write \(out): \(String(cString: strerror(error.rawValue)))")
+            }
+            guard written == bytes.count else {
+                throw CommandFailure.exit("cannot write \(out): only \(written) of \(bytes.count) bytes were written")
             }
             printLine("PIN secret written to \(out) (mode 0600)")
         }

@@ -1,11 +1,11 @@
-import ScannerSimulation
 import Foundation
+import ScannerSimulation
 import Scanners
 import Testing
 
 @Suite struct SerialLatencyBenchmarkTests {
     /// The benchmark runs the production path end to end and every scan arrives intact; its figures are
-    /// printed, never asserted. FARECHECK_SERIAL_BENCH_SCANS=10000 runs the full measurement.
+    /// `farecheck-bench scanner`'s, never asserted here. FARECHECK_SERIAL_BENCH_SCANS=10000 runs the full measurement.
     @Test func theBenchmarkDeliversEveryScanAndReportsPercentiles() async throws {
         let requested = ProcessInfo.processInfo.environment["FARECHECK_SERIAL_BENCH_SCANS"].flatMap { Int($0) }
         let scans = requested ?? 100
@@ -13,6 +13,5 @@ import Testing
         #expect(result.scans == scans)
         #expect(result.packetsPerScan == 2)
         #expect(result.median <= result.p99)
-        print(result)
     }
 }

@@ -1,6 +1,6 @@
-import SeededRandom
 import FareCore
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import TicketFormats
@@ -66,13 +66,27 @@ struct CBORTests {
         #expect(throws: FormatError.self) { try CBORDecoder.decode([]) }
     }
 
-    @Test("random bytes never crash the decoder")
-    func fuzz() {
+    @Test(
+        "random bytes decode to a value that encodes back to a value equal to it, or are refused as malformed or unsupported with a reason"
+    )
+    func fuzz() throws {
         var generator = SeededRandomNumberGenerator(seed: 42)
+        var decoded = 0
+        var refused = 0
         for length in 0..<2000 {
             let bytes = (0..<(length % 64)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            _ = try? CBORDecoder.decode(bytes)
+            do {
+                let value = try CBORDecoder.decode(bytes)
+                decoded += 1
+                // What was read is what the bytes say: written out and read again, it is the same value.
+                #expect(try CBORDecoder.decode(CBOREncoder.encode(value)) == value, "\(bytes)")
+            } catch {
+                refused += 1
+                #expect(error.code == .malformed || error.code == .unsupported, "\(bytes): \(error)")
+                #expect(!error.message.isEmpty)
+            }
         }
+        #expect(decoded > 0 && refused > 0)
     }
 
     /// The input on which the long `fuzz-cose` campaign stopped: libFuzzer's 2 GiB RSS limit after 4.2 million

@@ -263,22 +263,33 @@ struct DOSIPASTests {
 
     @Test("every truncation and many bit flips of every sample decode or fail with a FormatError, never trap")
     func robustness() throws {
+        // What the inspector sees for each: a ticket (whose signatures then decide), or a malformed or unsupported
+        // verdict with a sentence saying why.
+        var refusals = 0
+        var unexplained: [String] = []
+        func inspect(_ bytes: [UInt8], _ what: String) {
+            do {
+                _ = try DOSIPAS.ticket(from: try DOSIPASBarcode(decoding: bytes), at: utc(2026, 2, 12))
+            } catch {
+                refusals += 1
+                if !(error.code == .malformed || error.code == .unsupported) || error.message.isEmpty {
+                    unexplained.append("\(what): \(error)")
+                }
+            }
+        }
         for name in Self.samples {
             let bytes = try FCBFixture.bytes("dosipas/\(name)")
             for length in 0..<bytes.count {
-                let cut = Array(bytes.prefix(length))
-                if let barcode = try? DOSIPASBarcode(decoding: cut) {
-                    _ = try? DOSIPAS.ticket(from: barcode, at: utc(2026, 2, 12))
-                }
+                inspect(Array(bytes.prefix(length)), "\(name) cut to \(length) bytes")
             }
             for bit in stride(from: 0, to: bytes.count * 8, by: 3) {
                 var flipped = bytes
                 flipped[bit / 8] ^= 0x80 >> UInt8(bit % 8)
-                if let barcode = try? DOSIPASBarcode(decoding: flipped) {
-                    _ = try? DOSIPAS.ticket(from: barcode, at: utc(2026, 2, 12))
-                }
+                inspect(flipped, "\(name) with bit \(bit) flipped")
             }
         }
+        #expect(refusals > 0)
+        #expect(unexplained.isEmpty, "refusals without a malformed or unsupported reason: \(unexplained.prefix(3))")
     }
 }
 

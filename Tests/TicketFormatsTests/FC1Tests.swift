@@ -1,6 +1,6 @@
-import SeededRandom
 import FareCore
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import TicketFormats
@@ -132,14 +132,33 @@ struct FC1Tests {
         #expect(throws: FormatError.self) {
             try detector.recognise(CBOREncoder.encode(.array([.text("x"), .map([]), .bytes([]), .bytes([])])))
         }
+        // A changed byte anywhere gives what an inspector can act on: a ticket (whose signature then decides), or
+        // a malformed or unsupported verdict with a sentence saying why; never a crash, never another error.
         var generator = SeededRandomNumberGenerator(seed: 99)
+        var refusals = 0
+        var unexplained: [String] = []
+        func refused(_ error: FormatError) {
+            refusals += 1
+            if !(error.code == .malformed || error.code == .unsupported) || error.message.isEmpty {
+                unexplained.append(error.description)
+            }
+        }
         for _ in 0..<3000 {
             var bytes = cose
             bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-            _ = try? detector.recognise(bytes)
-            if case .fc1(let message, _)? = try? detector.recognise(bytes) {
-                _ = try? FC1.ticket(fromClaims: message.payload)
+            do {
+                if case .fc1(let message, _) = try detector.recognise(bytes) {
+                    do {
+                        _ = try FC1.ticket(fromClaims: message.payload)
+                    } catch {
+                        refused(error)
+                    }
+                }
+            } catch {
+                refused(error)
             }
         }
+        #expect(refusals > 0)
+        #expect(unexplained.isEmpty, "refusals without a malformed or unsupported reason: \(unexplained.prefix(3))")
     }
 }

@@ -295,9 +295,10 @@ struct FCBTests {
         #expect(ticket.documents.count == 1)
         #expect(ticket.documents.first?.kind == "openTicket")
         // The printed layout says "Gültig vom 01.02.2025 bis 01.03.2025": FCB decides, the difference is kept.
-        #expect(ticket.disagreements.map(\.description) == [
-            "validity: 27.02.2025 – 01.03.2025 (U_FLEX), not 01.02.2025 – 01.03.2025 (U_TLAY)"
-        ])
+        #expect(
+            ticket.disagreements.map(\.description) == [
+                "validity: 27.02.2025 – 01.03.2025 (U_FLEX), not 01.02.2025 – 01.03.2025 (U_TLAY)"
+            ])
         let labels = ticket.details.map(\.label)
         #expect(labels.contains("FCB version") && labels.contains("PNR") && labels.contains("document valid from"))
         #expect(ticket.details.first { $0.label == "FCB issuer" }?.value == "DB AG, RICS 1080")
@@ -439,26 +440,17 @@ struct FCBTests {
         }
     }
 
-    @Test("decode time of one DB U_FLEX record (printed, not asserted)")
+    @Test("one DB U_FLEX record decodes the same, to its value tree and its documents, every time")
     func decodeTime() throws {
+        // The decode time itself is `farecheck-bench uic`'s figure, never asserted here.
         let body = try FCBFixture.deutschlandTicketFlex().body
         let rounds = 2_000
         var documents = 0
         var slots = 0
-        let clock = ContinuousClock()
-        let tree = try clock.measure {
-            for _ in 0..<rounds {
-                slots += try FCBData(decoding: body, version: .v3).root.values.count
-            }
+        for _ in 0..<rounds {
+            slots += try FCBData(decoding: body, version: .v3).root.values.count
+            documents += try FCBTicket(decoding: body, version: .v3).documents.count
         }
-        let typed = try clock.measure {
-            for _ in 0..<rounds {
-                documents += try FCBTicket(decoding: body, version: .v3).documents.count
-            }
-        }
-        print(
-            "FCB v3 U_FLEX (\(body.count) bytes): value tree in \(tree / rounds), tree and FCBTicket in "
-                + "\(typed / rounds) per record")
         #expect(documents == rounds && slots == rounds * 5)
     }
 }

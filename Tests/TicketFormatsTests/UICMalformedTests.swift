@@ -1,6 +1,6 @@
-import SeededRandom
 import FareCore
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import TicketFormats
@@ -144,14 +144,39 @@ struct UICMalformedTests {
         #expect(blError?.message.contains("first day of validity block 1 of the 0080BL record at byte 15") == true)
     }
 
-    @Test("random bytes and single-byte mutations of the samples never crash the parser or the mapping")
+    @Test(
+        "random bytes and single-byte mutations of the samples are read, or refused as malformed or unsupported with a reason"
+    )
     func fuzz() throws {
         var random = SeededRandomNumberGenerator(seed: 0x5EED_918_3)
+        // What the inspector sees for each: a ticket, or a malformed or unsupported verdict with a sentence saying
+        // why (a printed layout that cannot be read is left out, with its reason); never a crash, never another error.
+        var refusals = 0
+        var unexplained: [String] = []
+        func refused(_ error: FormatError) {
+            refusals += 1
+            if !(error.code == .malformed || error.code == .unsupported) || error.message.isEmpty {
+                unexplained.append(error.description)
+            }
+        }
         func exercise(_ bytes: [UInt8]) {
-            guard let container = try? UICContainer(parsing: bytes, inflateLimit: 16 * 1024) else { return }
-            if let ticket = try? UIC918_3.ticket(from: container) { _ = ticket.details.count }
+            let container: UICContainer
+            do {
+                container = try UICContainer(parsing: bytes, inflateLimit: 16 * 1024)
+            } catch {
+                return refused(error)
+            }
+            do {
+                _ = try UIC918_3.ticket(from: container).details.count
+            } catch {
+                refused(error)
+            }
             for record in container.records where record.id == "U_TLAY" {
-                _ = (try? UICLayout(record: record))?.renderedLines()
+                do {
+                    _ = try UICLayout(record: record).renderedLines()
+                } catch {
+                    refused(error)
+                }
             }
         }
 
@@ -174,11 +199,23 @@ struct UICMalformedTests {
                 }
             }
         }
+        #expect(refusals > 0)
+        #expect(unexplained.isEmpty, "refusals without a malformed or unsupported reason: \(unexplained.prefix(3))")
     }
 
-    @Test("mutated record data, recompressed so that it reaches the record decoders, never crashes")
+    @Test(
+        "mutated record data, recompressed so that it reaches the record decoders, is read or refused as malformed or unsupported with a reason"
+    )
     func fuzzRecords() throws {
         var random = SeededRandomNumberGenerator(seed: 0x0080_B1)
+        var refusals = 0
+        var unexplained: [String] = []
+        func refused(_ error: FormatError) {
+            refusals += 1
+            if !(error.code == .malformed || error.code == .unsupported) || error.message.isEmpty {
+                unexplained.append(error.description)
+            }
+        }
         var samples: [[UInt8]] = []
         for name in UICFixture.all {
             samples.append(try UICFixture.container(name).records.flatMap { $0.encoded() })
@@ -197,14 +234,23 @@ struct UICMalformedTests {
                 if Int.random(in: 0..<10, using: &random) == 0 {
                     mutated.removeLast(Int.random(in: 0..<min(40, mutated.count), using: &random))
                 }
-                guard let parsed = try? UICContainer(parsing: container(inflated: mutated)) else { continue }
-                _ = try? UIC918_3.ticket(from: parsed)
+                let parsed: UICContainer
+                do {
+                    parsed = try UICContainer(parsing: container(inflated: mutated))
+                } catch {
+                    refused(error)
+                    continue
+                }
+                do { _ = try UIC918_3.ticket(from: parsed) } catch { refused(error) }
                 for record in parsed.records {
-                    _ = try? UICHead(record: record)
-                    _ = try? UIC0080BL(record: record)
-                    _ = (try? UICLayout(record: record))?.renderedLines()
+                    // Each decoder refuses the records that are not its own as well: same kinds, same sentences.
+                    do { _ = try UICHead(record: record) } catch { refused(error) }
+                    do { _ = try UIC0080BL(record: record) } catch { refused(error) }
+                    do { _ = try UICLayout(record: record).renderedLines() } catch { refused(error) }
                 }
             }
         }
+        #expect(refusals > 0)
+        #expect(unexplained.isEmpty, "refusals without a malformed or unsupported reason: \(unexplained.prefix(3))")
     }
 }

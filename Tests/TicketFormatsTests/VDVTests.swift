@@ -282,12 +282,21 @@ struct VDVTests {
         } catch {
             #expect(error.code == .unsupported)
         }
-        // Every single-byte corruption of the envelope either parses or throws.
+        // Every single-byte corruption of the envelope parses (its signature then decides) or is refused as
+        // malformed or unsupported with a reason.
+        var refused = 0
         for offset in 0..<payload.count {
             var corrupted = payload
             corrupted[offset] ^= 0xA5
-            _ = try? VDVBarcode(parsing: corrupted)
+            do {
+                _ = try VDVBarcode(parsing: corrupted)
+            } catch {
+                refused += 1
+                #expect(error.code == .malformed || error.code == .unsupported, "byte \(offset): \(error)")
+                #expect(!error.message.isEmpty)
+            }
         }
+        #expect(refused > 0)
     }
 
     @Test("ticket data that is cut, overrun or unterminated is malformed, never a crash")
@@ -300,13 +309,22 @@ struct VDVTests {
         var overrun = data
         overrun[19] = 0x7F  // the 85 length now runs past the trailer
         #expect(throws: FormatError.self) { try VDVEntitlement(parsing: overrun) }
+        // Any flipped bits: a ticket, or a malformed or unsupported verdict with a reason.
+        var refused = 0
         for offset in 0..<data.count {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {
                 var corrupted = data
                 corrupted[offset] ^= flip
-                if let entitlement = try? VDVEntitlement(parsing: corrupted) { _ = try? entitlement.ticket() }
+                do {
+                    _ = try VDVEntitlement(parsing: corrupted).ticket()
+                } catch {
+                    refused += 1
+                    #expect(error.code == .malformed || error.code == .unsupported, "byte \(offset): \(error)")
+                    #expect(!error.message.isEmpty)
+                }
             }
         }
+        #expect(refused > 0)
     }
 
     @Test("compact date-time: fields, Europe/Berlin offsets, and the repeated October hour never lengthens validity")

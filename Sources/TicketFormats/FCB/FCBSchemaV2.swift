@@ -1,7 +1,7 @@
 // FCB v2.0.3: the types of uicRailTicketData_v2.0.3.asn (U_FLEX version 02, DOSIPAS FCB2).
-// Declared from the ASN.1 module of the same name (shared/fixtures/formats/asn1): one static per type, in the
-// order of the module, so that a reader can hold the two side by side. Written out once with
-// scripts/asn1-schema-to-swift.py and checked against the module; nothing is generated at build time.
+// Generated from the ASN.1 module of the same name (scripts/fcb-asn1) by scripts/generate-fcb-schemas.sh: one
+// static per type, in the order of the module, so that a reader can hold the two side by side. Do not edit;
+// CI (scripts/check-fcb-generated.sh) fails when this file differs from what the script writes.
 
 /// The types of the module, as data for `PERDecoder`.
 enum FCBSchemaV2 {

@@ -1,0 +1,45 @@
+import Daemon
+import Foundation
+import Testing
+
+/// The inspector page is its resource files (Sources/Daemon/Resources): the document served at `/` is
+/// inspector.html with inspector.css and inspector.js put inline, whatever the files say today.
+@Suite(.timeLimit(.minutes(2)))
+struct InspectorPageResourceTests {
+    /// The page's files as they are in the source tree.
+    static func resource(_ name: String) throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/Daemon/Resources/\(name)").standardized
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    @Test(
+        "GET / serves inspector.html with inspector.css and inspector.js inline, one document",
+        arguments: [true, false])
+    func thePageIsItsResourceFiles(loginRequired: Bool) async throws {
+        let html = try Self.resource("inspector.html")
+        let css = try Self.resource("inspector.css")
+        let js = try Self.resource("inspector.js")
+        // The document names its style sheet and script as files, so that it opens from disk while one works on it.
+        let link = "<link rel=\"stylesheet\" href=\"inspector.css\">\n"
+        let script = "<script src=\"inspector.js\"></script>\n"
+        #expect(html.contains(link) && html.contains(script))
+        let expected =
+            html
+            .replacingOccurrences(of: "{{login-required}}", with: loginRequired ? "true" : "false")
+            .replacingOccurrences(of: script, with: "<script>\n" + js + "</script>\n")
+            .replacingOccurrences(of: link, with: "<style>\n" + css + "</style>\n")
+
+        let bench = try EndpointBench(loginRequired: loginRequired)
+        try await bench.run { port in
+            let page = try await LoopbackConnection.request(port: port, "GET", "/")
+            #expect(page.status == 200)
+            #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+            // One document under a policy that lets nothing load from elsewhere, not even from this server.
+            #expect(page.headers["content-security-policy"]?.contains("default-src 'none'") == true)
+            #expect(page.text == expected)
+            #expect(page.text.contains("data-login-required=\"\(loginRequired)\""))
+            #expect(!page.text.contains("inspector.css") && !page.text.contains("inspector.js"))
+        }
+    }
+}
