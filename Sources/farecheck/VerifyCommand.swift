@@ -148,10 +148,13 @@ struct VerifyCommand: AsyncParsableCommand {
             var inspection = Inspection(
                 source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
                 payloadDigest: digest(.sha256, payload.bytes), verdict: verdict)
-            inspection.unreadableRecords = Self.unreadableRecords(of: payload.bytes, verdict: verdict)
+            // The verifier's decoding (or, without a ticket, the payload read once) feeds the list, the layout and
+            // the FCB tree alike.
+            let decoding = PayloadDecoding(payload: payload.bytes, verdict: verdict)
+            inspection.unreadableRecords = decoding.unreadableRecords
             var report = VerdictEvent.report(inspection)
-            let layout = showLayout ? UIC918_3.layout(of: payload.bytes) : .absent
-            let fcb = showFCB ? FCBContent(payload: payload.bytes) : .absent
+            let layout = showLayout ? decoding.printedLayout : .absent
+            let fcb = showFCB ? decoding.fcb : .absent
             if json {
                 report.layout = layout.lines
                 var line = jsonLine(report)
@@ -170,18 +173,6 @@ struct VerifyCommand: AsyncParsableCommand {
             }
         }
         if !allValid { throw ExitCode(1) }
-    }
-
-    /// The records of a payload that are present but cannot be read: the ticket's list when the verdict has a
-    /// ticket (the mapping read every record already), else read from the payload as scanned (UIC 918.3 records,
-    /// DOSIPAS blocks), so that a ticket refused for a broken record still names it.
-    static func unreadableRecords(of payload: [UInt8], verdict: Verdict) -> [UnreadableRecord] {
-        if let ticket = verdict.ticket { return ticket.unreadableRecords }
-        switch verdict.format {
-        case .uic9183?: return UIC918_3.unreadableRecords(ofPayload: payload)
-        case .uic9189?: return DOSIPAS.unreadableBlocks(ofPayload: payload)
-        default: return []
-        }
     }
 
     /// `--show-layout` for a person: the grid in a frame, or why there is none.
