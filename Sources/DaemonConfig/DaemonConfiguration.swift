@@ -111,8 +111,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
                 /// `unknown verdict "vaild" (known: valid, …, or "*" for every verdict)`.
                 public var description: String {
-                    "unknown verdict \"\(name)\" (known: \(VerdictKind.allNames), or \"\(Verdicts.wildcard)\" for every "
-                        + "verdict)"
+                    "unknown verdict \"\(name)\" (known: \(VerdictKind.allNames), "
+                        + "or \"\(Verdicts.wildcard)\" for every verdict)"
                 }
             }
         }

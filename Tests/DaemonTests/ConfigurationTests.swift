@@ -144,9 +144,8 @@ struct ConfigurationTests {
         // A typo used to leave the gate shut without a word: now the daemon does not start.
         for name in ["vaild", "Valid", "revoke", ""] {
             let refused = refusal(
-                of:
-                    "[[scanner]]\ndevice = \"auto\"\n[gate]\ncommand = [\"/bin/true\"]\nverdicts = [\"valid\", \"\(name)\"]"
-            )
+                of: "[[scanner]]\ndevice = \"auto\"\n[gate]\ncommand = [\"/bin/true\"]\n"
+                    + "verdicts = [\"valid\", \"\(name)\"]")
             #expect(refused?.key == "gate.verdicts")
             #expect(refused?.message.contains("unknown verdict \"\(name)\"") == true, "\(String(describing: refused))")
             // The valid names, every one, and the wildcard.

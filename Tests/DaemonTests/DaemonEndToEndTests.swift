@@ -375,9 +375,7 @@ struct DaemonEndToEndTests {
         #expect(missing.status == 2 && missing.stderr.contains("no such file"))
     }
 
-    @Test(
-        "a verdict or format name the daemon does not know is refused by --check and at start, naming it and the valid ones"
-    )
+    @Test("a verdict or format name it does not know: refused by --check and at start, with the valid names")
     func unknownNames() throws {
         let bench = Workbench()
         let cases: [(text: String, expected: String, valid: [String])] = [

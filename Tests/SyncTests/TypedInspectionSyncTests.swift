@@ -56,8 +56,8 @@ struct TypedInspectionSyncTests {
         }
         // A name the receiver does not know is kept as it came (a newer validator's verdict on an older server).
         let newer = Array(
-            #"{"id":"n","inspectedAt":1,"device":"d","payloadDigest":"01","verdict":"teleported","reason":"","signature":"quantum","format":"fc9","symbology":"hologram"}"#
-                .utf8)
+            (#"{"id":"n","inspectedAt":1,"device":"d","payloadDigest":"01","verdict":"teleported","reason":"","#
+                + #""signature":"quantum","format":"fc9","symbology":"hologram"}"#).utf8)
         let decoded = try WireFormat.decode(InspectionUpload.self, from: newer)
         #expect(decoded.verdict.text == "teleported" && decoded.verdict.known == nil)
         #expect(decoded.signature.text == "quantum" && decoded.format?.text == "fc9")
