@@ -160,18 +160,20 @@ struct StalenessStep: InspectionStep {
 
 /// A UIC 918.3 ticket's printed layout (U_TLAY), for the inspector to compare with the paper, and the records of a
 /// UIC ticket (918.3 or DOSIPAS) that are present but cannot be read, so that none disappears without a word.
+///
+/// Both come from the verifier's decoding, kept behind its ticket (`PayloadDecoding`); only a payload whose ticket
+/// was not decoded (a signature that failed) is read from the bytes, once.
 struct PrintedLayoutStep: InspectionStep {
     func apply(to scan: inout ScanInProgress) async {
         let verdict = scan.inspection.verdict
         switch verdict.format {
         case .uic9183?:
-            scan.inspection.printedLayout = UIC918_3.printedLayout(of: scan.scan.payload)
-            // The mapping read every record already when there is a ticket; otherwise read them from the payload.
-            scan.inspection.unreadableRecords =
-                verdict.ticket?.unreadableRecords ?? UIC918_3.unreadableRecords(ofPayload: scan.scan.payload)
+            let decoding = PayloadDecoding(payload: scan.scan.payload, verdict: verdict)
+            scan.inspection.printedLayout = decoding.printedLayout.lines
+            scan.inspection.unreadableRecords = decoding.unreadableRecords
         case .uic9189?:
             scan.inspection.unreadableRecords =
-                verdict.ticket?.unreadableRecords ?? DOSIPAS.unreadableBlocks(ofPayload: scan.scan.payload)
+                PayloadDecoding(payload: scan.scan.payload, verdict: verdict).unreadableRecords
         default:
             break
         }

@@ -141,7 +141,7 @@ public final class GateHookService: Service, VerdictSink {
     }
 
     public func deliver(_ verdict: PublishedVerdict) async {
-        guard hook.verdicts.contains("*") || hook.verdicts.contains(verdict.event.verdict.rawValue) else { return }
+        guard hook.verdicts.contains(verdict.event.verdict) else { return }
         continuation.yield(verdict)
     }
 

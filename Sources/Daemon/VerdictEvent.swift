@@ -1,11 +1,24 @@
 import FareCore
 import Foundation
 
-/// One inspection as the daemon's sinks see it: the verdict shown, with the ticket's facts and where it came from.
+/// One inspection as JSON: the verdict shown, with the ticket's facts and where it came from.
 ///
-/// It is what goes out as a JSON line (stdout, the unix socket), as a server-sent event and into the gate
-/// hook's environment, so its field names are a public interface: add fields, never rename them.
+/// The one JSON form of an ``Inspection``, in two shapes (``Form``): the daemon's event, which goes out as a JSON
+/// line (stdout, the unix socket), as a server-sent event and into the gate hook's environment; and the CLI's
+/// report (`verify --json`, `demo --json`, `scanners listen --json`). Their field names are a public interface:
+/// add fields, never rename them.
 public struct VerdictEvent: Sendable, Codable, Equatable {
+    /// Which of the two JSON objects this is: they share their fields but for a few each has always had alone.
+    public enum Form: Sendable, Equatable {
+        /// The daemon's event: with `id`, `device`, `documents`, `inspector`, `decidedBy` and `latencyMicros`.
+        case event
+        /// The CLI's report: with `source` (the event's `device`), `issuedAt`, `activatedAt`, `reactivations` and
+        /// `expected`.
+        case report
+    }
+
+    /// Which object this is; not itself encoded.
+    public var form: Form = .event
     /// The journal record id (UUID text): the same inspection in every sink and in the store.
     public var id: String
     /// When the verdict was given.
@@ -13,7 +26,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// The scanner (configured name) or source the payload came from.
     public var device: String
     /// `qr`, `aztec`, …
-    public var symbology: String?
+    public var symbology: Symbology?
     /// Payload size in bytes.
     public var payloadBytes: Int
     /// The verdict kind (`valid`, `expired`, `revoked`, `replayed`, `refused`, …).
@@ -63,6 +76,12 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// For a ticket on a published blocklist (VDV-KA, DTVG): the list and its version, the entry, its lock mode
     /// and what the inspector does (`refuse`, `keep-ticket`, `check-id`). Absent otherwise.
     public var revocation: BlocklistRevocation?
+    /// The report's own fields (`nil` in an event): when the ticket was issued and activated, its reactivations.
+    public var issuedAt: Date?
+    public var activatedAt: Date?
+    public var reactivations: Int?
+    /// The verdict the demo expected, in a report from `farecheck demo`.
+    public var expected: String?
 
     /// Whether the ticket may be used: the only verdict that opens a gate.
     public var isValid: Bool { verdict == .valid }
@@ -73,7 +92,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.id = inspection.id
         self.inspectedAt = verdict.inspectedAt
         self.device = inspection.source
-        self.symbology = inspection.symbology?.rawValue
+        self.symbology = inspection.symbology
         self.payloadBytes = inspection.payloadByteCount
         self.verdict = verdict.kind
         self.reason = verdict.reason
@@ -112,6 +131,124 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
             self.clockFloorSource = floor.source
         }
         self.revocation = verdict.blocklistRevocation
+    }
+
+    /// The CLI's report of `inspection` (see ``Form/report``): the event's fields and the report's own.
+    public static func report(_ inspection: Inspection) -> VerdictEvent {
+        var report = VerdictEvent(inspection)
+        report.form = .report
+        // The CLI draws the layout only when asked (`--show-layout`), and sets it then.
+        report.layout = nil
+        let ticket = inspection.verdict.ticket
+        report.issuedAt = ticket?.issuedAt
+        report.activatedAt = ticket?.activatedAt
+        report.reactivations = ticket?.reactivations
+        return report
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, inspectedAt, device, symbology, payloadBytes, verdict, reason, signature, format, issuer, keyId
+        case ticketId, product, validFrom, validUntil, holder, category, passengers, zones, documents, layout
+        case unreadableRecords, details, warnings, warningMessages, inspector, decidedBy, latencyMicros, keys
+        case clockFloor, clockFloorSource, revocation, issuedAt, activatedAt, reactivations, expected
+        /// The report's name for the event's `device`.
+        case source
+    }
+
+    /// Reads an event line (or a report: its `source` is the `device`, and what it lacks of an event is empty).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.device) || !container.contains(.source) {
+            form = .event
+            id = try container.decode(String.self, forKey: .id)
+            device = try container.decode(String.self, forKey: .device)
+            decidedBy = try container.decode(Decider.self, forKey: .decidedBy)
+            latencyMicros = try container.decode(Int.self, forKey: .latencyMicros)
+        } else {
+            form = .report
+            id = ""
+            device = try container.decode(String.self, forKey: .source)
+            decidedBy = .offline
+            latencyMicros = 0
+        }
+        documents = try container.decodeIfPresent([Document].self, forKey: .documents)
+        inspector = try container.decodeIfPresent(String.self, forKey: .inspector)
+        issuedAt = try container.decodeIfPresent(Date.self, forKey: .issuedAt)
+        activatedAt = try container.decodeIfPresent(Date.self, forKey: .activatedAt)
+        reactivations = try container.decodeIfPresent(Int.self, forKey: .reactivations)
+        expected = try container.decodeIfPresent(String.self, forKey: .expected)
+        inspectedAt = try container.decode(Date.self, forKey: .inspectedAt)
+        symbology = try container.decodeIfPresent(Symbology.self, forKey: .symbology)
+        payloadBytes = try container.decode(Int.self, forKey: .payloadBytes)
+        verdict = try container.decode(VerdictKind.self, forKey: .verdict)
+        reason = try container.decode(String.self, forKey: .reason)
+        signature = try container.decode(SignatureStatus.self, forKey: .signature)
+        format = try container.decodeIfPresent(TicketFormat.self, forKey: .format)
+        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
+        keyId = try container.decodeIfPresent(String.self, forKey: .keyId)
+        ticketId = try container.decodeIfPresent(String.self, forKey: .ticketId)
+        product = try container.decodeIfPresent(String.self, forKey: .product)
+        validFrom = try container.decodeIfPresent(Date.self, forKey: .validFrom)
+        validUntil = try container.decodeIfPresent(Date.self, forKey: .validUntil)
+        holder = try container.decodeIfPresent(String.self, forKey: .holder)
+        category = try container.decodeIfPresent(String.self, forKey: .category)
+        passengers = try container.decodeIfPresent(Int.self, forKey: .passengers)
+        zones = try container.decodeIfPresent([String].self, forKey: .zones)
+        layout = try container.decodeIfPresent([String].self, forKey: .layout)
+        unreadableRecords = try container.decodeIfPresent([UnreadableRecord].self, forKey: .unreadableRecords)
+        details = try container.decodeIfPresent([Detail].self, forKey: .details)
+        warnings = try container.decode([String].self, forKey: .warnings)
+        warningMessages = try container.decode([String].self, forKey: .warningMessages)
+        keys = try container.decodeIfPresent([KeyConsideration].self, forKey: .keys)
+        clockFloor = try container.decodeIfPresent(Date.self, forKey: .clockFloor)
+        clockFloorSource = try container.decodeIfPresent(TrustedTimeSource.self, forKey: .clockFloorSource)
+        revocation = try container.decodeIfPresent(BlocklistRevocation.self, forKey: .revocation)
+    }
+
+    /// The fields of ``form``, absent optionals left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch form {
+        case .event:
+            try container.encode(id, forKey: .id)
+            try container.encode(device, forKey: .device)
+            try container.encodeIfPresent(documents, forKey: .documents)
+            try container.encodeIfPresent(inspector, forKey: .inspector)
+            try container.encode(decidedBy, forKey: .decidedBy)
+            try container.encode(latencyMicros, forKey: .latencyMicros)
+        case .report:
+            try container.encode(device, forKey: .source)
+            try container.encodeIfPresent(issuedAt, forKey: .issuedAt)
+            try container.encodeIfPresent(activatedAt, forKey: .activatedAt)
+            try container.encodeIfPresent(reactivations, forKey: .reactivations)
+            try container.encodeIfPresent(expected, forKey: .expected)
+        }
+        try container.encode(inspectedAt, forKey: .inspectedAt)
+        try container.encodeIfPresent(symbology, forKey: .symbology)
+        try container.encode(payloadBytes, forKey: .payloadBytes)
+        try container.encode(verdict, forKey: .verdict)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(signature, forKey: .signature)
+        try container.encodeIfPresent(format, forKey: .format)
+        try container.encodeIfPresent(issuer, forKey: .issuer)
+        try container.encodeIfPresent(keyId, forKey: .keyId)
+        try container.encodeIfPresent(ticketId, forKey: .ticketId)
+        try container.encodeIfPresent(product, forKey: .product)
+        try container.encodeIfPresent(validFrom, forKey: .validFrom)
+        try container.encodeIfPresent(validUntil, forKey: .validUntil)
+        try container.encodeIfPresent(holder, forKey: .holder)
+        try container.encodeIfPresent(category, forKey: .category)
+        try container.encodeIfPresent(passengers, forKey: .passengers)
+        try container.encodeIfPresent(zones, forKey: .zones)
+        try container.encodeIfPresent(layout, forKey: .layout)
+        try container.encodeIfPresent(unreadableRecords, forKey: .unreadableRecords)
+        try container.encodeIfPresent(details, forKey: .details)
+        try container.encode(warnings, forKey: .warnings)
+        try container.encode(warningMessages, forKey: .warningMessages)
+        try container.encodeIfPresent(keys, forKey: .keys)
+        try container.encodeIfPresent(clockFloor, forKey: .clockFloor)
+        try container.encodeIfPresent(clockFloorSource, forKey: .clockFloorSource)
+        try container.encodeIfPresent(revocation, forKey: .revocation)
     }
 
     /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.

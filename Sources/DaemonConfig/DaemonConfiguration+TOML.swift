@@ -104,7 +104,14 @@ extension DaemonConfiguration {
                     "command", "is required: the program and its arguments, e.g. [\"/usr/local/bin/open-gate\"]")
             }
             let timeout = try gate.number("timeout", in: 0.01...60) ?? 2
-            let verdicts = try gate.strings("verdicts") ?? ["valid"]
+            var verdicts = GateHook.Verdicts.only([.valid])
+            if let names = try gate.strings("verdicts") {
+                do {
+                    verdicts = try GateHook.Verdicts(names: names)
+                } catch {
+                    throw gate.error("verdicts", error.description)
+                }
+            }
             try gate.finish()
             configuration.gateHook = GateHook(command: command, timeout: timeout, verdicts: verdicts)
         }

@@ -57,13 +57,64 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var command: [String]
         /// Seconds before the command is killed.
         public var timeout: Double
-        /// The verdicts that run it (default: only `valid`); `["*"]` for every verdict.
-        public var verdicts: [String]
+        /// The verdicts that run it (default: only `valid`); `["*"]` in the file for every verdict.
+        public var verdicts: Verdicts
 
-        public init(command: [String], timeout: Double = 2, verdicts: [String] = ["valid"]) {
+        public init(command: [String], timeout: Double = 2, verdicts: Verdicts = .only([.valid])) {
             self.command = command
             self.timeout = timeout
             self.verdicts = verdicts
+        }
+
+        /// The verdicts that run the hook: every one, or those listed.
+        public enum Verdicts: Sendable, Equatable {
+            /// Every verdict (`"*"` in the list).
+            case every
+            /// Only the kinds listed (none for an empty list).
+            case only(Set<VerdictKind>)
+
+            /// The wildcard that stands for every verdict in `[gate] verdicts`.
+            public static let wildcard = "*"
+
+            /// The verdicts a `[gate] verdicts` list names: each a verdict kind's name (as in the event line), or
+            /// `"*"` for every verdict.
+            ///
+            /// - Throws: the first name that is neither, as a sentence naming it and every accepted name; a name
+            ///   that matched no verdict used to leave the gate shut without a word.
+            public init(names: [String]) throws(UnknownName) {
+                var kinds: Set<VerdictKind> = []
+                var every = false
+                for name in names {
+                    if name == Self.wildcard {
+                        every = true
+                    } else if let kind = VerdictKind(rawValue: name) {
+                        kinds.insert(kind)
+                    } else {
+                        throw UnknownName(name: name)
+                    }
+                }
+                self = every ? .every : .only(kinds)
+            }
+
+            /// Whether a verdict of `kind` runs the hook.
+            public func contains(_ kind: VerdictKind) -> Bool {
+                switch self {
+                case .every: true
+                case .only(let kinds): kinds.contains(kind)
+                }
+            }
+
+            /// A name in `[gate] verdicts` that is no verdict.
+            public struct UnknownName: Error, Equatable, CustomStringConvertible {
+                /// The name as written.
+                public var name: String
+
+                /// `unknown verdict "vaild" (known: valid, …, or "*" for every verdict)`.
+                public var description: String {
+                    "unknown verdict \"\(name)\" (known: \(VerdictKind.allNames), "
+                        + "or \"\(Verdicts.wildcard)\" for every verdict)"
+                }
+            }
         }
     }
 

@@ -80,6 +80,7 @@ public struct Ticket: Sendable {
             switch storage.fields.detailSource {
             case .built(let lines): lines
             case .deferred(let build): build()
+            case .decoded: storage.fields.decodedContent?.detailLines() ?? []
             }
         }
         set { update { $0.detailSource = .built(newValue) } }
@@ -138,11 +139,38 @@ public struct Ticket: Sendable {
                 unreadableRecords: []))
     }
 
+    /// A ticket whose `details` are built from `decodedContent` when read, and which keeps it: what the format
+    /// decoded from the payload, for what is shown beyond the ticket's fields (see `decodedContent`). The other
+    /// fields as in `init(format:issuer:ticketID:…)`.
+    public init(
+        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
+        passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
+        documents: [TicketDocument] = [], disagreements: [TicketDisagreement] = [],
+        decodedContent: any DecodedTicketContent
+    ) {
+        storage = Storage(
+            Fields(
+                format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+                issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
+                holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .decoded,
+                documents: documents, disagreements: disagreements, unreadableRecords: [],
+                decodedContent: decodedContent))
+    }
+
+    /// What the format decoded from the payload to make this ticket (UIC 918.3 records, a DOSIPAS barcode), when
+    /// its mapping keeps it: the printed layout, the FCB tree and the details are read from it, so that a payload
+    /// is decoded once, by the verifier. `nil` for formats that keep nothing beyond the ticket's fields.
+    public var decodedContent: (any DecodedTicketContent)? { storage.fields.decodedContent }
+
     /// Adds lines after the existing `details`, built when read as well.
     public mutating func appendDetails(_ more: @escaping @Sendable () -> [(label: String, value: String)]) {
         switch storage.fields.detailSource {
         case .built(let lines): update { $0.detailSource = .deferred { lines + more() } }
         case .deferred(let build): update { $0.detailSource = .deferred { build() + more() } }
+        case .decoded:
+            let content = storage.fields.decodedContent
+            update { $0.detailSource = .deferred { (content?.detailLines() ?? []) + more() } }
         }
     }
 
@@ -176,6 +204,7 @@ public struct Ticket: Sendable {
         var documents: [TicketDocument]
         var disagreements: [TicketDisagreement]
         var unreadableRecords: [UnreadableRecord]
+        var decodedContent: (any DecodedTicketContent)? = nil
     }
 
     private var storage: Storage
@@ -191,10 +220,22 @@ public struct Ticket: Sendable {
     private enum DetailSource: Sendable {
         case built([(label: String, value: String)])
         case deferred(@Sendable () -> [(label: String, value: String)])
+        /// Built by the ticket's `decodedContent`.
+        case decoded
     }
 
     /// The ticket id as lowercase hex, the form used in revocation lists and on screen.
     public var ticketIDHex: String { ticketID.hexString }
+}
+
+/// What a format decoded from a payload to make a ticket, kept behind the ticket (`Ticket.decodedContent`).
+///
+/// The decoding belongs to the format's module; here it only builds the ticket's `details` when they are read.
+/// Whoever shows more of the payload (its printed layout, its FCB tree) reads it through the format's own type, so
+/// that the payload is decoded once, by the verifier, and never again for display.
+public protocol DecodedTicketContent: Sendable {
+    /// The format-specific lines of `Ticket.details`, in display order.
+    func detailLines() -> [(label: String, value: String)]
 }
 
 /// One travel document of a ticket that carries several: what it is and when it is valid.

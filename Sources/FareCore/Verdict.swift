@@ -29,6 +29,9 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     /// Inspector mode: nobody is logged in, so the scan was not inspected (and is not journaled).
     case refused = "refused"
 
+    /// Every kind's name, comma-separated: for messages that list what is accepted.
+    public static var allNames: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
     /// Whether this kind depends on the inspection instant, so that a clock that cannot be trusted cannot give
     /// it: `valid`, `expired`, `not-yet-valid`, `key-expired`, `barcode-expired` and `replayed`. The others
     /// (a signature, a format, a key that is unknown, revoked or of another issuer) hold at any instant.

@@ -39,7 +39,8 @@ public struct OnlineChecker: Sendable {
         let offline = Review(verdict: verdict, decidedBy: .offline)
         guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
         let request = OnlineCheckRequest(
-            payload: payload, format: verdict.format?.name, issuer: verdict.ticket?.issuer ?? verdict.issuer,
+            payload: payload, format: verdict.format.map(Recorded.init),
+            issuer: verdict.ticket?.issuer ?? verdict.issuer,
             ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID)
         let answer: OnlineCheckResponse
         do {
@@ -50,7 +51,7 @@ public struct OnlineChecker: Sendable {
             return offline
         }
         link.succeeded()
-        guard answer.revoked == true || answer.verdict == OnlineCheckResponse.revokedVerdict else { return offline }
+        guard answer.revoked == true || answer.verdict == OnlineCheckVerdict.revoked else { return offline }
         var revoked = verdict
         revoked.kind = .revoked
         revoked.reason = answer.reason

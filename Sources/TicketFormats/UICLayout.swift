@@ -300,7 +300,8 @@ extension UIC918_3 {
     }
 
     /// The printed layout of a payload, or why there is none: never "no layout" for a ticket that has a U_TLAY
-    /// record. Read from the payload as scanned, whatever the verdict.
+    /// record. Read from the payload as scanned, whatever the verdict: for a payload on its own (tests, fuzzing);
+    /// beside a verdict, `PayloadDecoding` reads it from the verifier's decoding instead.
     public static func layout(of payload: [UInt8]) -> PrintedLayout {
         guard isContainer(payload) else { return .absent }
         let container: UICContainer
@@ -309,6 +310,11 @@ extension UIC918_3 {
         } catch {
             return .containerUnreadable(asSentence(error.message))
         }
+        return layout(of: container)
+    }
+
+    /// The printed layout of a container taken apart, or why there is none (see `layout(of:)` for a payload).
+    public static func layout(of container: UICContainer) -> PrintedLayout {
         guard let record = container.record(UICLayout.recordID) else { return .absent }
         do {
             return .drawn(try UICLayout(record: record).renderedLines())

@@ -124,7 +124,7 @@ extension UIC918_3 {
             issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
             product: product, category: category, passengers: passengers, holder: holder, documents: documents,
             disagreements: disagreements,
-            deferredDetails: { detailLines(container, head: head, bl: bl, flex: flex, layout: layout) }
+            decodedContent: UICDecodedContent(container: container, head: head, bl: bl, flex: flex, layout: layout)
         )
         var unread = [head.unreadable, bl.unreadable, layout.unreadable, flex.unreadable].compactMap { $0 }
         if let value = bl.value, let record = container.record(UIC0080BL.recordID),
@@ -213,7 +213,7 @@ extension UIC918_3 {
     }
 
     /// The `details` lines of a ticket, in display order (see `ticket(from:)`): built only when shown.
-    private static func detailLines(
+    static func detailLines(
         _ container: UICContainer, head: Decoded<UICHead>, bl: Decoded<UIC0080BL>, flex: Decoded<FCBTicket>,
         layout: Decoded<UICLayout>
     ) -> [(label: String, value: String)] {
@@ -323,7 +323,7 @@ extension UIC918_3 {
 
     /// A record as decoded for the mapping: its value, or the `details` line saying why it was not decoded and the
     /// record listed as unreadable.
-    private struct Decoded<Record: Sendable>: Sendable {
+    struct Decoded<Record: Sendable>: Sendable {
         var value: Record?
         var note: (label: String, value: String)?
         var unreadable: UnreadableRecord?
@@ -402,6 +402,34 @@ extension UIC918_3 {
         guard let trimmed = text?.trimmingASCIIWhitespace(includingNUL: true), !trimmed.isEmpty
         else { return nil }
         return trimmed
+    }
+}
+
+/// What the UIC 918.3 mapping decoded of a container, kept behind its ticket (`Ticket.decodedContent`): the
+/// ticket's details, its printed layout and its FCB tree are read from it, never from the payload again.
+public struct UICDecodedContent: DecodedTicketContent {
+    let container: UICContainer
+    let head: UIC918_3.Decoded<UICHead>
+    let bl: UIC918_3.Decoded<UIC0080BL>
+    let flex: UIC918_3.Decoded<FCBTicket>
+    let layout: UIC918_3.Decoded<UICLayout>
+
+    public func detailLines() -> [(label: String, value: String)] {
+        UIC918_3.detailLines(container, head: head, bl: bl, flex: flex, layout: layout)
+    }
+
+    /// The printed layout as `UIC918_3.layout(of:)` tells it, from the layout the mapping decoded.
+    public var printedLayout: PrintedLayout {
+        if let value = layout.value { return .drawn(value.renderedLines()) }
+        if let unreadable = layout.unreadable { return .unreadable(unreadable) }
+        return .absent
+    }
+
+    /// The U_FLEX record's FCB tree as `FCBContent(container:)` tells it, from the record the mapping decoded.
+    public var fcb: FCBContent {
+        if let value = flex.value { return .decoded(value.data.json) }
+        if let unreadable = flex.unreadable { return .unreadable(unreadable) }
+        return .absent
     }
 }
 

@@ -18,18 +18,18 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     /// The scanner or source the payload came from.
     public var device: String
     /// `qr`, `aztec`, …
-    public var symbology: String?
+    public var symbology: Recorded<Symbology>?
     /// SHA-256 of the payload bytes: identifies the scan without keeping the ticket itself.
     public var payloadDigest: [UInt8]
-    /// The payload format's name, when recognised.
-    public var format: String?
+    /// The payload format, when recognised.
+    public var format: Recorded<TicketFormat>?
     /// The issuer and ticket id, when the ticket could be read (for replay detection).
     public var issuer: String?
     public var ticketID: [UInt8]?
     /// The verdict, its reason and the signature status, as shown.
-    public var verdict: String
+    public var verdict: Recorded<VerdictKind>
     public var reason: String
-    public var signature: String
+    public var signature: Recorded<SignatureStatus>
     /// Warning codes, comma-separated.
     public var warnings: String
     /// The warnings as the inspector read them (`code: sentence`), one a line, in the order of `warnings`: an
@@ -39,7 +39,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     /// The inspector logged in, if any.
     public var inspector: String?
     /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
-    public var decidedBy: String
+    public var decidedBy: Recorded<Decider>
     /// When the server acknowledged this record, Unix milliseconds; `nil` until then.
     public var sentAt: Int64?
     /// When the server refused this record, Unix milliseconds; a refused record is kept here and not sent again.
@@ -50,7 +50,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     /// it came from (`TrustedTimeSource`); `nil` when none was (an explicit instant). With both, the journal
     /// shows what the clock read and what it should at least have read (`clock-untrusted`).
     public var clockFloor: Int64?
-    public var clockFloorSource: String?
+    public var clockFloorSource: Recorded<TrustedTimeSource>?
 
     /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
     public init(_ inspection: Inspection) {
@@ -58,14 +58,14 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.id = inspection.id
         self.inspectedAt = Int64((verdict.inspectedAt.timeIntervalSince1970 * 1000).rounded())
         self.device = inspection.source
-        self.symbology = inspection.symbology?.rawValue
+        self.symbology = inspection.symbology.map(Recorded.init)
         self.payloadDigest = inspection.payloadDigest
-        self.format = verdict.format?.name
+        self.format = verdict.format.map(Recorded.init)
         self.issuer = verdict.ticket?.issuer ?? verdict.issuer
         self.ticketID = verdict.ticket?.ticketID
-        self.verdict = verdict.kind.rawValue
+        self.verdict = Recorded(verdict.kind)
         self.reason = verdict.reason
-        self.signature = verdict.signature.rawValue
+        self.signature = Recorded(verdict.signature)
         self.warnings = verdict.warnings.map(\.code).joined(separator: ",")
         // One line each: a sentence never holds a line break of its own (the verifier writes them), but text from
         // the ticket could, so each is kept on its line.
@@ -75,12 +75,12 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
             : verdict.warnings.map { "\($0.code): \($0.message.replacing("\n", with: " "))" }
                 .joined(separator: "\n")
         self.inspector = inspection.inspector
-        self.decidedBy = inspection.decidedBy.rawValue
+        self.decidedBy = Recorded(inspection.decidedBy)
         self.sentAt = nil
         self.refusedAt = nil
         self.refusal = nil
         self.clockFloor = verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) }
-        self.clockFloorSource = verdict.clockFloor?.source.rawValue
+        self.clockFloorSource = verdict.clockFloor.map { Recorded($0.source) }
     }
 
     // Rows are read and written by hand so that byte fields are stored as blobs.
@@ -88,40 +88,40 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         id = row["id"]
         inspectedAt = row["inspected_at"]
         device = row["device"]
-        symbology = row["symbology"]
+        symbology = (row["symbology"] as String?).map(Recorded.init(text:))
         payloadDigest = Array(row["payload_digest"] as Data)
-        format = row["format"]
+        format = (row["format"] as String?).map(Recorded.init(text:))
         issuer = row["issuer"]
         ticketID = (row["ticket_id"] as Data?).map { Array($0) }
-        verdict = row["verdict"]
+        verdict = Recorded(text: row["verdict"])
         reason = row["reason"]
-        signature = row["signature"]
+        signature = Recorded(text: row["signature"])
         warnings = row["warnings"]
         warningMessages = row.hasColumn("warning_messages") ? row["warning_messages"] : nil
         inspector = row["inspector"]
-        decidedBy = row["decided_by"] ?? Decider.offline.rawValue
+        decidedBy = (row["decided_by"] as String?).map(Recorded.init(text:)) ?? Recorded(.offline)
         sentAt = row["sent_at"]
         refusedAt = row["refused_at"]
         refusal = row["refusal"]
         clockFloor = row["clock_floor"]
-        clockFloorSource = row["clock_floor_source"]
+        clockFloorSource = (row["clock_floor_source"] as String?).map(Recorded.init(text:))
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
         container["id"] = id
         container["inspected_at"] = inspectedAt
         container["device"] = device
-        container["symbology"] = symbology
+        container["symbology"] = symbology?.text
         container["payload_digest"] = Data(payloadDigest)
-        container["format"] = format
+        container["format"] = format?.text
         container["issuer"] = issuer
         container["ticket_id"] = ticketID.map { Data($0) }
-        container["verdict"] = verdict
+        container["verdict"] = verdict.text
         container["reason"] = reason
-        container["signature"] = signature
+        container["signature"] = signature.text
         container["warnings"] = warnings
         container["inspector"] = inspector
-        container["decided_by"] = decidedBy
+        container["decided_by"] = decidedBy.text
         container["sent_at"] = sentAt
         // Only when set: a record stays insertable into tables that predate the columns (a store of v3–v8).
         if refusedAt != nil || refusal != nil {
@@ -132,7 +132,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         // Written only when there is one, so that a record without one also fits a table older than these columns.
         if let clockFloor {
             container["clock_floor"] = clockFloor
-            container["clock_floor_source"] = clockFloorSource
+            container["clock_floor_source"] = clockFloorSource?.text
         }
     }
 
@@ -572,7 +572,7 @@ extension InspectionJournal: InspectionHistory {
     public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
         try inspections(ofTicket: ticketID, issuer: issuer, since: since).map {
             PastInspection(
-                id: $0.id, inspectedAt: $0.inspectedDate, device: $0.device, verdict: VerdictKind(rawValue: $0.verdict))
+                id: $0.id, inspectedAt: $0.inspectedDate, device: $0.device, verdict: $0.verdict.known)
         }
     }
 }

@@ -24,35 +24,36 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
     public var inspectedAt: Int64
     /// The scanner or source on the validator that read the payload.
     public var device: String
-    /// `qr`, `aztec`, …
-    public var symbology: String?
+    /// `qr`, `aztec`, … (a name this version does not know is kept as uploaded).
+    public var symbology: Recorded<Symbology>?
     /// SHA-256 of the payload bytes (hex on the wire).
     public var payloadDigest: [UInt8]
     /// The payload format, when recognised.
-    public var format: String?
+    public var format: Recorded<TicketFormat>?
     /// The ticket's issuer, when read.
     public var issuer: String?
     /// The ticket id, when read (hex on the wire).
     public var ticketID: [UInt8]?
     /// The verdict as shown (`valid`, `revoked`, …).
-    public var verdict: String
+    public var verdict: Recorded<VerdictKind>
     /// The verdict's reason sentence.
     public var reason: String
     /// The signature status (`valid`, `invalid`, …).
-    public var signature: String
+    public var signature: Recorded<SignatureStatus>
     /// Warning codes, comma-separated (empty when none).
     public var warnings: String
     /// The inspector logged in, if any.
     public var inspector: String?
     /// Whose verdict was shown: `offline` (the validator's) or `online` (the server's online check); absent
     /// from validators older than the field.
-    public var decidedBy: String?
+    public var decidedBy: Recorded<Decider>?
 
     /// Makes a record.
     public init(
-        id: String, inspectedAt: Int64, device: String, symbology: String?, payloadDigest: [UInt8], format: String?,
-        issuer: String?, ticketID: [UInt8]?, verdict: String, reason: String, signature: String, warnings: String,
-        inspector: String?, decidedBy: String? = nil
+        id: String, inspectedAt: Int64, device: String, symbology: Recorded<Symbology>?, payloadDigest: [UInt8],
+        format: Recorded<TicketFormat>?, issuer: String?, ticketID: [UInt8]?, verdict: Recorded<VerdictKind>,
+        reason: String, signature: Recorded<SignatureStatus>, warnings: String, inspector: String?,
+        decidedBy: Recorded<Decider>? = nil
     ) {
         self.id = id
         self.inspectedAt = inspectedAt
@@ -81,17 +82,17 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         id = try container.decode(String.self, forKey: .id)
         inspectedAt = try container.decode(Int64.self, forKey: .inspectedAt)
         device = try container.decode(String.self, forKey: .device)
-        symbology = try container.decodeAbsentOr(String.self, forKey: .symbology)
+        symbology = try container.decodeAbsentOr(String.self, forKey: .symbology).map(Recorded.init(text:))
         payloadDigest = try container.decodeStrictHex(forKey: .payloadDigest)
-        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        format = try container.decodeAbsentOr(String.self, forKey: .format).map(Recorded.init(text:))
         issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
-        verdict = try container.decode(String.self, forKey: .verdict)
+        verdict = Recorded(text: try container.decode(String.self, forKey: .verdict))
         reason = try container.decode(String.self, forKey: .reason)
-        signature = try container.decode(String.self, forKey: .signature)
+        signature = Recorded(text: try container.decode(String.self, forKey: .signature))
         warnings = try container.decodeAbsentOr(String.self, forKey: .warnings) ?? ""
         inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)
-        decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy)
+        decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy).map(Recorded.init(text:))
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.

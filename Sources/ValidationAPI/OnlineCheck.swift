@@ -9,8 +9,8 @@ import Foundation
 public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     /// The payload bytes as scanned (base64 on the wire).
     public var payload: [UInt8]
-    /// The payload format the validator recognised (`fc1`, `uic-918-3`).
-    public var format: String?
+    /// The payload format the validator recognised (`fc1`, `uic-918-3`); a name the server does not know is kept.
+    public var format: Recorded<TicketFormat>?
     /// The ticket's issuer, as the validator read it.
     public var issuer: String?
     /// The ticket id, as the validator read it (hex on the wire).
@@ -23,7 +23,7 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
 
     /// Makes a request.
     public init(
-        payload: [UInt8], format: String? = nil, issuer: String? = nil, ticketID: [UInt8]? = nil,
+        payload: [UInt8], format: Recorded<TicketFormat>? = nil, issuer: String? = nil, ticketID: [UInt8]? = nil,
         keyID: String? = nil
     ) {
         self.payload = payload
@@ -41,7 +41,7 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         payload = try container.decodeStrictBase64(forKey: .payload)
-        format = try container.decodeAbsentOr(String.self, forKey: .format)
+        format = try container.decodeAbsentOr(String.self, forKey: .format).map(Recorded.init(text:))
         issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
@@ -61,8 +61,9 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
 
 /// The server's verdict on an `OnlineCheckRequest`.
 public struct OnlineCheckResponse: Sendable, Equatable, Codable {
-    /// `revoked`, `not-revoked`, or `unknown` when the request named no ticket or key to look up.
-    public var verdict: String
+    /// `revoked`, `not-revoked`, or `unknown` when the request named no ticket or key to look up; a verdict a newer
+    /// server adds decodes, and a validator treats it as not `revoked`.
+    public var verdict: Recorded<OnlineCheckVerdict>
     /// One sentence saying why, for the inspector.
     public var reason: String
     /// Whether the server holds the ticket (or its key) as revoked; nil when it could not tell.
@@ -70,18 +71,21 @@ public struct OnlineCheckResponse: Sendable, Equatable, Codable {
     /// When the ticket or key was revoked, if it is.
     public var revokedAt: Date?
 
-    /// The ticket or its key is revoked.
-    public static let revokedVerdict = "revoked"
-    /// Neither the ticket nor its key is revoked on the server.
-    public static let notRevokedVerdict = "not-revoked"
-    /// The request named nothing the server could look up.
-    public static let unknownVerdict = "unknown"
-
     /// Makes a response.
-    public init(verdict: String, reason: String, revoked: Bool?, revokedAt: Date? = nil) {
-        self.verdict = verdict
+    public init(verdict: OnlineCheckVerdict, reason: String, revoked: Bool?, revokedAt: Date? = nil) {
+        self.verdict = Recorded(verdict)
         self.reason = reason
         self.revoked = revoked
         self.revokedAt = revokedAt
     }
+}
+
+/// What the server answers to an online check (`OnlineCheckResponse.verdict`).
+public enum OnlineCheckVerdict: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The ticket or its key is revoked.
+    case revoked = "revoked"
+    /// Neither the ticket nor its key is revoked on the server.
+    case notRevoked = "not-revoked"
+    /// The request named nothing the server could look up.
+    case unknown = "unknown"
 }

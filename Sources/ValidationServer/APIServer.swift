@@ -245,10 +245,11 @@ public struct APIServer: Sendable {
                 "Every record needs an id of 1 to 128 characters; one has \(record.id.unicodeScalars.count).")
         }
         for record in batch.records {
-            if let decidedBy = record.decidedBy, !["offline", "online"].contains(decidedBy) {
+            // The one name of a record the server checks: the document lists its two values.
+            if let decidedBy = record.decidedBy, decidedBy.known == nil {
                 throw APIFailure(
                     .badRequest, "bad-request",
-                    "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.prefix(40)).")
+                    "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.text.prefix(40)).")
             }
         }
         let results = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
@@ -279,13 +280,13 @@ public struct APIServer: Sendable {
         if let issuer = query.issuer, let format = query.format, let keyID = query.keyID {
             lookedUp = true
             // The check names the ticket's format (`uic-918-3`); keys are revoked under their family (`uic`).
-            let family = KeyFamily(name: format)?.wireName ?? format
+            let family = KeyFamily(name: format.text)?.wireName ?? format.text
             let reference = KeyReference(format: family, issuer: issuer, keyID: keyID)
             if let revoked = try await store.keyRevocation(reference) {
                 return Self.json(
                     .ok,
                     OnlineCheckResponse(
-                        verdict: OnlineCheckResponse.revokedVerdict,
+                        verdict: .revoked,
                         reason: "The key \(keyID) of \(issuer) is revoked" + (revoked.reason.map { ": \($0)" } ?? "."),
                         revoked: true, revokedAt: revoked.revokedAt))
             }
@@ -297,26 +298,27 @@ public struct APIServer: Sendable {
                 return Self.json(
                     .ok,
                     OnlineCheckResponse(
-                        verdict: OnlineCheckResponse.revokedVerdict,
+                        verdict: .revoked,
                         reason: "The ticket \(ticketID.hexString) of \(issuer) is revoked"
                             + (revoked.reason.map { ": \($0)" } ?? "."),
                         revoked: true, revokedAt: revoked.revokedAt))
             }
             // A published blocklist imported after the validator's last sync: the reason says what to do.
             if let format = query.format,
-                let listed = try await store.blocklistRevocation(format: format, issuer: issuer, ticketID: ticketID)
+                let listed = try await store.blocklistRevocation(
+                    format: format.text, issuer: issuer, ticketID: ticketID)
             {
                 return Self.json(
                     .ok,
                     OnlineCheckResponse(
-                        verdict: OnlineCheckResponse.revokedVerdict, reason: listed.reason, revoked: true))
+                        verdict: .revoked, reason: listed.reason, revoked: true))
             }
         }
         guard lookedUp else {
             return Self.json(
                 .ok,
                 OnlineCheckResponse(
-                    verdict: OnlineCheckResponse.unknownVerdict,
+                    verdict: .unknown,
                     reason: "The request names no ticket (issuer and ticketID) or key (format, issuer, keyID) to "
                         + "look up; the server does not parse payloads.",
                     revoked: nil))
@@ -324,7 +326,7 @@ public struct APIServer: Sendable {
         return Self.json(
             .ok,
             OnlineCheckResponse(
-                verdict: OnlineCheckResponse.notRevokedVerdict,
+                verdict: .notRevoked,
                 reason: "The server holds neither the ticket nor its key as revoked.", revoked: false))
     }
 

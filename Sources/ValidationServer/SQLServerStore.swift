@@ -408,10 +408,10 @@ public final class SQLServerStore: ServerStore {
     ) async throws(ServerError) -> [InspectionResult] {
         for record in records {
             try Self.refuseNUL([
-                "id": record.id, "device": record.device, "symbology": record.symbology ?? "",
-                "format": record.format ?? "", "issuer": record.issuer ?? "", "verdict": record.verdict,
-                "reason": record.reason, "signature": record.signature, "warnings": record.warnings,
-                "inspector": record.inspector ?? "", "decidedBy": record.decidedBy ?? "",
+                "id": record.id, "device": record.device, "symbology": record.symbology?.text ?? "",
+                "format": record.format?.text ?? "", "issuer": record.issuer ?? "", "verdict": record.verdict.text,
+                "reason": record.reason, "signature": record.signature.text, "warnings": record.warnings,
+                "inspector": record.inspector ?? "", "decidedBy": record.decidedBy?.text ?? "",
             ])
         }
         return try await write("store \(records.count) inspections") { session in
@@ -421,9 +421,9 @@ public final class SQLServerStore: ServerStore {
             for record in records {
                 let values: [any SQLBindable] = [
                     record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
-                    record.symbology, record.payloadDigest.hexString, record.format, record.issuer,
-                    record.ticketID?.hexString, record.verdict, record.reason, record.signature, record.warnings,
-                    record.inspector, record.decidedBy,
+                    record.symbology?.text, record.payloadDigest.hexString, record.format?.text, record.issuer,
+                    record.ticketID?.hexString, record.verdict.text, record.reason, record.signature.text,
+                    record.warnings, record.inspector, record.decidedBy?.text,
                 ]
                 // In PostgreSQL a concurrent upload of the same record waits here for the other transaction, then
                 // inserts nothing; the read below sees the row it committed.
@@ -494,13 +494,15 @@ public final class SQLServerStore: ServerStore {
             receivedAt: Date(unixMilliseconds: try row.integer("received_at")),
             record: InspectionUpload(
                 id: try row.text("id"), inspectedAt: try row.integer("inspected_at"),
-                device: try row.text("device"), symbology: try row.optionalText("symbology"),
+                device: try row.text("device"), symbology: try row.optionalText("symbology").map(Recorded.init(text:)),
                 payloadDigest: [UInt8](hex: try row.text("payload_digest")) ?? [],
-                format: try row.optionalText("format"), issuer: try row.optionalText("issuer"),
+                format: try row.optionalText("format").map(Recorded.init(text:)),
+                issuer: try row.optionalText("issuer"),
                 ticketID: try row.optionalText("ticket_id").flatMap { [UInt8](hex: $0) },
-                verdict: try row.text("verdict"), reason: try row.text("reason"),
-                signature: try row.text("signature"), warnings: try row.text("warnings"),
-                inspector: try row.optionalText("inspector"), decidedBy: try row.optionalText("decided_by")))
+                verdict: Recorded(text: try row.text("verdict")), reason: try row.text("reason"),
+                signature: Recorded(text: try row.text("signature")), warnings: try row.text("warnings"),
+                inspector: try row.optionalText("inspector"),
+                decidedBy: try row.optionalText("decided_by").map(Recorded.init(text:))))
     }
 
     public func checkHealth() async throws(ServerError) {

@@ -317,7 +317,7 @@ struct Inspections: AsyncParsableCommand {
                     let when = Date(unixMilliseconds: record.inspectedAt).formatted(.iso8601)
                     let ticket = record.ticketID.map { "\(PrintableText(record.issuer ?? "?"))/\($0.hexString)" } ?? "-"
                     say(
-                        "\(when)\t\(PrintableText(stored.deviceID))\t\(PrintableText(record.verdict))\t\(ticket)\t"
+                        "\(when)\t\(PrintableText(stored.deviceID))\t\(PrintableText(record.verdict.text))\t\(ticket)\t"
                             + "\(PrintableText(record.id))")
                 }
             }

@@ -1,7 +1,8 @@
-import Issuing
 import ArgumentParser
+import Daemon
 import FareCore
 import Foundation
+import Issuing
 import Signatures
 import Symbols
 import TicketFormats
@@ -72,7 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
             let asExpected = verdict.kind == demoCase.expected && symbol.bytes == demoCase.payload
             if !asExpected { mismatches += 1 }
             if json {
-                var report = VerdictReport(
+                var report = VerdictEvent.report(
                     Inspection(
                         source: path, symbology: symbol.symbology, payloadByteCount: symbol.bytes.count,
                         payloadDigest: digest(.sha256, symbol.bytes), verdict: verdict))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import FareCore
 import Foundation
 import Scanners
@@ -101,7 +102,7 @@ struct ScannersCommand: AsyncParsableCommand {
             var byteCount: Int
             var payloadBase64: String
             var receivedAt: Date
-            var verdict: VerdictReport?
+            var verdict: VerdictEvent?
         }
 
         func run() async throws {
@@ -118,10 +119,10 @@ struct ScannersCommand: AsyncParsableCommand {
                     log: { printError("farecheck: \($0)") })
             )
             for try await scan in reader {
-                var report: VerdictReport?
+                var report: VerdictEvent?
                 if let verifier {
                     let verdict = try verifier.verify(scan.payload)
-                    report = VerdictReport(
+                    report = VerdictEvent.report(
                         Inspection(
                             source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
                             payloadDigest: digest(.sha256, scan.payload), verdict: verdict))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import FareCore
 import Foundation
 import Signatures
@@ -147,10 +148,13 @@ struct VerifyCommand: AsyncParsableCommand {
             var inspection = Inspection(
                 source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
                 payloadDigest: digest(.sha256, payload.bytes), verdict: verdict)
-            inspection.unreadableRecords = Self.unreadableRecords(of: payload.bytes, verdict: verdict)
-            var report = VerdictReport(inspection)
-            let layout = showLayout ? UIC918_3.layout(of: payload.bytes) : .absent
-            let fcb = showFCB ? FCBContent(payload: payload.bytes) : .absent
+            // The verifier's decoding (or, without a ticket, the payload read once) feeds the list, the layout and
+            // the FCB tree alike.
+            let decoding = PayloadDecoding(payload: payload.bytes, verdict: verdict)
+            inspection.unreadableRecords = decoding.unreadableRecords
+            var report = VerdictEvent.report(inspection)
+            let layout = showLayout ? decoding.printedLayout : .absent
+            let fcb = showFCB ? decoding.fcb : .absent
             if json {
                 report.layout = layout.lines
                 var line = jsonLine(report)
@@ -169,18 +173,6 @@ struct VerifyCommand: AsyncParsableCommand {
             }
         }
         if !allValid { throw ExitCode(1) }
-    }
-
-    /// The records of a payload that are present but cannot be read: the ticket's list when the verdict has a
-    /// ticket (the mapping read every record already), else read from the payload as scanned (UIC 918.3 records,
-    /// DOSIPAS blocks), so that a ticket refused for a broken record still names it.
-    static func unreadableRecords(of payload: [UInt8], verdict: Verdict) -> [UnreadableRecord] {
-        if let ticket = verdict.ticket { return ticket.unreadableRecords }
-        switch verdict.format {
-        case .uic9183?: return UIC918_3.unreadableRecords(ofPayload: payload)
-        case .uic9189?: return DOSIPAS.unreadableBlocks(ofPayload: payload)
-        default: return []
-        }
     }
 
     /// `--show-layout` for a person: the grid in a frame, or why there is none.
@@ -239,92 +231,9 @@ struct SnapshotRevocations: RevocationList {
     }
 }
 
-/// A verdict as farecheck prints it: one JSON object, or a few lines of text.
-struct VerdictReport: Encodable {
-    var source: String
-    var symbology: String?
-    var payloadBytes: Int
-    var verdict: VerdictKind
-    var reason: String
-    var signature: SignatureStatus
-    var format: TicketFormat?
-    var issuer: String?
-    var keyId: String?
-    var ticketId: String?
-    var validFrom: Date?
-    var validUntil: Date?
-    var issuedAt: Date?
-    var product: String?
-    var zones: [String]?
-    var category: String?
-    var passengers: Int?
-    var holder: String?
-    var activatedAt: Date?
-    var reactivations: Int?
-    /// Format-specific content in display order (UIC: header, records, 0080BL fields, layout texts).
-    var details: [Detail]?
-    /// What the demo expected, when the report comes from `farecheck demo`.
-    var expected: String?
-    /// The U_TLAY layout as text lines, with `--show-layout`.
-    var layout: [String]?
-    /// The UIC keys looked at and what came of each (absent when none were: other formats, no key at all).
-    var keys: [KeyConsideration]?
-    /// The records present but unreadable (tag, version, offset, place, reason); absent when there are none.
-    var unreadableRecords: [UnreadableRecord]?
-
-    struct Detail: Encodable {
-        var label: String
-        var value: String
-    }
-    var warnings: [String]
-    var warningMessages: [String]
-    var inspectedAt: Date
-    /// With `clock-untrusted`: the trusted-time floor the device clock (`inspectedAt`) reads earlier than, and
-    /// where it comes from.
-    var clockFloor: Date?
-    var clockFloorSource: String?
-    /// For a ticket on a published blocklist: `{list, version, entry, lockMode, action}`.
-    var revocation: BlocklistRevocation?
-
-    /// The report of `inspection`: the one mapping from an inspection to what the CLI prints.
-    init(_ inspection: Inspection) {
-        let verdict = inspection.verdict
-        self.source = inspection.source
-        self.symbology = inspection.symbology?.rawValue
-        self.payloadBytes = inspection.payloadByteCount
-        self.verdict = verdict.kind
-        self.reason = verdict.reason
-        self.signature = verdict.signature
-        self.format = verdict.format
-        self.issuer = verdict.ticket?.issuer ?? verdict.issuer
-        self.keyId = verdict.keyID
-        let ticket = verdict.ticket
-        self.ticketId = ticket?.ticketIDHex
-        self.validFrom = ticket?.validFrom
-        self.validUntil = ticket?.validUntil
-        self.issuedAt = ticket?.issuedAt
-        self.product = ticket?.product
-        self.zones = ticket?.zones
-        self.category = ticket?.category
-        self.passengers = ticket?.passengers
-        self.holder = ticket?.holder
-        self.activatedAt = ticket?.activatedAt
-        self.reactivations = ticket?.reactivations
-        if let details = ticket?.details, !details.isEmpty {
-            self.details = details.map { Detail(label: $0.label, value: $0.value) }
-        }
-        self.warnings = verdict.warnings.map(\.code)
-        self.warningMessages = verdict.warnings.map(\.message)
-        self.inspectedAt = verdict.inspectedAt
-        self.keys = verdict.keys.isEmpty ? nil : verdict.keys
-        self.unreadableRecords = inspection.unreadableRecords.isEmpty ? nil : inspection.unreadableRecords
-        self.revocation = verdict.blocklistRevocation
-        if verdict.kind == .clockUntrusted, let floor = verdict.clockFloor {
-            self.clockFloor = floor.instant
-            self.clockFloorSource = floor.source.rawValue
-        }
-    }
-
+/// A verdict as farecheck prints it: the report form of the one JSON object of an inspection (`VerdictEvent`,
+/// shared with the daemon's event line), or a few lines of text.
+extension VerdictEvent {
     /// How the verdict was reached, for `verify --explain`: the keys looked at, one line each.
     var explanation: String {
         guard let keys else {
@@ -350,7 +259,7 @@ struct VerdictReport: Encodable {
             add("ACTION", revocation.action.instruction.uppercased())
             add("blocklist", "\(revocation.list.displayName) version \(revocation.version), \(revocation.entry)")
         }
-        add("source", source + (symbology.map { " (\($0))" } ?? ""))
+        add("source", device + (symbology.map { " (\($0.rawValue))" } ?? ""))
         var signatureLine = signature.rawValue
         if let format { signatureLine += ", \(format)" }
         if let keyId { signatureLine += ", key \(keyId)" }
@@ -377,7 +286,8 @@ struct VerdictReport: Encodable {
         add("checked at", inspectedAt.iso8601)
         if let clockFloor {
             add(
-                "trusted", "\(clockFloor.iso8601) or later (\(clockFloorSource ?? "floor")): the device clock is behind"
+                "trusted",
+                "\(clockFloor.iso8601) or later (\(clockFloorSource?.rawValue ?? "floor")): the device clock is behind"
             )
         }
         return lines.joined(separator: "\n")

@@ -86,7 +86,14 @@ struct BlocklistDaemonTests {
         #expect(revocation.entry == .dtvg(DTVGBlocklistEntry(rics: 80, ticketID: "RPEX4F-4")))
         #expect(revocation.action == .refuse)
         // The JSON line names them as the API documents them.
-        let line = try #require(daemon.stdout.lines.last { $0.contains("\"revoked\"") })
+        // Standard output is read on another thread: its line can come a moment after the socket's.
+        var printed: String?
+        let printedBy = Date().addingTimeInterval(10)
+        while printed == nil, Date() < printedBy {
+            printed = daemon.stdout.lines.last { $0.contains("\"revoked\"") }
+            if printed == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let line = try #require(printed)
         #expect(
             line.contains(
                 #""revocation":{"action":"refuse","entry":{"list":"dtvg-uic","rics":80,"ticketId":"RPEX4F-4"},"#))

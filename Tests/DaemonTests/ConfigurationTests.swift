@@ -125,6 +125,50 @@ struct ConfigurationTests {
         }
     }
 
+    @Test(
+        "[gate] verdicts names verdict kinds (or \"*\" for every one); an unknown name is refused with the valid ones")
+    func gateVerdictNames() throws {
+        func gate(_ verdicts: String) throws(ConfigurationError) -> DaemonConfiguration.GateHook? {
+            try DaemonConfiguration.parse(
+                "[[scanner]]\ndevice = \"auto\"\n[gate]\ncommand = [\"/bin/true\"]\n\(verdicts)"
+            ).gateHook
+        }
+        #expect(try gate("")?.verdicts == .only([.valid]))
+        #expect(try gate("verdicts = [\"valid\", \"clock-untrusted\"]")?.verdicts == .only([.valid, .clockUntrusted]))
+        #expect(try gate("verdicts = []")?.verdicts == .only([]))
+        let every = try gate("verdicts = [\"*\"]")?.verdicts
+        #expect(every == .every)
+        #expect(VerdictKind.allCases.allSatisfy { every?.contains($0) == true })
+        #expect(try gate("verdicts = [\"valid\"]")?.verdicts.contains(.expired) == false)
+
+        // A typo used to leave the gate shut without a word: now the daemon does not start.
+        for name in ["vaild", "Valid", "revoke", ""] {
+            let refused = refusal(
+                of: "[[scanner]]\ndevice = \"auto\"\n[gate]\ncommand = [\"/bin/true\"]\n"
+                    + "verdicts = [\"valid\", \"\(name)\"]")
+            #expect(refused?.key == "gate.verdicts")
+            #expect(refused?.message.contains("unknown verdict \"\(name)\"") == true, "\(String(describing: refused))")
+            // The valid names, every one, and the wildcard.
+            for kind in VerdictKind.allCases {
+                #expect(refused?.message.contains(kind.rawValue) == true)
+            }
+            #expect(refused?.message.contains("\"*\" for every verdict") == true)
+        }
+    }
+
+    @Test("[verification] formats names formats; an unknown name is refused with the valid ones")
+    func formatNames() throws {
+        let accepted = try DaemonConfiguration.parse(
+            "[[scanner]]\ndevice = \"auto\"\n[verification]\nformats = [\"fc1\", \"uic-918-3\"]")
+        #expect(accepted.formats == [.fc1, .uic9183])
+        let refused = refusal(of: "[[scanner]]\ndevice = \"auto\"\n[verification]\nformats = [\"fc1\", \"uic-918-4\"]")
+        #expect(refused?.key == "verification.formats")
+        #expect(refused?.message.contains("unknown format \"uic-918-4\"") == true)
+        for format in TicketFormat.allCases {
+            #expect(refused?.message.contains(format.name) == true)
+        }
+    }
+
     @Test("pinning the DEMO anchor (by name or by its PEM file) is refused at start unless allow_demo_anchor is set")
     func demoAnchorNeedsOptIn() throws {
         func sync(_ anchors: String, allow: Bool?) throws(ConfigurationError) -> DaemonConfiguration.Sync? {

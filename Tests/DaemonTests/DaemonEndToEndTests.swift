@@ -1,4 +1,5 @@
 import Daemon
+import FareCore
 import Foundation
 import Glibc
 import ScannerSimulation
@@ -140,7 +141,7 @@ struct DaemonEndToEndTests {
         // The journal holds each inspection once, as shown.
         let journal = try TrustStore(path: setup.bench.db).allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
-        #expect(journal.map(\.verdict) == events.map(\.verdict.rawValue))
+        #expect(journal.map(\.verdict.known) == events.map(\.verdict))
         #expect(journal.allSatisfy { $0.device == "front-door" && $0.sentAt == nil })
     }
 
@@ -372,5 +373,31 @@ struct DaemonEndToEndTests {
         }
         let missing = try bench.farecheck(["daemon", "--config", bench.path("none.toml")])
         #expect(missing.status == 2 && missing.stderr.contains("no such file"))
+    }
+
+    @Test("a verdict or format name it does not know: refused by --check and at start, with the valid names")
+    func unknownNames() throws {
+        let bench = Workbench()
+        let cases: [(text: String, expected: String, valid: [String])] = [
+            (
+                "[[source]]\nimages = \"\(bench.path("images"))\"\n[gate]\ncommand = [\"/bin/true\"]\n"
+                    + "verdicts = [\"vaild\"]",
+                "gate.verdicts: unknown verdict \"vaild\"", VerdictKind.allCases.map(\.rawValue) + ["\"*\""]
+            ),
+            (
+                "[[source]]\nimages = \"\(bench.path("images"))\"\n[verification]\nformats = [\"fc2\"]",
+                "verification.formats: unknown format \"fc2\"", TicketFormat.allCases.map(\.name)
+            ),
+        ]
+        for (text, expected, valid) in cases {
+            let path = bench.path("unknown.toml")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            for arguments in [["daemon", "--config", path, "--check"], ["daemon", "--config", path]] {
+                let run = try bench.farecheck(arguments)
+                #expect(run.status == 2, "\(arguments): \(run.stdout)")
+                #expect(run.stderr.contains(expected), "\(run.stderr)")
+                for name in valid { #expect(run.stderr.contains(name), "\(name): \(run.stderr)") }
+            }
+        }
     }
 }

@@ -109,7 +109,7 @@ struct InspectionConflictTests {
         #expect(listed.count == 3)
         let kept = try #require(
             listed.first { $0["id"] as? String == "shared-id" && $0["deviceID"] as? String == "validator-1" })
-        #expect(kept["verdict"] as? String == fromA.verdict)
+        #expect(kept["verdict"] as? String == fromA.verdict.text)
     }
 
     @Test("against a server that predates per-record results, only the accepted ids are marked sent")

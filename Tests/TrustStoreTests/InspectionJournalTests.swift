@@ -102,6 +102,90 @@ struct InspectionJournalTests {
         #expect(try TrustStore(path: directory.path + "/j.sqlite").refusedInspectionCount() == 1)
     }
 
+    /// One inspection for each name of every vocabulary the journal keeps (verdict kinds, signature statuses,
+    /// formats, symbologies, deciders, clock-floor sources), each used at least once.
+    static func typedInspections() -> [Inspection] {
+        let count = [
+            VerdictKind.allCases.count, TicketFormat.allCases.count, Symbology.allCases.count,
+            TrustedTimeSource.allCases.count, 5,
+        ].max()!
+        let signatures: [SignatureStatus] = [.valid, .invalid, .unknownKey, .unsupported, .notChecked]
+        return (0..<count).map { index in
+            var verdict = Verdict(
+                kind: VerdictKind.allCases[index % VerdictKind.allCases.count], reason: "reason \(index)",
+                signature: signatures[index % signatures.count],
+                format: index == 0 ? nil : TicketFormat.allCases[index % TicketFormat.allCases.count],
+                issuer: "issuer-\(index)", inspectedAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(index)))
+            verdict.clockFloor = TrustedTimeFloor(
+                instant: Date(timeIntervalSince1970: 1_700_000_000),
+                source: TrustedTimeSource.allCases[index % TrustedTimeSource.allCases.count])
+            return Inspection(
+                id: "typed-\(index)", source: "scanner",
+                symbology: Symbology.allCases[index % Symbology.allCases.count],
+                payloadByteCount: 10, payloadDigest: [UInt8(index)], verdict: verdict,
+                decidedBy: index.isMultiple(of: 2) ? .offline : .online)
+        }
+    }
+
+    @Test(
+        "typed names round-trip the journal: stored as their names, read back as the same cases; others kept as written"
+    )
+    func typedNamesRoundTrip() throws {
+        let journal = try InspectionJournal(
+            path: directory.path + "/typed.journal.sqlite", reservePath: directory.path + "/typed.journal.reserve")
+        let inspections = Self.typedInspections()
+        for inspection in inspections { try journal.write(InspectionRecord(inspection)) }
+        let read = try journal.allInspections()
+        #expect(read == inspections.map(InspectionRecord.init))
+        for (record, inspection) in zip(read, inspections) {
+            #expect(record.verdict.known == inspection.verdict.kind)
+            #expect(record.signature.known == inspection.verdict.signature)
+            #expect(record.format?.known == inspection.verdict.format)
+            #expect(record.symbology?.known == inspection.symbology)
+            #expect(record.decidedBy.known == inspection.decidedBy)
+            #expect(record.clockFloorSource?.known == inspection.verdict.clockFloor?.source)
+        }
+        // On disk, the same text the columns held as strings: each case's raw value.
+        let rows = try DatabaseQueue(path: journal.path).read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT verdict, signature, format, symbology, decided_by, clock_floor_source FROM inspection
+                    ORDER BY inspected_at
+                    """)
+        }
+        #expect(rows.count == inspections.count)
+        for (row, inspection) in zip(rows, inspections) {
+            #expect(row["verdict"] as String == inspection.verdict.kind.rawValue)
+            #expect(row["signature"] as String == inspection.verdict.signature.rawValue)
+            #expect(row["format"] as String? == inspection.verdict.format?.rawValue)
+            #expect(row["symbology"] as String? == inspection.symbology?.rawValue)
+            #expect(row["decided_by"] as String == inspection.decidedBy.rawValue)
+            #expect(row["clock_floor_source"] as String? == inspection.verdict.clockFloor?.source.rawValue)
+        }
+
+        // A row written by another farecheck version, with names this one does not know: read, kept as written.
+        try DatabaseQueue(path: journal.path).write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO inspection (id, inspected_at, device, symbology, payload_digest, format, verdict,
+                        reason, signature, warnings, decided_by)
+                    VALUES ('future', 1900000000000, 'd', 'hologram', x'01', 'fc9', 'teleported', '', 'quantum', '',
+                        'oracle')
+                    """)
+        }
+        let future = try #require(try journal.allInspections().last)
+        #expect(future.id == "future")
+        #expect(future.verdict == Recorded(text: "teleported") && future.verdict.known == nil)
+        #expect(future.signature.text == "quantum" && future.format?.text == "fc9")
+        #expect(future.symbology?.text == "hologram" && future.decidedBy.text == "oracle")
+        // Written again (the reserve's JSON, another journal), the names are the same text.
+        let copy = try InspectionJournal(
+            path: directory.path + "/copy.journal.sqlite", reservePath: directory.path + "/copy.journal.reserve")
+        try copy.write(try JSONDecoder().decode(InspectionRecord.self, from: JSONEncoder().encode(future)))
+        #expect(try copy.allInspections() == [future])
+    }
+
     @Test("a journal made before refusals were kept gets the columns, its records as they were")
     func refusalMigration() throws {
         let path = directory.path + "/old.journal.sqlite"

@@ -168,7 +168,8 @@ struct BlocklistServerTests {
         let token = try bench.addDevice("v1")
         let server = try bench.startServer()
         func check(_ format: String, _ issuer: String, _ ticketID: [UInt8]) async throws -> OnlineCheckResponse {
-            let request = OnlineCheckRequest(payload: [0x23], format: format, issuer: issuer, ticketID: ticketID)
+            let request = OnlineCheckRequest(
+                payload: [0x23], format: Recorded(text: format), issuer: issuer, ticketID: ticketID)
             let answer = try await send(
                 .POST, server.baseURL + "/v1/check", token: token, body: try WireFormat.encode(request))
             #expect(answer.status == 200, "\(answer.text)")

@@ -11,11 +11,12 @@ import ValidationAPI
 /// nothing else.
 @Suite("Inspections by device and id", .timeLimit(.minutes(5)))
 struct InspectionOwnershipTests {
-    static func record(_ id: String, verdict: String = "valid", at offset: Int64 = 0) -> InspectionUpload {
+    static func record(_ id: String, verdict: VerdictKind = .valid, at offset: Int64 = 0) -> InspectionUpload {
         InspectionUpload(
             id: id, inspectedAt: 1_800_000_000_000 + offset, device: "front-door", symbology: "qr",
             payloadDigest: digest(.sha256, Array(id.utf8)), format: "fc1", issuer: "demo-transit",
-            ticketID: [0x0a, 0x0b], verdict: verdict, reason: verdict == "valid" ? "Valid ticket." : "Revoked.",
+            ticketID: [0x0a, 0x0b], verdict: Recorded(verdict),
+            reason: verdict == .valid ? "Valid ticket." : "Revoked.",
             signature: "valid", warnings: "", inspector: "staff-1", decidedBy: "offline")
     }
 
@@ -45,7 +46,7 @@ struct InspectionOwnershipTests {
         let server = try bench.startServer()
 
         let fromA = Self.record("shared-id")
-        let fromB = Self.record("shared-id", verdict: "revoked", at: 5)
+        let fromB = Self.record("shared-id", verdict: .revoked, at: 5)
         let answerA = try await Self.upload([fromA], to: server, token: tokenA)
         let answerB = try await Self.upload([fromB], to: server, token: tokenB)
         #expect(answerA.results == [InspectionResult(id: "shared-id", outcome: .stored)])
@@ -143,7 +144,7 @@ struct InspectionOwnershipTests {
         #expect(try Self.listed(bench).map { $0["id"] as? String } == ["kept"])
         let again = try await Self.upload([old], to: server, token: tokenA)
         #expect(again.results?.map(\.outcome) == [.alreadyStored])
-        let other = try await Self.upload([Self.record("kept", verdict: "revoked")], to: server, token: tokenB)
+        let other = try await Self.upload([Self.record("kept", verdict: .revoked)], to: server, token: tokenB)
         #expect(other.results?.map(\.outcome) == [.stored])
         #expect(Set(try Self.listed(bench).compactMap { $0["deviceID"] as? String }) == ["validator-a", "validator-b"])
     }

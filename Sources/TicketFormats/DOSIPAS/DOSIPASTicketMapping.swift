@@ -92,13 +92,11 @@ public enum DOSIPAS {
 
         let dynamic = try barcode.dynamicContent()
         let freshness = barcode.freshness(of: dynamic, notAfter: reference, issuingDay: flex?.issuing.issuingDay)
-        let details: @Sendable () -> [(label: String, value: String)] = { [flex] in
-            detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
-        }
+        let decoded = DOSIPASDecodedContent(barcode: barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
 
         guard let flex else {
             let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
-            let ticket = Ticket(format: .uic9189, issuer: issuer, ticketID: [], deferredDetails: details)
+            let ticket = Ticket(format: .uic9189, issuer: issuer, ticketID: [], decodedContent: decoded)
             return DOSIPASContent(ticket: ticket, railTicket: nil, freshness: freshness)
         }
         let issuerCode = flex.issuing.issuer ?? flex.issuing.securityProvider ?? level1.securityProvider
@@ -111,13 +109,13 @@ public enum DOSIPAS {
             format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
             validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
             category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
-            holder: flex.holderText, documents: flex.ticketDocuments, deferredDetails: details
+            holder: flex.holderText, documents: flex.ticketDocuments, decodedContent: decoded
         )
         return DOSIPASContent(ticket: ticket, railTicket: flex, freshness: freshness)
     }
 
     /// The `details` lines, in display order (see `ticket(from:at:)`): built only when shown.
-    private static func detailLines(
+    static func detailLines(
         _ barcode: DOSIPASBarcode, dynamic: DOSIPASDynamicContent?, freshness: DOSIPASFreshness?,
         railTicket flex: FCBTicket?
     ) -> [(label: String, value: String)] {
@@ -251,24 +249,14 @@ public enum FCBContent: Sendable, Hashable {
     case absent
 
     /// The payload's FCB content: a UIC 918.3 container's U_FLEX record, or a DOSIPAS barcode's rail ticket,
-    /// read from the bytes as scanned whatever the verdict.
+    /// read from the bytes as scanned whatever the verdict: for a payload on its own (tests, fuzzing); beside a
+    /// verdict, `PayloadDecoding` reads it from the verifier's decoding instead.
     public init(payload: [UInt8]) {
         if UIC918_3.isContainer(payload) {
-            let container: UICContainer
             do {
-                container = try UICContainer(parsing: payload)
+                self.init(container: try UICContainer(parsing: payload))
             } catch {
                 self = .payloadUnreadable(UIC918_3.asSentence(error.message))
-                return
-            }
-            guard let record = container.record(UICFlex.recordID) else {
-                self = .absent
-                return
-            }
-            do throws(FormatError) {
-                self = .decoded(try UICFlex.data(record: record).json)
-            } catch {
-                self = .unreadable(UIC918_3.unreadable(record, error))
             }
         } else if DOSIPASBarcode.isBarcode(payload) {
             do {
@@ -279,6 +267,39 @@ public enum FCBContent: Sendable, Hashable {
         } else {
             self = .absent
         }
+    }
+}
+
+extension FCBContent {
+    /// The FCB content of a UIC 918.3 container taken apart: its U_FLEX record's tree, or why there is none.
+    public init(container: UICContainer) {
+        guard let record = container.record(UICFlex.recordID) else {
+            self = .absent
+            return
+        }
+        do throws(FormatError) {
+            self = .decoded(try UICFlex.data(record: record).json)
+        } catch {
+            self = .unreadable(UIC918_3.unreadable(record, error))
+        }
+    }
+}
+
+/// What the DOSIPAS mapping decoded of a barcode, kept behind its ticket (`Ticket.decodedContent`): the ticket's
+/// details and its FCB tree are read from it, never from the payload again.
+public struct DOSIPASDecodedContent: DecodedTicketContent {
+    let barcode: DOSIPASBarcode
+    let dynamic: DOSIPASDynamicContent?
+    let freshness: DOSIPASFreshness?
+    let railTicket: FCBTicket?
+
+    public func detailLines() -> [(label: String, value: String)] {
+        DOSIPAS.detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: railTicket)
+    }
+
+    /// The rail ticket's FCB tree as `DOSIPAS.railTicketJSON(of:)` tells it, from the block the mapping decoded.
+    public var fcb: FCBContent {
+        railTicket.map { .decoded($0.data.json) } ?? .absent
     }
 }
 
