@@ -1,4 +1,3 @@
-import Daemon
 import Foundation
 import Glibc
 import ScannerSimulation
