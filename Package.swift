@@ -213,46 +213,40 @@ let package = Package(
         .testTarget(
             name: "TicketFormatsTests",
             // Signatures: the RSA operation and SHA-1 that open the real VDV-KA sample.
-            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures"],
-            // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
-            resources: [.copy("Resources")],
+            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures", "Throughput"],
-            // Fixture files are read next to the sources (#filePath), not from a bundle.
-            exclude: ["Resources"],
+            dependencies: ["Signatures", "Throughput", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput", "QuirkyTickets"],
-            resources: [.copy("Resources")],
+            dependencies: [
+                "Verification", "TicketFormats", "Signatures", "COpenSSL", "Throughput", "QuirkyTickets", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "TrustStoreTests",
             dependencies: [
-                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification",
+                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SymbolsTests",
-            dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom"],
-            // Real UIC 918.3 payloads (zlib inside) for Aztec round trips.
-            resources: [.copy("Resources")],
+            dependencies: [
+                "Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "FareCore", "ScannerSimulation"],
-            // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
-            // read next to the sources (#filePath).
-            exclude: ["Recordings", "Resources"],
+            dependencies: ["Scanners", "FareCore", "ScannerSimulation", "TestSupport"],
             swiftSettings: strict
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
@@ -274,7 +268,8 @@ let package = Package(
             path: "Tests/ScannerSimulation",
             swiftSettings: strict
         ),
-        // What the test targets share: running the built binaries, scratch directories.
+        // What every test target shares: the one fixture tree (Tests/Fixtures, read in place), dates, running the
+        // built binaries and the reference server, scratch directories.
         .target(
             name: "TestSupport", dependencies: ["ScannerSimulation"], path: "Tests/Support",
             swiftSettings: strict),
@@ -286,8 +281,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // Inputs found by fuzzing (Resources/fuzz-regressions), read next to the sources (#filePath).
-            exclude: ["Resources"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import Throughput
 import TicketFormats
@@ -27,7 +28,7 @@ struct SSBThroughputTests {
     func throughput() throws {
         let payload = try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)
         let verifier = TicketVerifier(
-            trust: try SSBVerifierFixtures.trust(), clock: FixedClock(date("2022-07-01T10:00:00Z")))
+            trust: try SSBVerifierFixtures.trust(), clock: FixedClock(utc("2022-07-01T10:00:00Z")))
         let key = try SSBVerifierFixtures.szKey()
         let signed = Array(payload.prefix(58))
         let signature = Array(payload[58...])
@@ -43,7 +44,7 @@ struct SSBThroughputTests {
         trust160.add(
             TrustedKey(
                 family: .uic, issuer: "1179", keyID: "1", algorithm: nil, publicKey: key160.publicKey))
-        let verifier160 = TicketVerifier(trust: trust160, clock: FixedClock(date("2022-07-01T10:00:00Z")))
+        let verifier160 = TicketVerifier(trust: trust160, clock: FixedClock(utc("2022-07-01T10:00:00Z")))
         var best = (verdicts: 0.0, signatures: 0.0, verdicts160: 0.0, openssl: 0.0)
         for _ in 0..<Self.rounds {
             best.verdicts = max(best.verdicts, Throughput.rate(seconds: Self.seconds) { (try? verifier.verify(payload))?.kind == .valid })

@@ -34,7 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Argument(help: "verify, uic, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
-    var uicKeyList: String = "Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml"
+    var uicKeyList: String = "Tests/Fixtures/uic/uic-publickeys-snapshot.xml"
     @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
     @Option(help: "Runs of each scan measurement.") var runs: Int = 10
     @Flag(help: "Skip the comparison with external tools.") var noCompare = false
