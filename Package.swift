@@ -269,10 +269,16 @@ let package = Package(
             swiftSettings: strict
         ),
         // What every test target shares: the one fixture tree (Tests/Fixtures, read in place), dates, running the
-        // built binaries and the reference server, scratch directories.
+        // built binaries and the reference server, scratch directories, HTTP to a server under test.
         .target(
-            name: "TestSupport", dependencies: ["ScannerSimulation"], path: "Tests/Support",
-            swiftSettings: strict),
+            name: "TestSupport",
+            dependencies: [
+                "ScannerSimulation",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

@@ -95,7 +95,7 @@ struct DaemonSecurityTests {
             port: port, staffID: "K-1", pin: "123456",
             headers: ["Host": "evil.example:\(port)", "Origin": "http://evil.example:\(port)"])
         #expect(rebinding.status == 421)
-        let events = try await LoopbackConnection.request(
+        let events = try await LoopbackHTTP.request(
             port: port, "GET", "/events", headers: ["Host": "evil.example"])
         #expect(events.status == 421)
         #expect(await daemon.stop() == 0)

@@ -59,7 +59,7 @@ struct InspectorPageBrowserTests {
             bench.hub.publish(event)
             try await browser.waitUntil("document.getElementById('verdict-reason').textContent.includes('Tuesday')")
             let dom = try await browser.dom()
-            let served = try await LoopbackConnection.request(port: port, "GET", "/")
+            let served = try await LoopbackHTTP.request(port: port, "GET", "/")
 
             // Rendered by the page's script from the event stream: none of it is in the HTML the server sent.
             for text in [
