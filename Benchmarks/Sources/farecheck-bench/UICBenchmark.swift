@@ -69,7 +69,7 @@ struct UICBenchmark {
     /// DB's sample tickets with U_FLEX: the FCB decode alone per record, and a v1 ticket (DSA-1024, SHA-1) with
     /// its real U_HEAD, U_TLAY and U_FLEX records, payload → verdict, beside `openssl speed dsa1024`.
     private func benchFlex() throws {
-        let directory = "Tests/VerificationTests/Resources/uic-918-9-db"
+        let directory = "Tests/Fixtures/uic-918-9-db"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             printLine("  U_FLEX: \(directory) not found (run from the repository root)")
             return
