@@ -10,7 +10,6 @@ let package = Package(
     products: [
         .executable(name: "farecheck", targets: ["farecheck"]),
         .executable(name: "farecheck-server", targets: ["farecheck-server"]),
-        .executable(name: "farecheck-bench", targets: ["farecheck-bench"]),
         // The light libraries, for the fuzz package in Fuzz/ (which must not pull the server dependencies).
         .library(name: "FareCore", targets: ["FareCore"]),
         .library(name: "TicketFormats", targets: ["TicketFormats"]),
@@ -19,6 +18,16 @@ let package = Package(
         .library(name: "ValidationAPI", targets: ["ValidationAPI"]),
         .library(name: "Scanners", targets: ["Scanners"]),
         .library(name: "DaemonConfig", targets: ["DaemonConfig"]),
+        // The rest of what the benchmark package in Benchmarks/ measures.
+        .library(name: "TrustStore", targets: ["TrustStore"]),
+        .library(name: "Symbols", targets: ["Symbols"]),
+        .library(name: "Sync", targets: ["Sync"]),
+        .library(name: "Daemon", targets: ["Daemon"]),
+        .library(name: "Issuing", targets: ["Issuing"]),
+        // Test support the benchmarks drive too (a simulated scanner, a seeded generator). No product above
+        // depends on them: they are stand-ins, never shipped.
+        .library(name: "ScannerSimulation", targets: ["ScannerSimulation"]),
+        .library(name: "SeededRandom", targets: ["SeededRandom"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -114,15 +123,18 @@ let package = Package(
         // `[sync]` without the daemon and the fuzz package reaches it.
         .target(
             name: "DaemonConfig",
-            dependencies: ["FareCore", "Verification", "Scanners", "ValidationAPI"],
+            dependencies: ["FareCore", "Verification", "Scanners", "ValidationAPI", "SyncConfig"],
             swiftSettings: strict
         ),
+        // The `[sync]` settings (server, token, anchors, TLS files, intervals): what DaemonConfig reads and Sync
+        // builds its client from, below both so that neither imports the other.
+        .target(name: "SyncConfig", swiftSettings: strict),
         // The validator's side of sync: the API client and the worker that reconciles the store.
         .target(
             name: "Sync",
             dependencies: [
                 "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
-                "DaemonConfig",
+                "SyncConfig",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -207,46 +219,40 @@ let package = Package(
         .testTarget(
             name: "TicketFormatsTests",
             // Signatures: the RSA operation and SHA-1 that open the real VDV-KA sample.
-            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures"],
-            // Real UIC 918.3 sample tickets and a snapshot of the UIC public key list.
-            resources: [.copy("Resources")],
+            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures"],
-            // Fixture files are read next to the sources (#filePath), not from a bundle.
-            exclude: ["Resources"],
+            dependencies: ["Signatures", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "VerificationTests",
             // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
-            dependencies: ["Verification", "TicketFormats", "Signatures", "COpenSSL", "QuirkyTickets"],
-            resources: [.copy("Resources")],
+            dependencies: [
+                "Verification", "TicketFormats", "Signatures", "COpenSSL", "QuirkyTickets", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "TrustStoreTests",
             dependencies: [
-                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification",
+                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SymbolsTests",
-            dependencies: ["Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom"],
-            // Real UIC 918.3 payloads (zlib inside) for Aztec round trips.
-            resources: [.copy("Resources")],
+            dependencies: [
+                "Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "FareCore", "ScannerSimulation"],
-            // Recorded HID report and input_event streams, and inputs found by fuzzing (Resources/fuzz-regressions),
-            // read next to the sources (#filePath).
-            exclude: ["Recordings", "Resources"],
+            dependencies: ["Scanners", "FareCore", "ScannerSimulation", "TestSupport"],
             swiftSettings: strict
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
@@ -260,29 +266,23 @@ let package = Package(
         .target(
             name: "ScannerSimulation",
             dependencies: [
-                "FareCore", "Scanners", "Symbols", "Daemon", "CLinuxShims", "SeededRandom", "SystemCalls",
+                "FareCore", "Scanners", "Symbols", "CLinuxShims", "SeededRandom", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ScannerSimulation",
             swiftSettings: strict
         ),
-        // The speed figures of docs/benchmarks.md, in a program of their own (`swift run -c release farecheck-bench`).
-        .executableTarget(
-            name: "farecheck-bench",
-            dependencies: [
-                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // GRDB: the blocklist figures write a VDV-KA blocklist, an SQLite file of a million rows.
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            path: "Benchmarks/farecheck-bench",
-            swiftSettings: strict
-        ),
-        // What the test targets share: running the built binaries, scratch directories.
+        // What every test target shares: the one fixture tree (Tests/Fixtures, read in place), dates, running the
+        // built binaries and the reference server, scratch directories, HTTP to a server under test.
         .target(
-            name: "TestSupport", dependencies: ["Daemon", "ScannerSimulation"], path: "Tests/Support",
-            swiftSettings: strict),
+            name: "TestSupport",
+            dependencies: [
+                "ScannerSimulation",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
@@ -291,8 +291,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // Inputs found by fuzzing (Resources/fuzz-regressions), read next to the sources (#filePath).
-            exclude: ["Resources"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -12,7 +12,7 @@ from pathlib import Path
 FUZZ = Path(__file__).resolve().parent
 ROOT = FUZZ.parent
 CORPORA = FUZZ / "Corpora"
-TESTS = ROOT / "Tests"
+FIXTURES = ROOT / "Tests" / "Fixtures"
 random.seed(9183)
 
 
@@ -122,7 +122,7 @@ def fc1_seeds():
 
 def uic_files():
     files = {}
-    for path in sorted(TESTS.glob("*/Resources/uic/*.bin")) + sorted(TESTS.glob("*/Resources/fcb/db/*.bin")):
+    for path in sorted(FIXTURES.glob("uic/*.bin")) + sorted(FIXTURES.glob("uic-918-9-db/*.bin")):
         files.setdefault(path.name, path.read_bytes())
     return files
 
@@ -208,7 +208,7 @@ def main():
     if CORPORA.exists():
         shutil.rmtree(CORPORA)
     uic = uic_files()
-    ssb = {p.name: p.read_bytes() for p in sorted(TESTS.glob("*/Resources/ssb/*.bin"))}
+    ssb = {p.name: p.read_bytes() for p in sorted(FIXTURES.glob("ssb/*.bin"))}
     fc1 = fc1_seeds()
 
     # Whole payloads: detection and verification see every format and transport.
@@ -267,11 +267,11 @@ def main():
         put("fuzz-ssb", "base64-" + name, base64.b64encode(data))
 
     # DOSIPAS: the decoder is being written; its corpus is ready for the target (see Fuzz/README.md).
-    for path in sorted(TESTS.glob("*/Resources/fcb/dosipas/*.bin")):
+    for path in sorted(FIXTURES.glob("dosipas/*.bin")):
         put("fuzz-dosipas", path.name, path.read_bytes())
 
     ssi_seeds()
-    recordings = TESTS / "ScannersTests/Recordings"
+    recordings = FIXTURES / "recordings"
     put("fuzz-hid-descriptor", "hidpos-honeywell", (recordings / "hidpos-honeywell.hiddescriptor").read_bytes())
     put("fuzz-hid-descriptor", "keyboard-boot", bytes.fromhex(
         "05010906a101050719e029e71500250175019508810295017508810195057501050819012905910295017503910195067508"
@@ -494,7 +494,7 @@ def config_seeds():
 def blocklist_seeds():
     """fuzz-blocklist: the DTVG test zips (selector 0), their CSV in pieces (1), VDV rows (2), versions (3)."""
     import zipfile, io
-    folder = TESTS / "VerificationTests/Resources/blocklists"
+    folder = FIXTURES / "blocklists"
     for path in sorted(folder.glob("dtvg-*.zip")):
         data = path.read_bytes()
         put("fuzz-blocklist", "zip-" + path.name, b"\0" + data)

@@ -2,9 +2,9 @@
 """Writes the blocklist test files: real SQLite databases (Python's sqlite3) and real zip archives (zipfile),
 in exactly the formats the VDV-KA and DTVG publish, naming tickets of the fixtures.
 
-    python3 scripts/make-blocklist-fixtures.py [OUTPUT_DIR]    # default Tests/VerificationTests/Resources/blocklists
+    python3 scripts/make-blocklist-fixtures.py [OUTPUT_DIR]    # default Tests/Fixtures/blocklists
 
-The good lists name these real fixture tickets (Tests/VerificationTests/Resources):
+The good lists name these real fixture tickets (Tests/Fixtures):
 - vdv/vrr-deutschlandticket-2023-03.bin: VDV-KA, KVP organisation 57, entitlement 2099643;
 - uic/db-deutschland-ticket-2025.bin: #UT with U_HEAD (issuer 1080, ticket key QWXY3BTA) and U_FLEX;
 - uic-918-9-db/Muster-918-3-City-Mobil-Ticket.bin: #UT with U_HEAD issuer 0080, ticket key RPEX4F-4
@@ -20,7 +20,7 @@ import sys
 import zipfile
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(__file__), "..", "Tests", "VerificationTests", "Resources", "blocklists")
+    os.path.dirname(__file__), "..", "Tests", "Fixtures", "blocklists")
 os.makedirs(OUT, exist_ok=True)
 
 # Fixtures that carry no U_HEAD, by FCB issuer and ticket id as `farecheck verify --json` prints them (the

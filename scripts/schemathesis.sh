@@ -61,7 +61,7 @@ token="$("$binary" devices add schemathesis "${db_options[@]}")"
 "$binary" keys publish --anchor-key Keys/demo-anchor.key "${db_options[@]}" >/dev/null
 "$binary" revoke --issuer demo-transit --ticket-id 9f86d081884c7d65 --reason stolen "${db_options[@]}" >/dev/null
 # The published blocklists too, so that deltas and snapshots carry their entries and versions for the checks.
-lists=Tests/VerificationTests/Resources/blocklists
+lists=Tests/Fixtures/blocklists
 "$binary" revoke --vdv-blocklist "$lists/vdv-blocklist.db" --version-file "$lists/vdv-version.txt" \
     "${db_options[@]}" >/dev/null 2>&1
 "$binary" revoke --dtvg-blocklist "$lists/dtvg-blocklist.zip" --version-file "$lists/dtvg-version.txt" \

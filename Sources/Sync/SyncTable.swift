@@ -1,9 +1,10 @@
-import DaemonConfig
+import SyncConfig
 
-// The `[sync]` table of the daemon's configuration is read in `DaemonConfig` (light, fuzzable); this is where it
-// becomes a client, so that `farecheck sync --config` and the daemon's sync worker build the same one.
+// The `[sync]` table of the daemon's configuration is read in `DaemonConfig` (light, fuzzable) into `SyncSettings`;
+// this is where it becomes a client, so that `farecheck sync --config` and the daemon's sync worker build the same
+// one.
 
-extension DaemonConfiguration.Sync {
+extension SyncSettings {
     /// The TLS files of the table, for `ValidationAPIClient.Configuration`.
     public var tlsFiles: ValidationAPIClient.TLSFiles {
         ValidationAPIClient.TLSFiles(
@@ -16,9 +17,9 @@ extension ValidationAPIClient.Configuration {
     ///
     /// - Parameters:
     ///   - sync: The table.
-    ///   - token: The device token it resolved to (``DaemonConfiguration/Sync/resolve(file:)``).
+    ///   - token: The device token it resolved to (`DaemonConfiguration.Sync.resolve(file:)`).
     ///   - requestTimeout: How long each request may take.
-    public init(sync: DaemonConfiguration.Sync, token: String, requestTimeout: Duration) {
+    public init(sync: SyncSettings, token: String, requestTimeout: Duration) {
         // A key bundle is at most 8 MiB whatever the table allows; revocations may use all of it.
         self.init(
             baseURL: sync.url, token: token, deviceID: sync.deviceID, requestTimeout: requestTimeout,

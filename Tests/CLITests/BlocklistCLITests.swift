@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's sqlite3 and zipfile).
-private let blocklists = repositoryRoot + "/Tests/VerificationTests/Resources/blocklists"
+private let blocklists = Fixtures.path("blocklists")
 
 @Suite("farecheck revoke with the Deutschland-Ticket blocklists")
 struct BlocklistCLITests {

@@ -5,7 +5,7 @@ import Testing
 import TicketFormats
 
 /// The DOSIPAS fixtures, as copied into the verification tests' resources.
-let dosipasFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/dosipas"
+let dosipasFixtures = Fixtures.path("dosipas")
 
 @Suite("farecheck with genuine tickets as issuers write them")
 struct IssuerQuirkCLITests {
@@ -129,7 +129,7 @@ struct IssuerQuirkCLITests {
     @Test("a DOSIPAS ticket's FCB in --show-fcb and the JSON, as a U_FLEX record's")
     func dosipasFCB() throws {
         #expect(
-            try bench.farecheck(["keys", "import", "--uic-xml", "\(dosipasFixtures)/uic-publickeys-2026-02.xml"])
+            try bench.farecheck(["keys", "import", "--uic-xml", Fixtures.path("uic/uic-publickeys-snapshot.xml")])
                 .status == 0)
         let ticket = "\(dosipasFixtures)/cts-ticket.bin"
         let json = try bench.farecheck([

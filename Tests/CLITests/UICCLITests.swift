@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The UIC fixtures, as copied into the verification tests' resources.
-let uicFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+let uicFixtures = Fixtures.path("uic")
 
 @Suite("farecheck with UIC 918.3 tickets")
 struct UICCLITests {
@@ -126,9 +126,9 @@ struct UICCLITests {
     @Test(
         "both UIC key lists in one store: the older list's expired DB keys stay and vouch for the tickets they signed")
     func bothKeyLists() throws {
-        let db = repositoryRoot + "/Tests/VerificationTests/Resources/uic-918-9-db"
-        for list in ["uic-publickeys-2026-02.xml", "uic-publickeys-historic.xml"] {
-            let run = try bench.farecheck(["keys", "import", "--uic-xml", "\(db)/\(list)"])
+        let db = Fixtures.path("uic-918-9-db")
+        for list in ["uic/uic-publickeys-snapshot.xml", "uic/uic-publickeys-historic.xml"] {
+            let run = try bench.farecheck(["keys", "import", "--uic-xml", Fixtures.path(list)])
             #expect(run.status == 0, "\(run.stderr)")
         }
         let keys = try bench.farecheck(["keys", "list", "--json"]).jsonLines

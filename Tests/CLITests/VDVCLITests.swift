@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The VDV-KA fixtures, as copied into the verification tests' resources.
-let vdvFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/vdv"
+let vdvFixtures = Fixtures.path("vdv")
 
 @Suite("farecheck with VDV-KA tickets")
 struct VDVCLITests {

@@ -10,7 +10,7 @@ import TicketFormats
 import TrustStore
 
 /// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's sqlite3 and zipfile).
-private let blocklistFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/blocklists"
+private let blocklistFixtures = Fixtures.path("blocklists")
 
 /// A ticket on a published blocklist, scanned through the daemon: the event line, the journal and the page say
 /// which list, which entry and what to do.

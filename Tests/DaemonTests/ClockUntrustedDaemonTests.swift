@@ -55,7 +55,7 @@ struct ClockUntrustedDaemonTests {
         #expect(ready.contains("STATUS=Clock untrusted (gate mode): The device clock reads 1970"), "\(ready)")
         // The status and the metrics.
         let port = try #require(daemon.httpPort)
-        let health = try await LoopbackConnection.request(port: port, "GET", "/healthz")
+        let health = try await LoopbackHTTP.request(port: port, "GET", "/healthz")
         #expect(health.status == 503)
         let report = try VerdictEvent.decoder.decode(DaemonStatus.Report.self, from: Data(health.text.utf8))
         #expect(report.status == "degraded")
@@ -63,7 +63,7 @@ struct ClockUntrustedDaemonTests {
         #expect(report.clock?.floor == FarecheckRelease.date && report.clock?.floorSource == .release)
         #expect(report.clock?.message?.contains("set the clock (NTP)") == true)
         var samples: [String: Double] = [:]
-        for line in try await LoopbackConnection.request(port: port, "GET", "/metrics").text.split(separator: "\n")
+        for line in try await LoopbackHTTP.request(port: port, "GET", "/metrics").text.split(separator: "\n")
         where !line.hasPrefix("#") {
             let parts = line.split(separator: " ")
             if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }

@@ -220,8 +220,7 @@ struct ConfigurationTests {
             #expect(error?.message.hasPrefix("expected a key") == true, "\(String(describing: error))")
             #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
         }
-        let regressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Resources/fuzz-regressions")
+        let regressions = Fixtures.url("fuzz-regressions/config")
         for (name, expected) in [
             ("config-unnamed-table-header", "expected a key"),
             ("config-broken-date", "1979-05-27Toutput07:32:00Z is not a date or time (line 2)"),

@@ -109,7 +109,7 @@ struct DaemonEndToEndTests {
         #expect(streamed.map(\.id) == events.map(\.id))
 
         // Prometheus metrics count what happened.
-        let metrics = try await LoopbackConnection.request(port: port, "GET", "/metrics")
+        let metrics = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
         #expect(metrics.status == 200)
         var samples: [String: Double] = [:]
         for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
@@ -124,7 +124,7 @@ struct DaemonEndToEndTests {
         #expect(samples["farecheck_inspection_latency_seconds_count"] == 6)
         #expect((samples["farecheck_trust_data_age_seconds"] ?? -1) >= 0)
         #expect(samples["farecheck_journal_unsent"] == 6)
-        let health = try await LoopbackConnection.request(port: port, "GET", "/healthz")
+        let health = try await LoopbackHTTP.request(port: port, "GET", "/healthz")
         #expect(health.status == 200 && health.text.contains(#""status":"ok""#))
 
         // SIGTERM: everything stops promptly, the journal is closed with its write-ahead log emptied.

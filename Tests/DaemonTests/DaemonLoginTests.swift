@@ -52,7 +52,7 @@ struct DaemonLoginTests {
         let login = try await EndpointBench.login(port: port, staffID: "K-9", pin: "482913")
         #expect(login.status == 200, "\(login.text)")
         let cookie = try #require(login.cookie)
-        let own = try await LoopbackConnection.request(port: port, "GET", "/session", headers: ["Cookie": cookie])
+        let own = try await LoopbackHTTP.request(port: port, "GET", "/session", headers: ["Cookie": cookie])
         #expect(own.status == 200 && own.text.contains("Kim Nord"))
 
         // A passenger inspected in this session: their holder data is on the inspector's stream only.
@@ -62,7 +62,7 @@ struct DaemonLoginTests {
         let verdict = try await stream.next(named: "verdict")
         #expect(verdict.data?.contains(Self.holder) == true)
         for path in ["/events", "/session"] {
-            let bare = try await LoopbackConnection.request(port: port, "GET", path)
+            let bare = try await LoopbackHTTP.request(port: port, "GET", path)
             #expect(bare.status == 401, "\(path) without a cookie")
             #expect(!bare.text.contains("Mustermann") && !bare.text.contains("1984") && !bare.text.contains("K-9"))
         }

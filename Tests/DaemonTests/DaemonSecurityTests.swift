@@ -96,7 +96,7 @@ struct DaemonSecurityTests {
             port: port, staffID: "K-1", pin: "123456",
             headers: ["Host": "evil.example:\(port)", "Origin": "http://evil.example:\(port)"])
         #expect(rebinding.status == 421)
-        let events = try await LoopbackConnection.request(
+        let events = try await LoopbackHTTP.request(
             port: port, "GET", "/events", headers: ["Host": "evil.example"])
         #expect(events.status == 421)
         #expect(await daemon.stop() == 0)
@@ -154,7 +154,7 @@ struct DaemonSecurityTests {
         let tlsPort = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
         // 25 refusals on each listener (no session cookie), within a few seconds.
         for _ in 0..<25 {
-            #expect(try await LoopbackConnection.request(port: port, "GET", "/events").status == 401)
+            #expect(try await LoopbackHTTP.request(port: port, "GET", "/events").status == 401)
         }
         let refusedOverTLS = try setup.bench.shell(
             "for i in $(seq 25); do timeout 10 curl -sk --max-time 5 -o /dev/null -w '%{http_code} ' "

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 import TrustStore
 
 /// A real ``HTTPService`` on 127.0.0.1 and a free port, inside a service group, with the daemon parts it
@@ -43,7 +44,7 @@ final class EndpointBench: Sendable {
         port: Int, staffID: String, pin: String, source: String? = nil, headers: [String: String] = [:]
     ) async throws -> HTTPReply {
         let body = try JSONSerialization.data(withJSONObject: ["staffID": staffID, "pin": pin])
-        return try await LoopbackConnection.request(
+        return try await LoopbackHTTP.request(
             port: port, "POST", "/login", headers: headers.merging(["Content-Type": "application/json"]) { $1 },
             body: Array(body), source: source)
     }

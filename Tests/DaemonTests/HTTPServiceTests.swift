@@ -2,6 +2,7 @@ import Daemon
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TrustStore
 
@@ -13,7 +14,7 @@ struct HTTPServiceTests {
         bench.status.markReady()
         bench.status.trustUpdated(at: Date(timeIntervalSince1970: 1_750_000_000))
         try await bench.run { port in
-            let healthy = try await LoopbackConnection.request(port: port, "GET", "/healthz")
+            let healthy = try await LoopbackHTTP.request(port: port, "GET", "/healthz")
             #expect(healthy.status == 200)
             #expect(healthy.headers["content-type"] == "application/json")
             let report = try JSONSerialization.jsonObject(with: Data(healthy.body)) as? [String: Any]
@@ -23,7 +24,7 @@ struct HTTPServiceTests {
             #expect(report?["trustUpdatedAt"] as? String == "2025-06-15T15:06:40Z")
 
             bench.status.addScanner(name: "front-door", device: "/dev/ttyACM0")
-            let degraded = try await LoopbackConnection.request(port: port, "GET", "/healthz")
+            let degraded = try await LoopbackHTTP.request(port: port, "GET", "/healthz")
             #expect(degraded.status == 503)
             let body = try JSONSerialization.jsonObject(with: Data(degraded.body)) as? [String: Any]
             #expect(body?["status"] as? String == "degraded")
@@ -39,7 +40,7 @@ struct HTTPServiceTests {
         bench.metrics.verdict(.valid, latency: .milliseconds(3))
         bench.metrics.verdict(.revoked, latency: .milliseconds(1))
         try await bench.run { port in
-            let reply = try await LoopbackConnection.request(port: port, "GET", "/metrics")
+            let reply = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
             #expect(reply.status == 200)
             #expect(reply.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
             let samples = try PrometheusText.samples(reply.text)
@@ -108,17 +109,17 @@ struct HTTPServiceTests {
         try bench.store.saveStaff(
             StaffRecord(staffID: "K-204", name: "Kim Berger", pin: try PINHash(pin: "482913", secret: nil)))
         try await bench.run { port in
-            let none = try await LoopbackConnection.request(port: port, "GET", "/session")
+            let none = try await LoopbackHTTP.request(port: port, "GET", "/session")
             #expect(none.status == 401)
 
-            let wrong = try await LoopbackConnection.request(
+            let wrong = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"staffID":"K-204","pin":"000000"}"#.utf8))
             #expect(wrong.status == 401)
             let refusal = try JSONSerialization.jsonObject(with: Data(wrong.body)) as? [String: Any]
             #expect(refusal?["error"] as? String == "Unknown staff id or wrong PIN.")
 
-            let right = try await LoopbackConnection.request(
+            let right = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"staffID":"K-204","pin":"482913"}"#.utf8))
             #expect(right.status == 200)
@@ -134,25 +135,25 @@ struct HTTPServiceTests {
             let cookie = try #require(right.cookie)
             #expect(cookie.hasPrefix("farecheck_session=") && cookie.count > 40)
 
-            let current = try await LoopbackConnection.request(
+            let current = try await LoopbackHTTP.request(
                 port: port, "GET", "/session", headers: ["Cookie": cookie])
             #expect(current.status == 200)
             #expect(current.text.contains(#""staffID":"K-204""#))
             // Another client, without the cookie, sees no session.
-            #expect(try await LoopbackConnection.request(port: port, "GET", "/session").status == 401)
+            #expect(try await LoopbackHTTP.request(port: port, "GET", "/session").status == 401)
 
-            let logout = try await LoopbackConnection.request(
+            let logout = try await LoopbackHTTP.request(
                 port: port, "POST", "/logout", headers: ["Cookie": cookie])
             #expect(logout.status == 204)
             #expect(logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
             #expect(bench.sessions.current() == nil)
             // The token died with the session.
             #expect(
-                try await LoopbackConnection.request(port: port, "GET", "/session", headers: ["Cookie": cookie]).status
+                try await LoopbackHTTP.request(port: port, "GET", "/session", headers: ["Cookie": cookie]).status
                     == 401)
 
             // A plain HTML form posts url-encoded fields.
-            let form = try await LoopbackConnection.request(
+            let form = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
                 body: Array("staffID=K-204&pin=482913".utf8))
             #expect(form.status == 200)
@@ -184,31 +185,31 @@ struct HTTPServiceTests {
     @Test func badLoginRequestsAreRefused() async throws {
         let bench = try EndpointBench()
         try await bench.run { port in
-            let large = try await LoopbackConnection.request(
+            let large = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"staffID":"K-204","pin":""#.utf8) + [UInt8](repeating: 0x31, count: 20_000)
                     + Array(#""}"#.utf8))
             #expect(large.status == 413)
 
-            let missing = try await LoopbackConnection.request(
+            let missing = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "application/json"],
                 body: Array(#"{"staffID":"K-204"}"#.utf8))
             #expect(missing.status == 400)
 
-            let plain = try await LoopbackConnection.request(
+            let plain = try await LoopbackHTTP.request(
                 port: port, "POST", "/login", headers: ["Content-Type": "text/plain"], body: Array("K-204".utf8))
             #expect(plain.status == 415)
 
             // Another site's page cannot log an inspector in or out through the handheld's loopback address.
-            let crossSite = try await LoopbackConnection.request(
+            let crossSite = try await LoopbackHTTP.request(
                 port: port, "POST", "/login",
                 headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"],
                 body: Array("staffID=K-204&pin=2468".utf8))
             #expect(crossSite.status == 403)
-            let fetched = try await LoopbackConnection.request(
+            let fetched = try await LoopbackHTTP.request(
                 port: port, "POST", "/logout", headers: ["Sec-Fetch-Site": "cross-site"])
             #expect(fetched.status == 403)
-            let sameOrigin = try await LoopbackConnection.request(
+            let sameOrigin = try await LoopbackHTTP.request(
                 port: port, "POST", "/logout", headers: ["Origin": "http://127.0.0.1:\(port)"])
             #expect(sameOrigin.status == 401, "the page's own origin, but no session cookie")
         }
@@ -217,9 +218,9 @@ struct HTTPServiceTests {
     @Test func unknownRoutesAreNotFound() async throws {
         let bench = try EndpointBench()
         try await bench.run { port in
-            let admin = try await LoopbackConnection.request(port: port, "GET", "/admin")
+            let admin = try await LoopbackHTTP.request(port: port, "GET", "/admin")
             #expect(admin.status == 404)
-            let beyondEvents = try await LoopbackConnection.request(port: port, "GET", "/events/extra")
+            let beyondEvents = try await LoopbackHTTP.request(port: port, "GET", "/events/extra")
             #expect(beyondEvents.status == 404)
         }
     }
@@ -228,7 +229,7 @@ struct HTTPServiceTests {
         let bench = try EndpointBench()
         bench.hub.publish(EndpointBench.event(.revoked, reason: "Reported stolen by the holder."))
         try await bench.run { port in
-            let page = try await LoopbackConnection.request(port: port, "GET", "/")
+            let page = try await LoopbackHTTP.request(port: port, "GET", "/")
             #expect(page.status == 200)
             #expect(page.headers["content-type"] == "text/html; charset=utf-8")
             #expect(page.headers["content-security-policy"]?.contains("default-src 'none'") == true)
@@ -249,7 +250,7 @@ struct HTTPServiceTests {
             let stream = try await EventStreamClient(port: port)
             _ = try await stream.next(named: "session")
             #expect(bench.hub.subscriberCount == 1)
-            stream.connection.hangUp()
+            stream.hangUp()
             // The subscription goes as soon as the server notices; give it up to ten seconds.
             for _ in 0..<100 where bench.hub.subscriberCount > 0 {
                 try await Task.sleep(for: .milliseconds(100))

@@ -59,7 +59,7 @@ struct InspectorPageBrowserTests {
             bench.hub.publish(event)
             try await browser.waitUntil("document.getElementById('verdict-reason').textContent.includes('Tuesday')")
             let dom = try await browser.dom()
-            let served = try await LoopbackConnection.request(port: port, "GET", "/")
+            let served = try await LoopbackHTTP.request(port: port, "GET", "/")
 
             // Rendered by the page's script from the event stream: none of it is in the HTML the server sent.
             for text in [
@@ -150,7 +150,7 @@ struct InspectorPageBrowserTests {
         let payload = Array(
             try Data(
                 contentsOf: URL(
-                    fileURLWithPath: repositoryRoot + "/Tests/VerificationTests/Resources/uic/db-city-mobil-v1-sha1.bin"
+                    fileURLWithPath: Fixtures.path("uic/db-city-mobil-v1-sha1.bin")
                 )))
         var trust = TrustSnapshot()
         trust.add(
@@ -182,7 +182,7 @@ struct InspectorPageBrowserTests {
 
     @Test func aUFlexTicketOnAPhoneShowsHolderAndValidityWithoutBreakingAWord() async throws {
         let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
-        let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+        let uic = Fixtures.path("uic")
         let list = try UICKeyList.parse(
             xml: Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/uic-publickeys-snapshot.xml"))))
         _ = try bench.store.importUICKeyList(list)
@@ -236,7 +236,7 @@ struct InspectorPageBrowserTests {
     @Test func aClockThatCannotBeTrustedIsSaidAboveEverythingUntilItIsPutRight() async throws {
         // A gate configured to show holder data: what to check on a genuine ticket stays on the page.
         let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
-        let uic = repositoryRoot + "/Tests/VerificationTests/Resources/uic"
+        let uic = Fixtures.path("uic")
         let list = try UICKeyList.parse(
             xml: Array(try Data(contentsOf: URL(fileURLWithPath: uic + "/uic-publickeys-snapshot.xml"))))
         _ = try bench.store.importUICKeyList(list)
@@ -298,9 +298,9 @@ struct InspectorPageBrowserTests {
 
     @Test func aDOSIPASTicketShowsBothSignatureLevelsAndTheBarcodeTime() async throws {
         let bench = try EndpointBench(loginRequired: false, options: .init(gateHolderData: true))
-        let dosipas = repositoryRoot + "/Tests/VerificationTests/Resources/dosipas"
+        let dosipas = Fixtures.path("dosipas")
         let list = try UICKeyList.parse(
-            xml: Array(try Data(contentsOf: URL(fileURLWithPath: dosipas + "/uic-publickeys-2026-02.xml"))))
+            xml: Array(try Data(contentsOf: Fixtures.url("uic/uic-publickeys-snapshot.xml"))))
         _ = try bench.store.importUICKeyList(list)
         let payload = Array(try Data(contentsOf: URL(fileURLWithPath: dosipas + "/cts-ticket.bin")))
         let trust = StoreTrust(store: bench.store)

@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import TestSupport
 import Testing
 
 /// The inspector page is its resource files (Sources/Daemon/Resources): the document served at `/` is
@@ -32,7 +33,7 @@ struct InspectorPageResourceTests {
 
         let bench = try EndpointBench(loginRequired: loginRequired)
         try await bench.run { port in
-            let page = try await LoopbackConnection.request(port: port, "GET", "/")
+            let page = try await LoopbackHTTP.request(port: port, "GET", "/")
             #expect(page.status == 200)
             #expect(page.headers["content-type"] == "text/html; charset=utf-8")
             // One document under a policy that lets nothing load from elsewhere, not even from this server.

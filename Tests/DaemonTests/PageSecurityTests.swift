@@ -35,16 +35,16 @@ struct PageSecurityTests {
             let login = try await EndpointBench.login(port: port, staffID: "K-204", pin: "482913")
             #expect(login.status == 200)
             for (method, path) in [("POST", "/logout"), ("GET", "/events"), ("GET", "/session")] {
-                let bare = try await LoopbackConnection.request(port: port, method, path)
+                let bare = try await LoopbackHTTP.request(port: port, method, path)
                 #expect(bare.status == 401, "\(method) \(path) without a cookie")
-                let forged = try await LoopbackConnection.request(
+                let forged = try await LoopbackHTTP.request(
                     port: port, method, path, headers: ["Cookie": "farecheck_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
                 #expect(forged.status == 401, "\(method) \(path) with a made-up token")
                 #expect(!bare.text.contains("Kim Berger") && !forged.text.contains("Kim Berger"))
             }
             // Nobody was logged out by those.
             #expect(bench.sessions.current()?.staffID == "K-204")
-            let own = try await LoopbackConnection.request(
+            let own = try await LoopbackHTTP.request(
                 port: port, "GET", "/session", headers: ["Cookie": try #require(login.cookie)])
             #expect(own.status == 200)
         }
@@ -64,12 +64,12 @@ struct PageSecurityTests {
             #expect(login.headers["set-cookie"] == nil)
             #expect(bench.sessions.current() == nil)
             for path in ["/", "/events", "/session", "/healthz", "/metrics"] {
-                let reply = try await LoopbackConnection.request(port: port, "GET", path, headers: rebinding)
+                let reply = try await LoopbackHTTP.request(port: port, "GET", path, headers: rebinding)
                 #expect(reply.status == 421, "GET \(path)")
             }
             // The page's own names still work.
             for host in ["localhost:\(port)", "127.0.0.1:\(port)", "LOCALHOST"] {
-                let reply = try await LoopbackConnection.request(port: port, "GET", "/healthz", headers: ["Host": host])
+                let reply = try await LoopbackHTTP.request(port: port, "GET", "/healthz", headers: ["Host": host])
                 #expect(reply.status != 421, "Host \(host)")
             }
         }
@@ -79,10 +79,10 @@ struct PageSecurityTests {
     func configuredHosts() async throws {
         let bench = try Self.bench(options: .init(hosts: AllowedHosts(["handheld-17.example"])))
         try await bench.run { port in
-            let named = try await LoopbackConnection.request(
+            let named = try await LoopbackHTTP.request(
                 port: port, "GET", "/healthz", headers: ["Host": "handheld-17.example:\(port)"])
             #expect(named.status != 421)
-            let other = try await LoopbackConnection.request(port: port, "GET", "/healthz", headers: ["Host": "x.test"])
+            let other = try await LoopbackHTTP.request(port: port, "GET", "/healthz", headers: ["Host": "x.test"])
             #expect(other.status == 421)
         }
     }
@@ -258,7 +258,7 @@ struct PageSecurityTests {
             #expect(try await again.next(named: "verdict").data?.contains("Mustermann") == true)
 
             // Kim logs out; Bo logs in on the handheld: his new page shows nothing of Kim's passenger.
-            let logout = try await LoopbackConnection.request(port: port, "POST", "/logout", headers: ["Cookie": kim])
+            let logout = try await LoopbackHTTP.request(port: port, "POST", "/logout", headers: ["Cookie": kim])
             #expect(logout.status == 204)
             let bo = try #require(try await EndpointBench.login(port: port, staffID: "B-7", pin: "246802").cookie)
             let next = try await EventStreamClient(port: port, cookie: bo)
@@ -268,7 +268,7 @@ struct PageSecurityTests {
             let first = try await next.next(named: "verdict")
             #expect(first.data?.contains("Bo's passenger") == true, "\(first.data ?? "")")
             #expect(first.data?.contains("Mustermann") == false)
-            let boOut = try await LoopbackConnection.request(port: port, "POST", "/logout", headers: ["Cookie": bo])
+            let boOut = try await LoopbackHTTP.request(port: port, "POST", "/logout", headers: ["Cookie": bo])
             #expect(boOut.status == 204)
 
             // Kim again, after a logout: a new session, so not even Kim's own earlier passenger is replayed.
@@ -326,7 +326,7 @@ struct PageSecurityTests {
             #expect(try await stream.next(named: "session").data?.contains("K-204") == true)
             try bench.store.removeStaff(withID: "K-204")
             #expect(try await stream.next(named: "session").data == "null")
-            let after = try await LoopbackConnection.request(port: port, "GET", "/session", headers: ["Cookie": cookie])
+            let after = try await LoopbackHTTP.request(port: port, "GET", "/session", headers: ["Cookie": cookie])
             #expect(after.status == 401)
             #expect(bench.sessions.current() == nil)
         }
@@ -360,24 +360,25 @@ struct PageSecurityTests {
             requestTimeout: .seconds(1), idleTimeout: .seconds(4), handshakeTimeout: .seconds(1), maxConnections: 64)
         let plain = try Self.bench(options: .init(limits: limits))
         try await plain.run { port in
-            let partial = try LoopbackConnection(port: port, receiveTimeout: 8)
+            // Raw sockets: no HTTP client sends half a request head, or connects and says nothing.
+            let partial = try RawTCPConnection(port: port)
             try partial.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
             let started = ContinuousClock.now
-            #expect(try await partial.receive().isEmpty, "closed without a response")
+            #expect(await partial.next(within: 8) == .closed, "closed without a response")
             // By the request deadline (1 s), well before the idle timeout (4 s).
             #expect(started.duration(to: .now) < .seconds(3))
 
-            let idle = try LoopbackConnection(port: port, receiveTimeout: 8)
-            #expect(try await idle.receive().isEmpty)
+            let idle = try RawTCPConnection(port: port)
+            #expect(await idle.next(within: 8) == .closed)
         }
         let secure = try Self.bench(
             options: .init(tls: try PageTLS.context(certificateFile: tls.certificate, keyFile: tls.key), limits: limits)
         )
         try await secure.run { port in
-            let silent = try LoopbackConnection(port: port, receiveTimeout: 8)
+            let silent = try RawTCPConnection(port: port)
             try silent.send([0x16, 0x03, 0x01])  // the first bytes of a ClientHello, then nothing
             let started = ContinuousClock.now
-            #expect(try await silent.receive().isEmpty)
+            #expect(await silent.next(within: 8) == .closed)
             #expect(started.duration(to: .now) < .seconds(3))
         }
     }
@@ -388,19 +389,18 @@ struct PageSecurityTests {
             requestTimeout: .seconds(30), idleTimeout: .seconds(30), handshakeTimeout: .seconds(5), maxConnections: 2)
         let bench = try Self.bench(options: .init(limits: limits))
         try await bench.run { port in
-            let first = try LoopbackConnection(port: port)
-            let second = try LoopbackConnection(port: port)
+            // Raw sockets: two connections held open without a request, and a third whose wait is timed.
+            let first = try RawTCPConnection(port: port)
+            let second = try RawTCPConnection(port: port)
             // Let the server accept both before the third arrives.
             try await Task.sleep(for: .milliseconds(300))
-            let third = try LoopbackConnection(port: port, receiveTimeout: 1)
+            let third = try RawTCPConnection(port: port)
             try third.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-            await #expect(throws: LoopbackError.self) { _ = try await third.receive() }
+            #expect(await third.next(within: 1) == .quiet)
             first.hangUp()
             second.hangUp()
             var answered: [UInt8] = []
-            for _ in 0..<10 where answered.isEmpty {
-                answered = (try? await third.receive()) ?? []
-            }
+            if case .bytes(let bytes) = await third.next(within: 10) { answered = bytes }
             #expect(String(decoding: answered, as: UTF8.self).hasPrefix("HTTP/1.1 "))
         }
     }

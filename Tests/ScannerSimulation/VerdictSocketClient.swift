@@ -1,4 +1,3 @@
-import Daemon
 import Foundation
 
 #if canImport(Glibc)
@@ -7,6 +6,9 @@ import Foundation
 
 /// A client of the daemon's verdict socket (`[output] socket`): one JSON line per verdict, as a gate
 /// controller or a local UI written in Swift reads them. Waits with `Task.sleep`, never blocking a thread.
+///
+/// Lines, not decoded verdicts: the simulator stays below the daemon (a caller that wants a `VerdictEvent` decodes
+/// the line with the daemon's own decoder).
 public final class VerdictSocketClient {
     private let descriptor: Int32
     private var pending: [UInt8] = []
@@ -68,14 +70,6 @@ public final class VerdictSocketClient {
             guard count > 0 else { return nil }
             pending += buffer[..<count]
         }
-    }
-}
-
-extension VerdictSocketClient {
-    /// The next verdict, or `nil` when none arrives within `timeout` seconds or the daemon closed the socket.
-    public func nextEvent(timeout: Double = 10) async throws -> VerdictEvent? {
-        guard let line = await readLine(timeout: timeout) else { return nil }
-        return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
     }
 }
 

@@ -1,9 +1,9 @@
 import Foundation
+import TestSupport
 
-/// Recorded device streams under `Recordings/`, read next to this file (not from a bundle).
+/// Recorded device streams, in the fixture tree's `recordings`.
 enum Recordings {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Recordings")
+    static let directory = Fixtures.url("recordings")
 
     /// The bytes of a recording.
     static func bytes(_ name: String) throws -> [UInt8] {
@@ -11,10 +11,9 @@ enum Recordings {
     }
 }
 
-/// Inputs that crashed a fuzz target (`Fuzz/`), kept in `Resources/fuzz-regressions/` and read next to the sources.
+/// Inputs that crashed a scanner fuzz target (`Fuzz/`), kept in the fixture tree's `fuzz-regressions/scanners`.
 enum FuzzRegressions {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Resources/fuzz-regressions")
+    static let directory = Fixtures.url("fuzz-regressions/scanners")
 
     /// The bytes of a saved input.
     static func bytes(_ name: String) throws -> [UInt8] {

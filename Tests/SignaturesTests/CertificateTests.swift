@@ -1,19 +1,16 @@
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 
 @Suite("X.509 certificates")
 struct CertificateTests {
-    static func utc(_ text: String) -> Date {
-        try! Date(text, strategy: .iso8601)
-    }
-
     @Test("the UIC sample certificate 0080-00007 is a DSA-1024 key valid 2015-09-29 to 2025-09-26")
     func uic0080() throws {
-        let certificate = try X509Certificate(pem: Fixture.text("uic/0080-00007.pem"))
+        let certificate = try X509Certificate(pem: Fixtures.text("uic/0080-00007.pem"))
         #expect(certificate.publicKey.kind == .dsa(bits: 1024, qBits: 160))
-        #expect(certificate.notBefore == Self.utc("2015-09-29T08:32:17Z"))
-        #expect(certificate.notAfter == Self.utc("2025-09-26T08:32:17Z"))
+        #expect(certificate.notBefore == utc("2015-09-29T08:32:17Z"))
+        #expect(certificate.notAfter == utc("2025-09-26T08:32:17Z"))
         #expect(certificate.subject.contains("O = DB Vertrieb GmbH"))
         #expect(certificate.publicKey.supports(.dsa(.sha1, .der)))
         #expect(!certificate.publicKey.supports(.es256))
@@ -21,17 +18,17 @@ struct CertificateTests {
 
     @Test("the UIC sample certificate 1080-00002 is a DSA-2048 key valid 2019-05-13 to 2024-05-11")
     func uic1080() throws {
-        let certificate = try X509Certificate(pem: Fixture.text("uic/1080-00002.pem"))
+        let certificate = try X509Certificate(pem: Fixtures.text("uic/1080-00002.pem"))
         #expect(certificate.publicKey.kind == .dsa(bits: 2048, qBits: 256))
-        #expect(certificate.notBefore == Self.utc("2019-05-13T08:37:30Z"))
-        #expect(certificate.notAfter == Self.utc("2024-05-11T08:37:30Z"))
+        #expect(certificate.notBefore == utc("2019-05-13T08:37:30Z"))
+        #expect(certificate.notAfter == utc("2024-05-11T08:37:30Z"))
     }
 
     @Test(
         "subject and dates read as the openssl tool prints them",
         arguments: ["uic/0080-00007.pem", "uic/1080-00002.pem"])
     func matchesTool(_ path: String) throws {
-        let pem = try Fixture.text(path)
+        let pem = try Fixtures.text(path)
         let certificate = try X509Certificate(pem: pem)
         let printed = String(
             decoding: try OpenSSLTool.run(["x509", "-noout", "-subject", "-issuer"], input: Array(pem.utf8)),
@@ -51,8 +48,8 @@ struct CertificateTests {
         ])
     func selfSigned(_ kind: KeyKind) throws {
         let key = TestKeys.key(kind)
-        let notBefore = Self.utc("2026-01-01T00:00:00Z")
-        let notAfter = Self.utc("2031-06-30T12:34:56Z")
+        let notBefore = utc("2026-01-01T00:00:00Z")
+        let notAfter = utc("2031-06-30T12:34:56Z")
         let certificate = try X509Certificate.selfSigned(
             privateKey: key,
             subject: "CN=Demo Transit Test Key, O=Demo Transit, C=DE",
@@ -91,8 +88,8 @@ struct CertificateTests {
 
     @Test("dates from 2050 on (GeneralizedTime) and long ago read back exactly")
     func farDates() throws {
-        let notBefore = Self.utc("1999-12-31T23:59:59Z")
-        let notAfter = Self.utc("2061-03-01T00:00:00Z")
+        let notBefore = utc("1999-12-31T23:59:59Z")
+        let notAfter = utc("2061-03-01T00:00:00Z")
         let certificate = try X509Certificate.selfSigned(
             privateKey: TestKeys.ed25519,
             subject: "Long Lived",
@@ -109,16 +106,16 @@ struct CertificateTests {
         let slash = try X509Certificate.selfSigned(
             privateKey: TestKeys.ecP256,
             subject: "/C=AT/O=Verkehrsverbund Öst/CN=Prüfschlüssel 1",
-            notBefore: Self.utc("2026-01-01T00:00:00Z"),
-            notAfter: Self.utc("2027-01-01T00:00:00Z")
+            notBefore: utc("2026-01-01T00:00:00Z"),
+            notAfter: utc("2027-01-01T00:00:00Z")
         )
         #expect(slash.subject == "C = AT, O = Verkehrsverbund Öst, CN = Prüfschlüssel 1")
         do {
             _ = try X509Certificate.selfSigned(
                 privateKey: TestKeys.ecP256,
                 subject: "CN=x, NOTAFIELD=y",
-                notBefore: Self.utc("2026-01-01T00:00:00Z"),
-                notAfter: Self.utc("2027-01-01T00:00:00Z")
+                notBefore: utc("2026-01-01T00:00:00Z"),
+                notAfter: utc("2027-01-01T00:00:00Z")
             )
             Issue.record("an unknown name field was accepted")
         } catch {
@@ -129,7 +126,7 @@ struct CertificateTests {
 
     @Test("bytes that are not one certificate are refused with a reason")
     func invalidCertificates() throws {
-        let der = try X509Certificate(pem: Fixture.text("uic/0080-00007.pem")).der
+        let der = try X509Certificate(pem: Fixtures.text("uic/0080-00007.pem")).der
         #expect(throws: SignatureError.self) { try X509Certificate(der: der + [0]) }
         #expect(throws: SignatureError.self) { try X509Certificate(der: Array(der.dropLast())) }
         #expect(throws: SignatureError.self) { try X509Certificate(der: []) }

@@ -1,10 +1,11 @@
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 
 @Suite("Key files")
 struct KeyMaterialTests {
-    static let certificatePEM = try! Fixture.text("uic/0080-00007.pem")
+    static let certificatePEM = try! Fixtures.text("uic/0080-00007.pem")
     static let certificate = try! X509Certificate(pem: certificatePEM)
 
     @Test("a PEM certificate gives its key and the certificate")
@@ -37,7 +38,7 @@ struct KeyMaterialTests {
 
     @Test("base64 of a DER certificate, as in the UIC key list, gives the certificate")
     func bareBase64() throws {
-        let material = try KeyMaterial(parsingKeyFile: Fixture.bytes("uic/1080-00007.b64"))
+        let material = try KeyMaterial(parsingKeyFile: Fixtures.bytes("uic/1080-00007.b64"))
         let certificate = try #require(material.certificate)
         #expect(certificate.publicKey.kind == .dsa(bits: 1024, qBits: 160))
         #expect(certificate.subject.contains("O = DB Fernverkehr AG"))
@@ -53,7 +54,7 @@ struct KeyMaterialTests {
 
     @Test("with several PEM blocks, the first certificate is taken and other blocks are skipped")
     func chainAndExtraBlocks() throws {
-        let other = try X509Certificate(pem: Fixture.text("uic/1080-00002.pem"))
+        let other = try X509Certificate(pem: Fixtures.text("uic/1080-00002.pem"))
         let text = "Bag Attributes: as exported\n" + Self.certificatePEM + other.pem
         #expect(try KeyMaterial(parsingKeyFile: Array(text.utf8)).certificate == Self.certificate)
         let parametersFirst = try OpenSSLTool.run(["ecparam", "-name", "prime256v1", "-param_enc", "named_curve"])
@@ -95,7 +96,7 @@ struct KeyMaterialTests {
             ([0x30, 0x82, 0x01, 0x00] + noise, "neither an X.509 certificate nor a SubjectPublicKeyInfo"),
             (Array("hello, this is not a key\n".utf8), "neither PEM"),
             // A UIC key list entry whose base64 lost a character.
-            (Array(try Fixture.bytes("uic/1080-00007.b64").dropLast(2)), "does not decode"),
+            (Array(try Fixtures.bytes("uic/1080-00007.b64").dropLast(2)), "does not decode"),
             (
                 Array("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n".utf8),
                 "\"CERTIFICATE REQUEST\""

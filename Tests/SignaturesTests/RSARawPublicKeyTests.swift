@@ -1,5 +1,6 @@
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 
 /// The raw RSA public operation that VDV-KA message recovery starts with, on the real VRR barcode.
@@ -8,14 +9,14 @@ struct RSARawPublicKeyTests {
     /// The sub-CA `DEVDV 11 02 16` of the shipped certificates: its body is in clear after an 8-byte
     /// `7F21 81EF 5F4E 81EB` header; modulus at body offset 39 (192 bytes), exponent after it.
     static func subCAKey() throws -> RSARawPublicKey {
-        let file = try Fixture.bytes("vdv/4445564456110216.vdv-cert")
+        let file = try Fixtures.bytes("vdv/certs/4445564456110216.vdv-cert")
         let body = Array(file.dropFirst(8))
         return try RSARawPublicKey(modulus: Array(body[39..<231]), exponent: Array(body[231...]))
     }
 
     /// The 192-byte certificate signature (`5F37`) inside the ticket's `7F21`.
     static func certificateSignature() throws -> [UInt8] {
-        Array(try Fixture.bytes("vdv/vrr-deutschlandticket-2023-03.bin")[156..<348])
+        Array(try Fixtures.bytes("vdv/vrr-deutschlandticket-2023-03.bin")[156..<348])
     }
 
     /// s^e mod n as the openssl tool computes it (`pkeyutl -verifyrecover`, no padding).

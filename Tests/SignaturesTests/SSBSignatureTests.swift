@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Signatures
@@ -7,8 +8,8 @@ import Testing
 struct SSBSignatureTests {
     @Test("SŽ's NRT ticket verifies raw r‖s of 28 bytes each and as DER, with SHA-224 only")
     func szTicket() throws {
-        let payload = try Fixture.bytes("ssb/sz-nrt.bin")
-        let key = try PublicKey(pem: try Fixture.text("ssb/sz-1179-key1.pub.pem"))
+        let payload = try Fixtures.bytes("ssb/sz-nrt.bin")
+        let key = try PublicKey(pem: try Fixtures.text("ssb/sz-1179-key1.pub.pem"))
         #expect(key.kind == .dsa(bits: 2048, qBits: 224))
         let signed = Array(payload.prefix(58))
         let raw = Array(payload[58...])

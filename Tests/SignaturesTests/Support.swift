@@ -6,20 +6,6 @@ import Testing
     import Glibc
 #endif
 
-/// Files under `Resources/`, found next to this source file so the test target needs no resource bundle.
-enum Fixture {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-        "Resources")
-
-    static func bytes(_ path: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: directory.appendingPathComponent(path)))
-    }
-
-    static func text(_ path: String) throws -> String {
-        try String(contentsOf: directory.appendingPathComponent(path), encoding: .utf8)
-    }
-}
-
 /// Keys made once per test run: DSA parameter generation takes up to a second.
 enum TestKeys {
     static let ecP256 = try! PrivateKey.generate(.ecP256)

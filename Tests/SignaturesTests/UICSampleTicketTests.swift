@@ -1,4 +1,5 @@
 import Signatures
+import TestSupport
 import Testing
 
 /// The real DB sample tickets: the signature over the compressed bytes, as UIC 918.3 defines it.
@@ -38,15 +39,15 @@ struct UICSampleTicketTests {
 
     @Test("the sample ticket's signature is valid with its issuer's key", arguments: Sample.all)
     func validSignature(_ sample: Sample) throws {
-        let container = try Container(Fixture.bytes(sample.ticket))
-        let key = try KeyMaterial(parsingKeyFile: Fixture.bytes(sample.key)).publicKey
+        let container = try Container(Fixtures.bytes(sample.ticket))
+        let key = try KeyMaterial(parsingKeyFile: Fixtures.bytes(sample.key)).publicKey
         #expect(key.isValidSignature(container.signatureField, for: container.signedBytes, scheme: sample.scheme))
     }
 
     @Test("flipping any byte of the compressed part makes the signature invalid", arguments: Sample.all)
     func everyByteCounts(_ sample: Sample) throws {
-        let container = try Container(Fixture.bytes(sample.ticket))
-        let key = try KeyMaterial(parsingKeyFile: Fixture.bytes(sample.key)).publicKey
+        let container = try Container(Fixtures.bytes(sample.ticket))
+        let key = try KeyMaterial(parsingKeyFile: Fixtures.bytes(sample.key)).publicKey
         for index in container.signedBytes.indices {
             var tampered = container.signedBytes
             tampered[index] ^= 0xFF
@@ -57,11 +58,11 @@ struct UICSampleTicketTests {
 
     @Test("the sample ticket's signature is not valid with another issuer's key or hash", arguments: Sample.all)
     func otherKeyOrHash(_ sample: Sample) throws {
-        let container = try Container(Fixture.bytes(sample.ticket))
+        let container = try Container(Fixtures.bytes(sample.ticket))
         let otherKeyFile = sample.key == "uic/0080-00007.pem" ? "uic/1080-00007.b64" : "uic/0080-00007.pem"
-        let otherKey = try KeyMaterial(parsingKeyFile: Fixture.bytes(otherKeyFile)).publicKey
+        let otherKey = try KeyMaterial(parsingKeyFile: Fixtures.bytes(otherKeyFile)).publicKey
         #expect(!otherKey.isValidSignature(container.signatureField, for: container.signedBytes, scheme: sample.scheme))
-        let key = try KeyMaterial(parsingKeyFile: Fixture.bytes(sample.key)).publicKey
+        let key = try KeyMaterial(parsingKeyFile: Fixtures.bytes(sample.key)).publicKey
         for digest in DigestAlgorithm.allCases where digest != sample.scheme.digestAlgorithm {
             let encodings: [SignatureEncoding] = [.der, .raw]
             for encoding in encodings {

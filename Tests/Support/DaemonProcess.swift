@@ -1,4 +1,3 @@
-import Daemon
 import Foundation
 import Glibc
 import ScannerSimulation
@@ -70,39 +69,10 @@ public final class DaemonProcess {
         return nil
     }
 
-    /// The body of `GET path` on the daemon's HTTP port (`Connection: close`), or `nil` when it cannot be had.
+    /// The body of `GET path` on the daemon's HTTP port, or `nil` when it cannot be had within `timeout` seconds.
     public func get(_ path: String, timeout: Double = 10) async -> String? {
         guard let port = httpPort else { return nil }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard write(descriptor, request, request.count) == request.count else { return nil }
-        var response: [UInt8] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 0) > 0 else {
-                try? await Task.sleep(for: .milliseconds(2))
-                continue
-            }
-            var buffer = [UInt8](repeating: 0, count: 16384)
-            let count = read(descriptor, &buffer, buffer.count)
-            if count <= 0 { break }
-            response += buffer[..<count]
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n") else { return nil }
-        return String(text[split.upperBound...])
+        return try? await LoopbackHTTP.request(port: port, "GET", path, timeout: .seconds(timeout)).text
     }
 
     /// Waits until the daemon counts at least `count` clients on its verdict socket (from `/healthz`): from

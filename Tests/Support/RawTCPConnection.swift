@@ -2,8 +2,10 @@ import Foundation
 import Glibc
 
 /// A TCP connection to 127.0.0.1 that sends exactly the bytes a test gives it: half a request head, a stalled
-/// TLS handshake, a keep-alive connection left idle. For tests of what a server does with a client that
-/// misbehaves, which an HTTP client library would not let a test be.
+/// TLS handshake, a keep-alive connection left idle, a connection held open to fill a server's cap. For tests of
+/// what a server does with a client that misbehaves, which an HTTP client library would not let a test be: it is
+/// a raw socket by design. Tests about HTTP itself (status, headers, cookies, bodies, event streams) use
+/// ``LoopbackHTTP`` and ``EventStreamClient`` (async-http-client) instead.
 ///
 /// Reads block on a dispatch queue (never on the concurrency pool the server under test may use), each for at
 /// most the time the test allows.
@@ -41,6 +43,9 @@ public final class RawTCPConnection: @unchecked Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Closes both directions now, as a client that goes away does (the descriptor is released at deinit).
+    public func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     /// Sends `bytes`.
     public func send(_ bytes: [UInt8]) throws {

@@ -3,6 +3,7 @@ import CZlib
 import FareCore
 import Foundation
 import Symbols
+import TestSupport
 
 /// Payloads and files the tests make for themselves.
 enum Fixture {
@@ -39,13 +40,8 @@ enum Fixture {
             + (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
     }
 
-    /// A real UIC 918.3 ticket payload from the test resources.
-    static func uicPayload(_ name: String) throws -> [UInt8] {
-        guard let url = Bundle.module.url(forResource: "Resources/uic/\(name)", withExtension: "bin") else {
-            throw FixtureError(message: "missing resource \(name).bin")
-        }
-        return Array(try Data(contentsOf: url))
-    }
+    /// A real UIC 918.3 ticket payload from the fixture tree.
+    static func uicPayload(_ name: String) throws -> [UInt8] { try Fixtures.bytes("uic/\(name).bin") }
 
     /// Writes bytes to a file.
     static func write(_ bytes: [UInt8], to path: String) throws {

@@ -7,7 +7,7 @@ import TrustStore
 import ValidationAPI
 
 /// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's sqlite3 and zipfile).
-private let blocklistFiles = repositoryRoot + "/Tests/VerificationTests/Resources/blocklists"
+private let blocklistFiles = Fixtures.path("blocklists")
 
 /// The published blocklists from the agency's server to a validator: imported on the server, carried in the signed
 /// revocation deltas to `farecheck sync`, matched by `farecheck verify` against the real fixture tickets.
@@ -72,7 +72,7 @@ struct BlocklistSyncTests {
         let bench = try SyncBench()
         let keys = try bench.validator.farecheck([
             "keys", "import", "--uic-xml",
-            repositoryRoot + "/Tests/VerificationTests/Resources/uic/uic-publickeys-snapshot.xml",
+            Fixtures.path("uic/uic-publickeys-snapshot.xml"),
             "--db", bench.validator.db,
         ])
         #expect(keys.status == 0, "\(keys.stderr)")
@@ -84,7 +84,7 @@ struct BlocklistSyncTests {
         #expect(report.revocationsAdded == 24)
         #expect(report.blocklists == [PublishedBlocklist(list: .dtvgUIC, version: "42")])
 
-        let ticket = repositoryRoot + "/Tests/VerificationTests/Resources/uic/db-deutschland-ticket-2025.bin"
+        let ticket = Fixtures.path("uic/db-deutschland-ticket-2025.bin")
         let run = try bench.validator.farecheck([
             "verify", "--payload-file", ticket, "--at", "2025-02-28T12:00:00Z", "--json", "--db", bench.validator.db,
         ])

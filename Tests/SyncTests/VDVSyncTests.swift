@@ -11,7 +11,7 @@ import Verification
 
 /// The VDV-KA fixtures (the VRR Deutschland-Ticket and the kitinerary certificate files), as copied into the
 /// verification tests' resources.
-let vdvSyncFixtures = repositoryRoot + "/Tests/VerificationTests/Resources/vdv"
+let vdvSyncFixtures = Fixtures.path("vdv")
 
 /// VDV CA certificates and UIC key list version types distributed by the reference server in key bundles, and
 /// VDV-KA tickets revoked there by entitlement.

@@ -1,19 +1,16 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
 
-/// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's zipfile and sqlite3), kept with the
-/// verification tests' resources.
+/// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's zipfile and sqlite3) in the fixture
+/// tree's `blocklists`.
 enum BlocklistFixtures {
-    static let directory =
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("VerificationTests/Resources/blocklists").path
+    static let directory = Fixtures.path("blocklists")
 
-    static func bytes(_ name: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("blocklists/\(name)") }
 
     /// Every entry of a DTVG zip with its line, or the error's message.
     static func dtvg(_ bytes: [UInt8], limit: Int = DTVGBlocklistFile.defaultCSVLimit) -> Result<

@@ -1,27 +1,22 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
 
-/// The FCB samples, copied from shared/fixtures/formats (uic-918-9-db and dosipas).
+/// The FCB samples of the fixture tree (uic-918-9-db and dosipas, copied from shared/fixtures/formats).
 enum FCBFixture {
-    static func url(_ path: String) throws -> URL {
-        try #require(Bundle.module.url(forResource: "Resources/fcb/\(path)", withExtension: nil))
-    }
+    static func url(_ path: String) throws -> URL { Fixtures.url(path) }
 
-    static func bytes(_ path: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: try url(path)))
-    }
+    static func bytes(_ path: String) throws -> [UInt8] { try Fixtures.bytes(path) }
 
     /// The DB samples of uic-918-9-db, by file name.
-    static func dbSamples() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: try url("db").path).filter { $0.hasSuffix(".bin") }.sorted()
-    }
+    static func dbSamples() throws -> [String] { try Fixtures.names(in: "uic-918-9-db", endingWith: ".bin") }
 
     /// The U_FLEX record of a DB sample, if it has one.
     static func flexRecord(_ name: String) throws -> UICRecord? {
-        try UICContainer(parsing: try bytes("db/\(name)")).record("U_FLEX")
+        try UICContainer(parsing: try bytes("uic-918-9-db/\(name)")).record("U_FLEX")
     }
 
     /// The U_FLEX record of the 2025 Deutschland-Ticket (FCB v3).
@@ -82,12 +77,6 @@ enum FCBFixture {
         Issue.record("\(name) has no FCB entry")
         throw FormatError.malformed("no FCB")
     }
-}
-
-/// An instant given in UTC, for expectations.
-private func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
-    let days = UICTime.daysFromCivil(year: year, month: month, day: day)
-    return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
 }
 
 @Suite("FCB (U_FLEX) decoding")
@@ -163,7 +152,7 @@ struct FCBTests {
 
     @Test("every U_FLEX value listed in uic-918-9-db/expected.json decodes to the same value")
     func expectedValues() throws {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("db/expected.json")))
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
         let files = try #require(json as? [String: [String: Any]])
         var checked = 0
         for (file, fields) in files.sorted(by: { $0.key < $1.key }) {
@@ -192,14 +181,14 @@ struct FCBTests {
 
     @Test("the 0080BL-only samples of uic-918-9-db map as before: validity days from 0080BL, no FCB documents")
     func blOnlySamples() throws {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("db/expected.json")))
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
         let files = try #require(json as? [String: [String: Any]])
         var checked = 0
         for (file, fields) in files.sorted(by: { $0.key < $1.key }) {
             guard let from = fields["0080BL.trips.0.validFrom"] as? String,
                 let to = fields["0080BL.trips.0.validTo"] as? String
             else { continue }
-            let container = try UICContainer(parsing: try FCBFixture.bytes("db/\(file)"))
+            let container = try UICContainer(parsing: try FCBFixture.bytes("uic-918-9-db/\(file)"))
             #expect(container.record("U_FLEX") == nil)
             let ticket = try UIC918_3.ticket(from: container)
             let first = try #require(ticket.validFrom.map { UICTime.localFields(of: $0).day })

@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import SeededRandom
 import Signatures
+import TestSupport
 import Testing
 
 @testable import TicketFormats
@@ -78,7 +79,7 @@ struct RSP6TicketWriter {
 
 @Suite("UK RSP6: the text, the RSA block, the ticket's bits")
 struct RSP6Tests {
-    static let resources = Bundle.module.url(forResource: "Resources/rsp6", withExtension: nil)!
+    static let resources = Fixtures.url("rsp6")
 
     /// The published keys of issuer TT, as (n, e).
     static func ttKeys() throws -> [RSARawPublicKey] {

@@ -1,10 +1,9 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
-
-private func instant(_ text: String) -> Date { try! Date(text, strategy: .iso8601) }
 
 /// Frames composed bit by bit with the offsets of era-ssb.md, decoded back to the values written.
 @Suite("ERA SSB layouts")
@@ -25,7 +24,7 @@ struct SSBLayoutTests {
         issuingYearInDecade: 5, issuingDayOfYear: 60)
 
     /// 2025-03-05, a few days after day 60 of 2025 (1 March).
-    private let inspection = instant("2025-03-05T12:00:00Z")
+    private let inspection = utc("2025-03-05T12:00:00Z")
 
     @Test("type 1 (IRT/RES/BOA): every field, alphanumeric stations, departure day as validity")
     func reservation() throws {
@@ -64,8 +63,8 @@ struct SSBLayoutTests {
 
         let mapped = try ERASSB.ticket(from: ticket, inspectedAt: inspection)
         // Departure on day 3 after 1 March 2025: 4 March, Central European winter time.
-        #expect(mapped.validFrom == instant("2025-03-03T23:00:00Z"))
-        #expect(mapped.validUntil == instant("2025-03-04T22:59:59Z"))
+        #expect(mapped.validFrom == utc("2025-03-03T23:00:00Z"))
+        #expect(mapped.validUntil == utc("2025-03-04T22:59:59Z"))
         #expect(mapped.passengers == 3 && mapped.category == nil)
         let details = Dictionary(mapped.details.map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
         #expect(details["departure"] == "04.03.2025 12:34 (day 3 after issue)")
@@ -96,9 +95,9 @@ struct SSBLayoutTests {
                     stations: .numeric(table: .reservation, departure: 9_999_999, arrival: 1), infoCode: 4_321,
                     text: String(repeating: "Z", count: 37)))
         let mapped = try ERASSB.ticket(from: ticket, inspectedAt: inspection)
-        #expect(mapped.validFrom == instant("2025-03-01T23:00:00Z"))
-        #expect(mapped.validUntil == instant("2025-03-04T22:59:59Z"))
-        #expect(mapped.issuedAt == instant("2025-02-28T23:00:00Z"))
+        #expect(mapped.validFrom == utc("2025-03-01T23:00:00Z"))
+        #expect(mapped.validUntil == utc("2025-03-04T22:59:59Z"))
+        #expect(mapped.issuedAt == utc("2025-02-28T23:00:00Z"))
         #expect(mapped.ticketID == Array("AB12-CD34/XY".utf8))
     }
 
@@ -156,9 +155,9 @@ struct SSBLayoutTests {
                     text: String(repeating: "P", count: 40)))
         let mapped = try ERASSB.ticket(from: ticket, inspectedAt: inspection)
         #expect(mapped.product == "Eurail Europe pass")
-        #expect(mapped.validFrom == instant("2025-02-28T23:00:00Z"))
+        #expect(mapped.validFrom == utc("2025-02-28T23:00:00Z"))
         // Day 277 after 1 March 2025 is 3 December 2025.
-        #expect(mapped.validUntil == instant("2025-12-03T22:59:59Z"))
+        #expect(mapped.validUntil == utc("2025-12-03T22:59:59Z"))
     }
 
     @Test("types 21–31 keep bits 27–463 as they are; types 0 and 5–20 are unsupported")
@@ -261,9 +260,9 @@ struct SSBLayoutTests {
                     carrierCode: version == 2 ? 1_154 : nil, reference: version == 2 ? "REF12345" : nil))
 
         // Day 350 (15 December in the leap year 2024) to day 20 (20 January 2025), inspected on 5 January 2025.
-        let mapped = try ERASSB.ticket(from: ticket, inspectedAt: instant("2025-01-05T12:00:00Z"))
-        #expect(mapped.validFrom == instant("2024-12-14T23:00:00Z"))
-        #expect(mapped.validUntil == instant("2025-01-20T22:59:59Z"))
+        let mapped = try ERASSB.ticket(from: ticket, inspectedAt: utc("2025-01-05T12:00:00Z"))
+        #expect(mapped.validFrom == utc("2024-12-14T23:00:00Z"))
+        #expect(mapped.validUntil == utc("2025-01-20T22:59:59Z"))
         #expect(mapped.ticketID == Array("PNR7ABC".utf8))
         #expect(mapped.passengers == 4 && mapped.category == "adult")
         let details = Dictionary(mapped.details.map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })

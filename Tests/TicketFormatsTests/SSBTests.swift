@@ -1,22 +1,18 @@
 import SeededRandom
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
 
-/// The SŽ sample tickets, copied from shared/fixtures/formats/ssb.
+/// The SŽ sample tickets of the fixture tree (`ssb`, copied from shared/fixtures/formats/ssb).
 enum SSBFixtures {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: "Resources/ssb/\(name)", withExtension: nil))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("ssb/\(name)") }
 
     static let nrt = "sz-nrt.bin"
     static let group = "sz-group.bin"
 }
-
-private func instant(_ text: String) -> Date { try! Date(text, strategy: .iso8601) }
 
 /// A decoded value as expected.json writes it.
 private enum Value: Equatable {
@@ -108,13 +104,13 @@ struct SSBTests {
         #expect(frame.signature?.count == 56)
         let ticket = try ERASSB.ticket(
             from: try SSBTicket(frame: frame), signatureForm: frame.signatureForm,
-            inspectedAt: instant("2026-11-23T10:00:00Z"))
+            inspectedAt: utc("2026-11-23T10:00:00Z"))
         #expect(ticket.format == .eraSSB)
         #expect(ticket.issuer == "1179")
         #expect(ticket.ticketID == Array("6140001343".utf8))
-        #expect(ticket.issuedAt == instant("2022-06-30T22:00:00Z"))
-        #expect(ticket.validFrom == instant("2022-06-30T22:00:00Z"))
-        #expect(ticket.validUntil == instant("2022-07-01T21:59:59Z"))
+        #expect(ticket.issuedAt == utc("2022-06-30T22:00:00Z"))
+        #expect(ticket.validFrom == utc("2022-06-30T22:00:00Z"))
+        #expect(ticket.validUntil == utc("2022-07-01T21:59:59Z"))
         #expect(ticket.product == "non-reservation ticket")
         #expect(ticket.passengers == 1)
         #expect(ticket.category == "adult")
@@ -129,10 +125,10 @@ struct SSBTests {
     @Test("the SŽ group sample maps onto a ticket valid 2024-04-21 to 2024-05-05 for 12 people")
     func groupTicket() throws {
         let ssb = try SSBTicket(decoding: try SSBFixtures.bytes(SSBFixtures.group))
-        let ticket = try ERASSB.ticket(from: ssb, inspectedAt: instant("2026-11-23T10:00:00Z"))
-        #expect(ticket.issuedAt == instant("2024-04-04T22:00:00Z"))
-        #expect(ticket.validFrom == instant("2024-04-20T22:00:00Z"))
-        #expect(ticket.validUntil == instant("2024-05-05T21:59:59Z"))
+        let ticket = try ERASSB.ticket(from: ssb, inspectedAt: utc("2026-11-23T10:00:00Z"))
+        #expect(ticket.issuedAt == utc("2024-04-04T22:00:00Z"))
+        #expect(ticket.validFrom == utc("2024-04-20T22:00:00Z"))
+        #expect(ticket.validUntil == utc("2024-05-05T21:59:59Z"))
         #expect(ticket.product == "group ticket")
         #expect(ticket.passengers == 12)
         #expect(ticket.category == nil)
@@ -143,24 +139,24 @@ struct SSBTests {
     func issuingYear() {
         // Day 60 is 1 March in 2025 (not a leap year) and 29 February in 2016.
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-03-05T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: utc("2025-03-05T12:00:00Z"))
                 == UICDay(year: 2025, month: 3, day: 1))
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: instant("2025-02-01T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 60, inspectedAt: utc("2025-02-01T12:00:00Z"))
                 == UICDay(year: 2015, month: 3, day: 1))
         // A ticket issued in December and inspected in January of the next year stays in the past.
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 365, inspectedAt: instant("2026-01-03T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 5, dayOfYear: 365, inspectedAt: utc("2026-01-03T12:00:00Z"))
                 == UICDay(year: 2025, month: 12, day: 31))
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 6, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 6, dayOfYear: 366, inspectedAt: utc("2026-11-23T12:00:00Z"))
                 == UICDay(year: 2016, month: 12, day: 31))
         // No year ending in 3 is a leap year; day 0 is no day.
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 366, inspectedAt: instant("2026-11-23T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 366, inspectedAt: utc("2026-11-23T12:00:00Z"))
                 == nil)
         #expect(
-            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 0, inspectedAt: instant("2026-11-23T12:00:00Z"))
+            SSBCalendar.issuingDay(yearInDecade: 3, dayOfYear: 0, inspectedAt: utc("2026-11-23T12:00:00Z"))
                 == nil)
     }
 
@@ -177,7 +173,7 @@ struct SSBTests {
             throws: FormatError.malformed(
                 "the issuing day 366 (bits 136–144) with year digit 3 (bits 132–135) is no day of such a year")
         ) {
-            try ERASSB.ticket(from: ssb, inspectedAt: instant("2026-11-23T10:00:00Z"))
+            try ERASSB.ticket(from: ssb, inspectedAt: utc("2026-11-23T10:00:00Z"))
         }
     }
 
@@ -194,8 +190,7 @@ struct SSBTests {
             #expect(frame.issuerCode == 1179 && frame.keyID == 1 && frame.version == 3)
         }
         for name in ["db-city-mobil-v1-sha1.bin", "db-supersparpreis-v2-sha256.bin", "db-deutschland-ticket-2025.bin"] {
-            let url = try #require(Bundle.module.url(forResource: "Resources/uic/\(name)", withExtension: nil))
-            guard case .uic = try detector.recognise(Array(try Data(contentsOf: url))) else {
+            guard case .uic = try detector.recognise(try Fixtures.bytes("uic/\(name)")) else {
                 Issue.record("\(name) is not recognised as UIC 918.3")
                 continue
             }
@@ -233,7 +228,7 @@ struct SSBTests {
 
     @Test("every single-bit flip and 20,000 seeded random frames decode and map, or throw FormatError")
     func arbitraryFrames() throws {
-        let times = ["2000-01-01T00:00:00Z", "2026-11-23T10:00:00Z", "2099-12-31T23:59:59Z"].map(instant)
+        let times = ["2000-01-01T00:00:00Z", "2026-11-23T10:00:00Z", "2099-12-31T23:59:59Z"].map { utc($0) }
         var frames: [[UInt8]] = []
         for name in [SSBFixtures.nrt, SSBFixtures.group] {
             let payload = try SSBFixtures.bytes(name)

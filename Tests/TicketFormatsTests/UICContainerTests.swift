@@ -1,20 +1,18 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
 
-/// The real Deutsche Bahn sample tickets in `Resources/uic` (copied from the shared fixtures).
+/// The real Deutsche Bahn sample tickets in the fixture tree's `uic` (copied from the shared fixtures).
 enum UICFixture {
     static let cityMobilV1 = "db-city-mobil-v1-sha1.bin"
     static let superSparpreisV2 = "db-supersparpreis-v2-sha256.bin"
     static let deutschlandTicket = "db-deutschland-ticket-2025.bin"
     static let all = [cityMobilV1, superSparpreisV2, deutschlandTicket]
 
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: "Resources/uic/\(name)", withExtension: nil))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("uic/\(name)") }
 
     static func container(_ name: String) throws -> UICContainer {
         try UICContainer(parsing: bytes(name))

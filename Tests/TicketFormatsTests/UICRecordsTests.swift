@@ -1,14 +1,9 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TicketFormats
-
-/// An instant given in UTC, for expectations.
-private func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
-    let days = UICTime.daysFromCivil(year: year, month: month, day: day)
-    return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
-}
 
 /// A line of text with each piece starting at its column, the way a layout grid places fields.
 private func row(_ pieces: [(column: Int, text: String)]) -> String {

@@ -1,26 +1,20 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 
 @testable import TicketFormats
 
-/// The VDV-KA sample and certificates, copied from shared/fixtures/formats/vdv.
+/// The VDV-KA sample and certificates of the fixture tree (`vdv`, copied from shared/fixtures/formats/vdv).
 enum VDVFixtures {
-    static func bytes(_ path: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: "Resources/vdv/\(path)", withExtension: nil))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ path: String) throws -> [UInt8] { try Fixtures.bytes("vdv/\(path)") }
 
     static func ticket() throws -> [UInt8] { try bytes("vrr-deutschlandticket-2023-03.bin") }
 
     /// Every shipped certificate file, by file name.
     static func certificateFiles() throws -> [(name: String, bytes: [UInt8])] {
-        let directory = try #require(Bundle.module.url(forResource: "Resources/vdv/certs", withExtension: nil))
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
-            $0.hasSuffix(".vdv-cert")
-        }
-        return try names.sorted().map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
+        try Fixtures.names(in: "vdv/certs", endingWith: ".vdv-cert").map { ($0, try bytes("certs/\($0)")) }
     }
 
     /// The recovered payloads of expected.json.
@@ -45,9 +39,6 @@ func recover(_ signature: [UInt8], _ remainder: [UInt8], with certificate: VDVCe
     let key = try RSARawPublicKey(modulus: certificate.modulus, exponent: certificate.exponent)
     return try ISO9796_2.recoverMessage(block: try key.publicOperation(signature), remainder: remainder, sha1: sha1)
 }
-
-/// The instant of a UTC ISO 8601 text.
-func utc(_ text: String) -> Date { try! Date(text, strategy: .iso8601) }
 
 @Suite("VDV-KA barcodes")
 struct VDVTests {
@@ -381,8 +372,7 @@ struct VDVTests {
     func detectorRouting() throws {
         let detector = PayloadDetector()
         for name in ["db-city-mobil-v1-sha1.bin", "db-deutschland-ticket-2025.bin"] {
-            let url = try #require(Bundle.module.url(forResource: "Resources/uic/\(name)", withExtension: nil))
-            guard case .uic = try detector.recognise(Array(try Data(contentsOf: url))) else {
+            guard case .uic = try detector.recognise(try Fixtures.bytes("uic/\(name)")) else {
                 Issue.record("\(name) should stay a UIC container")
                 continue
             }

@@ -1,15 +1,14 @@
 import FareCore
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 import Verification
 
 @testable import TrustStore
 
-/// The blocklist test files (`scripts/make-blocklist-fixtures.py`), kept with the verification tests' resources.
-private let blocklistFixtures =
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("VerificationTests/Resources/blocklists").path
+/// The blocklist test files (`scripts/make-blocklist-fixtures.py`) in the fixture tree.
+private let blocklistFixtures = Fixtures.path("blocklists")
 
 @Suite("Blocklists in the store")
 struct BlocklistStoreTests {

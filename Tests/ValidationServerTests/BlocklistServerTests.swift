@@ -6,7 +6,7 @@ import ValidationAPI
 import ValidationServer
 
 /// The blocklist test files (`scripts/make-blocklist-fixtures.py`: Python's sqlite3 and zipfile).
-private let blocklists = repositoryRoot + "/Tests/VerificationTests/Resources/blocklists"
+private let blocklists = Fixtures.path("blocklists")
 
 /// The published blocklists on the server: imported by `farecheck-server revoke --vdv-blocklist/--dtvg-blocklist`,
 /// served in the signed revocation deltas as the difference between versions.

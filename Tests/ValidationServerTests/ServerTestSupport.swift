@@ -107,16 +107,7 @@ final class ServerBench: @unchecked Sendable {
     }
 
     /// The farecheck-server binary SwiftPM built beside this test bundle.
-    static let binary: String = {
-        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [
-            bundle, bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent(),
-        ] {
-            let path = candidate.appendingPathComponent("farecheck-server").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return bundle.appendingPathComponent("farecheck-server").path
-    }()
+    static let binary = ReferenceServer.binary
 
     static func server(_ arguments: [String], in directory: String) throws -> Run {
         try run(binary, arguments, in: directory)

@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -8,12 +9,9 @@ import TicketFormats
 /// Real fixture tickets against blocklist entries: which entry matches which ticket, and what the verdict says.
 @Suite("Blocklists in verification")
 struct BlocklistVerifierTests {
-    static func uic(_ path: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: "Resources/\(path)", withExtension: nil))
-        return Array(try Data(contentsOf: url))
-    }
+    static func uic(_ path: String) throws -> [UInt8] { try Fixtures.bytes(path) }
 
-    static let vdvInside = date("2023-03-15T12:00:00Z")
+    static let vdvInside = utc("2023-03-15T12:00:00Z")
 
     func vdvVerdict(_ entries: [BlocklistEntry]) throws -> Verdict {
         var trust = TrustSnapshot()
@@ -91,7 +89,7 @@ struct BlocklistVerifierTests {
         var trust = TrustSnapshot()
         trust.addBlocklistEntry(Self.vdv(57, 2_099_643, 1, .confiscate), version: "v")
         let verdict = try TicketVerifier(
-            trust: trust, clock: FixedClock(date("2023-04-02T08:00:00Z")),
+            trust: trust, clock: FixedClock(utc("2023-04-02T08:00:00Z")),
             vdvCertificates: try VDVFixtures.authorities()
         ).verify(try VDVFixtures.ticket())
         #expect(verdict.kind == .expired)
@@ -107,7 +105,7 @@ struct BlocklistVerifierTests {
     @Test("#UT with U_HEAD: DB's 2025 Deutschland-Ticket by U_HEAD's issuer 1080 and ticket key QWXY3BTA")
     func uicWithHead() throws {
         let payload = try Self.uic("uic/db-deutschland-ticket-2025.bin")
-        let at = date("2025-02-28T12:00:00Z")
+        let at = utc("2025-02-28T12:00:00Z")
         var keys = try DBSampleTests.trust()
         try keys.addUICKeyList(xml: try Self.uic("uic/uic-publickeys-snapshot.xml"))
         let clean = try TicketVerifier(trust: keys, clock: FixedClock(at)).verify(payload)
@@ -161,7 +159,7 @@ struct BlocklistVerifierTests {
         let payload = try DOSIPASFixtures.bytes("cts-ticket.bin")
         var trust = try DOSIPASFixtures.trust()
         trust.addBlocklistEntry(.dtvg(DTVGBlocklistEntry(rics: 3703, ticketID: "7752008")), version: "42")
-        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(date("2026-02-12T18:47:00Z"))).verify(payload)
+        let verdict = try TicketVerifier(trust: trust, clock: FixedClock(utc("2026-02-12T18:47:00Z"))).verify(payload)
         #expect(verdict.kind == .revoked, "\(verdict.reason)")
         #expect(verdict.format == .uic9189)
         #expect(verdict.blocklistRevocation?.entry == .dtvg(DTVGBlocklistEntry(rics: 3703, ticketID: "7752008")))

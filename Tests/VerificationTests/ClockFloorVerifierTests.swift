@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -146,8 +147,8 @@ struct ClockFloorVerifierTests {
         let payload = try VDVFixtures.ticket()
         let authorities = try VDVFixtures.authorities()
         // The issuer certificate ended on 2023-10-11; the floor (a journal entry) says it is 2026 by now.
-        let wall = date("2023-10-12T08:00:00Z")
-        let floor = TrustedTimeFloor(instant: date("2026-11-25T00:00:00Z"), source: .journal)
+        let wall = utc("2023-10-12T08:00:00Z")
+        let floor = TrustedTimeFloor(instant: utc("2026-11-25T00:00:00Z"), source: .journal)
         let plain = TicketVerifier(trust: TrustSnapshot(), clock: FixedClock(wall), vdvCertificates: authorities)
         #expect(try plain.verify(payload).kind == .keyExpired)
         let doubting = TicketVerifier(

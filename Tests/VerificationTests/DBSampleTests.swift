@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -10,27 +11,15 @@ import TicketFormats
 /// 1080/00002, which signed them and expired on 2024-05-11.
 @Suite("DB sample tickets with both UIC key lists")
 struct DBSampleTests {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(
-            Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/uic-918-9-db"))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("uic-918-9-db/\(name)") }
 
-    static var samples: [String] {
-        guard
-            let directory = Bundle.module.url(
-                forResource: "uic-publickeys-historic.xml", withExtension: nil, subdirectory: "Resources/uic-918-9-db")?
-                .deletingLastPathComponent().path
-        else { return [] }
-        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { $0.hasSuffix(".bin") }.sorted()
-    }
+    static var samples: [String] { (try? Fixtures.names(in: "uic-918-9-db", endingWith: ".bin")) ?? [] }
 
     /// Both lists in one snapshot, the newer one last, as `keys import --uic-xml` twice leaves a store.
     static func trust() throws -> TrustSnapshot {
         var snapshot = TrustSnapshot()
-        for file in ["uic-publickeys-historic.xml", "uic-publickeys-2026-02.xml"] {
-            try snapshot.addUICKeyList(xml: try bytes(file))
+        for file in ["uic/uic-publickeys-historic.xml", "uic/uic-publickeys-snapshot.xml"] {
+            try snapshot.addUICKeyList(xml: try Fixtures.bytes(file))
         }
         return snapshot
     }
@@ -64,8 +53,8 @@ struct DBSampleTests {
             // Checked today: the signature is genuine. The key expired on 2024-05-11, after these tickets were
             // issued, so it still vouches for them: each is judged by its own window, long past.
             let issued = try #require(ticket.issuedAt, "\(name) states no issuing time")
-            #expect(issued < date("2024-05-11T23:59:59Z"), "\(name) issued \(issued)")
-            let today = try verify(payload, at: date("2026-11-23T12:00:00Z"))
+            #expect(issued < utc("2024-05-11T23:59:59Z"), "\(name) issued \(issued)")
+            let today = try verify(payload, at: utc("2026-11-23T12:00:00Z"))
             #expect(today.kind == .expired && today.signature == .valid, "\(name): \(today.reason)")
             judged += 1
         }
@@ -78,7 +67,7 @@ struct DBSampleTests {
         let blOnly = try Self.samples.filter { try UICContainer(parsing: try Self.bytes($0)).record("U_FLEX") == nil }
         #expect(blOnly.count == 4)
         for name in blOnly {
-            let verdict = try TicketVerifier(trust: trust, clock: FixedClock(date("2021-06-01T12:00:00Z")))
+            let verdict = try TicketVerifier(trust: trust, clock: FixedClock(utc("2021-06-01T12:00:00Z")))
                 .verify(try Self.bytes(name))
             #expect(verdict.kind == .unknownKey || verdict.kind == .keyExpired, "\(name): \(verdict.reason)")
             #expect(verdict.kind != .valid)

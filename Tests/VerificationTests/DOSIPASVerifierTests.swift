@@ -1,18 +1,15 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
 @testable import Verification
 
-/// The DOSIPAS samples and the two UIC key lists, copied from shared/fixtures/formats (dosipas, keys).
+/// The DOSIPAS samples (the fixture tree's `dosipas`, copied from shared/fixtures/formats).
 enum DOSIPASFixtures {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(
-            Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/dosipas"))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("dosipas/\(name)") }
 
     static let samples = [
         "cts-ticket.bin", "solea-ticket.bin", "sncf-ter-ticket.bin", "bus-ain-ticket.bin", "bus-ardeche-ticket.bin",
@@ -22,19 +19,11 @@ enum DOSIPASFixtures {
     /// Both key lists (2026-02 and historic) imported as an inspector would hold them.
     static func trust() throws -> TrustSnapshot {
         var snapshot = TrustSnapshot()
-        for file in ["uic-publickeys-2026-02.xml", "uic-publickeys-historic.xml"] {
-            try snapshot.addUICKeyList(xml: try bytes(file))
+        for file in ["uic/uic-publickeys-snapshot.xml", "uic/uic-publickeys-historic.xml"] {
+            try snapshot.addUICKeyList(xml: try Fixtures.bytes(file))
         }
         return snapshot
     }
-}
-
-/// An instant given in UTC.
-private func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-    return calendar.date(from: components)!
 }
 
 /// The first `count` bits of `bytes`, zero-padded to whole octets.

@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import QuirkyTickets
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -14,8 +15,8 @@ struct IssuerQuirkVerifierTests {
     static let issuers = [try! QuirkyIssuer.dsa(), try! QuirkyIssuer.ecdsa()]
     let from = UICDay(year: 2026, month: 3, day: 1)!
     let until = UICDay(year: 2026, month: 3, day: 31)!
-    let inside = date("2026-03-15T12:00:00Z")
-    let after = date("2026-04-02T12:00:00Z")
+    let inside = utc("2026-03-15T12:00:00Z")
+    let after = utc("2026-04-02T12:00:00Z")
 
     func verifier(_ issuer: QuirkyIssuer, at instant: Date) -> TicketVerifier {
         var trust = TrustSnapshot()

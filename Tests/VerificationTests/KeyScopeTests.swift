@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -21,7 +22,7 @@ struct KeyScopeTests {
         privateKey: dsa2048, scheme: .dsa(.sha256, .der), algorithmText: "SHA256withDSA(2048,256)")
     let from = UICDay(year: 2026, month: 3, day: 1)!
     let until = UICDay(year: 2026, month: 3, day: 31)!
-    let inside = date("2026-03-15T12:00:00Z")
+    let inside = utc("2026-03-15T12:00:00Z")
 
     /// A key with the genuine issuer's code and key id but another private key, as the list would hold it.
     func colliding(_ privateKey: PrivateKey, _ algorithm: String, _ versionType: String, _ barcodeVersion: String)
@@ -154,25 +155,25 @@ struct KeyScopeTests {
     )
     func validityAtIssuing() throws {
         let listing = UICKeyListing(versionType: "TLB", barcodeVersion: "1")
-        let issued = date("2026-01-01T08:00:00Z")
+        let issued = utc("2026-01-01T08:00:00Z")
         let payload = try genuine.ticket(version: 1, from: from, until: until, issuedAt: issued)
         // The ticket was issued before the key's start date.
-        let future = genuine.trustedKey(notBefore: date("2026-02-01T00:00:00Z"), listing: listing)
+        let future = genuine.trustedKey(notBefore: utc("2026-02-01T00:00:00Z"), listing: listing)
         let early = try verify(payload, [future])
         #expect(early.kind == .keyExpired, "\(early.reason)")
         #expect(early.signature == .valid)
         #expect(early.reason.contains("after the ticket was issued"), "\(early.reason)")
         // Another key with the same id that was not valid when the ticket was issued: its failure counts for nothing.
         var other = colliding(Self.otherDSA1024, "SHA1withDSA(1024,160)", "TLB", "1")
-        other.notBefore = date("2022-05-12T00:00:00Z")
-        other.notAfter = date("2023-11-12T23:59:59Z")
+        other.notBefore = utc("2022-05-12T00:00:00Z")
+        other.notAfter = utc("2023-11-12T23:59:59Z")
         let stale = try verify(payload, [other])
         #expect(stale.kind == .unknownKey, "\(stale.reason)")
         #expect(stale.reason.contains("valid 2022-05-12 to 2023-11-12, not when the ticket says it was issued"))
         // The list's days have no zone: a ticket issued at 00:30 Berlin time on the start day (23:30 UTC the day
         // before) is inside.
         let edge = try genuine.ticket(
-            version: 1, from: from, until: until, issuedAt: date("2026-01-31T23:30:00Z"))
+            version: 1, from: from, until: until, issuedAt: utc("2026-01-31T23:30:00Z"))
         #expect(try verify(edge, [future]).kind == .valid)
     }
 
@@ -215,7 +216,7 @@ struct KeyScopeTests {
         func verify(_ keys: [TrustedKey]) throws -> Verdict {
             var trust = TrustSnapshot()
             for key in keys { trust.add(key) }
-            return try TicketVerifier(trust: trust, clock: FixedClock(date("2022-07-01T10:00:00Z"))).verify(payload)
+            return try TicketVerifier(trust: trust, clock: FixedClock(utc("2022-07-01T10:00:00Z"))).verify(payload)
         }
         let uncertain = try verify([listed(other, "TLB")])
         #expect(uncertain.kind == .unknownKey, "\(uncertain.reason)")
@@ -230,8 +231,8 @@ struct KeyScopeTests {
 
 @Suite("UIC key scope on the real key lists")
 struct RealKeyListScopeTests {
-    static let current = try! UICKeyList.parse(xml: DOSIPASFixtures.bytes("uic-publickeys-2026-02.xml"))
-    static let historic = try! UICKeyList.parse(xml: DOSIPASFixtures.bytes("uic-publickeys-historic.xml"))
+    static let current = try! UICKeyList.parse(xml: Fixtures.bytes("uic/uic-publickeys-snapshot.xml"))
+    static let historic = try! UICKeyList.parse(xml: Fixtures.bytes("uic/uic-publickeys-historic.xml"))
 
     func summary(_ list: UICKeyList, _ issuer: String, _ keyID: String) throws -> String {
         let entry = try #require(list.entries(issuerCode: issuer, keyID: keyID).first)
@@ -335,9 +336,7 @@ struct RealKeyListScopeTests {
             #expect(actual == expected, "\(versionType.isEmpty ? "(none)" : versionType) v\(barcodeVersion) on \(frame)")
         }
         // The page's table has a row for each versionType the test covers, and no other.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let page = try String(contentsOf: root.appendingPathComponent("docs/key-scope.md"), encoding: .utf8)
+        let page = try String(contentsOfFile: repositoryRoot + "/docs/key-scope.md", encoding: .utf8)
         let after = try #require(page.components(separatedBy: "## versionType and barcodeVersion").last)
         let section = try #require(after.components(separatedBy: "\n## ").first)
         let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") || $0.hasPrefix("| anything else") }

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import QuirkyTickets
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -35,9 +36,9 @@ struct PayloadDecodingTests {
     func uicFromTheTicket() throws {
         let trust = try UICFixtures.trust()
         let cases = [
-            (UICFixtures.cityMobil, date("2021-01-11T12:00:00Z")),
-            (UICFixtures.superSparpreis, date("2022-04-22T12:00:00Z")),
-            (UICFixtures.deutschlandTicket, date("2025-02-28T12:00:00Z")),
+            (UICFixtures.cityMobil, utc("2021-01-11T12:00:00Z")),
+            (UICFixtures.superSparpreis, utc("2022-04-22T12:00:00Z")),
+            (UICFixtures.deutschlandTicket, utc("2025-02-28T12:00:00Z")),
         ]
         for (file, instant) in cases {
             let payload = try UICFixtures.bytes(file)
@@ -69,7 +70,7 @@ struct PayloadDecodingTests {
                 family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
                 keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
                 publicKey: issuer.publicKey))
-        let verifier = TicketVerifier(trust: trust, clock: FixedClock(date("2026-03-15T12:00:00Z")))
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(utc("2026-03-15T12:00:00Z")))
         let from = UICDay(year: 2026, month: 3, day: 1)!
         let until = UICDay(year: 2026, month: 3, day: 31)!
         for quirks: Set<TicketQuirk> in [[], [.brokenLayout], [.paddedLayoutNumbers]] {
@@ -109,7 +110,7 @@ struct PayloadDecodingTests {
         var decoded = 0
         for name in DOSIPASFixtures.samples {
             let payload = try DOSIPASFixtures.bytes(name)
-            for instant in [date("2026-02-12T18:47:00Z"), Date()] {
+            for instant in [utc("2026-02-12T18:47:00Z"), Date()] {
                 let verdict = try TicketVerifier(trust: trust, clock: FixedClock(instant)).verify(payload)
                 Self.expectSameAsBytes(payload, verdict, "\(name) \(verdict.kind)")
                 if verdict.ticket != nil {

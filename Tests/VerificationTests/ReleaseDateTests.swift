@@ -1,11 +1,11 @@
 import FareCore
 import Foundation
+import TestSupport
 import Testing
 
 /// The repository this test file lives in, and git's answers about it.
 private enum Repository {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = repositoryRoot
     /// The file that holds `FarecheckRelease.date`.
     static let releaseFile = "Sources/FareCore/TrustedTime.swift"
 

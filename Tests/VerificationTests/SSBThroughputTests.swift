@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
@@ -18,7 +19,7 @@ struct SSBThroughputTests {
     func throughput() throws {
         let payload = try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)
         let verifier = TicketVerifier(
-            trust: try SSBVerifierFixtures.trust(), clock: FixedClock(date("2022-07-01T10:00:00Z")))
+            trust: try SSBVerifierFixtures.trust(), clock: FixedClock(utc("2022-07-01T10:00:00Z")))
         let key = try SSBVerifierFixtures.szKey()
         let signed = Array(payload.prefix(58))
         let signature = Array(payload[58...])

@@ -1,17 +1,15 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
 @testable import Verification
 
-/// The SŽ sample tickets and SŽ's key 1, copied from shared/fixtures/formats/ssb.
+/// The SŽ sample tickets and SŽ's key 1 (the fixture tree's `ssb`, copied from shared/fixtures/formats/ssb).
 enum SSBVerifierFixtures {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/ssb"))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("ssb/\(name)") }
 
     static let nrt = "sz-nrt.bin"
     static let group = "sz-group.bin"
@@ -69,7 +67,7 @@ struct SSBVerifierTests {
             (SSBVerifierFixtures.group, "2024-05-05T20:00:00Z"),
         ]
         for (name, when) in cases {
-            let verdict = try verify(try SSBVerifierFixtures.bytes(name), at: date(when))
+            let verdict = try verify(try SSBVerifierFixtures.bytes(name), at: utc(when))
             #expect(verdict.kind == .valid, "\(name) at \(when): \(verdict.reason)")
             #expect(verdict.signature == .valid)
             #expect(verdict.format == .eraSSB)
@@ -91,7 +89,7 @@ struct SSBVerifierTests {
             (SSBVerifierFixtures.group, "2024-05-06T10:00:00Z", .expired),
         ]
         for (name, when, kind) in cases {
-            let verdict = try verify(try SSBVerifierFixtures.bytes(name), at: date(when))
+            let verdict = try verify(try SSBVerifierFixtures.bytes(name), at: utc(when))
             #expect(verdict.kind == kind, "\(name) at \(when): \(verdict.reason)")
             #expect(verdict.signature == .valid)
             #expect(verdict.ticket != nil)
@@ -101,7 +99,7 @@ struct SSBVerifierTests {
     @Test("the SŽ NRT sample as base64 text verifies like the bytes")
     func base64Text() throws {
         let text = Data(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)).base64EncodedString()
-        let verdict = try verify(Array(text.utf8), at: date("2022-07-01T10:00:00Z"))
+        let verdict = try verify(Array(text.utf8), at: utc("2022-07-01T10:00:00Z"))
         #expect(verdict.kind == .valid)
         #expect(verdict.ticket?.ticketID == Array("6140001343".utf8))
     }
@@ -114,7 +112,7 @@ struct SSBVerifierTests {
                 family: .uic, issuer: "1179", keyID: "1", algorithm: "SHA224withDSA",
                 publicKey: try SSBVerifierFixtures.szKey()))
         let verdict = try verify(
-            try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt), at: date("2022-07-01T10:00:00Z"), trust: snapshot)
+            try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt), at: utc("2022-07-01T10:00:00Z"), trust: snapshot)
         #expect(verdict.kind == .valid)
     }
 
@@ -123,7 +121,7 @@ struct SSBVerifierTests {
         var configuration = TicketVerifier.Configuration()
         configuration.acceptedFormats = [.fc1, .uic9183]
         let verifier = TicketVerifier(
-            trust: trust, clock: FixedClock(date("2022-07-01T10:00:00Z")), configuration: configuration)
+            trust: trust, clock: FixedClock(utc("2022-07-01T10:00:00Z")), configuration: configuration)
         let verdict = try verifier.verify(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt))
         #expect(verdict.kind == .unsupported)
         #expect(verdict.signature == .notChecked)
@@ -137,7 +135,7 @@ struct SSBVerifierTests {
             for (byte, bit) in [(6, 3), (30, 0), (57, 7), (58, 7), (80, 2), (113, 0)] {
                 var altered = payload
                 altered[byte] ^= 1 << bit
-                let verdict = try verify(altered, at: date("2024-04-25T10:00:00Z"))
+                let verdict = try verify(altered, at: utc("2024-04-25T10:00:00Z"))
                 #expect(verdict.kind == .invalidSignature, "\(name) byte \(byte) bit \(bit): \(verdict.reason)")
                 #expect(verdict.signature == .invalid)
                 #expect(verdict.ticket == nil)
@@ -150,7 +148,7 @@ struct SSBVerifierTests {
         var payload = try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)
         // Key id 1 → 2: bits 18–21 are the middle four bits of byte 2.
         payload[2] = payload[2] & ~0x3C | 2 << 2
-        let verdict = try verify(payload, at: date("2022-07-01T10:00:00Z"))
+        let verdict = try verify(payload, at: utc("2022-07-01T10:00:00Z"))
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
         #expect(verdict.keyID == "2")
@@ -160,7 +158,7 @@ struct SSBVerifierTests {
     @Test("revoked tickets and keys, and expired keys, are refused with the signature valid")
     func policies() throws {
         let payload = try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt)
-        let when = date("2022-07-01T10:00:00Z")
+        let when = utc("2022-07-01T10:00:00Z")
         var revokedTicket = trust
         revokedTicket.revokeTicket(Array("6140001343".utf8), issuer: "1179")
         #expect(try verify(payload, at: when, trust: revokedTicket).kind == .revoked)
@@ -171,7 +169,7 @@ struct SSBVerifierTests {
         expiredKey.add(
             TrustedKey(
                 family: .uic, issuer: "1179", keyID: "1", algorithm: nil,
-                publicKey: try SSBVerifierFixtures.szKey(), notAfter: date("2021-12-31T23:59:59Z")))
+                publicKey: try SSBVerifierFixtures.szKey(), notAfter: utc("2021-12-31T23:59:59Z")))
         let verdict = try verify(payload, at: when, trust: expiredKey)
         #expect(verdict.kind == .keyExpired)
         #expect(verdict.signature == .valid)
@@ -179,7 +177,7 @@ struct SSBVerifierTests {
 
     @Test("every truncation and every single-bit flip of both samples gives a verdict, never a valid one")
     func damagedSamples() throws {
-        let verifier = TicketVerifier(trust: trust, clock: FixedClock(date("2024-04-25T10:00:00Z")))
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(utc("2024-04-25T10:00:00Z")))
         var kinds: [VerdictKind: Int] = [:]
         for name in [SSBVerifierFixtures.nrt, SSBVerifierFixtures.group] {
             let payload = try SSBVerifierFixtures.bytes(name)
@@ -210,12 +208,12 @@ struct SSBVerifierTests {
             }
             #expect(frame.signatureForm == form)
             let verdict = try verify(
-                payload, at: date("2022-07-01T10:00:00Z"), trust: SSBVerifierFixtures.generatedTrust())
+                payload, at: utc("2022-07-01T10:00:00Z"), trust: SSBVerifierFixtures.generatedTrust())
             #expect(verdict.kind == .valid, "\(form): \(verdict.reason)")
             var altered = payload
             altered[20] ^= 0x04
             let forged = try verify(
-                altered, at: date("2022-07-01T10:00:00Z"), trust: SSBVerifierFixtures.generatedTrust())
+                altered, at: utc("2022-07-01T10:00:00Z"), trust: SSBVerifierFixtures.generatedTrust())
             #expect(forged.kind == .invalidSignature)
         }
     }
@@ -234,12 +232,12 @@ struct SSBVerifierTests {
             return bytes
         }
         let undefined = try verify(
-            try SSBVerifierFixtures.signed(withType(7), form: .der), at: date("2022-07-01T10:00:00Z"),
+            try SSBVerifierFixtures.signed(withType(7), form: .der), at: utc("2022-07-01T10:00:00Z"),
             trust: SSBVerifierFixtures.generatedTrust())
         #expect(undefined.kind == .unsupported)
         #expect(undefined.signature == .valid)
         let bilateral = try verify(
-            try SSBVerifierFixtures.signed(withType(23), form: .der), at: date("2022-07-01T10:00:00Z"),
+            try SSBVerifierFixtures.signed(withType(23), form: .der), at: utc("2022-07-01T10:00:00Z"),
             trust: SSBVerifierFixtures.generatedTrust())
         #expect(bilateral.kind == .valid)
         #expect(bilateral.warnings.map(\.code) == [VerdictWarning.validityNotCheckedCode])
@@ -251,7 +249,7 @@ struct SSBVerifierTests {
         var data = Array(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt).prefix(58))
         data[5] |= 0x40  // bit 41: specimen
         let specimen = try verify(
-            try SSBVerifierFixtures.signed(data, form: .raw20), at: date("2022-07-01T10:00:00Z"),
+            try SSBVerifierFixtures.signed(data, form: .raw20), at: utc("2022-07-01T10:00:00Z"),
             trust: SSBVerifierFixtures.generatedTrust())
         #expect(specimen.kind == .valid)
         #expect(specimen.warnings.map(\.code) == ["specimen"])
@@ -259,14 +257,14 @@ struct SSBVerifierTests {
         var version2 = Array(try SSBVerifierFixtures.bytes(SSBVerifierFixtures.nrt).prefix(58))
         version2[0] = version2[0] & 0x0F | 0x20
         let verdict = try verify(
-            try SSBVerifierFixtures.signed(version2, form: .der), at: date("2022-07-01T10:00:00Z"),
+            try SSBVerifierFixtures.signed(version2, form: .der), at: utc("2022-07-01T10:00:00Z"),
             trust: SSBVerifierFixtures.generatedTrust())
         #expect(verdict.signature == .valid, "\(verdict.reason)")
         #expect(verdict.ticket?.product == "SSB version 2 ticket")
 
         var version1 = [UInt8](repeating: 0xA5, count: 107)
         version1[0] = 0x14
-        let unsupported = try verify(version1, at: date("2022-07-01T10:00:00Z"))
+        let unsupported = try verify(version1, at: utc("2022-07-01T10:00:00Z"))
         #expect(unsupported.kind == .unsupported)
         #expect(unsupported.signature == .unsupported)
         #expect(unsupported.format == .eraSSB)

@@ -1,17 +1,15 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
 @testable import Verification
 
-/// The real DB sample tickets and keys, copied from shared/fixtures/uic.
+/// The real DB sample tickets and keys of the fixture tree (`uic`, copied from shared/fixtures/uic).
 enum UICFixtures {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/uic"))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try Fixtures.bytes("uic/\(name)") }
 
     static let cityMobil = "db-city-mobil-v1-sha1.bin"
     static let superSparpreis = "db-supersparpreis-v2-sha256.bin"
@@ -34,8 +32,6 @@ enum UICFixtures {
     }
 }
 
-func date(_ text: String) -> Date { try! Date(text, strategy: .iso8601) }
-
 @Suite("UIC 918.3 verification")
 struct UICVerifierTests {
     let trust = try! UICFixtures.trust()
@@ -49,10 +45,10 @@ struct UICVerifierTests {
     )
     func samples() throws {
         let cases: [(String, Date, String, String)] = [
-            (UICFixtures.cityMobil, date("2021-01-11T12:00:00Z"), "80", "7"),
+            (UICFixtures.cityMobil, utc("2021-01-11T12:00:00Z"), "80", "7"),
             // Inside both the key's and the ticket's window: since U_FLEX is read, the ticket's own dates count.
-            (UICFixtures.superSparpreis, date("2022-04-22T12:00:00Z"), "1080", "2"),
-            (UICFixtures.deutschlandTicket, date("2025-02-28T12:00:00Z"), "1080", "7"),
+            (UICFixtures.superSparpreis, utc("2022-04-22T12:00:00Z"), "1080", "2"),
+            (UICFixtures.deutschlandTicket, utc("2025-02-28T12:00:00Z"), "1080", "7"),
         ]
         for (file, inside, issuer, keyID) in cases {
             let payload = try UICFixtures.bytes(file)
@@ -71,22 +67,22 @@ struct UICVerifierTests {
     @Test("the city ticket's 0080BL validity is checked at the inspection time")
     func stateValidity() throws {
         let payload = try UICFixtures.bytes(UICFixtures.cityMobil)
-        let valid = try verify(payload, at: date("2021-01-11T21:00:00Z"))
+        let valid = try verify(payload, at: utc("2021-01-11T21:00:00Z"))
         #expect(valid.kind == .valid)
         #expect(valid.ticket?.product == "Super Sparpreis")
         #expect(valid.ticket?.ticketID == Array("RPEX4F-4".utf8))
-        #expect(try verify(payload, at: date("2021-01-13T12:00:00Z")).kind == .expired)
-        #expect(try verify(payload, at: date("2021-01-09T12:00:00Z")).kind == .notYetValid)
+        #expect(try verify(payload, at: utc("2021-01-13T12:00:00Z")).kind == .expired)
+        #expect(try verify(payload, at: utc("2021-01-09T12:00:00Z")).kind == .notYetValid)
     }
 
     @Test("tickets whose validity sits in U_FLEX are checked against it: expired after, valid inside, no warning")
     func flexOnly() throws {
         let payload = try UICFixtures.bytes(UICFixtures.superSparpreis)
         // Valid 2022-04-22 00:00 – 2022-04-23 10:00 (UTC+2) by its FCB content; the key still lives in 2023.
-        let later = try verify(payload, at: date("2023-06-01T12:00:00Z"))
+        let later = try verify(payload, at: utc("2023-06-01T12:00:00Z"))
         #expect(later.kind == .expired, "\(later.reason)")
         #expect(later.reason.contains("2022-04-23T08:00:00Z"))
-        let inside = try verify(payload, at: date("2022-04-22T12:00:00Z"))
+        let inside = try verify(payload, at: utc("2022-04-22T12:00:00Z"))
         #expect(inside.kind == .valid)
         #expect(inside.warnings.isEmpty)
         #expect(inside.ticket?.product == "Super Sparpreis")
@@ -95,10 +91,10 @@ struct UICVerifierTests {
     @Test("the 2025 Deutschland-Ticket (key 1080/7) follows its FCB window: valid in it, expired after")
     func deutschlandTicketValidity() throws {
         let payload = try UICFixtures.bytes(UICFixtures.deutschlandTicket)
-        let expired = try verify(payload, at: date("2025-06-01T12:00:00Z"))
+        let expired = try verify(payload, at: utc("2025-06-01T12:00:00Z"))
         #expect(expired.kind == .expired, "\(expired.reason)")
         #expect(expired.signature == .valid)
-        let valid = try verify(payload, at: date("2025-02-28T12:00:00Z"))
+        let valid = try verify(payload, at: utc("2025-02-28T12:00:00Z"))
         #expect(valid.kind == .valid, "\(valid.reason)")
         // The printed layout's days differ from FCB's: the inspector is told which decided.
         #expect(valid.warnings.map(\.code) == ["records-disagree"])
@@ -107,7 +103,7 @@ struct UICVerifierTests {
         #expect(valid.ticket?.product == "Deutschland-Ticket")
         // The layout prints "Gültig vom 01.02.2025", but FCB states validity from the issuing time, 27.02 10:14
         // local, and FCB decides.
-        let before = try verify(payload, at: date("2025-02-15T12:00:00Z"))
+        let before = try verify(payload, at: utc("2025-02-15T12:00:00Z"))
         #expect(before.kind == .notYetValid, "\(before.reason)")
         #expect(before.reason.contains("2025-02-27T09:14:00Z"))
     }
@@ -115,7 +111,7 @@ struct UICVerifierTests {
     @Test("a ticket with several documents is judged by the one valid now, else the nearest")
     func severalDocuments() throws {
         let day: TimeInterval = 86_400
-        let start = date("2025-03-01T00:00:00Z")
+        let start = utc("2025-03-01T00:00:00Z")
         var ticket = Ticket(format: .uic9183, issuer: "1080", ticketID: [1])
         ticket.documents = [
             TicketDocument(kind: "openTicket", validFrom: start, validUntil: start + day, summary: "outward"),
@@ -154,7 +150,7 @@ struct UICVerifierTests {
             let payload = try UICFixtures.bytes(file)
             let container = try UICContainer(parsing: payload)
             let dataStart = payload.count - container.signedData.count
-            let inside = file == UICFixtures.cityMobil ? date("2021-01-11T12:00:00Z") : date("2023-06-01T12:00:00Z")
+            let inside = file == UICFixtures.cityMobil ? utc("2021-01-11T12:00:00Z") : utc("2023-06-01T12:00:00Z")
             let signatureRange = 14..<(14 + container.signatureFieldLength)
             for index in Array(dataStart..<payload.count) + Array(9..<14) + Array(signatureRange) {
                 var bytes = payload
@@ -174,7 +170,7 @@ struct UICVerifierTests {
     func unknownKey() throws {
         var payload = try UICFixtures.bytes(UICFixtures.cityMobil)
         payload.replaceSubrange(9..<14, with: Array("00099".utf8))
-        let verdict = try verify(payload, at: date("2021-01-11T12:00:00Z"))
+        let verdict = try verify(payload, at: utc("2021-01-11T12:00:00Z"))
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
     }
@@ -183,7 +179,7 @@ struct UICVerifierTests {
     func malformed() throws {
         let payload = try UICFixtures.bytes(UICFixtures.cityMobil)
         for cut in [3, 10, 40, 66, 70, 200] {
-            let verdict = try verify(Array(payload.prefix(cut)), at: date("2021-01-11T12:00:00Z"))
+            let verdict = try verify(Array(payload.prefix(cut)), at: utc("2021-01-11T12:00:00Z"))
             #expect(verdict.kind == .malformed, "cut at \(cut): \(verdict.reason)")
             #expect(verdict.reason.contains("byte") || verdict.reason.contains("offset"), "\(verdict.reason)")
         }
@@ -221,7 +217,7 @@ struct UICTestIssuer {
     /// A ticket valid `from` … `until`, issued at `issuedAt` (U_HEAD), signed with this issuer's key.
     func ticket(
         version: Int, from: UICDay, until: UICDay, form: UICSignatureForm? = nil, fieldLength: Int? = nil,
-        issuedAt: Date = date("2026-01-01T08:00:00Z")
+        issuedAt: Date = utc("2026-01-01T08:00:00Z")
     ) throws -> [UInt8] {
         let head = UICHead(issuerCode: issuerCode, ticketKey: "TEST-\(version)", issuedAt: issuedAt)
         let bl = UIC0080BL(
@@ -274,7 +270,7 @@ struct UICGeneratedTicketTests {
 
     let from = UICDay(year: 2026, month: 3, day: 1)!
     let until = UICDay(year: 2026, month: 3, day: 31)!
-    let inside = date("2026-03-15T12:00:00Z")
+    let inside = utc("2026-03-15T12:00:00Z")
 
     @Test("every key type in the header versions it fits, and DER in a version 2 ticket, verifies valid")
     func everyPath() throws {
@@ -303,7 +299,7 @@ struct UICGeneratedTicketTests {
     func keyExpired() throws {
         let issuer = Self.issuers[0].1
         var trust = TrustSnapshot()
-        trust.add(issuer.trustedKey(notAfter: date("2025-12-01T23:59:59Z")))
+        trust.add(issuer.trustedKey(notAfter: utc("2025-12-01T23:59:59Z")))
         let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
             try issuer.ticket(version: 1, from: from, until: until))
         #expect(verdict.kind == .keyExpired)
@@ -315,7 +311,7 @@ struct UICGeneratedTicketTests {
     func keyEndedAfterIssuing() throws {
         let issuer = Self.issuers[0].1
         var trust = TrustSnapshot()
-        trust.add(issuer.trustedKey(notAfter: date("2026-02-01T23:59:59Z")))
+        trust.add(issuer.trustedKey(notAfter: utc("2026-02-01T23:59:59Z")))
         let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
             try issuer.ticket(version: 1, from: from, until: until))
         #expect(verdict.kind == .valid, "\(verdict.reason)")

@@ -1,27 +1,22 @@
 import FareCore
 import Foundation
 import Signatures
+import TestSupport
 import Testing
 import TicketFormats
 
 @testable import Verification
 
-/// The VRR sample and the shipped certificates, copied from shared/fixtures/formats/vdv.
+/// The VRR sample and the shipped certificates (the fixture tree's `vdv`, copied from shared/fixtures/formats/vdv).
 enum VDVFixtures {
-    static func bytes(_ path: String) throws -> [UInt8] {
-        let url = try #require(Bundle.module.url(forResource: "Resources/vdv/\(path)", withExtension: nil))
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ path: String) throws -> [UInt8] { try Fixtures.bytes("vdv/\(path)") }
 
     static func ticket() throws -> [UInt8] { try bytes("vrr-deutschlandticket-2023-03.bin") }
 
     /// The shipped certificates as an inspector would import them: the root pinned from its body, every
     /// sub-CA body trusted unsigned (the files were recovered with the root when they were made).
     static func authorities() throws -> VDVCertificateSet {
-        let directory = try #require(Bundle.module.url(forResource: "Resources/vdv/certs", withExtension: nil))
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
-            $0.hasSuffix(".vdv-cert")
-        }
+        let names = try Fixtures.names(in: "vdv/certs", endingWith: ".vdv-cert")
         let root = try VDVCertificateImport.root(try bytes("certs/4555564456100106.vdv-cert"))
         var set = VDVCertificateSet([root])
         for name in names where name != "4555564456100106.vdv-cert" {
@@ -53,7 +48,7 @@ struct VDVVerifierTests {
         #expect(authorities.authority(VDVCAReference(hex: "4445564456110416")!) == nil)
         let payload = try VDVFixtures.ticket()
 
-        let valid = try verifier(authorities, at: date("2023-03-15T12:00:00Z")).verify(payload)
+        let valid = try verifier(authorities, at: utc("2023-03-15T12:00:00Z")).verify(payload)
         #expect(valid.kind == .valid, "\(valid.reason)")
         #expect(valid.signature == .valid)
         #expect(valid.format == .vdvKA)
@@ -62,16 +57,16 @@ struct VDVVerifierTests {
         #expect(ticket.product == "Deutschland-Ticket")
         #expect(ticket.holder == "Max Mustermann, born 31.12.1984")
         #expect(ticket.details.first { $0.label == "entitlement number" }?.value == "2099643")
-        #expect(ticket.validFrom == date("2023-02-28T23:00:00Z"))
-        #expect(ticket.validUntil == date("2023-03-31T21:59:58Z"))
+        #expect(ticket.validFrom == utc("2023-02-28T23:00:00Z"))
+        #expect(ticket.validUntil == utc("2023-03-31T21:59:58Z"))
 
-        let expired = try verifier(authorities, at: date("2023-04-02T08:00:00Z")).verify(payload)
+        let expired = try verifier(authorities, at: utc("2023-04-02T08:00:00Z")).verify(payload)
         #expect(expired.kind == .expired)
         #expect(expired.signature == .valid)
-        let early = try verifier(authorities, at: date("2023-02-27T08:00:00Z")).verify(payload)
+        let early = try verifier(authorities, at: utc("2023-02-27T08:00:00Z")).verify(payload)
         #expect(early.kind == .notYetValid)
         // The issuer certificate ended on 2023-10-11: a genuine signature with an expired key.
-        let late = try verifier(authorities, at: date("2023-10-12T08:00:00Z")).verify(payload)
+        let late = try verifier(authorities, at: utc("2023-10-12T08:00:00Z")).verify(payload)
         #expect(late.kind == .keyExpired)
         #expect(late.signature == .valid)
         #expect(late.reason.contains("2023"))
@@ -80,14 +75,14 @@ struct VDVVerifierTests {
     @Test("without VDV certificates, or without the CA the barcode names, the key is unknown")
     func unknownKeys() throws {
         let payload = try VDVFixtures.ticket()
-        let none = try TicketVerifier(trust: TrustSnapshot(), clock: FixedClock(date("2023-03-15T12:00:00Z")))
+        let none = try TicketVerifier(trust: TrustSnapshot(), clock: FixedClock(utc("2023-03-15T12:00:00Z")))
             .verify(payload)
         #expect(none.kind == .unknownKey)
         #expect(none.format == .vdvKA)
         let onlyRoot = VDVCertificateSet([
             try VDVCertificateImport.root(try VDVFixtures.bytes("certs/4555564456100106.vdv-cert"))
         ])
-        let verdict = try verifier(onlyRoot, at: date("2023-03-15T12:00:00Z")).verify(payload)
+        let verdict = try verifier(onlyRoot, at: utc("2023-03-15T12:00:00Z")).verify(payload)
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
         #expect(verdict.reason.contains("DEVDV 11 02 16"))

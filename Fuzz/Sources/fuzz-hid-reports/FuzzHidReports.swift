@@ -4,7 +4,7 @@ import Scanners
 
 /// Fuzzes the HID report assemblers (HID POS with the Honeywell and Newland layouts, Zebra SNAPI).
 ///
-/// The first byte chooses the assembler; the rest is a recording as `Tests/ScannersTests/Recordings` keeps
+/// The first byte chooses the assembler; the rest is a recording as `Tests/Fixtures/recordings` keeps
 /// them: per report a `u32 LE` time in microseconds, a `u16 LE` length, the report.
 @_cdecl("fuzz_hid_reports_main")
 func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {

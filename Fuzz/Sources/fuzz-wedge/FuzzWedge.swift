@@ -4,7 +4,7 @@ import Scanners
 /// Fuzzes keyboard wedge input: evdev `input_event` records decoded, then framed into scans.
 ///
 /// The first byte chooses the keyboard layout and whether an AIM identifier is stripped; the rest is what
-/// an evdev node returns (24-byte records, as `Tests/ScannersTests/Recordings/*.inputevents`).
+/// an evdev node returns (24-byte records, as `Tests/Fixtures/recordings/*.inputevents`).
 @_cdecl("fuzz_wedge_main")
 func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     runLibFuzzer(argc, argv, fuzz)

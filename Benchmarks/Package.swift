@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+// The speed figures of docs/benchmarks.md, in a package of their own: the root package's products never link the
+// benchmarks or the simulators they drive. Build and run through `scripts/bench.sh` (release, with the `farecheck`
+// and `farecheck-server` programs the figures run built beside the bench), e.g.
+//   scripts/bench.sh verify --seconds 1
+// Only library products of the root package are used.
+
+/// SwiftPM names a path dependency after its folder, which is whatever the clone is called.
+let root = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent.lowercased()
+
+/// A library product of the root package.
+func farecheck(_ product: String) -> Target.Dependency { .product(name: product, package: root) }
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "farecheck-benchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The blocklist figures write a VDV-KA blocklist, an SQLite file of a million rows.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "farecheck-bench",
+            dependencies: [
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
+                "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
+            ].map(farecheck) + [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,278 @@
+import ArgumentParser
+import FareCore
+import Foundation
+import Issuing
+import ScannerSimulation
+import Scanners
+import Symbols
+import TicketFormats
+import ValidationAPI
+import Verification
+
+/// `farecheck bench`: the speed figures docs/benchmarks.md reports, measured on this machine.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure verify throughput and scan time on this machine, beside OpenSSL, ZXingReader and zbarimg.",
+        discussion: """
+            verify: a warm verifier on one core, payload bytes to verdict (FC1 text form: base45, \
+            inflate, COSE, signature, claims, policies), beside `openssl speed` for the bare signature \
+            verification of the same algorithm. scan: a 1280×720 photo-like image holding one ticket, \
+            `farecheck scan` beside `ZXingReader` and `zbarimg` on the same file. sync: a revocation delta \
+            of --revocations entries applied page by page (time, peak memory, verify latency meanwhile), \
+            and lookups in a store of --store-entries revoked tickets. pin: one PIN check (scrypt, and the \
+            PBKDF2 of earlier versions) and what an offline search of every 6-digit PIN costs. blocklist: a VDV-KA \
+            and a DTVG blocklist of --blocklist-entries entries each, imported by `farecheck revoke` (time, peak \
+            memory), looked up as the daemon does, and imported by `farecheck-server revoke`. formats: bare \
+            signature checks, DOSIPAS, ERA SSB and VDV-KA samples from bytes to verdict (--fixtures), beside \
+            `openssl speed`, and the trusted-time floor's cost per verdict.
+            """
+    )
+
+    enum Part: String, ExpressibleByArgument, CaseIterable {
+        case verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist, all
+    }
+
+    @Argument(help: "verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
+    @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
+    @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
+    var uicKeyList: String = "Tests/Fixtures/uic/uic-publickeys-snapshot.xml"
+    @Option(help: "The sample tickets and key lists for the formats figures.")
+    var fixtures: String = "Tests/Fixtures"
+    @Option(help: "Seconds to run each verify measurement.") var seconds: Double = 3
+    @Option(help: "Runs of each scan measurement.") var runs: Int = 10
+    @Flag(help: "Skip the comparison with external tools.") var noCompare = false
+    @Option(help: "Filler keys in the store for the daemon figures.") var keys: Int = 100_000
+    @Option(
+        help: """
+            Revoked tickets in the store for the daemon figures (default 100,000), or in the delta for the sync \
+            figures (default 1,000,000).
+            """)
+    var revocations: Int?
+    @Option(help: "Revoked tickets in the store for the sync lookup figures.") var storeEntries: Int = 10_000_000
+    @Option(help: "Entries in each blocklist (VDV-KA, DTVG) for the blocklist figures.")
+    var blocklistEntries: Int = 1_000_000
+    @Option(
+        name: .customLong("during-sync"),
+        help: "With daemon: revocations a sync apply writes into the daemon's store while the scans run (0: none).")
+    var duringSync: Int = 0
+    @Option(help: "Entries per revocation page for the sync figures (as farecheck sync asks the server).")
+    var pageLimit: Int = RevocationDelta.maximumPageLimit
+    @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
+    var anchorKey: String = "Keys/demo-anchor.key"
+    // The applying child of the sync figures: bench sync runs this program again with these.
+    @Option(help: .hidden) var applyPages: String?
+    @Option(help: .hidden) var applyStore: String?
+    @Option(help: .hidden) var applyReport: String?
+
+    func run() async throws {
+        if let applyPages, let applyStore, let applyReport {
+            return try SyncBenchmark.applyPages(
+                pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport)
+        }
+        printLine("machine: \(MachineDescription.current)")
+        if part == .verify || part == .all { try benchVerify() }
+        if part == .uic || part == .all {
+            try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
+        }
+        if part == .formats || part == .all {
+            try FormatsBenchmark(seconds: seconds, compare: !noCompare, fixtures: fixtures).run()
+        }
+        if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
+        if part == .pin || part == .all { try PINBenchmark(runs: max(runs, 20)).run() }
+        if part == .scanner || part == .all {
+            let result = try await SerialLatencyBenchmark.run(scans: scans)
+            printLine(
+                "scanner latency, simulated Zebra SSI scanner on a pseudo-terminal, last byte on the wire → event in the consumer:"
+            )
+            printLine("  \(result)")
+        }
+        if part == .daemon || part == .all {
+            try await DaemonBenchmark(
+                scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
+                anchorKeyPath: anchorKey
+            ).run()
+        }
+        if part == .sync || part == .all {
+            guard (1...RevocationDelta.maximumPageLimit).contains(pageLimit) else {
+                throw ValidationError("--page-limit must be from 1 to \(RevocationDelta.maximumPageLimit).")
+            }
+            try SyncBenchmark(
+                revocations: revocations ?? 1_000_000, storeEntries: storeEntries, pageLimit: pageLimit,
+                anchorKeyPath: anchorKey
+            ).run()
+        }
+        if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }
+    }
+
+    private func benchVerify() throws {
+        printLine(
+            "verify throughput per CPU second, one thread (FC1 text form, payload bytes → verdict), median of \(Self.rounds) rounds alternating with `openssl speed`:"
+        )
+        let speedNames = ["ES256": "ecdsap256", "EdDSA": "ed25519", "PS256": "rsa2048"]
+        for demo in DemoKeys.issuingKeys {
+            let key = try IssuingKey.parse(demo.text, source: demo.file)
+            var trust = TrustSnapshot()
+            trust.add(
+                TrustedKey(
+                    family: .fc1, issuer: "demo-transit", keyID: key.keyID.hexString,
+                    algorithm: key.algorithm.name, publicKey: key.privateKey.publicKey))
+            let now = Date()
+            let claims = FC1.Claims(
+                issuer: "demo-transit", ticketID: Array(0..<16), issuedAt: now, validFrom: now.addingTimeInterval(-60),
+                validUntil: now.addingTimeInterval(86400), product: "day", zones: ["A", "B"], category: "adult",
+                holder: "ID ****1234"
+            )
+            let payload = try key.payload(for: claims, barcode: .qr)
+            let verifier = TicketVerifier(trust: trust, clock: FixedClock(now))
+            guard (try? verifier.verify(payload))?.kind == .valid else {
+                throw CommandFailure.exit("bench: the \(key.algorithm.name) ticket does not verify")
+            }
+            let (rate, bare) = try Self.compared(
+                seconds: seconds, reference: noCompare ? nil : speedNames[key.algorithm.name]
+            ) {
+                let verdict = try verifier.verify(payload)
+                precondition(verdict.isValid)
+            }
+            printLine(
+                Self.line(key.algorithm.name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) }))
+        }
+    }
+
+    /// Rounds of each measurement: the two figures are taken alternately, so that a neighbour's load on a
+    /// shared machine falls on both alike, and the medians are compared.
+    static let rounds = 3
+
+    /// Our rate and `openssl speed`'s for `reference` (an `openssl speed` algorithm name), alternating.
+    static func compared(seconds: Double, reference: String?, _ body: () throws -> Void) throws -> (Double, Double?) {
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        for _ in 0..<rounds {
+            if let reference,
+                let bare = OpenSSLSpeed.verifyRate(
+                    reference, seconds: max(1, Int((seconds / Double(rounds)).rounded())))
+            {
+                theirs.append(bare)
+            }
+            ours.append(try rate(seconds: seconds / Double(rounds), body))
+        }
+        return (median(ours), theirs.isEmpty ? nil : median(theirs))
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    /// `  NAME  farecheck N/s   REFERENCE N/s   ratio P %`.
+    static func line(_ name: String, width: Int, rate: Double, reference: (String, Double)?) -> String {
+        var line = "  \(name.padding(toLength: width, withPad: " ", startingAt: 0)) farecheck \(format(rate))/s"
+        if let (label, bare) = reference {
+            line += "   \(label) \(format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
+        }
+        return line
+    }
+
+    /// Calls `body` repeatedly for about `seconds` of this thread's CPU time and returns calls per CPU second.
+    ///
+    /// CPU time rather than wall time, as `openssl speed` counts by default: the two figures then compare
+    /// the same thing even when other processes share the machine.
+    static func rate(seconds: Double, _ body: () throws -> Void) throws -> Double {
+        // Warm-up, so that first-use costs (provider fetches, caches) stay out of the figure.
+        for _ in 0..<50 { try body() }
+        let start = threadCPUSeconds()
+        var count = 0
+        while threadCPUSeconds() - start < seconds {
+            for _ in 0..<50 { try body() }
+            count += 50
+        }
+        return Double(count) / (threadCPUSeconds() - start)
+    }
+
+    /// CPU time used by the calling thread, in seconds.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static func format(_ rate: Double) -> String { String(format: "%8.0f", rate) }
+}
+
+/// A line saying what machine a figure was measured on.
+enum MachineDescription {
+    static var current: String {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let memory = ProcessInfo.processInfo.physicalMemory / (1 << 30)
+        return "\(model), \(cores) cores, \(memory) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+    }
+}
+
+/// Runs another program and returns its standard output, or `nil` when it cannot run.
+func runTool(_ path: String, _ arguments: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do {
+        try withSignalsUnblocked { try process.run() }
+    } catch {
+        return nil
+    }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Runs `body` (which starts a child process) with every signal unblocked on this thread.
+///
+/// A child inherits the spawning thread's signal mask, and the threads of Swift's concurrency runtime
+/// block most signals: `openssl speed` would then never see the SIGALRM that ends each measurement.
+func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+    var all = sigset_t()
+    var previous = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return try body()
+}
+
+/// Finds a program on `$PATH`.
+func findTool(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// `openssl speed` as the reference for bare signature verification.
+enum OpenSSLSpeed {
+    /// Verify operations per second that `openssl speed ALGORITHM` reports (e.g. `ecdsap256`, `dsa1024`).
+    static func verifyRate(_ algorithm: String, seconds: Int) -> Double? {
+        verifyRates(seconds: seconds, algorithms: [algorithm]).values.first
+    }
+
+    /// Verify operations per second for `openssl speed` algorithm names; keys ES256, EdDSA, PS256
+    /// (RSA-2048 PKCS#1, the nearest it has), DSA1024, DSA2048.
+    static func verifyRates(seconds: Int, algorithms: [String]) -> [String: Double] {
+        guard let openssl = findTool("openssl"),
+            let output = runTool(openssl, ["speed", "-seconds", "\(seconds)"] + algorithms)
+        else { return [:] }
+        var rates: [String: Double] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let last = fields.last.flatMap({ Double($0) }) else { continue }
+            if line.contains("(nistp256)") { rates["ES256"] = last }
+            if line.contains("(Ed25519)") { rates["EdDSA"] = last }
+            if line.hasPrefix("rsa 2048 bits") { rates["PS256"] = last }
+            if line.hasPrefix("rsa 1024 bits") { rates["RSA1024"] = last }
+            if line.hasPrefix("dsa 1024 bits") { rates["DSA1024"] = last }
+            if line.hasPrefix("dsa 2048 bits") { rates["DSA2048"] = last }
+        }
+        return rates
+    }
+}

@@ -1,0 +1,213 @@
+import FareCore
+import Foundation
+import Signatures
+import TicketFormats
+import TrustStore
+import Verification
+
+/// `farecheck-bench formats`: bare signature checks, and DOSIPAS, ERA SSB and VDV-KA samples from bytes to verdict,
+/// each beside `openssl speed` for its algorithm; and what reading the trusted-time floor costs a verdict.
+///
+/// These figures were printed by on-demand unit tests (`FARECHECK_BENCHMARK=1`) before; speed is measured here,
+/// and the unit tests check only that the same inputs give the verdicts these figures are about.
+struct FormatsBenchmark {
+    /// Seconds of CPU time for each measurement, spread over ``BenchCommand/rounds`` rounds.
+    let seconds: Double
+    /// Whether to run `openssl speed` beside each figure.
+    let compare: Bool
+    /// The verification tests' fixtures: the real samples and the key lists that verify them.
+    let fixtures: String
+
+    func run() throws {
+        printLine(
+            "format throughput per CPU second, one thread, median of \(BenchCommand.rounds) rounds alternating with `openssl speed`:"
+        )
+        try benchSignatures()
+        try benchDOSIPAS()
+        try benchSSB()
+        try benchVDV()
+        try benchTrustedTimeFloor()
+    }
+
+    private func file(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: fixtures + "/" + path) else {
+            throw CommandFailure.exit(
+                "\(fixtures)/\(path) not found (run from the repository root, or give --fixtures)")
+        }
+        return Array(data)
+    }
+
+    private func measure(_ name: String, reference: String?, divisor: Double = 1, _ body: () throws -> Void) throws {
+        let (rate, bare) = try BenchCommand.compared(seconds: seconds, reference: compare ? reference : nil, body)
+        let label =
+            divisor == 1 ? "openssl speed \(reference ?? "")" : "openssl speed \(reference ?? "") ÷ \(Int(divisor))"
+        printLine(BenchCommand.line(name, width: 34, rate: rate, reference: bare.map { (label, $0 / divisor) }))
+    }
+
+    /// `isValidSignature` alone for a 150-byte message (a COSE Sig_structure of a typical FC1 ticket).
+    private func benchSignatures() throws {
+        let message = [UInt8](repeating: 0x5A, count: 150)
+        let cases: [(String, KeyKind, SignatureScheme, String)] = [
+            ("signature ES256", .ecP256, .es256, "ecdsap256"),
+            ("signature EdDSA", .ed25519, .eddsa, "ed25519"),
+            ("signature PS256 (RSA-2048)", .rsa(bits: 2048), .ps256, "rsa2048"),
+            ("signature DSA-1024/160 SHA-1", .dsa(bits: 1024, qBits: 160), .dsa(.sha1, .der), "dsa1024"),
+            // `openssl speed dsa2048` performs as a 160-bit q; UIC's DSA-2048 keys have a 256-bit q, slower by nature.
+            ("signature DSA-2048/256 SHA-256", .dsa(bits: 2048, qBits: 256), .dsa(.sha256, .raw), "dsa2048"),
+        ]
+        for (name, kind, scheme, reference) in cases {
+            let key = try PrivateKey.generate(kind)
+            let signature = try key.signature(for: message, scheme: scheme)
+            let publicKey = key.publicKey
+            try measure(name, reference: reference) {
+                precondition(publicKey.isValidSignature(signature, for: message, scheme: scheme))
+            }
+        }
+    }
+
+    /// CTS Strasbourg's DOSIPAS ticket: two ECDSA P-256 checks per verdict, beside `openssl speed ecdsap256` ÷ 2.
+    private func benchDOSIPAS() throws {
+        let payload = try file("dosipas/cts-ticket.bin")
+        let trust = try uicTrust(["uic/uic-publickeys-snapshot.xml", "uic/uic-publickeys-historic.xml"])
+        let clock = FixedClock(try Date("2026-02-12T18:47:00Z", strategy: .iso8601))
+        let verifier = TicketVerifier(trust: trust, clock: clock)
+        try expectValid(try verifier.verify(payload), "the DOSIPAS sample")
+        try measure("DOSIPAS, level-2 key known", reference: "ecdsap256", divisor: 2) {
+            let holds = try verifier.verify(payload).isValid
+            precondition(holds)
+        }
+        // A new verifier each time: the level-2 key is built from its compressed point, as for a new passenger.
+        try measure("DOSIPAS, level-2 key built", reference: "ecdsap256", divisor: 2) {
+            let holds = try TicketVerifier(trust: trust, clock: clock).verify(payload).isValid
+            precondition(holds)
+        }
+        try measure("DOSIPAS header decode", reference: nil) { _ = try DOSIPASBarcode(decoding: payload) }
+    }
+
+    /// SŽ's SSB ticket (DSA 2048/224, SHA-224), its signature check alone, and the same frame signed with a
+    /// DSA 2048/160 key (what `openssl speed dsa2048` uses), beside `openssl speed dsa2048`.
+    private func benchSSB() throws {
+        let payload = try file("ssb/sz-nrt.bin")
+        let key = try PublicKey(pem: String(decoding: try file("ssb/sz-1179-key1.pub.pem"), as: UTF8.self))
+        var trust = try uicTrust(["uic/uic-publickeys-snapshot.xml"])
+        trust.add(TrustedKey(family: .uic, issuer: "1179", keyID: "1", algorithm: nil, publicKey: key))
+        let clock = FixedClock(try Date("2022-07-01T10:00:00Z", strategy: .iso8601))
+        let verifier = TicketVerifier(trust: trust, clock: clock)
+        try expectValid(try verifier.verify(payload), "the SSB sample")
+        let signed = Array(payload.prefix(58))
+        let signature = Array(payload[58...])
+        try measure("SSB, SŽ's DSA 2048/224 key", reference: "dsa2048") {
+            let holds = try verifier.verify(payload).isValid
+            precondition(holds)
+        }
+        try measure("SSB signature check alone", reference: "dsa2048") {
+            precondition(key.isValidSignature(signature, for: signed, scheme: .dsa(.sha224, .raw)))
+        }
+        // OpenSSL 3 makes 2048-bit DSA keys with a 224- or 256-bit q unless asked for FIPS 186-2 parameters.
+        guard let openssl = findTool("openssl"),
+            let pem = runTool(
+                "/bin/sh",
+                [
+                    "-c",
+                    "\(openssl) genpkey -genparam -algorithm DSA -pkeyopt dsa_paramgen_bits:2048 "
+                        + "-pkeyopt dsa_paramgen_q_bits:160 -pkeyopt type:fips186_2 | \(openssl) genpkey -paramfile /dev/stdin",
+                ]),
+            let key160 = try? PrivateKey(pem: pem)
+        else {
+            printLine("  SSB with a DSA 2048/160 key: no openssl to make the key")
+            return
+        }
+        let signature160 = try key160.signature(for: signed, scheme: .dsa(.sha1, .raw))
+        let payload160 = signed + signature160 + [UInt8](repeating: 0, count: 56 - signature160.count)
+        var trust160 = TrustSnapshot()
+        trust160.add(TrustedKey(family: .uic, issuer: "1179", keyID: "1", algorithm: nil, publicKey: key160.publicKey))
+        let verifier160 = TicketVerifier(trust: trust160, clock: clock)
+        try expectValid(try verifier160.verify(payload160), "the SSB sample signed with a DSA 2048/160 key")
+        try measure("SSB, a DSA 2048/160 key", reference: "dsa2048") {
+            let holds = try verifier160.verify(payload160).isValid
+            precondition(holds)
+        }
+    }
+
+    /// VRR's Deutschland-Ticket (VDV-KA; its issuer key has e = 0x40000081, twice the multiplications of
+    /// `openssl speed`'s 65537), warm and with the issuer certificate recovered every time.
+    private func benchVDV() throws {
+        let payload = try file("vdv/vrr-deutschlandticket-2023-03.bin")
+        let root = try VDVCertificateImport.root(try file("vdv/certs/4555564456100106.vdv-cert"))
+        var authorities = VDVCertificateSet([root])
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: fixtures + "/vdv/certs")) ?? []
+        for name in names.sorted() where name.hasSuffix(".vdv-cert") && name != "4555564456100106.vdv-cert" {
+            authorities.add(
+                try VDVCertificateImport.subCA(try file("vdv/certs/" + name), root: root, trustUnsigned: true))
+        }
+        let verifier = TicketVerifier(
+            trust: TrustSnapshot(), clock: FixedClock(try Date("2023-03-15T12:00:00Z", strategy: .iso8601)),
+            vdvCertificates: authorities)
+        try expectValid(try verifier.verify(payload), "the VDV-KA sample")
+        try measure("VDV-KA (VRR sample), warm cache", reference: "rsa1024") {
+            let holds = try verifier.verify(payload).isValid
+            precondition(holds)
+        }
+        guard let cache = verifier.vdvCertificateCache else { return }
+        try measure("VDV-KA (VRR sample), cold cache", reference: "rsa1024") {
+            cache.removeAll()
+            let holds = try verifier.verify(payload).isValid
+            precondition(holds)
+        }
+    }
+
+    /// `trustedTimeFloor()` against `StoreTrust`'s revocation look-up (which every verdict makes too), per call.
+    private func benchTrustedTimeFloor() throws {
+        try withTemporaryStore { store in
+            try benchTrustedTimeFloor(store)
+        }
+    }
+
+    private func benchTrustedTimeFloor(_ store: TrustStore) throws {
+        try store.raiseTrustedTimeFloor(
+            to: FarecheckRelease.date.addingTimeInterval(86_400), source: .keyBundle,
+            wallClock: FarecheckRelease.date.addingTimeInterval(86_400), tolerance: 300)
+        try store.revokeTickets(
+            (0..<10_000).map {
+                TicketRevocationRecord(
+                    issuer: "demo-transit", ticketID: withUnsafeBytes(of: $0) { Array($0) }, reason: nil)
+            })
+        let trust = StoreTrust(store: store)
+        let floor = try BenchCommand.rate(seconds: seconds / Double(BenchCommand.rounds)) {
+            let holds = try store.trustedTimeFloor() != nil
+            precondition(holds)
+        }
+        let revocation = try BenchCommand.rate(seconds: seconds / Double(BenchCommand.rounds)) {
+            let holds = try trust.revocation(ofTicket: [1, 2, 3, 4, 5, 6, 7, 8], issuer: "demo-transit") == nil
+            precondition(holds)
+        }
+        printLine(
+            String(
+                format: "  trusted-time floor read: %.2f µs per verdict; revocation look-up: %.2f µs", 1e6 / floor,
+                1e6 / revocation))
+    }
+
+    /// UIC key lists as an inspector holds them after `farecheck keys import --uic-xml`, in memory.
+    private func uicTrust(_ lists: [String]) throws -> TrustSnapshot {
+        try withTemporaryStore { store in
+            for list in lists { _ = try store.importUICKeyList(try UICKeyList.parse(xml: try file(list))) }
+            return try store.snapshot().trust
+        }
+    }
+
+    /// A store in a directory of its own, removed afterwards.
+    private func withTemporaryStore<T>(_ body: (TrustStore) throws -> T) throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-bench-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try TrustStore(path: directory + "/store.sqlite")
+        defer { try? store.close() }
+        return try body(store)
+    }
+
+    private func expectValid(_ verdict: Verdict, _ what: String) throws {
+        guard verdict.isValid else {
+            throw CommandFailure.exit("\(what) verifies \(verdict.kind): \(verdict.reason)")
+        }
+    }
+}
