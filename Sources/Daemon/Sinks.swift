@@ -216,8 +216,8 @@ struct ChildProcess: Sendable {
         let arguments = command.map { strdup($0) } + [nil]
         let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
-            arguments.forEach { free($0) }
-            variables.forEach { free($0) }
+            for argument in arguments { free(argument) }
+            for variable in variables { free(variable) }
         }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)

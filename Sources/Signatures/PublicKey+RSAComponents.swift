@@ -6,7 +6,9 @@ extension PublicKey {
     /// when the key was stored as a `SubjectPublicKeyInfo`.
     public var rsaComponents: (modulus: [UInt8], exponent: [UInt8])? {
         guard case .rsa = kind else { return nil }
-        guard let modulus = Self.bigNumber(OSSL_PKEY_PARAM_RSA_N, of: pkey), let exponent = Self.bigNumber(OSSL_PKEY_PARAM_RSA_E, of: pkey) else {
+        guard let modulus = Self.bigNumber(OSSL_PKEY_PARAM_RSA_N, of: pkey),
+            let exponent = Self.bigNumber(OSSL_PKEY_PARAM_RSA_E, of: pkey)
+        else {
             return nil
         }
         return (modulus, exponent)

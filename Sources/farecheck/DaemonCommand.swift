@@ -8,6 +8,8 @@ import Signatures
 import SystemCalls
 import Verification
 
+// The log level is an option of the daemon; swift-log's type is not ours, so the conformance is retroactive.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// `farecheck daemon`: the long-running validator for gates and handhelds.

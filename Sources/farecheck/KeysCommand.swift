@@ -390,7 +390,7 @@ struct KeysCommand: AsyncParsableCommand {
                     )
                 }
             if json {
-                rows.forEach { printLine(jsonLine($0)) }
+                for row in rows { printLine(jsonLine(row)) }
                 return
             }
             if rows.isEmpty {

@@ -59,7 +59,7 @@ struct ScannersCommand: AsyncParsableCommand {
                 )
             }
             if json {
-                rows.forEach { printLine(jsonLine($0)) }
+                for row in rows { printLine(jsonLine(row)) }
             } else if rows.isEmpty {
                 printLine(result.explanation ?? "No scanners found.")
             } else {

@@ -57,7 +57,9 @@ struct VerificationOptions: ParsableArguments {
         do {
             let loaded = try store.snapshot()
             let vdv = try store.vdvCertificateSet()
-            (loaded.skipped + vdv.skipped).forEach { printError("farecheck: warning: skipping unreadable \($0)") }
+            for skipped in loaded.skipped + vdv.skipped {
+                printError("farecheck: warning: skipping unreadable \(skipped)")
+            }
             // The blocklists (a million entries) are looked up in the store, not loaded.
             let revocations = SnapshotRevocations(snapshot: loaded.trust, store: StoreTrust(store: store))
             return TicketVerifier(

@@ -169,7 +169,9 @@ struct IssuerQuirkCLITests {
         return path
     }
 
-    @Test("a U_FLEX that cannot be read: --show-fcb and the JSON name it; broken: malformed; a later version: unsupported")
+    @Test(
+        "a U_FLEX that cannot be read: --show-fcb and the JSON name it; broken: malformed; a later version: unsupported"
+    )
     func unreadableFlexIsNamed() throws {
         try trustIssuer()
         // Version 13 whose bits end before its first field: broken, and it decides, so the ticket is malformed.

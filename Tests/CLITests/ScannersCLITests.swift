@@ -1,7 +1,7 @@
-import ScannerSimulation
-import TestSupport
 import Foundation
+import ScannerSimulation
 import Scanners
+import TestSupport
 import Testing
 
 @Suite("farecheck scanners")

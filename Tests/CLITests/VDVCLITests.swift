@@ -22,7 +22,9 @@ struct VDVCLITests {
         // Without a pinned root and unsigned bodies, nothing is trusted: the ticket's CA is unknown.
         #expect(try verdict(at: "2023-03-15T12:00:00Z")["verdict"] as? String == "unknown-key")
 
-        let root = try bench.farecheck(["keys", "import", "--vdv-root", "\(vdvFixtures)/certs/4555564456100106.vdv-cert"])
+        let root = try bench.farecheck([
+            "keys", "import", "--vdv-root", "\(vdvFixtures)/certs/4555564456100106.vdv-cert",
+        ])
         #expect(root.status == 0, "\(root.stderr)")
         #expect(root.text.contains("pinned VDV root EUVDV 10 01 06, RSA 1984"))
 
@@ -39,8 +41,14 @@ struct VDVCLITests {
             $0["format"] as? String == "vdv-ka"
         }
         #expect(listed.count == 30)
-        #expect(listed.contains { $0["kid"] as? String == "4445564456110216" && $0["versionType"] as? String == "trusted unsigned" })
-        #expect(listed.contains { $0["kid"] as? String == "4555564456100106" && $0["versionType"] as? String == "pinned root" })
+        #expect(
+            listed.contains {
+                $0["kid"] as? String == "4445564456110216" && $0["versionType"] as? String == "trusted unsigned"
+            })
+        #expect(
+            listed.contains {
+                $0["kid"] as? String == "4555564456100106" && $0["versionType"] as? String == "pinned root"
+            })
 
         #expect(try verdict(at: "2023-03-15T12:00:00Z")["verdict"] as? String == "valid")
         #expect(try verdict(at: "2023-04-02T12:00:00Z")["verdict"] as? String == "expired")
@@ -69,8 +77,12 @@ struct VDVCLITests {
         ])
         // A bare body vouched for needs no root to chain to; a signed one would.
         #expect(run.status == 0, "\(run.stderr)")
-        let root = try bench.farecheck(["keys", "import", "--vdv-root", "\(vdvFixtures)/certs/4445564456110216.vdv-cert"])
+        let root = try bench.farecheck([
+            "keys", "import", "--vdv-root", "\(vdvFixtures)/certs/4445564456110216.vdv-cert",
+        ])
         #expect(root.status == 2)
-        #expect(root.stderr.contains("not a root") || root.stderr.contains("not self-signed") || root.stderr.contains("signed by"))
+        #expect(
+            root.stderr.contains("not a root") || root.stderr.contains("not self-signed")
+                || root.stderr.contains("signed by"))
     }
 }

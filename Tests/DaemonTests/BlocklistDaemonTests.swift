@@ -102,7 +102,8 @@ struct BlocklistDaemonTests {
         let deadline = Date().addingTimeInterval(10)
         var gate: [String] = []
         while Date() < deadline {
-            gate = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            gate = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
             if gate.count >= 2 { break }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -105,12 +105,11 @@ struct DaemonSecurityTests {
         #expect(!lines.contains { $0.hasPrefix("2026-01-01T00:00:00+0000 critical") })
     }
 
-    @Test("[http] tls_listen serves the page over TLS beside the plain listener; its session cookie is Secure")
-    func daemonTLSListener() async throws {
-        let setup = try DaemonBench()
-        let tls = try TestTLS()
-        let scanner = try SimulatedSSIScanner()
-        defer { scanner.stop() }
+    /// A daemon in inspector mode whose page also listens with TLS (`[http] tls_listen`, with `extra` lines of
+    /// `[http]`), and the TLS listener's port, read from its ready line.
+    static func tlsDaemon(
+        _ setup: DaemonBench, _ tls: TestTLS, scanner: SimulatedSSIScanner, extra: String = ""
+    ) async throws -> (DaemonProcess, Int) {
         let daemon = try await DaemonProcess.start(
             config: try setup.config(
                 scanner: scanner.devicePath, mode: "inspector",
@@ -118,11 +117,20 @@ struct DaemonSecurityTests {
                     tls_listen = "127.0.0.1:0"
                     tls_cert = "\(tls.certificate)"
                     tls_key = "\(tls.key)"
-                    handshake_timeout = 2
+                    \(extra)
                     """))
         let ready = try #require(daemon.stderr.lines.first { $0.contains("ready in") })
         let range = try #require(ready.range(of: "https://127.0.0.1:"))
-        let port = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
+        return (daemon, try #require(Int(ready[range.upperBound...].prefix { $0.isNumber })))
+    }
+
+    @Test("[http] tls_listen serves the page over TLS beside the plain listener; its session cookie is Secure")
+    func daemonTLSListener() async throws {
+        let setup = try DaemonBench()
+        let tls = try TestTLS()
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let (daemon, port) = try await Self.tlsDaemon(setup, tls, scanner: scanner, extra: "handshake_timeout = 2")
         let handshake = try tls.handshake(port: port, arguments: ["-tls1_2", "-cipher", "ECDHE-RSA-AES256-GCM-SHA384"])
         #expect(handshake.status == 0, "\(handshake.text)")
         let cbc = try tls.handshake(port: port, arguments: ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA256"])
@@ -140,18 +148,8 @@ struct DaemonSecurityTests {
         let tls = try TestTLS()
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(
-            config: try setup.config(
-                scanner: scanner.devicePath, mode: "inspector",
-                extra: """
-                    tls_listen = "127.0.0.1:0"
-                    tls_cert = "\(tls.certificate)"
-                    tls_key = "\(tls.key)"
-                    """))
+        let (daemon, tlsPort) = try await Self.tlsDaemon(setup, tls, scanner: scanner)
         let port = try #require(daemon.httpPort)
-        let ready = try #require(daemon.stderr.lines.first { $0.contains("ready in") })
-        let range = try #require(ready.range(of: "https://127.0.0.1:"))
-        let tlsPort = try #require(Int(ready[range.upperBound...].prefix { $0.isNumber }))
         // 25 refusals on each listener (no session cookie), within a few seconds.
         for _ in 0..<25 {
             #expect(try await LoopbackHTTP.request(port: port, "GET", "/events").status == 401)

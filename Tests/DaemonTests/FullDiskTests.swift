@@ -1,8 +1,8 @@
-import ScannerSimulation
 import Daemon
 import FareCore
 import Foundation
 import Glibc
+import ScannerSimulation
 import Scanners
 import TestSupport
 import Testing
@@ -197,7 +197,9 @@ struct DaemonFullDiskTests {
         }
         let took = freed.duration(to: .now)
         #expect(healthy["status"] as? String == "ok" && healthy["journalPending"] as? Int == 0)
-        print("full disk: space returned → /healthz ok in \(took.formatted(.units(allowed: [.milliseconds]))) without a scan")
+        print(
+            "full disk: space returned → /healthz ok in \(took.formatted(.units(allowed: [.milliseconds]))) without a scan"
+        )
         #expect(await daemon.stop() == 0)
         let journaled = try gate.journal().map(\.id)
         #expect(journaled.count == shown.count, "each inspection once")

@@ -1,4 +1,3 @@
-@testable import Daemon
 import FareCore
 import Foundation
 import Logging
@@ -9,6 +8,8 @@ import Testing
 import TicketFormats
 import TrustStore
 import Verification
+
+@testable import Daemon
 
 /// A daemon pipeline over a store that trusts a quirky issuer's key, delivering to the hub the page reads.
 private struct QuirkyDaemon {

@@ -15,7 +15,9 @@ import Verification
 /// The journal does not wait for sync: a scan while a revocation page holds the store's writer.
 @Suite("inspection while sync writes")
 struct PipelineDuringSyncTests {
-    @Test("a scan while a 50,000-entry revocation page holds the store's writer: verified, journaled and delivered before the page commits")
+    @Test(
+        "a scan while a 50,000-entry revocation page holds the store's writer: verified, journaled and delivered before the page commits"
+    )
     func scanDuringARevocationPage() async throws {
         let bench = try EndpointBench(loginRequired: false)
         let store = bench.store
@@ -47,7 +49,9 @@ struct PipelineDuringSyncTests {
                 let insert = try db.cachedStatement(
                     sql: "INSERT INTO revoked_ticket (issuer, ticket_id, reason, revoked_at) VALUES (?, ?, ?, ?)")
                 for index in 0..<50_000 {
-                    try insert.execute(arguments: ["demo-transit", Data(withUnsafeBytes(of: index, Array.init)), nil, 0])
+                    try insert.execute(arguments: [
+                        "demo-transit", Data(withUnsafeBytes(of: index, Array.init)), nil, 0,
+                    ])
                 }
                 pageOpen.signal()
                 commit.wait()

@@ -24,4 +24,3 @@ public func within<T: Sendable>(
         return value
     }
 }
-

@@ -1,6 +1,6 @@
+import FareCore
 import SeededRandom
 import Symbols
-import FareCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-import Scanners
 import CLinuxShims
+import Scanners
 import Synchronization
 import SystemCalls
 import SystemPackage

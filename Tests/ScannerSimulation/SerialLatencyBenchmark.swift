@@ -1,6 +1,6 @@
-import Scanners
 import Dispatch
 import Foundation
+import Scanners
 import Synchronization
 
 /// How long a scan takes from its last byte on the line to the consumer of a ``ScannerReader``, over SSI.

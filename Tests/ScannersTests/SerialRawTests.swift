@@ -1,6 +1,6 @@
-import ScannerSimulation
 import FareCore
 import Foundation
+import ScannerSimulation
 import Scanners
 import Testing
 

@@ -1,5 +1,5 @@
-import ScannerSimulation
 import Foundation
+import ScannerSimulation
 import Scanners
 import Synchronization
 

@@ -127,6 +127,9 @@ public final class EventStreamClient {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let cookie { request.headers.add(name: "Cookie", value: cookie) }
+        // Never back into the client's pool: a connection a stream ended on, reused by the next request while the
+        // server closes it, fails that request.
+        request.headers.add(name: "Connection", value: "close")
         let response = try await LoopbackHTTP.client.execute(request, timeout: .seconds(20))
         head = HTTPReply(response, body: [])
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
@@ -139,9 +142,7 @@ public final class EventStreamClient {
                 for try await buffer in body { continuation.yield(Array(buffer: buffer)) }
                 continuation.finish()
             } catch {
-                continuation.finish(
-                    throwing: watch.timedOut.load(ordering: .relaxed)
-                        ? LoopbackError(description: "nothing from the server within 20 s") : error)
+                continuation.finish(throwing: streamFailure(error, timedOut: watch.timedOut.load(ordering: .relaxed)))
             }
         }
         self.reader = reader
@@ -202,4 +203,13 @@ public final class EventStreamClient {
         }
         throw LoopbackError(description: "the stream ended before an `\(name)` event")
     }
+}
+
+/// How a stream's body read ended in `error`: `nil` when the server closed the connection after its last frame
+/// (what a browser's EventSource reads as the end: the frames read before it stand), else the failure to report.
+private func streamFailure(_ error: any Error, timedOut: Bool) -> (any Error)? {
+    if timedOut { return LoopbackError(description: "nothing from the server within 20 s") }
+    if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return nil }
+    if let channel = error as? ChannelError, case .ioOnClosedChannel = channel { return nil }
+    return error
 }

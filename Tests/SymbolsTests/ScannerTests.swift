@@ -1,5 +1,5 @@
-import ScannerSimulation
 import FareCore
+import ScannerSimulation
 import Symbols
 import Testing
 

@@ -1,7 +1,7 @@
-import SeededRandom
 import CZlib
 import FareCore
 import Foundation
+import SeededRandom
 import Symbols
 import TestSupport
 
@@ -75,7 +75,11 @@ struct FixtureError: Error, CustomStringConvertible {
 /// encoder (8-bit grey only) never produces.
 enum PNGBuilder {
     enum ColourType: UInt8 {
-        case grey = 0, rgb = 2, palette = 3, greyAlpha = 4, rgba = 6
+        case grey = 0
+        case rgb = 2
+        case palette = 3
+        case greyAlpha = 4
+        case rgba = 6
     }
 
     /// A PNG from unfiltered scanlines (each already packed at the bit depth, without the filter byte).

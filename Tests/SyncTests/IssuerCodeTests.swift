@@ -22,7 +22,8 @@ struct IssuerCodeTests {
         let trust = StoreTrust(store: store)
         let key = try PrivateKey.generate(.ecP256)
         let bundleKey = BundleKey(
-            format: KeyFamily.uic.wireName, issuer: "0080", keyID: "00001", algorithm: "ES256", spki: key.publicKey.spkiDER)
+            format: KeyFamily.uic.wireName, issuer: "0080", keyID: "00001", algorithm: "ES256",
+            spki: key.publicKey.spkiDER)
         try store.applyKeyBundle(sequence: 1, keys: [try #require(SyncRound.storeRecord(of: bundleKey))])
         let trusted = try #require(try trust.key(family: .uic, issuer: "80", keyID: "1"))
 
@@ -37,7 +38,8 @@ struct IssuerCodeTests {
                 ],
                 addedKeys: [
                     RevokedKey(
-                        format: KeyFamily.uic.wireName, issuer: "0080", keyID: "0001", reason: "leaked", revokedAt: revokedAt)
+                        format: KeyFamily.uic.wireName, issuer: "0080", keyID: "0001", reason: "leaked",
+                        revokedAt: revokedAt)
                 ]),
             to: store)
         #expect(try trust.revocation(ofTicket: [0x01], issuer: "80")?.reason == "refunded")

@@ -81,7 +81,7 @@ struct ReplayRaceTests {
         let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("51de", product: "single"))))
         let proxy = try FaultProxy(upstream: bench.server.baseURL)
         let scanners = [try SimulatedSSIScanner(), try SimulatedSSIScanner()]
-        defer { scanners.forEach { $0.stop() } }
+        defer { for scanner in scanners { scanner.stop() } }
         let (daemon, socket) = try await start(bench, proxy: proxy, scanners: scanners)
         // Each online check now takes 0.6 s: both scans are in the pipeline before either has its answer.
         proxy.set(.delay(0.6), forPathsStartingWith: "/v1/check")
@@ -103,7 +103,7 @@ struct ReplayRaceTests {
         let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("51df", product: "single"))))
         let proxy = try FaultProxy(upstream: bench.server.baseURL)
         let scanners = [try SimulatedSSIScanner()]
-        defer { scanners.forEach { $0.stop() } }
+        defer { for scanner in scanners { scanner.stop() } }
         let (daemon, socket) = try await start(bench, proxy: proxy, scanners: scanners)
         proxy.set(.delay(0.6), forPathsStartingWith: "/v1/check")
         scanners[0].scan(single)

@@ -152,7 +152,8 @@ struct FCBTests {
 
     @Test("every U_FLEX value listed in uic-918-9-db/expected.json decodes to the same value")
     func expectedValues() throws {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
+        let json = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
         let files = try #require(json as? [String: [String: Any]])
         var checked = 0
         for (file, fields) in files.sorted(by: { $0.key < $1.key }) {
@@ -181,7 +182,8 @@ struct FCBTests {
 
     @Test("the 0080BL-only samples of uic-918-9-db map as before: validity days from 0080BL, no FCB documents")
     func blOnlySamples() throws {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
+        let json = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: try FCBFixture.url("uic-918-9-db/expected.json")))
         let files = try #require(json as? [String: [String: Any]])
         var checked = 0
         for (file, fields) in files.sorted(by: { $0.key < $1.key }) {

@@ -177,7 +177,8 @@ struct RSP6Tests {
         #expect(UKTime.localFields(of: utc("2024-07-01T23:30:00Z")).day == UICDay(year: 2024, month: 7, day: 2))
 
         // A two-day ticket from Saturday 26 October 2024 (BST) to Sunday 27 (GMT after 01:00 UTC).
-        let days = UICTime.daysFromCivil(year: 2024, month: 10, day: 26) - UICTime.daysFromCivil(year: 1997, month: 1, day: 1)
+        let days =
+            UICTime.daysFromCivil(year: 2024, month: 10, day: 26) - UICTime.daysFromCivil(year: 1997, month: 1, day: 1)
         let ticket = try RSP6Ticket(decoding: RSP6TicketWriter.full(days: days, minutes: 0, daysOfValidity: 2)[...])
         #expect(ticket.validFrom == utc("2024-10-25T23:00:00Z"))
         #expect(ticket.validUntil == utc("2024-10-27T23:59:59Z"))
@@ -246,7 +247,9 @@ struct RSP6Tests {
         #expect(RSP6Padding.unpad([0, 3] + Array(repeating: 0xFF, count: 8) + [0] + payload) == nil)
         #expect(RSP6Padding.unpad([0, 1] + Array(repeating: 0xFF, count: 7) + [0] + payload) == nil)
         #expect(RSP6Padding.unpad([0, 1] + Array(repeating: 0xFF, count: 12)) == nil)
-        #expect(RSP6Padding.unpad([0, 1] + Array(repeating: 0xFF, count: 4) + [0xFE] + [0xFF, 0xFF, 0xFF, 0] + payload) == nil)
+        #expect(
+            RSP6Padding.unpad([0, 1] + Array(repeating: 0xFF, count: 4) + [0xFE] + [0xFF, 0xFF, 0xFF, 0] + payload)
+                == nil)
         #expect(RSP6Padding.unpad([1, 1] + Array(repeating: 0xFF, count: 8) + [0] + payload) == nil)
         #expect(RSP6Padding.unpad([]) == nil)
     }

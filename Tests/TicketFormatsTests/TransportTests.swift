@@ -1,6 +1,6 @@
-import SeededRandom
 import FareCore
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import TicketFormats

@@ -20,11 +20,7 @@ struct IssuerQuirkVerifierTests {
 
     func verifier(_ issuer: QuirkyIssuer, at instant: Date) -> TicketVerifier {
         var trust = TrustSnapshot()
-        trust.add(
-            TrustedKey(
-                family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
-                keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
-                publicKey: issuer.publicKey))
+        trust.add(issuer.trustedKey)
         return TicketVerifier(trust: trust, clock: FixedClock(instant))
     }
 
@@ -189,13 +185,18 @@ struct IssuerQuirkVerifierTests {
         }
         // A verdict that holds at any instant stands: a revoked ticket is still revoked.
         var trust = TrustSnapshot()
-        trust.add(
-            TrustedKey(
-                family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
-                keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
-                publicKey: issuer.publicKey))
+        trust.add(issuer.trustedKey)
         trust.revokeTicket(Array("FLEX07".utf8), issuer: issuer.issuerCode, Revocation(reason: "refunded"))
         let revoking = TicketVerifier(trust: trust, clock: FixedClock(inside))
         #expect(try revoking.verify(payload).kind == .revoked)
+    }
+}
+
+extension QuirkyIssuer {
+    /// The issuer's key as the store trusts it: family UIC, its RICS code and key id, its algorithm text.
+    var trustedKey: TrustedKey {
+        TrustedKey(
+            family: .uic, issuer: UICKeyList.normalizedCode(issuerCode), keyID: UICKeyList.normalizedCode(keyID),
+            algorithm: algorithmText, publicKey: publicKey)
     }
 }

@@ -314,7 +314,8 @@ struct RealKeyListScopeTests {
         ("UIC 918-2", "3", .dosipas, "uncertain"), ("UIC 918-2", "2", .dosipas, "out"),
         ("UIC 918-2", "3", .container(version: 1), "out"), ("UIC 918-2", "3", .ssb(version: 3), "out"),
         // SSB: SSB only; another barcodeVersion than the frame's: uncertain.
-        ("SSB", "", .ssb(version: 3), "in"), ("SSB", "3", .ssb(version: 3), "in"), ("SSB", "1", .ssb(version: 3), "uncertain"),
+        ("SSB", "", .ssb(version: 3), "in"), ("SSB", "3", .ssb(version: 3), "in"),
+        ("SSB", "1", .ssb(version: 3), "uncertain"),
         ("SSB", "3", .container(version: 1), "out"), ("SSB", "3", .dosipas, "out"),
         // Anything else, or none: uncertain everywhere.
         ("UIC 918-8", "1", .container(version: 1), "uncertain"), ("UIC 918-8", "3", .dosipas, "uncertain"),
@@ -333,7 +334,8 @@ struct RealKeyListScopeTests {
             case .uncertain: actual = "uncertain"
             case .outOfScope: actual = "out"
             }
-            #expect(actual == expected, "\(versionType.isEmpty ? "(none)" : versionType) v\(barcodeVersion) on \(frame)")
+            #expect(
+                actual == expected, "\(versionType.isEmpty ? "(none)" : versionType) v\(barcodeVersion) on \(frame)")
         }
         // The page's table has a row for each versionType the test covers, and no other.
         let page = try String(contentsOfFile: repositoryRoot + "/docs/key-scope.md", encoding: .utf8)
@@ -345,6 +347,7 @@ struct RealKeyListScopeTests {
                 cell.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
             } ?? []
         }
-        #expect(named == [["TLB", "UIC 918-3"], ["FCB"], ["DOS"], ["UIC918-2SNCF"], ["UIC 918-2"], ["SSB"], ["UIC 918-8"]])
+        #expect(
+            named == [["TLB", "UIC 918-3"], ["FCB"], ["DOS"], ["UIC918-2SNCF"], ["UIC 918-2"], ["SSB"], ["UIC 918-8"]])
     }
 }

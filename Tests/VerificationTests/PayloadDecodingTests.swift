@@ -65,11 +65,7 @@ struct PayloadDecodingTests {
     func uicWithoutATicket() throws {
         let issuer = try QuirkyIssuer.ecdsa()
         var trust = TrustSnapshot()
-        trust.add(
-            TrustedKey(
-                family: .uic, issuer: UICKeyList.normalizedCode(issuer.issuerCode),
-                keyID: UICKeyList.normalizedCode(issuer.keyID), algorithm: issuer.algorithmText,
-                publicKey: issuer.publicKey))
+        trust.add(issuer.trustedKey)
         let verifier = TicketVerifier(trust: trust, clock: FixedClock(utc("2026-03-15T12:00:00Z")))
         let from = UICDay(year: 2026, month: 3, day: 1)!
         let until = UICDay(year: 2026, month: 3, day: 31)!

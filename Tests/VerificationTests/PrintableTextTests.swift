@@ -5,8 +5,9 @@ import Testing
 struct PrintableTextTests {
     @Test("a newline cannot forge a second log line, an escape sequence cannot reach the terminal")
     func controlCharactersAreEscaped() {
-        #expect(PrintableText.escaped("mallory\n2026-11-25 level=info login ok staff=admin")
-            == "mallory\\n2026-11-25 level=info login ok staff=admin")
+        #expect(
+            PrintableText.escaped("mallory\n2026-11-25 level=info login ok staff=admin")
+                == "mallory\\n2026-11-25 level=info login ok staff=admin")
         #expect(PrintableText.escaped("id\u{1B}[2J\u{7}") == "id\\u{1B}[2J\\u{7}")
         #expect(PrintableText.escaped("a\r\tb\u{0}") == "a\\r\\tb\\u{0}")
         #expect(PrintableText.escaped("x\u{85}y\u{2028}z\u{202E}") == "x\\u{85}y\\u{2028}z\\u{202E}")

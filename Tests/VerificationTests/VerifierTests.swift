@@ -80,7 +80,7 @@ func verifier(_ trust: TrustSnapshot, skew: TimeInterval = 120) -> TicketVerifie
 
 func trust(_ keys: TrustedKey...) -> TrustSnapshot {
     var snapshot = TrustSnapshot()
-    keys.forEach { snapshot.add($0) }
+    for key in keys { snapshot.add(key) }
     return snapshot
 }
 

@@ -1,11 +1,11 @@
-import Issuing
-import ScannerSimulation
 import Daemon
 import FareCore
 import Foundation
-import Synchronization
+import Issuing
+import ScannerSimulation
 import Scanners
 import Signatures
+import Synchronization
 import TicketFormats
 import TrustStore
 import ValidationAPI
@@ -120,7 +120,10 @@ struct DaemonBenchmark {
             let thread = Thread {
                 applying.withLock { $0.started = .now }
                 let status = (try? SyncBenchmark.spawnSelf(arguments))?.0
-                applying.withLock { $0.ended = .now; $0.status = status }
+                applying.withLock {
+                    $0.ended = .now
+                    $0.status = status
+                }
             }
             thread.start()
             try await Task.sleep(for: .milliseconds(500))

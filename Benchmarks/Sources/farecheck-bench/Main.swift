@@ -1,6 +1,6 @@
-import Issuing
 import ArgumentParser
 import Foundation
+import Issuing
 
 /// `farecheck-bench`: the speed figures docs/benchmarks.md reports, measured on this machine. A program of its own, so
 /// that benchmark code does not ship in `farecheck`.

@@ -1,7 +1,7 @@
-import Issuing
-import ScannerSimulation
 import FareCore
 import Foundation
+import Issuing
+import ScannerSimulation
 import Symbols
 import TicketFormats
 

@@ -1,7 +1,7 @@
-import Issuing
-import SeededRandom
 import FareCore
 import Foundation
+import Issuing
+import SeededRandom
 import Signatures
 import Sync
 import Synchronization
@@ -69,7 +69,9 @@ struct SyncBenchmark {
 
     /// Writes `revocations` random revoked tickets as signed pages, as the server signs them: page 1 a full
     /// snapshot, the rest deltas from its next. Returns the bytes in all, the largest page and the page count.
-    static func writePages(revocations: Int, pageLimit: Int, signedBy anchorKey: PrivateKey, into pagesDirectory: String)
+    static func writePages(
+        revocations: Int, pageLimit: Int, signedBy anchorKey: PrivateKey, into pagesDirectory: String
+    )
         throws -> (bytes: Int, largest: Int, pages: Int)
     {
         try FileManager.default.createDirectory(atPath: pagesDirectory, withIntermediateDirectories: true)

@@ -3,7 +3,8 @@
 /// The encoding carries no version of its own: decoding with the wrong module silently gives garbage, so the
 /// version always comes from the container (the `U_FLEX` record version, the DOSIPAS `dataFormat`).
 public enum FCBVersion: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// Version 1.3 (`uicRailTicketData_v1.3.5.asn`).
+    /// Version 1.3 (`uicRailTicketData_v1.3.5.asn`). Named as the schema versions are, with the dot as `_`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     case v1_3 = "1.3"
     /// Version 2 (`uicRailTicketData_v2.0.3.asn`).
     case v2 = "2"
