@@ -99,8 +99,9 @@ public struct RSP6Ticket: Sendable, Hashable {
     /// `statesDaysOfValidity` is false).
     public var validUntil: Date {
         let days = max(1, purchase?.daysOfValidity ?? 1)
-        let last = UKTime.day(travelDay, plus: days)
-        return UKTime.date(last, hour: 0, minute: 0).addingTimeInterval(-1)
+        // 14 bits of days from 1997 plus 9 bits of days of validity stay far inside UICDay's years.
+        let dayAfter = SSBCalendar.adding(days, to: travelDay) ?? travelDay
+        return UKTime.date(dayAfter, hour: 0, minute: 0).addingTimeInterval(-1)
     }
 
     /// Whether the ticket says for how many days it is valid (its purchase data do).
@@ -179,7 +180,7 @@ public struct RSP6Ticket: Sendable, Hashable {
             throw .malformed(
                 "the \(field) at bit \(offset) says \(minutes) minutes after midnight; a day has 1440")
         }
-        let day = UKTime.day(UKTime.epoch, plus: days)
+        let day = SSBCalendar.adding(days, to: UKTime.epoch) ?? UKTime.epoch
         return UKTime.date(day, hour: minutes / 60, minute: minutes % 60)
     }
 }
@@ -192,8 +193,7 @@ extension Int {
 /// UK local time (GMT, and BST, UTC+1, in summer), which RSP6 dates are written in.
 ///
 /// Since 1996 UK summer time runs from the last Sunday of March to the last Sunday of October, switching at 01:00
-/// UTC, the same instants as the rest of the EU (`UICTime.summerTime(year:)` computes them); RSP6 dates begin in
-/// 1997. Computed here rather than taken from the host's zone database, so that every device reads a ticket alike.
+/// UTC, the same instants as the rest of the EU: `UICTime` computes them for both zones; RSP6 dates begin in 1997. Computed here rather than taken from the host's zone database, so that every device reads a ticket alike.
 /// A local time that occurs twice (01:00–02:00 on the October day) is read as the first, summer-time one; one that
 /// does not exist (01:00–02:00 on the March day) with the winter offset.
 public enum UKTime {
@@ -202,35 +202,15 @@ public enum UKTime {
 
     /// The instant of a UK wall-clock time.
     public static func date(_ day: UICDay, hour: Int, minute: Int, second: Int = 0) -> Date {
-        let local =
-            UICTime.daysFromCivil(year: day.year, month: day.month, day: day.day) * 86_400 + hour * 3_600
-            + minute * 60 + second
-        let asSummer = local - 3_600
-        let utc = UICTime.summerTime(year: day.year).contains(asSummer) ? asSummer : local
-        return Date(timeIntervalSince1970: TimeInterval(utc))
+        UICTime.date(day, hour: hour, minute: minute, second: second, in: .london)
     }
 
     /// The offset of UK time from UTC at `date`, in seconds (0 or 3600).
-    public static func offset(at date: Date) -> Int {
-        let utc = Int(date.timeIntervalSince1970.rounded(.down))
-        let year = UICTime.civil(fromDays: Int((Double(utc) / 86_400).rounded(.down))).year
-        return UICTime.summerTime(year: year).contains(utc) ? 3_600 : 0
-    }
+    public static func offset(at date: Date) -> Int { UICTime.offset(at: date, in: .london) }
 
     /// The UK wall-clock fields of `date`.
     public static func localFields(of date: Date) -> (day: UICDay, hour: Int, minute: Int) {
-        let local = Int(date.timeIntervalSince1970.rounded(.down)) + offset(at: date)
-        let days = Int((Double(local) / 86_400).rounded(.down))
-        let seconds = local - days * 86_400
-        let civil = UICTime.civil(fromDays: days)
-        let day = UICDay(year: civil.year, month: civil.month, day: civil.day) ?? epoch
-        return (day, seconds / 3_600, seconds % 3_600 / 60)
-    }
-
-    /// The day `count` days after `day`.
-    public static func day(_ day: UICDay, plus count: Int) -> UICDay {
-        let civil = UICTime.civil(
-            fromDays: UICTime.daysFromCivil(year: day.year, month: day.month, day: day.day) + count)
-        return UICDay(year: civil.year, month: civil.month, day: civil.day) ?? day
+        let fields = UICTime.localFields(of: date, in: .london)
+        return (fields.day, fields.hour, fields.minute)
     }
 }

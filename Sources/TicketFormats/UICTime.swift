@@ -95,18 +95,36 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 public enum UICTime {
     /// The instant of a local Europe/Berlin wall-clock time.
     public static func date(_ day: UICDay, hour: Int, minute: Int, second: Int = 0) -> Date {
+        date(day, hour: hour, minute: minute, second: second, in: .berlin)
+    }
+
+    /// The offset from UTC of Europe/Berlin at `date`, in seconds (3600 or 7200).
+    public static func berlinOffset(at date: Date) -> Int { offset(at: date, in: .berlin) }
+
+    /// A zone that keeps the EU's summer time (`summerTime(year:)`): its offsets from UTC in winter and summer.
+    /// Europe/Berlin here; Europe/London for UK rail tickets (`UKTime`).
+    struct Zone: Sendable {
+        var winterOffset: Int
+        var summerOffset: Int
+
+        static let berlin = Zone(winterOffset: 3_600, summerOffset: 7_200)
+        static let london = Zone(winterOffset: 0, summerOffset: 3_600)
+    }
+
+    /// The instant of a wall-clock time in `zone`.
+    static func date(_ day: UICDay, hour: Int, minute: Int, second: Int = 0, in zone: Zone) -> Date {
         let local =
             (daysFromCivil(year: day.year, month: day.month, day: day.day) * 86_400)
             + hour * 3_600 + minute * 60 + second
         // Try summer time first: during the doubled hour this picks the first occurrence.
-        let asSummer = local - 7_200
-        let utc = isSummerTime(utcSeconds: asSummer) ? asSummer : local - 3_600
+        let asSummer = local - zone.summerOffset
+        let utc = isSummerTime(utcSeconds: asSummer) ? asSummer : local - zone.winterOffset
         return Date(timeIntervalSince1970: TimeInterval(utc))
     }
 
-    /// The offset from UTC of Europe/Berlin at `date`, in seconds (3600 or 7200).
-    public static func berlinOffset(at date: Date) -> Int {
-        isSummerTime(utcSeconds: wholeSeconds(date)) ? 7_200 : 3_600
+    /// The offset from UTC of `zone` at `date`, in seconds.
+    static func offset(at date: Date, in zone: Zone) -> Int {
+        isSummerTime(utcSeconds: wholeSeconds(date)) ? zone.summerOffset : zone.winterOffset
     }
 
     static func isValidDay(year: Int, month: Int, day: Int) -> Bool {
@@ -185,8 +203,13 @@ public enum UICTime {
 
     /// The wall-clock fields of `date` in Berlin, for display and for encoding test tickets.
     static func localFields(of date: Date) -> (day: UICDay, hour: Int, minute: Int, second: Int) {
+        localFields(of: date, in: .berlin)
+    }
+
+    /// The wall-clock fields of `date` in `zone`.
+    static func localFields(of date: Date, in zone: Zone) -> (day: UICDay, hour: Int, minute: Int, second: Int) {
         let utc = wholeSeconds(date)
-        let local = utc + (isSummerTime(utcSeconds: utc) ? 7_200 : 3_600)
+        let local = utc + (isSummerTime(utcSeconds: utc) ? zone.summerOffset : zone.winterOffset)
         let days = floorDivide(local, 86_400)
         let seconds = local - days * 86_400
         let civil = civil(fromDays: days)
