@@ -126,7 +126,10 @@ extension UIC918_3 {
             disagreements: disagreements,
             decodedContent: UICDecodedContent(container: container, head: head, bl: bl, flex: flex, layout: layout)
         )
-        var unread = [head.unreadable, bl.unreadable, layout.unreadable, flex.unreadable].compactMap { $0 }
+        // The deciding records in a version not decoded (a broken one threw above), and with them the layout.
+        let undecodedDeciding = [head.unreadable, bl.unreadable, flex.unreadable].compactMap { $0 }
+        var unread = undecodedDeciding
+        if let layoutUnreadable = layout.unreadable { unread.append(layoutUnreadable) }
         if let value = bl.value, let record = container.record(UIC0080BL.recordID),
             let partial = unreadable(value, record)
         {
@@ -138,8 +141,7 @@ extension UIC918_3 {
         if !unread.isEmpty { ticket.unreadableRecords = unread.sorted { $0.offset < $1.offset } }
         return UICContent(
             ticket: ticket, quirks: container.quirks + (layout.value?.quirks ?? []),
-            undecodedDecidingRecords: [head.unreadable, bl.unreadable, flex.unreadable].compactMap { $0 }
-                .sorted { $0.offset < $1.offset })
+            undecodedDecidingRecords: undecodedDeciding.sorted { $0.offset < $1.offset })
     }
 
     /// The records of `container` that are present but cannot be read, in order: each record farecheck decodes
@@ -179,11 +181,10 @@ extension UIC918_3 {
     /// The records after the first of their tag (`U_HEAD`, `0080BL`, `U_TLAY`, `U_FLEX`) that cannot be read: the
     /// ticket is mapped from the first of each, and a second one that breaks is listed all the same.
     private static func unreadableRepeats(in container: UICContainer) -> [UnreadableRecord] {
-        let decoded: Set<String> = [UICHead.recordID, UIC0080BL.recordID, UICLayout.recordID, UICFlex.recordID]
         var seen: Set<String> = []
         var found: [UnreadableRecord] = []
-        for record in container.records where decoded.contains(record.id) {
-            if seen.insert(record.id).inserted { continue }
+        // `unreadable(_:)` lists only the records farecheck decodes; the others give nil.
+        for record in container.records where !seen.insert(record.id).inserted {
             if let listed = unreadable(record) { found.append(listed) }
         }
         return found
