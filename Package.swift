@@ -219,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "TicketFormatsTests",
             // Signatures: the RSA operation and SHA-1 that open the real VDV-KA sample.
-            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures", "TestSupport"],
+            dependencies: ["TicketFormats", "FareCore", "SeededRandom", "Signatures", "TestSupport", "RSATestKeys"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -229,9 +229,8 @@ let package = Package(
         ),
         .testTarget(
             name: "VerificationTests",
-            // COpenSSL: the test VDV PKI signs with raw RSA private-key operations.
             dependencies: [
-                "Verification", "TicketFormats", "Signatures", "COpenSSL", "QuirkyTickets", "TestSupport",
+                "Verification", "TicketFormats", "Signatures", "QuirkyTickets", "TestSupport", "RSATestKeys",
             ],
             swiftSettings: strict
         ),
@@ -261,6 +260,10 @@ let package = Package(
         .target(
             name: "QuirkyTickets", dependencies: ["TicketFormats", "Signatures", "FareCore"],
             path: "Tests/QuirkyTickets", swiftSettings: strict),
+        // The tests' own RSA issuer: raw private-key operations for VDV-KA certificates and UK RSP6 tickets.
+        .target(
+            name: "RSATestKeys", dependencies: ["TicketFormats", "Signatures", "FareCore", "COpenSSL"],
+            path: "Tests/RSATestKeys", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
         // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
         .target(
@@ -288,6 +291,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
                 "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
+                "RSATestKeys",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -317,7 +321,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "farecheck", "Scanners", "ScannerSimulation", "QuirkyTickets"],
+            dependencies: [
+                "TestSupport", "farecheck", "Scanners", "ScannerSimulation", "QuirkyTickets", "RSATestKeys",
+            ],
             swiftSettings: strict
         ),
     ],

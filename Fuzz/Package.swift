@@ -30,6 +30,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-ssb", ["TicketFormats"]),
     ("fuzz-dosipas", ["TicketFormats"]),
     ("fuzz-vdv", ["TicketFormats"]),
+    ("fuzz-rsp6", ["FareCore", "TicketFormats", "Verification"]),
     ("fuzz-ssi", ["Scanners"]),
     ("fuzz-hid-descriptor", ["Scanners"]),
     ("fuzz-hid-reports", ["Scanners"]),
@@ -51,7 +52,7 @@ let package = Package(
             .executableTarget(
                 name: target.name,
                 dependencies: ["FuzzSupport"] + target.dependencies.map(farecheck),
-                resources: target.name == "fuzz-verify" ? [.copy("Keys")] : nil,
+                resources: ["fuzz-verify", "fuzz-rsp6"].contains(target.name) ? [.copy("Keys")] : nil,
                 swiftSettings: strict
             )
         },

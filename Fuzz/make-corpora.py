@@ -204,6 +204,61 @@ def uic_quirk_seeds():
     return seeds
 
 
+# --- UK RSP6 ----------------------------------------------------------------------------------------------
+
+RSP6_TICKET = (FIXTURES / "rsp6" / "tt-dnql4xhvk.txt").read_bytes()
+# The bit field TT's second key recovers from it (the bytes KDE Itinerary's test reads).
+RSP6_RECOVERED = bytes.fromhex(
+    "0092ec6c538a36ad00c30c39c99a6c24826ca0828c2ec800c07d128a00000000000000000000000000000000000000018251"
+    "466a000a530b8000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000007737378f24651de7")
+
+
+def rsp6_bits(fields, count):
+    """A bit field of `count` bits: (offset, width, value) numbers and (offset, text) 6-bit texts."""
+    value = 0
+    for field in fields:
+        if isinstance(field[1], str):
+            offset, text = field
+            for index, char in enumerate(text):
+                value |= (ord(char) - 32) << (count - offset - 6 * (index + 1))
+        else:
+            offset, width, number = field
+            value |= number << (count - offset - width)
+    return value.to_bytes((count + 7) // 8, "big")
+
+
+def rsp6_seeds():
+    put("fuzz-rsp6", "text-tt-dnql4xhvk", b"\0" + RSP6_TICKET)
+    put("fuzz-rsp6", "text-tt-lowercase", b"\0" + RSP6_TICKET[:40] + b"q" + RSP6_TICKET[41:])
+    put("fuzz-rsp6", "text-version-07", b"\0" + b"07" + RSP6_TICKET[2:])
+    put("fuzz-rsp6", "text-header-only", b"\0" + RSP6_TICKET[:15])
+    put("fuzz-rsp6", "text-line-end", b"\0" + RSP6_TICKET + b"\r\n")
+    put("fuzz-rsp6", "bits-tt-dnql4xhvk", b"\1" + RSP6_RECOVERED)
+    fixed, purchase, reservation = 390, 122, 45
+    full = [
+        (8, "ABC123XYZ"), (68, 4, 1), (73, "SOR"), (91, "OFF"), (109, "5426"), (133, "1072"), (157, "0429"),
+        (182, 2, 2), (184, 10, 617), (194, 17, 738), (211, 14, 10_523), (225, 11, 495), (236, 2, 1),
+        (238, 17, 4242), (255, "MS A SMITH  "), (327, 2, 2), (329, "TE     "), (379, 4, 3), (384, 1, 1),
+        (385, 1, 1), (386, 4, 2),
+        (fixed, 14, 10_521), (fixed + 14, 11, 1142), (fixed + 25, 21, 12_345), (fixed + 59, "P7Q8R9S0"),
+        (fixed + 107, 9, 3),
+    ]
+    at = fixed + purchase
+    for train in range(2):
+        full += [(at, "GR"), (at + 12, 14, 1234 + train), (at + 26, "C"), (at + 32, "A"), (at + 38, 7, 42)]
+        at += reservation
+    full += [(at, "VALID VIA LONDON")]
+    count = at + 6 * 51
+    put("fuzz-rsp6", "bits-full", b"\1" + rsp6_bits(full, count))
+    put("fuzz-rsp6", "bits-fixed-only", b"\1" + rsp6_bits(full[:18] + [(384, 1, 0), (385, 1, 0), (386, 4, 0)], fixed))
+    put("fuzz-rsp6", "bits-cut-short", b"\1" + rsp6_bits(full, count)[:60])
+    tt = (FIXTURES / "rsp6" / "TT.json").read_bytes()
+    put("fuzz-rsp6", "keys-tt", b"\2" + tt)
+    put("fuzz-rsp6", "keys-combined", b"\2" + b'{"TT": ' + tt + b', "ZZ": []}')
+    put("fuzz-rsp6", "keys-bad", b'\2[{"n": "AAAA", "e": "AQAB"}, {"n": 1}]')
+
+
 def main():
     if CORPORA.exists():
         shutil.rmtree(CORPORA)
@@ -270,6 +325,9 @@ def main():
     for path in sorted(FIXTURES.glob("dosipas/*.bin")):
         put("fuzz-dosipas", path.name, path.read_bytes())
 
+    rsp6_seeds()
+    for target in ("fuzz-payload", "fuzz-verify"):
+        put(target, "rsp6-tt-dnql4xhvk", RSP6_TICKET)
     ssi_seeds()
     recordings = FIXTURES / "recordings"
     put("fuzz-hid-descriptor", "hidpos-honeywell", (recordings / "hidpos-honeywell.hiddescriptor").read_bytes())
@@ -416,7 +474,7 @@ validator = "bus-4711-door-2"
 store = "/var/lib/farecheck/farecheck.sqlite"
 
 [verification]
-formats = ["fc1", "uic-918-3", "uic-918-9", "era-ssb", "vdv-ka"]
+formats = ["fc1", "uic-918-3", "uic-918-9", "era-ssb", "vdv-ka", "uk-rsp6"]
 prefixes = ["FC1:", "HC1:"]
 clock_skew = 120.5
 replay_window = 3600

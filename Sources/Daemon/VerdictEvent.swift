@@ -66,8 +66,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var decidedBy: Decider
     /// Microseconds from the scan's arrival to the journal write (the verdict is durable from then on).
     public var latencyMicros: Int
-    /// The UIC keys looked at for the signature and what came of each (why `unknown-key` or `invalid-signature`);
-    /// absent for other formats.
+    /// The UIC and RSP6 keys looked at for the signature and what came of each (why `unknown-key` or
+    /// `invalid-signature`); absent for other formats.
     public var keys: [KeyConsideration]?
     /// With `clock-untrusted`: the trusted-time floor the device clock (`inspectedAt`) reads earlier than, and
     /// where it comes from (`release`, `key-bundle`, `revocations`, `server-reply`, `journal`); absent otherwise.

@@ -13,6 +13,8 @@ public enum TicketFormat: String, Sendable, Hashable, CaseIterable, Codable, Cus
     case eraSSB = "era-ssb"
     /// The VDV-KA static barcode of German local transport (and the Deutschland-Ticket).
     case vdvKA = "vdv-ka"
+    /// The UK National Rail e-ticket (RSP6): an RSA block in base-26 letters behind a clear header.
+    case ukRSP6 = "uk-rsp6"
 
     /// The format's name, as in JSON, events, the journal and the configuration.
     public var name: String { rawValue }
@@ -25,6 +27,7 @@ public enum TicketFormat: String, Sendable, Hashable, CaseIterable, Codable, Cus
         case .uic9189: "UIC 918.9 (DOSIPAS)"
         case .eraSSB: "ERA SSB"
         case .vdvKA: "VDV-KA"
+        case .ukRSP6: "UK RSP6"
         }
     }
 
@@ -34,6 +37,7 @@ public enum TicketFormat: String, Sendable, Hashable, CaseIterable, Codable, Cus
         case .fc1: .fc1
         case .uic9183, .uic9189, .eraSSB: .uic
         case .vdvKA: .vdv
+        case .ukRSP6: .rsp6
         }
     }
 
@@ -60,6 +64,9 @@ public enum KeyFamily: String, Sendable, Hashable, CaseIterable, Codable, Custom
     case uic
     /// VDV-KA certificates (CA and sub-CA), found by their certificate holder reference.
     case vdv
+    /// UK RSP6 issuers' RSA keys, found by the issuer id (each key's id is made from its modulus; a ticket names
+    /// none, so every key of the issuer is tried).
+    case rsp6
 
     /// The name in the store's key table.
     public var storeName: String {
@@ -67,6 +74,7 @@ public enum KeyFamily: String, Sendable, Hashable, CaseIterable, Codable, Custom
         case .fc1: "fc1"
         case .uic: "uic-918-3"
         case .vdv: "vdv-ka"
+        case .rsp6: "uk-rsp6"
         }
     }
 
@@ -76,6 +84,7 @@ public enum KeyFamily: String, Sendable, Hashable, CaseIterable, Codable, Custom
         case .fc1: "fc1"
         case .uic: "uic"
         case .vdv: "vdv"
+        case .rsp6: "rsp6"
         }
     }
 

@@ -161,7 +161,8 @@ public struct Verdict: Sendable {
     public var warnings: [VerdictWarning]
     /// The moment the verdict was given for.
     public var inspectedAt: Date
-    /// The keys looked at for the signature and what came of each (UIC key list keys; empty for other formats).
+    /// The keys looked at for the signature and what came of each (UIC key list keys and an RSP6 issuer's keys;
+    /// empty for other formats).
     ///
     /// Worked out when read (see `deferKeys`): their sentences cost more than the rest of a fast verdict, and most
     /// verdicts are never explained.

@@ -16,6 +16,9 @@ public enum RecognisedPayload: Sendable {
     /// A UIC 918.9 DOSIPAS barcode (`U1`/`U2`): header taken apart, signed bytes cut out, nothing checked yet.
     case dosipas(DOSIPASBarcode)
 
+    /// A UK RSP6 text: the clear header read and the letters turned into the RSA block, nothing recovered yet.
+    case rsp6(RSP6Barcode)
+
     /// The payload's format.
     public var format: TicketFormat {
         switch self {
@@ -24,6 +27,7 @@ public enum RecognisedPayload: Sendable {
         case .ssb: .eraSSB
         case .vdv: .vdvKA
         case .dosipas: .uic9189
+        case .rsp6: .ukRSP6
         }
     }
 }
@@ -81,6 +85,11 @@ public struct PayloadDetector: Sendable {
         }
         if let frame = ERASSB.base64Frame(payload) {
             return .ssb(try SSBFrame(parsing: frame))
+        }
+        // Two digits and printable text: no format above writes that (an SSB frame is binary or 152 base64
+        // characters; FC1 text starts with its prefix), and the `XYZ:` rule below must not take an RSP6 header.
+        if RSP6Barcode.isCandidate(payload) {
+            return .rsp6(try RSP6Barcode(parsing: payload))
         }
         if let prefix = textPrefix(of: payload) {
             throw .unsupported(

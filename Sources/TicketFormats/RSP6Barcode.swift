@@ -4,7 +4,8 @@
 /// The text is ASCII: `06` (the version), the ticket reference (9 characters), 2 characters whose meaning is not
 /// established, the issuer id (2 letters or digits, naming the key set), then letters `A`–`Z` only: a base-26
 /// number (`A` = 0) whose last letter is the most significant digit. That number's bytes, in reverse order, are the
-/// RSA input c, which one of the issuer's public keys turns into a PKCS#1 v1.5 block holding the ticket. Facts
+/// RSA input c (`rsaInput(byteCount:)`), which one of the issuer's public keys turns into a PKCS#1 v1.5 block
+/// holding the ticket. Facts
 /// from the public reverse engineering of the format (docs/uk-rsp6.md).
 public struct RSP6Barcode: Sendable, Hashable {
     /// The version characters, `06`.
@@ -15,7 +16,9 @@ public struct RSP6Barcode: Sendable, Hashable {
     public let unknownCharacters: String
     /// The issuer id (characters 13–14), e.g. `TT`: it names the keys to try.
     public let issuerID: String
-    /// The RSA input c, big-endian, without leading zero bytes (the base-26 number's bytes reversed).
+    /// The base-26 number's bytes, least significant first: the RSA input c's bytes from its first (c read
+    /// big-endian), without the zero bytes at its end, which the number (having no leading zero bytes) cannot
+    /// carry. `rsaInput(byteCount:)` gives them back.
     public let block: [UInt8]
 
     /// The characters before the base-26 number.
@@ -30,24 +33,45 @@ public struct RSP6Barcode: Sendable, Hashable {
     /// replay know a ticket by it.
     public var ticketReference: String { issuerID + reference }
 
-    /// Whether `payload` looks like an RSP6 text: `06`, 13 printable ASCII characters, then only letters `A`–`Z`
-    /// (at least 40 of them). Cheap: the detector asks it of every payload that no other format claims.
-    public static func isBarcode(_ payload: [UInt8]) -> Bool {
-        guard payload.count >= headerLength + 40, payload[0] == UInt8(ascii: "0"), payload[1] == UInt8(ascii: "6")
-        else { return false }
-        for byte in payload[2..<headerLength] where !(0x21...0x7E).contains(byte) { return false }
-        for byte in payload[headerLength...] where !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) {
+    /// Whether `payload` is to be read as an RSP6 text: two digits (the version), then printable ASCII only (a
+    /// line end at the end aside), at least one character after the header. Loose on purpose: such a text is no
+    /// other format's, and one that breaks the format (a lowercase letter, a wrong version, too short) is then
+    /// refused by `init(parsing:)` with what is wrong, rather than called a format farecheck does not know.
+    /// Cheap: the detector asks it of every payload that no other format claims.
+    public static func isCandidate(_ payload: [UInt8]) -> Bool {
+        let text = withoutLineEnd(payload[...])
+        guard text.count > headerLength, isDigit(text[text.startIndex]), isDigit(text[text.startIndex + 1]) else {
             return false
         }
-        return true
+        return text.allSatisfy { (0x21...0x7E).contains($0) }
     }
+
+    /// Whether `payload` is a well-formed RSP6 text of the version farecheck reads: `06`, 13 printable ASCII
+    /// characters, then only letters `A`–`Z` (at least 40 of them).
+    public static func isBarcode(_ payload: [UInt8]) -> Bool {
+        let text = withoutLineEnd(payload[...])
+        guard text.count >= headerLength + 40, text.starts(with: Array(supportedVersion.utf8)) else { return false }
+        let header = text.prefix(headerLength)
+        guard header.allSatisfy({ (0x21...0x7E).contains($0) }) else { return false }
+        return text.dropFirst(headerLength).allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+    }
+
+    /// `text` without the CR and LF a scanner may end a line with.
+    private static func withoutLineEnd(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var text = text
+        while let last = text.last, last == 0x0A || last == 0x0D { text = text.dropLast() }
+        return text
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
     /// Takes the text apart.
     ///
     /// - Throws: `unsupported` for another version; `malformed`, naming the character, for a header that is not
     ///   printable ASCII, a character after the header that is not a letter `A`–`Z`, a text too short to hold a
     ///   block or longer than `maximumLetters` allows.
-    public init(parsing payload: [UInt8]) throws(FormatError) {
+    public init(parsing bytes: [UInt8]) throws(FormatError) {
+        let payload = Array(Self.withoutLineEnd(bytes[...]))
         guard payload.count > Self.headerLength else {
             throw .malformed(
                 "an RSP6 text has \(Self.headerLength) characters of header and then the ticket; this one has "
@@ -94,20 +118,24 @@ public struct RSP6Barcode: Sendable, Hashable {
                 carry >>= 8
             }
         }
-        // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, is `number` as it stands.
-        // Leading zero bytes of c carry nothing (c is a number); they are dropped.
-        return Array(number.drop { $0 == 0 })
+        // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, starts with `number` as it
+        // stands (leading zero bytes of c included: they are the number's low zero bytes).
+        return number
     }
 
-    /// The base-26 letters that carry the RSA input `block` (big-endian): the inverse of `blockBytes`, for
-    /// building test tickets and fuzz seeds.
-    ///
-    /// - Precondition: the last byte of `block` is not zero. The text cannot carry such a block: the number's
-    ///   most significant byte would be that zero, and a number has none (an issuer must make another block).
-    public static func letters(forBlock block: [UInt8]) -> [UInt8] {
-        precondition(block.last != 0, "an RSP6 text cannot carry a block whose last byte is zero")
-        // The number whose little-endian bytes are `block` as written: most significant byte is block's last.
-        var number = Array(block.reversed().drop { $0 == 0 })
+    /// The RSA input c for a key whose modulus has `byteCount` bytes: `block`, then zero bytes up to that length
+    /// (the zero bytes that ended c are the number's most significant bytes, which it does not write); `nil`
+    /// when the number has more bytes than that, so cannot be an input of that key.
+    public func rsaInput(byteCount: Int) -> [UInt8]? {
+        guard block.count <= byteCount else { return nil }
+        return block + [UInt8](repeating: 0, count: byteCount - block.count)
+    }
+
+    /// The base-26 letters that carry the RSA input `c` (big-endian, any length): the inverse of `blockBytes` and
+    /// `rsaInput(byteCount:)`, for building test tickets and fuzz seeds.
+    public static func letters(forBlock c: [UInt8]) -> [UInt8] {
+        // The number whose little-endian bytes are c as written: its most significant byte is c's last non-zero.
+        var number = Array(c.reversed().drop { $0 == 0 })
         var digits: [UInt8] = []
         while !number.isEmpty {
             // Divide the big-endian number by 26; the remainder is the next (least significant) digit.
@@ -134,11 +162,19 @@ public struct RSP6Barcode: Sendable, Hashable {
 }
 
 /// PKCS#1 v1.5 padding as RSP6 issuers write it around the ticket.
-public enum RSP6Padding: Sendable, Hashable {
+public enum RSP6Padding: Sendable, Hashable, CustomStringConvertible {
     /// Block type 1: `00 01 FF…FF 00` (the signature form), what genuine tickets carry.
     case type1
     /// Block type 2: `00 02 <non-zero bytes> 00` (the encryption form), also seen on genuine tickets.
     case type2
+
+    /// `type 1` or `type 2`.
+    public var description: String {
+        switch self {
+        case .type1: "type 1"
+        case .type2: "type 2"
+        }
+    }
 
     /// The ticket inside a recovered block m (the modulus's length, big-endian), and the padding it had; `nil`
     /// when m is not a well-formed PKCS#1 v1.5 block of type 1 or 2 with at least 8 padding bytes: the key did not

@@ -44,6 +44,19 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         return keys
     }
 
+    /// Every key of `family` of `issuer`: a read of the key table's primary key (format, issuer, key id) prefix.
+    public func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] {
+        let records = try store.read { db in
+            try KeyRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND issuer = ? ORDER BY key_id"),
+                arguments: [family.storeName, issuer])
+        }
+        var keys: [TrustedKey] = []
+        keys.reserveCapacity(records.count)
+        for record in records { keys.append(record.trustedKey(try publicKey(record.spki))) }
+        return keys
+    }
+
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
         let record = try store.read { db in
             // A statement prepared once per connection: preparing it again was most of a lookup's time.

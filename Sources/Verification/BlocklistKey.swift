@@ -27,7 +27,7 @@ public enum BlocklistKey: Sendable, Hashable {
         case .uic9183, .uic9189:
             guard !ticket.ticketID.isEmpty, let rics = Self.ricsNumber(ticket.issuer) else { return nil }
             self = .dtvgTicket(rics: rics, ticketID: ticket.ticketID)
-        case .fc1, .eraSSB:
+        case .fc1, .eraSSB, .ukRSP6:
             return nil
         }
     }

@@ -49,6 +49,11 @@ public struct TicketVerifier: Sendable {
     let uicPolicies: [any TicketPolicy]
     /// Policies for VDV-KA tickets: key validity, window, revocation (the chain fixes the issuer).
     let vdvPolicies: [any TicketPolicy]
+    /// Policies for UK RSP6 tickets: key validity and purpose, window, revocation (the issuer's keys fix the
+    /// issuer).
+    let rsp6Policies: [any TicketPolicy]
+    /// RSP6 keys in the raw RSA form, built once and shared by copies of this verifier.
+    let rsp6RawKeys = RSP6RawKeys()
     /// The VDV-KA chain verifier, when VDV certificates are configured.
     let vdv: VDVChainVerifier?
     /// How far the clock may be off (`Configuration.clockSkew`), for checks outside the policies (DOSIPAS
@@ -98,6 +103,7 @@ public struct TicketVerifier: Sendable {
         self.policies = [KeyValidityPolicy(), IssuerPolicy(), KeyPurposePolicy(), window, revocation]
         self.uicPolicies = [ForgedKeyPolicy(), KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
         self.vdvPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
+        self.rsp6Policies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.
@@ -175,6 +181,8 @@ public struct TicketVerifier: Sendable {
             return try verifyVDV(barcode, at: now)
         case .dosipas(let barcode):
             return try verifyDOSIPAS(barcode, at: now)
+        case .rsp6(let barcode):
+            return try verifyRSP6(barcode, at: now)
         }
     }
 

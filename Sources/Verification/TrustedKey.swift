@@ -73,6 +73,10 @@ public protocol KeyDirectory: Sendable {
     /// and id (issuers reuse an id for different kinds of barcode), each judged for the barcode at hand. Throws
     /// only when the directory itself fails.
     func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey]
+
+    /// Every key of `family` of `issuer`, whatever its id: for formats whose tickets name the issuer but no key
+    /// (UK RSP6), so that each of the issuer's keys is tried. Throws only when the directory itself fails.
+    func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey]
 }
 
 /// Where the verifier learns about revoked tickets and keys.
@@ -107,6 +111,11 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
         var keyID: String
     }
 
+    private struct IssuerIndex: Hashable {
+        var family: KeyFamily
+        var issuer: String
+    }
+
     private struct TicketIndex: Hashable {
         var issuer: String
         var ticketID: [UInt8]
@@ -120,6 +129,7 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     }
 
     private var keys: [KeyIndex: [TrustedKey]] = [:]
+    private var keysByIssuer: [IssuerIndex: [TrustedKey]] = [:]
     private var revokedTickets: [TicketIndex: Revocation] = [:]
     private var revokedKeys: [RevokedKeyIndex: Revocation] = [:]
     private var blocklistEntries: [BlocklistKey: BlocklistRevocation] = [:]
@@ -138,6 +148,7 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     /// Adds a key (several issuers may share a key id; they are told apart by issuer).
     public mutating func add(_ key: TrustedKey) {
         keys[KeyIndex(family: key.family, keyID: key.keyID), default: []].append(key)
+        keysByIssuer[IssuerIndex(family: key.family, issuer: key.issuer), default: []].append(key)
     }
 
     /// Records a revoked ticket.
@@ -172,6 +183,10 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
 
     public func keys(family: KeyFamily, issuer: String, keyID: String) -> [TrustedKey] {
         keys[KeyIndex(family: family, keyID: keyID)]?.filter { $0.issuer == issuer } ?? []
+    }
+
+    public func keys(family: KeyFamily, issuer: String) -> [TrustedKey] {
+        keysByIssuer[IssuerIndex(family: family, issuer: issuer)] ?? []
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) -> Revocation? {

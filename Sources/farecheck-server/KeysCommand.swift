@@ -30,6 +30,10 @@ struct Keys: AsyncParsableCommand {
                 here (a bare body only with --trust-unsigned). Validators accept a synced sub-CA only under a \
                 root they hold or the same bundle carries; by signing the bundle, the agency vouches for bare \
                 bodies as `--trust-unsigned` does on a validator.
+
+                --format rsp6 reads a UK RSP6 key file (JSON, the file `farecheck keys import --rsp6` takes): an \
+                issuer's array of {"n", "e"} (the issuer from --issuer or the file name, TT.json), or an object \
+                keyed by issuer id. Every key is added, its id the first 12 hex digits of SHA-256 over its modulus.
                 """)
 
         @OptionGroup var database: DatabaseOptions
@@ -37,7 +41,7 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "The issuer the key signs for (FC1 issuer name, or UIC company code); not for vdv.")
         var issuer: String?
 
-        @Option(help: "The key family: fc1, uic (UIC 918.3, UIC 918.9 DOSIPAS and ERA SSB keys) or vdv.")
+        @Option(help: "The key family: fc1, uic (UIC 918.3, UIC 918.9 DOSIPAS and ERA SSB keys), vdv or rsp6.")
         var format = "fc1"
 
         @Option(
@@ -86,6 +90,15 @@ struct Keys: AsyncParsableCommand {
         var file: String
 
         func run(on store: any ServerStore) async throws {
+            if try Self.wireFormat(format) == KeyFamily.rsp6.wireName {
+                let now = Date()
+                for key in try rsp6Keys() {
+                    try await store.putIssuerKey(key, at: now)
+                    say("added rsp6 key \(key.keyID) of \(key.issuer) (\(key.algorithm ?? "RSA"))")
+                }
+                say("run `farecheck-server keys publish` to send them to validators")
+                return
+            }
             let isVDV = try Self.wireFormat(format) == KeyFamily.vdv.wireName
             let key = isVDV ? try vdvKey(roots: try await store.issuerKeys()) : try bundleKey()
             try await store.putIssuerKey(key, at: Date())
@@ -184,6 +197,51 @@ struct Keys: AsyncParsableCommand {
                 notAfter: authority.certificate.expiry?.end, certificate: bytes, root: root)
         }
 
+        /// The keys of an RSP6 key file as bundle keys; every key must be an RSA key, or none is added.
+        func rsp6Keys() throws(ServerError) -> [BundleKey] {
+            if kid != nil || algorithm != nil || versionType != nil || barcodeVersion != nil || root || trustUnsigned
+                || notBefore != nil || notAfter != nil
+            {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "An RSP6 key file names its keys: give --format rsp6 with the file, and --issuer for an "
+                        + "issuer's array not named by its file.")
+            }
+            if let issuer, !RSP6KeyFile.isIssuerID(issuer.uppercased()) {
+                throw ServerError(
+                    code: .invalidInput, message: "--issuer \(issuer): an RSP6 issuer id is two letters or digits.")
+            }
+            let published: [RSP6PublishedKey]
+            do {
+                published = try RSP6KeyFile.keys(
+                    parsing: try readFile(), issuer: issuer?.uppercased() ?? RSP6KeyFile.issuer(fromFileName: file))
+            } catch let error as FormatError {
+                throw ServerError(code: .invalidInput, message: "\(file): \(error.message).", cause: error)
+            } catch let error as ServerError {
+                throw error
+            } catch {
+                throw ServerError(code: .invalidInput, message: "\(file): \(error)", cause: error)
+            }
+            guard !published.isEmpty else {
+                throw ServerError(code: .invalidInput, message: "\(file) holds no keys.")
+            }
+            var keys: [BundleKey] = []
+            for key in published {
+                do {
+                    let trusted = try RSP6KeyImport.trustedKey(key)
+                    keys.append(
+                        BundleKey(
+                            format: KeyFamily.rsp6.wireName, issuer: trusted.issuer, keyID: trusted.keyID,
+                            algorithm: trusted.algorithm, spki: trusted.publicKey.spkiDER))
+                } catch {
+                    throw ServerError(
+                        code: .invalidInput,
+                        message: "\(file): a key of issuer \(key.issuer) is unusable: \(error.message)", cause: error)
+                }
+            }
+            return keys
+        }
+
         /// `--version-type`, checked: UIC only, one word.
         func checkedVersionType(_ wireFormat: String) throws(ServerError) -> String? {
             guard let versionType else { return nil }
@@ -221,7 +279,7 @@ struct Keys: AsyncParsableCommand {
 
         static func wireFormat(_ name: String) throws(ServerError) -> String {
             guard let family = KeyFamily(name: name) else {
-                throw ServerError(code: .invalidInput, message: "--format \(name): expected fc1, uic or vdv.")
+                throw ServerError(code: .invalidInput, message: "--format \(name): expected fc1, uic, vdv or rsp6.")
             }
             return family.wireName
         }
@@ -246,7 +304,7 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "The issuer (not needed for vdv: a VDV certificate is found by its CHR).")
         var issuer: String?
 
-        @Option(help: "fc1, uic or vdv.")
+        @Option(help: "fc1, uic, vdv or rsp6.")
         var format = "fc1"
 
         @Option(help: "The key id (for vdv the certificate's CHR, 16 hex digits).")

@@ -18,7 +18,7 @@ struct RevocationTarget: ParsableArguments {
     @Option(help: "A key id instead of a ticket: revokes every ticket the key signed.")
     var key: String?
 
-    @Option(help: "The key's family, with --key: fc1, uic or vdv.")
+    @Option(help: "The key's family, with --key: fc1, uic, vdv or rsp6.")
     var format = "fc1"
 
     @Option(

@@ -92,6 +92,11 @@ struct KeysCommand: AsyncParsableCommand {
                 operator vouches for it. Certificates are known by their own holder reference (CHR), never by \
                 the file name.
 
+                UK National Rail (RSP6): --rsp6 FILE.json imports an issuer's published keys, a JSON array of \
+                {"n", "e"} (base64) whose issuer is --issuer or the file name (TT.json), or one object keyed by \
+                issuer id ({"TT": [...], ...}; with --issuer only that issuer's). Each key's id is the first 12 \
+                hex digits of SHA-256 over its modulus, so a second import of the file changes nothing.
+
                 --purpose staff-badge trusts an FC1 key for staff badges only: a badge (product staff-badge) \
                 logs an inspector in only when it is signed by such a key and names an inspector in the staff \
                 list, and such a key never makes a passenger's ticket valid. Every other key is a ticket key.
@@ -110,6 +115,10 @@ struct KeysCommand: AsyncParsableCommand {
             name: .customLong("trust-unsigned"),
             help: "With --vdv: accept bare certificate bodies without a signature (the operator vouches for them).")
         var trustUnsigned = false
+        @Option(
+            name: .customLong("rsp6"),
+            help: "UK RSP6 issuer keys (JSON: an issuer's array of {n, e}, or an object keyed by issuer id).")
+        var rsp6: String?
         @Flag(help: "With --uic-xml: remove UIC keys the list no longer has.") var replace = false
         @Option(help: "The issuer the key signs for (an FC1 issuer name, or a UIC RICS code).") var issuer: String?
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
@@ -143,13 +152,28 @@ struct KeysCommand: AsyncParsableCommand {
                 }
             }
             if vdvRoot != nil || !vdvCertificates.isEmpty {
-                guard file == nil, uicXML == nil else {
+                guard file == nil, uicXML == nil, rsp6 == nil else {
                     throw ValidationError("--vdv-root and --vdv import VDV certificates; give them without a key FILE")
                 }
                 return
             }
             if trustUnsigned { throw ValidationError("--trust-unsigned goes with --vdv") }
-            guard (file == nil) != (uicXML == nil) else { throw ValidationError("give a key FILE or --uic-xml FILE") }
+            if rsp6 != nil {
+                guard file == nil, uicXML == nil, kid == nil, alg == nil, notBefore == nil, notAfter == nil,
+                    purpose == .tickets, !replace
+                else {
+                    throw ValidationError(
+                        "--rsp6 FILE takes the keys, their issuer (--issuer or the file's name) and their ids from "
+                            + "the file; give it alone, or with --issuer")
+                }
+                if let issuer, !RSP6KeyFile.isIssuerID(issuer.uppercased()) {
+                    throw ValidationError("--issuer \(issuer): an RSP6 issuer id is two letters or digits, e.g. TT")
+                }
+                return
+            }
+            guard (file == nil) != (uicXML == nil) else {
+                throw ValidationError("give a key FILE, --uic-xml FILE, --rsp6 FILE or --vdv-root/--vdv FILES")
+            }
             if file != nil, issuer == nil { throw ValidationError("importing a key file needs --issuer") }
             if replace, uicXML == nil { throw ValidationError("--replace goes with --uic-xml") }
             if purpose != .tickets, file == nil || issuer.map(UICKeyList.isRICSCode) == true {
@@ -161,6 +185,7 @@ struct KeysCommand: AsyncParsableCommand {
         func run() throws {
             if vdvRoot != nil || !vdvCertificates.isEmpty { return try importVDV() }
             if let uicXML { return try importKeyList(uicXML) }
+            if let rsp6 { return try importRSP6(rsp6) }
             guard let file, let issuer else { return }
             let bytes = try readFile(file)
             let material: KeyMaterial
@@ -288,6 +313,42 @@ struct KeysCommand: AsyncParsableCommand {
             if refused > 0 {
                 throw CommandFailure.exit("\(refused) of \(vdvCertificates.count) VDV certificates refused")
             }
+        }
+
+        /// Imports an RSP6 key file: every key, or none when one of them is not an RSA key.
+        private func importRSP6(_ path: String) throws {
+            let bytes = try readFile(path)
+            let published: [RSP6PublishedKey]
+            do {
+                published = try RSP6KeyFile.keys(
+                    parsing: bytes, issuer: issuer?.uppercased() ?? RSP6KeyFile.issuer(fromFileName: path))
+            } catch {
+                throw CommandFailure.exit("\(path): \(error.message)")
+            }
+            guard !published.isEmpty else { throw CommandFailure.exit("\(path): the file holds no keys") }
+            var records: [KeyRecord] = []
+            for key in published {
+                let trusted: TrustedKey
+                do {
+                    trusted = try RSP6KeyImport.trustedKey(key)
+                } catch {
+                    throw CommandFailure.exit("\(path): a key of issuer \(key.issuer) is unusable: \(error.message)")
+                }
+                records.append(
+                    KeyRecord(
+                        family: .rsp6, issuer: trusted.issuer, keyID: trusted.keyID, algorithm: trusted.algorithm,
+                        spki: trusted.publicKey.spkiDER, source: (path as NSString).lastPathComponent))
+            }
+            let trustStore = try store.open()
+            let report: (added: Int, updated: Int, removed: Int)
+            do {
+                report = try trustStore.saveKeys(records)
+            } catch {
+                throw CommandFailure.exit(error.description)
+            }
+            let issuers = Set(records.map(\.issuer)).sorted().joined(separator: ", ")
+            printLine(
+                "RSP6 keys \(path): \(report.added) added, \(report.updated) already trusted (issuer \(issuers))")
         }
 
         private func importKeyList(_ path: String) throws {

@@ -239,7 +239,7 @@ extension VerdictEvent {
     /// How the verdict was reached, for `verify --explain`: the keys looked at, one line each.
     var explanation: String {
         guard let keys else {
-            return "  keys       none judged for scope (only UIC key list keys are: UIC 918.3, DOSIPAS, SSB)"
+            return "  keys       none listed (keys are listed for UIC 918.3, DOSIPAS, SSB and UK RSP6 tickets)"
         }
         var lines = ["  keys considered:"]
         for key in keys {

@@ -1,81 +1,12 @@
 import FareCore
 import Foundation
+import RSATestKeys
 import SeededRandom
 import Signatures
 import TestSupport
 import Testing
 
 @testable import TicketFormats
-
-/// An RSP6 ticket written bit by bit, the way the format lays it out: for round trips and bad input.
-struct RSP6TicketWriter {
-    var bits: [Bool]
-
-    init(bitCount: Int) { bits = Array(repeating: false, count: bitCount) }
-
-    mutating func number(_ value: Int, at offset: Int, width: Int) {
-        for index in 0..<width { bits[offset + index] = (value >> (width - 1 - index)) & 1 == 1 }
-    }
-
-    mutating func text(_ value: String, at offset: Int, count: Int) {
-        let padded = Array(value.utf8) + Array(repeating: UInt8(ascii: " "), count: max(0, count - value.utf8.count))
-        for index in 0..<count { number(Int(padded[index]) - 32, at: offset + 6 * index, width: 6) }
-    }
-
-    /// Days since 1997-01-01 and minutes after midnight, UK time.
-    mutating func dateTime(days: Int, minutes: Int, at offset: Int) {
-        number(days, at: offset, width: 14)
-        number(minutes, at: offset + 14, width: 11)
-    }
-
-    var bytes: [UInt8] {
-        stride(from: 0, to: bits.count, by: 8).map { start in
-            (0..<8).reduce(UInt8(0)) { byte, index in
-                byte << 1 | (start + index < bits.count && bits[start + index] ? 1 : 0)
-            }
-        }
-    }
-
-    /// A ticket with every field set, one reservation, purchase data and a free text.
-    static func full(days: Int = 10_555, minutes: Int = 8 * 60 + 15, daysOfValidity: Int = 3) -> [UInt8] {
-        var writer = RSP6TicketWriter(
-            bitCount: RSP6Ticket.fixedPartBits + RSP6Ticket.purchaseBits + RSP6Ticket.reservationBits
-                + 6 * RSP6Ticket.freeTextCharacters)
-        writer.text("ABC123XYZ", at: 8, count: 9)
-        writer.number(1, at: 68, width: 4)
-        writer.text("SOR", at: 73, count: 3)
-        writer.text("OFF", at: 91, count: 3)
-        writer.text("5426", at: 109, count: 4)
-        writer.text("1072", at: 133, count: 4)
-        writer.text("0429", at: 157, count: 4)
-        writer.number(2, at: 182, width: 2)
-        writer.number(617, at: 184, width: 10)
-        writer.number(738, at: 194, width: 17)
-        writer.dateTime(days: days, minutes: minutes, at: 211)
-        writer.number(1, at: 236, width: 2)
-        writer.number(4242, at: 238, width: 17)
-        writer.text("MS A SMITH", at: 255, count: 12)
-        writer.number(2, at: 327, width: 2)
-        writer.text("TE", at: 329, count: 7)
-        writer.number(0, at: 379, width: 4)
-        writer.number(1, at: 384, width: 1)
-        writer.number(1, at: 385, width: 1)
-        writer.number(1, at: 386, width: 4)
-        let purchase = RSP6Ticket.fixedPartBits
-        writer.dateTime(days: days - 2, minutes: 19 * 60 + 2, at: purchase)
-        writer.number(12_345, at: purchase + 25, width: 21)
-        writer.text("P7Q8R9S0", at: purchase + 59, count: 8)
-        writer.number(daysOfValidity, at: purchase + 107, width: 9)
-        let reservation = purchase + RSP6Ticket.purchaseBits
-        writer.text("GR", at: reservation, count: 2)
-        writer.number(1_234, at: reservation + 12, width: 14)
-        writer.text("C", at: reservation + 26, count: 1)
-        writer.text("A", at: reservation + 32, count: 1)
-        writer.number(42, at: reservation + 38, width: 7)
-        writer.text("VALID VIA LONDON", at: reservation + RSP6Ticket.reservationBits, count: 51)
-        return writer.bytes
-    }
-}
 
 @Suite("UK RSP6: the text, the RSA block, the ticket's bits")
 struct RSP6Tests {
@@ -107,7 +38,7 @@ struct RSP6Tests {
         let keys = try Self.ttKeys()
         #expect(keys.count == 2)
         let key = keys[1]
-        let c = Array(repeating: 0, count: key.modulusByteCount - barcode.block.count) + barcode.block
+        let c = try #require(barcode.rsaInput(byteCount: key.modulusByteCount))
         let recovered = try key.publicOperation(c)
         let (inside, padding) = try #require(RSP6Padding.unpad(recovered))
         #expect(padding == .type1)
@@ -118,7 +49,7 @@ struct RSP6Tests {
             + "00000000000000007737378f24651de7"
         #expect(Array(inside).hexString == expected)
         // The first key makes no such block from it.
-        let first = try keys[0].publicOperation(Array(repeating: 0, count: 128 - barcode.block.count) + barcode.block)
+        let first = try keys[0].publicOperation(try #require(barcode.rsaInput(byteCount: 128)))
         #expect(RSP6Padding.unpad(first) == nil)
 
         let ticket = try RSP6Ticket(decoding: inside)
@@ -187,16 +118,22 @@ struct RSP6Tests {
         #expect(oneDay.validUntil == utc("2024-10-26T22:59:59Z"))
     }
 
-    @Test("base 26: any block (its last byte not zero) survives letters and back")
-    func base26() {
+    @Test("base 26: any RSA input, zero bytes at either end included, survives letters and back")
+    func base26() throws {
         var random = SeededRandomNumberGenerator(seed: 26)
         for length in [1, 2, 16, 64, 128, 256] {
-            for _ in 0..<20 {
-                var block = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-                if block.last == 0 { block[length - 1] = 1 }
-                let letters = RSP6Barcode.letters(forBlock: block)
+            for trial in 0..<20 {
+                var c = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+                // Zero bytes at the start (a small c) and at the end (the number's top bytes are zero).
+                if trial % 4 == 1 { c[0] = 0 }
+                if trial % 4 == 2 { c[length - 1] = 0 }
+                if c.allSatisfy({ $0 == 0 }) { c[0] = 1 }
+                let letters = RSP6Barcode.letters(forBlock: c)
                 #expect(letters.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
-                #expect(RSP6Barcode.blockBytes(letters[...]) == Array(block.drop { $0 == 0 }), "length \(length)")
+                let text = Array("06ABCDEFGHI00ZZ".utf8) + letters
+                let barcode = try RSP6Barcode(parsing: text)
+                #expect(barcode.rsaInput(byteCount: length) == c, "length \(length)")
+                #expect(barcode.rsaInput(byteCount: barcode.block.count - 1) == nil)
             }
         }
         // "A" is zero: trailing As (the most significant digits) change nothing.

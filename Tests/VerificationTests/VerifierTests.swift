@@ -276,6 +276,7 @@ struct VerifierTests {
             struct Gone: Error {}
             func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? { throw Gone() }
             func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] { throw Gone() }
+            func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] { throw Gone() }
             func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? { throw Gone() }
             func revocation(ofKey key: TrustedKey) throws -> Revocation? { throw Gone() }
         }

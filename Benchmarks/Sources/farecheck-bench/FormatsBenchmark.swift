@@ -5,8 +5,8 @@ import TicketFormats
 import TrustStore
 import Verification
 
-/// `farecheck-bench formats`: bare signature checks, and DOSIPAS, ERA SSB and VDV-KA samples from bytes to verdict,
-/// each beside `openssl speed` for its algorithm; and what reading the trusted-time floor costs a verdict.
+/// `farecheck-bench formats`: bare signature checks, and DOSIPAS, ERA SSB, VDV-KA and UK RSP6 samples from bytes to
+/// verdict, each beside `openssl speed` for its algorithm; and what reading the trusted-time floor costs a verdict.
 ///
 /// These figures were printed by on-demand unit tests (`FARECHECK_BENCHMARK=1`) before; speed is measured here,
 /// and the unit tests check only that the same inputs give the verdicts these figures are about.
@@ -26,6 +26,7 @@ struct FormatsBenchmark {
         try benchDOSIPAS()
         try benchSSB()
         try benchVDV()
+        try benchRSP6()
         try benchTrustedTimeFloor()
     }
 
@@ -154,6 +155,40 @@ struct FormatsBenchmark {
             let holds = try verifier.verify(payload).isValid
             precondition(holds)
         }
+    }
+
+    /// The real UK RSP6 ticket `TTDNQL4XHVK` with TT's published keys (RSA-1024, e = 65537): as imported (the
+    /// first key fails before the second recovers it: two public operations, beside `openssl speed rsa1024` ÷ 2),
+    /// and with the recovering key alone (one, beside `openssl speed rsa1024`).
+    private func benchRSP6() throws {
+        let payload = try file("rsp6/tt-dnql4xhvk.txt")
+        let keys = try RSP6KeyFile.keys(parsing: try file("rsp6/TT.json"), issuer: "TT").map {
+            try RSP6KeyImport.trustedKey($0)
+        }
+        let clock = FixedClock(try Date("2022-12-28T12:00:00Z", strategy: .iso8601))
+        var both = TrustSnapshot()
+        for key in keys { both.add(key) }
+        var second = TrustSnapshot()
+        second.add(keys[1])
+        let verifier = TicketVerifier(trust: both, clock: clock)
+        let direct = TicketVerifier(trust: second, clock: clock)
+        try expectValid(try verifier.verify(payload), "the RSP6 sample")
+        try expectValid(try direct.verify(payload), "the RSP6 sample with its key alone")
+        try measure("RSP6 (TT sample), TT's two keys", reference: "rsa1024", divisor: 2) {
+            let holds = try verifier.verify(payload).isValid
+            precondition(holds)
+        }
+        try measure("RSP6 (TT sample), its key alone", reference: "rsa1024") {
+            let holds = try direct.verify(payload).isValid
+            precondition(holds)
+        }
+        let barcode = try RSP6Barcode(parsing: payload)
+        try measure("RSP6 text → RSA input (base 26)", reference: nil) { _ = try RSP6Barcode(parsing: payload) }
+        let raw = try RSARawPublicKey(keys[1].publicKey)
+        let input = barcode.rsaInput(byteCount: raw.modulusByteCount)!
+        let recovered = try raw.publicOperation(input)
+        let inside = RSP6Padding.unpad(recovered)!.payload
+        try measure("RSP6 bit field → ticket", reference: nil) { _ = try RSP6Ticket(decoding: inside) }
     }
 
     /// `trustedTimeFloor()` against `StoreTrust`'s revocation look-up (which every verdict makes too), per call.

@@ -1,0 +1,219 @@
+import FareCore
+import Foundation
+import Signatures
+import Synchronization
+import TicketFormats
+
+extension TicketVerifier {
+    /// Verifies a UK RSP6 text (docs/uk-rsp6.md): every key of the issuer (family `rsp6`) is tried on the RSA
+    /// block; one that recovers a well-formed PKCS#1 v1.5 block proves the ticket genuine, and the bit field
+    /// inside is the ticket. Then the policies: key validity and purpose, validity window (UK time), revocation.
+    ///
+    /// No key of the issuer: `unknown-key`. Keys, none recovering a block: `invalid-signature`. A block whose
+    /// ticket reference is not the clear text's: `invalid-signature` (the clear part was altered). A recovered
+    /// block whose fields run past its end: `malformed`, signature valid.
+    func verifyRSP6(_ barcode: RSP6Barcode, at now: Date) throws(VerifierError) -> Verdict {
+        let format = TicketFormat.ukRSP6
+        let issuer = barcode.issuerID
+        let keys: [TrustedKey]
+        do {
+            keys = try self.keys.keys(family: .rsp6, issuer: issuer)
+        } catch {
+            throw VerifierError(message: "the key directory failed", underlying: error)
+        }
+        guard !keys.isEmpty else {
+            return Verdict(
+                kind: .unknownKey,
+                reason: "No trusted key of RSP6 issuer \(issuer); import the issuer's published keys "
+                    + "(farecheck keys import --rsp6 \(issuer).json).",
+                signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
+        }
+        // What came of each key, put into sentences only when the verdict is explained (`Verdict.keys`).
+        var trials: [(key: TrustedKey, trial: RSP6KeyTrial)] = []
+        var recovered: (key: TrustedKey, payload: ArraySlice<UInt8>, padding: RSP6Padding)?
+        for key in keys {
+            guard recovered == nil else {
+                trials.append((key, .notTried))
+                continue
+            }
+            guard let raw = rsp6RawKeys.key(for: key.publicKey) else {
+                trials.append((key, .notRSA))
+                continue
+            }
+            guard let input = barcode.rsaInput(byteCount: raw.modulusByteCount) else {
+                trials.append((key, .longerThanModulus(bits: raw.bits)))
+                continue
+            }
+            let block: [UInt8]
+            do {
+                block = try raw.publicOperation(input)
+            } catch {
+                trials.append((key, .refused(error.message)))
+                continue
+            }
+            guard let (payload, padding) = RSP6Padding.unpad(block) else {
+                trials.append((key, .noBlock))
+                continue
+            }
+            recovered = (key, payload, padding)
+            trials.append((key, .recovered(padding)))
+        }
+        let considerations: @Sendable () -> [KeyConsideration] = { [trials] in
+            trials.map { KeyConsideration(rsp6: $0.key, $0.trial) }
+        }
+        guard let (key, payload, padding) = recovered else {
+            var verdict = Verdict(
+                kind: .invalidSignature,
+                reason: "None of the \(keys.count) keys of RSP6 issuer \(issuer) recovers a well-formed block from "
+                    + "the barcode: the ticket was altered or forged.",
+                signature: .invalid, format: format, issuer: issuer, inspectedAt: now)
+            verdict.deferKeys(considerations)
+            return verdict
+        }
+        let decoded: RSP6Ticket
+        do {
+            decoded = try RSP6Ticket(decoding: payload)
+        } catch {
+            return Verdict(
+                kind: .malformed,
+                reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
+                signature: .valid, format: format, issuer: issuer, keyID: key.keyID, inspectedAt: now,
+                keys: considerations())
+        }
+        guard decoded.reference == barcode.reference else {
+            return Verdict(
+                kind: .invalidSignature,
+                reason: "The signed ticket is \(issuer)\(decoded.reference), but the barcode's clear text says "
+                    + "\(barcode.ticketReference): the clear part was altered.",
+                signature: .invalid, format: format, issuer: issuer, keyID: key.keyID, inspectedAt: now,
+                keys: considerations())
+        }
+        let ticket = RSP6.ticket(from: decoded, barcode: barcode)
+        var verdict = try applyPolicies(
+            rsp6Policies, PolicyContext(ticket: ticket, key: key, now: now), warnings: Self.warnings(decoded))
+        verdict.deferKeys(considerations)
+        if padding == .type2 {
+            // Not a doubt about authenticity (only the private key makes either block), but worth knowing.
+            verdict.warnings.append(
+                VerdictWarning(
+                    code: "rsp6-padding-type-2",
+                    message: "The block has PKCS#1 padding of type 2, which some issuers write instead of type 1."))
+        }
+        return verdict
+    }
+
+    /// What the fields do not let farecheck decide, said as warnings (docs/uk-rsp6.md).
+    static func warnings(_ ticket: RSP6Ticket) -> [VerdictWarning] {
+        var warnings: [VerdictWarning] = []
+        if !ticket.statesDaysOfValidity {
+            warnings.append(
+                VerdictWarning(
+                    code: "days-of-validity-not-stated",
+                    message: "The ticket does not state its days of validity; it was judged on its travel day alone: "
+                        + "check the printed validity (a return or a season may be valid longer)."))
+        }
+        if ticket.departureTimeIsSet {
+            let fields = UKTime.localFields(of: ticket.departure)
+            let time = String(format: "%02d:%02d", fields.hour, fields.minute)
+            warnings.append(
+                VerdictWarning(
+                    code: "booked-departure",
+                    message:
+                        "The ticket is for the departure booked at \(time) UK time on \(RSP6.dayText(fields.day)): check the "
+                        + "train."))
+        }
+        if ticket.limitedDurationCode != 0 {
+            warnings.append(
+                VerdictWarning(
+                    code: "limited-duration",
+                    message: "The ticket carries limited-duration code \(ticket.limitedDurationCode), which farecheck "
+                        + "does not interpret: its validity may end before the end of the day; check the printed "
+                        + "validity."))
+        }
+        return warnings
+    }
+}
+
+/// What came of trying one RSP6 key on a barcode.
+enum RSP6KeyTrial: Sendable {
+    /// It recovers a well-formed block, with this padding.
+    case recovered(RSP6Padding)
+    /// Another key of the issuer recovered the block first.
+    case notTried
+    /// It is no RSA key of a size the raw operation takes.
+    case notRSA
+    /// The barcode's number has more bytes than the key's modulus.
+    case longerThanModulus(bits: Int)
+    /// The operation refused the number (not below the modulus).
+    case refused(String)
+    /// The result is no well-formed PKCS#1 v1.5 block.
+    case noBlock
+}
+
+extension KeyConsideration {
+    /// A consideration of an RSP6 key.
+    init(rsp6 key: TrustedKey, _ trial: RSP6KeyTrial) {
+        let (outcome, reason): (Outcome, String) =
+            switch trial {
+            case .recovered(let padding): (.verified, "recovers a PKCS#1 v1.5 block of \(padding)")
+            case .notTried: (.notTried, "another key of the issuer recovered the block")
+            case .notRSA: (.skipped, "not an RSA key of 512 to 8192 bits")
+            case .longerThanModulus(let bits): (.failed, "the barcode's number is longer than its \(bits)-bit modulus")
+            case .refused(let message): (.failed, message)
+            case .noBlock: (.failed, "gives no well-formed PKCS#1 v1.5 block")
+            }
+        self.init(
+            issuer: key.issuer, keyID: key.keyID, listing: "RSP6 key; \(key.publicKey.kind)", outcome: outcome,
+            reason: reason)
+    }
+}
+
+/// The raw RSA form of RSP6 keys, built once per key and shared by copies of the verifier: building one (its
+/// Montgomery context) costs a good part of a 1024-bit public operation.
+///
+/// Each entry keeps the `PublicKey` it was made from, so an entry is found by that key object's identity and the
+/// identity cannot be reused while the entry lives (the store and the snapshot hand out the same object for a key).
+final class RSP6RawKeys: Sendable {
+    private struct Entry {
+        let source: PublicKey
+        let raw: RSARawPublicKey?
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 1_024) {
+        self.capacity = capacity
+    }
+
+    /// The raw form of `key`; `nil` when it is not an RSA key that `RSARawPublicKey` accepts.
+    func key(for key: PublicKey) -> RSARawPublicKey? {
+        let identity = ObjectIdentifier(key)
+        if let entry = entries.withLock({ $0[identity] }), entry.source === key { return entry.raw }
+        let raw = try? RSARawPublicKey(key)
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[identity] = Entry(source: key, raw: raw)
+        }
+        return raw
+    }
+}
+
+/// RSP6 keys as stored: the key id each gets, made from its modulus.
+public enum RSP6KeyImport {
+    /// The key id of an RSP6 key: the first 12 hex digits of SHA-256 over its modulus (leading zero bytes
+    /// dropped), so that importing a file again names the same keys.
+    public static func keyID(modulus: [UInt8]) -> String {
+        digest(.sha256, Array(modulus.drop { $0 == 0 })).prefix(6).hexString
+    }
+
+    /// A published key as a `TrustedKey` (family `rsp6`).
+    ///
+    /// - Throws: `SignatureError` with code `.invalidKey` when n and e are no RSA key `RSARawPublicKey` accepts.
+    public static func trustedKey(_ published: RSP6PublishedKey) throws(SignatureError) -> TrustedKey {
+        let raw = try RSARawPublicKey(modulus: published.modulus, exponent: published.exponent)
+        return TrustedKey(
+            family: .rsp6, issuer: published.issuer, keyID: keyID(modulus: published.modulus),
+            algorithm: "RSA \(raw.bits) PKCS#1 v1.5 (RSP6)", publicKey: try raw.publicKey())
+    }
+}
