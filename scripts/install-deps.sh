@@ -4,6 +4,8 @@
 # postgresql (15 on Debian 12) is only for the reference server's PostgreSQL tests; .ci/run starts it.
 # python3-venv holds schemathesis (scripts/schemathesis.sh) apart from Debian's own Python packages.
 # faketime (with libfaketime) gives the tests' farecheck processes a wrong wall clock (1970, hours behind).
+# systemd (for systemd-analyze), strace and curl: scripts/check-units.sh scores the units and checks their system
+# call filters against what the programs do.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
@@ -13,6 +15,7 @@ packages=(
     faketime
     postgresql
     python3-venv
+    systemd strace curl
 )
 missing=()
 for package in "${packages[@]}"; do
