@@ -73,6 +73,9 @@ let package = Package(
             swiftSettings: strict),
         // Pure model: tickets, verdicts, clocks. No I/O.
         .target(name: "FareCore", swiftSettings: strict),
+        // The version both programs print, stamped from git before every build (scripts/version-stamp.sh).
+        .target(name: "FarecheckVersion", swiftSettings: strict, plugins: ["GitVersion"]),
+        .plugin(name: "GitVersion", capability: .buildTool()),
         // Payload decoders (FC1 COSE/CWT, ...). Pure.
         .target(name: "TicketFormats", dependencies: ["FareCore", "CZlib"], swiftSettings: strict),
         // Signature primitives over OpenSSL's libcrypto.
@@ -178,7 +181,7 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
+                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls", "FarecheckVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -211,7 +214,7 @@ let package = Package(
                 // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
                 // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
-                "TrustStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrustStore", "FarecheckVersion", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),

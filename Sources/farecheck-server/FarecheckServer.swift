@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareCore
+import FarecheckVersion
 import Foundation
 import ValidationServer
 
@@ -17,6 +18,7 @@ struct FarecheckServer: AsyncParsableCommand {
 
             Exit status: 0 done, 2 could not be done (missing database, bad key file, unknown device, ...).
             """,
+        version: FarecheckVersion.text,
         subcommands: [
             Serve.self, Init.self, Devices.self, Keys.self, Revoke.self, Unrevoke.self, Revocations.self,
             Inspections.self,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FarecheckVersion
 import Foundation
 
 /// The `farecheck` command: offline fare inspection from the command line.
@@ -15,6 +16,7 @@ struct Farecheck: AsyncParsableCommand {
             The trust store is one SQLite file: --db PATH, else $FARECHECK_DB, else \
             $XDG_DATA_HOME/farecheck/farecheck.sqlite (~/.local/share/farecheck/farecheck.sqlite).
             """,
+        version: FarecheckVersion.text,
         subcommands: [
             DemoCommand.self, VerifyCommand.self, ScanCommand.self, IssueCommand.self, KeysCommand.self,
             RevokeCommand.self, ScannersCommand.self, DaemonCommand.self, StaffCommand.self,

@@ -55,6 +55,21 @@ struct CLITests {
         }
     }
 
+    @Test("--version: both programs print one version from git, a Debian version (digits first, no spaces)")
+    func version() throws {
+        let bench = Workbench()
+        let farecheck = try bench.farecheck(["--version"], useStore: false)
+        let server = try bench.run(ReferenceServer.binary, ["--version"])
+        #expect(farecheck.status == 0 && server.status == 0)
+        let text = farecheck.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text == server.text.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(text.first?.isNumber == true, "\(text)")
+        #expect(text.allSatisfy { $0.isLetter || $0.isNumber || "+.~".contains($0) }, "\(text)")
+        // In a git checkout the version names the commit (a tag, or the day and hash before any tag).
+        #expect(text.contains("+git") || text.contains(".g") || !text.contains("+"), "\(text)")
+        #expect(text != "0.0.0+unknown")
+    }
+
     @Test("exit status: 0 valid, 1 for any other verdict, 2 when the command cannot run")
     func exitStatus() throws {
         _ = try generate("ES256", file: "k.key")
