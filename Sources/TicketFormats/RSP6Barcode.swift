@@ -103,21 +103,41 @@ public struct RSP6Barcode: Sendable, Hashable {
 
     /// The RSA input of `letters`: the base-26 number (last letter most significant), its bytes reversed.
     static func blockBytes(_ letters: ArraySlice<UInt8>) -> [UInt8] {
-        // The number, little-endian: multiplied by 26 and the next digit added, from the most significant letter.
-        var number: [UInt8] = []
-        number.reserveCapacity(letters.count * 5 / 8 + 1)
-        for letter in letters.reversed() {
-            var carry = Int(letter - UInt8(ascii: "A"))
-            for index in number.indices {
-                let value = Int(number[index]) * 26 + carry
-                number[index] = UInt8(truncatingIfNeeded: value)
-                carry = value >> 8
+        // The number in 32-bit limbs, least significant first, built from the most significant letter: six letters
+        // at a time (26^6 < 2^32), each step one multiply-add over the limbs. A byte at a time, the same took a
+        // tenth of a 1024-bit RSA operation per ticket.
+        var limbs: [UInt32] = []
+        limbs.reserveCapacity(letters.count / 6 + 2)
+        var index = letters.endIndex
+        while index > letters.startIndex {
+            let start = max(letters.startIndex, index - 6)
+            var multiplier: UInt64 = 1
+            var chunk: UInt64 = 0
+            // The letters of this step, from the most significant (the last) down.
+            var position = index
+            while position > start {
+                position -= 1
+                chunk = chunk * 26 + UInt64(letters[position] &- UInt8(ascii: "A"))
+                multiplier *= 26
             }
-            while carry > 0 {
-                number.append(UInt8(truncatingIfNeeded: carry))
-                carry >>= 8
+            var carry = chunk
+            for limb in limbs.indices {
+                let value = UInt64(limbs[limb]) * multiplier + carry
+                limbs[limb] = UInt32(truncatingIfNeeded: value)
+                carry = value >> 32
+            }
+            if carry > 0 { limbs.append(UInt32(truncatingIfNeeded: carry)) }
+            index = start
+        }
+        // Little-endian bytes, without the number's leading (most significant) zero bytes.
+        var number: [UInt8] = []
+        number.reserveCapacity(limbs.count * 4)
+        for limb in limbs {
+            for shift in stride(from: 0, to: 32, by: 8) {
+                number.append(UInt8(truncatingIfNeeded: limb >> UInt32(shift)))
             }
         }
+        while number.last == 0 { number.removeLast() }
         // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, starts with `number` as it
         // stands (leading zero bytes of c included: they are the number's low zero bytes).
         return number
