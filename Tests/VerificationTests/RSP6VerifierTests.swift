@@ -67,6 +67,13 @@ struct RSP6VerifierTests {
         #expect(details["retailer"] == "4879")
         #expect(details["ticket reference"] == "TTDNQL4XHVK")
 
+        // A verifier that has seen a TT ticket tries the key that recovered it first: one RSA operation.
+        let verifier = TicketVerifier(trust: trust, clock: FixedClock(utc("2022-12-28T17:30:00Z")))
+        _ = try verifier.verify(RSP6Fixtures.realTicket)
+        let again = try verifier.verify(RSP6Fixtures.realTicket)
+        #expect(again.keys.map(\.outcome) == [.verified, .notTried])
+        #expect(again.keys.first?.keyID == keys[1].keyID)
+
         #expect(try verify(RSP6Fixtures.realTicket, at: utc("2022-12-29T00:05:00Z")).kind == .expired)
         #expect(try verify(RSP6Fixtures.realTicket, at: utc("2022-12-27T23:50:00Z")).kind == .notYetValid)
     }
