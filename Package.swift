@@ -56,11 +56,11 @@ let package = Package(
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         // ioctl numbers and kernel structs that Swift cannot reach (function-like macros).
         .target(name: "CLinuxShims"),
-        // zxing-cpp 1.4 is C++ only: a small extern "C" API that catches every exception.
-        .target(
-            name: "CZXing",
-            linkerSettings: [.linkedLibrary("ZXing")]
-        ),
+        // zxing-cpp 3.1.1, built from its pinned PyPI source by scripts/build-zxing.sh into a prefix of its own that
+        // farecheck-zxing.pc names (Debian's 1.4 aborts on camera frames: docs/camera.md).
+        .systemLibrary(name: "CZXingCore", pkgConfig: "farecheck-zxing"),
+        // zxing-cpp is C++ only: a small extern "C" API that catches every exception.
+        .target(name: "CZXing", dependencies: ["CZXingCore"]),
         // libpng and libjpeg report errors through setjmp/longjmp, which Swift cannot do: C wrappers.
         .target(
             name: "CImageCodecs",
@@ -322,5 +322,5 @@ let package = Package(
         ),
     ],
     swiftLanguageModes: [.v6],
-    cxxLanguageStandard: .cxx17
+    cxxLanguageStandard: .cxx20
 )
