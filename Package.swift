@@ -101,6 +101,9 @@ let package = Package(
             dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs", "SystemCalls"],
             swiftSettings: strict
         ),
+        // Cameras: the choice of a V4L2 mode (pixel format, size, frame rate) among those a driver offers. Pure so
+        // far; the V4L2 capture (libv4l2, ioctls in one thin file) joins it for the daemon's camera source.
+        .target(name: "Camera", dependencies: ["FareCore", "Symbols"], swiftSettings: strict),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
         // SNAPI, keyboard wedge), discovery and hotplug.
         .target(
@@ -248,6 +251,11 @@ let package = Package(
             dependencies: [
                 "Symbols", "FareCore", "CImageCodecs", "CZlib", "ScannerSimulation", "SeededRandom", "TestSupport",
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CameraTests",
+            dependencies: ["Camera"],
             swiftSettings: strict
         ),
         .testTarget(
