@@ -56,11 +56,11 @@ let package = Package(
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         // ioctl numbers and kernel structs that Swift cannot reach (function-like macros).
         .target(name: "CLinuxShims"),
-        // zxing-cpp 1.4 is C++ only: a small extern "C" API that catches every exception.
-        .target(
-            name: "CZXing",
-            linkerSettings: [.linkedLibrary("ZXing")]
-        ),
+        // zxing-cpp 3.1.1, built from its pinned PyPI source by scripts/build-zxing.sh into a prefix of its own that
+        // farecheck-zxing.pc names (Debian's 1.4 aborts on camera frames: docs/camera.md).
+        .systemLibrary(name: "CZXingCore", pkgConfig: "farecheck-zxing"),
+        // zxing-cpp is C++ only: a small extern "C" API that catches every exception.
+        .target(name: "CZXing", dependencies: ["CZXingCore"]),
         // libpng and libjpeg report errors through setjmp/longjmp, which Swift cannot do: C wrappers.
         .target(
             name: "CImageCodecs",
@@ -104,6 +104,9 @@ let package = Package(
             dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs", "SystemCalls"],
             swiftSettings: strict
         ),
+        // Cameras: the choice of a V4L2 mode (pixel format, size, frame rate) among those a driver offers. Pure so
+        // far; the V4L2 capture (libv4l2, ioctls in one thin file) joins it for the daemon's camera source.
+        .target(name: "Camera", dependencies: ["FareCore", "Symbols"], swiftSettings: strict),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
         // SNAPI, keyboard wedge), discovery and hotplug.
         .target(
@@ -253,6 +256,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "CameraTests",
+            dependencies: ["Camera"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ScannersTests",
             dependencies: ["Scanners", "FareCore", "ScannerSimulation", "TestSupport"],
             swiftSettings: strict
@@ -331,5 +339,5 @@ let package = Package(
         ),
     ],
     swiftLanguageModes: [.v6],
-    cxxLanguageStandard: .cxx17
+    cxxLanguageStandard: .cxx20
 )

@@ -39,6 +39,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-sync-json", ["ValidationAPI"]),
     ("fuzz-config", ["DaemonConfig"]),
     ("fuzz-blocklist", ["FareCore", "TicketFormats"]),
+    ("fuzz-y4m", ["Symbols"]),
 ]
 
 let package = Package(

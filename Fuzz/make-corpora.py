@@ -580,6 +580,18 @@ def blocklist_seeds():
                           ("dtvg-number", "43")]:
         put("fuzz-blocklist", "version-" + name, b"\3" + version.encode())
 
+    # Recorded frames: a 96 x 96 crop around the ticket of the first frame of the grey fixture, as grey and as 4:2:0
+    # (neutral chroma), two frames each; a frame marker with a parameter; odd sizes; headers alone.
+    video = (FIXTURES / "video" / "handheld-320x240-gray.y4m").read_bytes()
+    start = video.index(b"\n") + 1 + len(b"FRAME\n")
+    crop = b"".join(video[start + (60 + row) * 320 + 100:start + (60 + row) * 320 + 196] for row in range(96))
+    put("fuzz-y4m", "gray-96", b"YUV4MPEG2 W96 H96 F4:1 Ip A1:1 Cmono\n" + (b"FRAME\n" + crop) * 2)
+    put("fuzz-y4m", "yuv420-96", b"YUV4MPEG2 W96 H96 F30000:1001 C420jpeg XYSCSS=420JPEG\n"
+        + (b"FRAME\n" + crop + bytes([128]) * (2 * 48 * 48)) * 2)
+    put("fuzz-y4m", "odd-3x3", b"YUV4MPEG2 W3 H3 F25:1 C420\n" + (b"FRAME Ixyz\n" + bytes(range(1, 10))
+        + bytes([128]) * 8) * 2)
+    put("fuzz-y4m", "header-only", b"YUV4MPEG2 W640 H480 F30:1 Ip A0:0 C420mpeg2\n")
+
 
 if __name__ == "__main__":
     main()

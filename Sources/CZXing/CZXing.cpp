@@ -1,6 +1,4 @@
-// zxing-cpp 1.4 announces a change of `text()`'s type unless this is set; we never use text().
-#define ZX_USE_UTF8 1
-
+// zxing-cpp 3.1.1, built from the pinned source by scripts/build-zxing.sh (see docs/camera.md for why not Debian's 1.4).
 #include "CZXing.h"
 
 #include <ZXing/BitMatrix.h>
@@ -14,6 +12,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 using namespace ZXing;
 
@@ -30,25 +29,32 @@ BarcodeFormats CZXing_zxingFormats(uint32_t formats) {
         formats = CZXING_FORMAT_AZTEC | CZXING_FORMAT_QR | CZXING_FORMAT_MICRO_QR | CZXING_FORMAT_DATA_MATRIX
                   | CZXING_FORMAT_PDF417;
     }
-    BarcodeFormats result;
-    if (formats & CZXING_FORMAT_AZTEC) result |= BarcodeFormat::Aztec;
-    if (formats & CZXING_FORMAT_QR) result |= BarcodeFormat::QRCode;
-    if (formats & CZXING_FORMAT_MICRO_QR) result |= BarcodeFormat::MicroQRCode;
-    if (formats & CZXING_FORMAT_DATA_MATRIX) result |= BarcodeFormat::DataMatrix;
-    if (formats & CZXING_FORMAT_PDF417) result |= BarcodeFormat::PDF417;
-    if (formats & CZXING_FORMAT_OTHER) result |= BarcodeFormat::LinearCodes | BarcodeFormat::MaxiCode;
-    return result;
+    // zxing 3 names symbologies and their variants; QR Code's models are asked for one by one so that a request
+    // for QR alone does not also look for Micro QR (a variant of the same symbology there).
+    std::vector<BarcodeFormat> result;
+    if (formats & CZXING_FORMAT_AZTEC) result.push_back(BarcodeFormat::Aztec);
+    if (formats & CZXING_FORMAT_QR) {
+        result.push_back(BarcodeFormat::QRCodeModel1);
+        result.push_back(BarcodeFormat::QRCodeModel2);
+    }
+    if (formats & CZXING_FORMAT_MICRO_QR) result.push_back(BarcodeFormat::MicroQRCode);
+    if (formats & CZXING_FORMAT_DATA_MATRIX) result.push_back(BarcodeFormat::DataMatrix);
+    if (formats & CZXING_FORMAT_PDF417) result.push_back(BarcodeFormat::PDF417);
+    if (formats & CZXING_FORMAT_OTHER) {
+        result.push_back(BarcodeFormat::AllLinear);
+        result.push_back(BarcodeFormat::MaxiCode);
+    }
+    return BarcodeFormats(std::move(result));
 }
 
 uint32_t CZXing_ourFormat(BarcodeFormat format) {
-    switch (format) {
-    case BarcodeFormat::Aztec: return CZXING_FORMAT_AZTEC;
-    case BarcodeFormat::QRCode: return CZXING_FORMAT_QR;
-    case BarcodeFormat::MicroQRCode: return CZXING_FORMAT_MICRO_QR;
-    case BarcodeFormat::DataMatrix: return CZXING_FORMAT_DATA_MATRIX;
-    case BarcodeFormat::PDF417: return CZXING_FORMAT_PDF417;
-    default: return CZXING_FORMAT_OTHER;
-    }
+    // Variants first: Micro QR is a variant of QR Code's symbology in zxing 3.
+    if (format == BarcodeFormat::MicroQRCode) return CZXING_FORMAT_MICRO_QR;
+    if (format <= BarcodeFormat::QRCode) return CZXING_FORMAT_QR;
+    if (format <= BarcodeFormat::Aztec) return CZXING_FORMAT_AZTEC;
+    if (format <= BarcodeFormat::DataMatrix) return CZXING_FORMAT_DATA_MATRIX;
+    if (format <= BarcodeFormat::PDF417) return CZXING_FORMAT_PDF417;
+    return CZXING_FORMAT_OTHER;
 }
 
 Binarizer CZXing_zxingBinarizer(int32_t binarizer) {
@@ -96,7 +102,10 @@ extern "C" int CZXing_read(const uint8_t *luminance, int32_t width, int32_t heig
     CZXingSymbol *output = nullptr;
     size_t produced = 0;
     try {
-        DecodeHints hints;
+        ReaderOptions hints;
+        // farecheck's own passes try the inverted image: off unless asked for, so that the cheap first pass stays
+        // cheap (zxing 3 tries it by default).
+        hints.setTryInvert(chosen.tryInvert != 0);
         hints.setFormats(CZXing_zxingFormats(chosen.formats))
             .setTryHarder(chosen.tryHarder != 0)
             .setTryRotate(chosen.tryRotate != 0)
@@ -113,21 +122,21 @@ extern "C" int CZXing_read(const uint8_t *luminance, int32_t width, int32_t heig
             hints.setMaxNumberOfSymbols(static_cast<uint8_t>(std::min(chosen.maxSymbols, 255)));
         }
         ImageView image(luminance, width, height, ImageFormat::Lum, rowStride);
-        Results results = ReadBarcodes(image, hints);
+        Barcodes results = ReadBarcodes(image, hints);
 
         size_t valid = 0;
-        for (const Result &result : results) {
+        for (const Barcode &result : results) {
             if (result.isValid()) valid++;
         }
         if (valid == 0) return CZXING_OK;
         output = static_cast<CZXingSymbol *>(std::calloc(valid, sizeof(CZXingSymbol)));
         if (output == nullptr) throw std::bad_alloc();
-        for (const Result &result : results) {
+        for (const Barcode &result : results) {
             if (!result.isValid()) continue;
             CZXingSymbol &symbol = output[produced];
             // bytes() is the content before any character set conversion and without ECI designators:
             // binary payloads (zlib data of UIC tickets, COSE of FC1) must reach the verifier unchanged.
-            const ByteArray &content = result.bytes();
+            const std::vector<uint8_t> &content = result.bytes();
             symbol.byteCount = content.size();
             symbol.bytes = static_cast<uint8_t *>(std::malloc(content.size() > 0 ? content.size() : 1));
             if (symbol.bytes == nullptr) throw std::bad_alloc();
@@ -187,14 +196,19 @@ extern "C" int CZXing_write(const uint8_t *bytes, size_t byteCount, uint32_t for
         return CZXING_ERROR_ARGUMENT;
     }
     try {
-        // zxing 1.4's writers take text. Each byte becomes the code point of the same value and
-        // ISO 8859-1 maps it back to that byte, without an ECI, so the symbol carries the bytes as they are.
+        // zxing's old writers take text. Each byte becomes the code point of the same value and the BINARY
+        // character set maps it back to that byte (ISO 8859-1 would refuse 0x80...0x9F); the Aztec writer adds no
+        // ECI, so the symbol carries the bytes as they are.
         std::wstring contents(byteCount, L'\0');
         for (size_t index = 0; index < byteCount; index++) {
             contents[index] = static_cast<wchar_t>(bytes[index]);
         }
+        // The old writer: zxing 3's CreateBarcode needs libzint, which the build leaves out (scripts/build-zxing.sh).
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
         MultiFormatWriter writer(zxingFormat);
-        writer.setEncoding(CharacterSet::ISO8859_1).setMargin(0);
+#pragma clang diagnostic pop
+        writer.setEncoding(CharacterSet::BINARY).setMargin(0);
         if (eccLevel >= 0) writer.setEccLevel(eccLevel);
         // Width and height 0: one pixel per module, no scaling.
         BitMatrix matrix = writer.encode(contents, 0, 0);

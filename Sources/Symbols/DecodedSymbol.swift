@@ -16,7 +16,7 @@ public struct SymbolPoint: Sendable, Hashable, Codable {
 
 /// The decoding library that read a symbol.
 public enum DecodingEngine: String, Sendable, Hashable, Codable, CaseIterable {
-    /// zxing-cpp 1.4: Aztec, QR, Micro QR, Data Matrix, PDF417.
+    /// zxing-cpp 3.1.1: Aztec, QR, Micro QR, Data Matrix, PDF417.
     case zxing
     /// zbar 0.23: QR only.
     case zbar

@@ -9,7 +9,7 @@ struct EngineSymbol: Sendable {
     var corners: [SymbolPoint]
 }
 
-/// zxing-cpp 1.4 through the CZXing shim.
+/// zxing-cpp 3.1.1 through the CZXing shim.
 enum ZXingEngine {
     /// What zxing should try on one image; mirrors `CZXingReadOptions`.
     struct Options: Sendable, Hashable {

@@ -24,13 +24,22 @@ struct ScanCommand: AsyncParsableCommand {
             hexadecimal bytes ("hex: …"). With --json each symbol is one JSON object per line with \
             file, symbology, byteCount, payloadBase64, engine and, for printable payloads, text.
 
+            With --video FILE the frames of a recording (YUV4MPEG2) are read instead, and each \
+            presentation is printed once, from the first frame it was read in: a ticket held in view is one \
+            presentation, a different ticket is a new one at once, and the same ticket shown again after \
+            --new-presentation-after seconds out of view is a new one. With --json each is one object with \
+            file, frame, timeSeconds, symbology, byteCount, payloadBase64 and, for printable payloads, text.
+
             Exit status: 0 when at least one symbol was found, 1 when none was (including when every \
-            image was unreadable), 2 when the command could not run (a path that does not exist).
+            image was unreadable), 2 when the command could not run (a path that does not exist, a file \
+            that is not a YUV4MPEG2 recording, or one that ends inside a frame).
             """
     )
 
     @Argument(help: ArgumentHelp("Image files or directories to scan.", valueName: "image-or-directory"))
-    var paths: [String]
+    var paths: [String] = []
+
+    @OptionGroup var videoOptions: VideoOptions
 
     @Flag(help: "Print one JSON object per symbol and line.")
     var json = false
@@ -51,9 +60,17 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         if json && raw { throw ValidationError("--json and --raw cannot be combined") }
+        if videoOptions.video != nil && !paths.isEmpty {
+            throw ValidationError("give either images or --video FILE, not both")
+        }
+        if videoOptions.video == nil && paths.isEmpty { throw ValidationError("give images to scan, or --video FILE") }
+        if videoOptions.video != nil && (fast || bothEngines) {
+            throw ValidationError("--video always runs the quick camera pass: --fast and --both-engines do not apply")
+        }
     }
 
     func run() throws {
+        if let video = videoOptions.video { return try scanVideo(video) }
         let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
         guard missing.isEmpty else {
             for path in missing { Self.writeError("farecheck scan: \(path): no such file or directory") }
@@ -107,6 +124,65 @@ struct ScanCommand: AsyncParsableCommand {
                     + "\(filesWithoutSymbol) without a symbol, \(unreadable) unreadable")
         }
         if symbolCount == 0 { throw ExitCode(1) }
+    }
+
+    // MARK: - Video
+
+    private func scanVideo(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else {
+            Self.writeError("farecheck scan: \(path): no such file or directory")
+            throw ExitCode(2)
+        }
+        var count = 0
+        var stopped = false
+        let frames: Int
+        do {
+            frames = try videoOptions.readPresentations(of: path) { presentation in
+                guard !stopped else { return }
+                count += 1
+                if raw {
+                    FileHandle.standardOutput.write(Data(presentation.symbol.bytes))
+                    stopped = true
+                } else {
+                    Self.writeLine(
+                        json
+                            ? Self.jsonLine(file: path, presentation: presentation)
+                            : Self.textLine(file: path, presentation: presentation))
+                }
+            }
+        } catch {
+            Self.writeError("farecheck scan: \(error.description)")
+            throw ExitCode(2)
+        }
+        if !raw {
+            Self.writeError("farecheck scan: \(path): \(frames) frames, \(count) presentations")
+        }
+        if count == 0 { throw ExitCode(1) }
+    }
+
+    /// `FILE frame N (T s): SYMBOLOGY, N bytes, text: …` or `…, hex: …`.
+    static func textLine(file: String, presentation: Presentation) -> String {
+        let bytes = presentation.symbol.bytes
+        let payload = printableText(bytes).map { "text: \($0)" } ?? "hex: \(hex(bytes))"
+        return "\(file) frame \(presentation.frame) (\(presentation.timeText)): "
+            + "\(presentation.symbol.symbology.rawValue), \(bytes.count) bytes, \(payload)"
+    }
+
+    /// One JSON object per presentation; keys in a fixed order.
+    static func jsonLine(file: String, presentation: Presentation) -> String {
+        let bytes = presentation.symbol.bytes
+        let components = presentation.time.components
+        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        var fields = [
+            ("file", jsonString(file)),
+            ("frame", String(presentation.frame)),
+            ("timeSeconds", String(seconds)),
+            ("symbology", jsonString(presentation.symbol.symbology.rawValue)),
+            ("byteCount", String(bytes.count)),
+            ("payloadBase64", jsonString(Data(bytes).base64EncodedString())),
+        ]
+        if let text = printableText(bytes) { fields.append(("text", jsonString(text))) }
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
     // MARK: - Files

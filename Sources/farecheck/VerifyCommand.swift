@@ -78,9 +78,10 @@ struct VerifyCommand: AsyncParsableCommand {
         abstract: "Verify a ticket offline and print the verdict.",
         discussion: """
             The payload comes from an image (--image: every Aztec and QR symbol in it is verified), \
+            from a recording (--video: one verdict per presentation, see `farecheck scan --help`), \
             from a file of raw barcode bytes (--payload-file), or from standard input (-). \
             Exit status 0 when every ticket is valid, 1 for any other verdict (or no ticket found), \
-            2 when the command could not run.
+            2 when the command could not run (or a recording could not be read to its end).
             """
     )
 
@@ -100,12 +101,15 @@ struct VerifyCommand: AsyncParsableCommand {
             scope for this barcode, and what came of it (the JSON always has them, as "keys").
             """)
     var explain = false
+    @OptionGroup var videoOptions: VideoOptions
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
-        let sources = [image != nil, payloadFile != nil, stdin != nil].filter { $0 }.count
-        guard sources == 1 else { throw ValidationError("give exactly one of --image FILE, --payload-file FILE or -") }
+        let sources = [image != nil, videoOptions.video != nil, payloadFile != nil, stdin != nil].filter { $0 }.count
+        guard sources == 1 else {
+            throw ValidationError("give exactly one of --image FILE, --video FILE, --payload-file FILE or -")
+        }
         if let stdin, stdin != "-" {
             throw ValidationError("unexpected argument \(stdin); use --image or --payload-file for files")
         }
@@ -113,7 +117,25 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() throws {
         var payloads: [(source: String, symbology: Symbology?, bytes: [UInt8])] = []
-        if let image {
+        // A recording cut short still has its presentations verified; the error comes after their verdicts.
+        var videoError: VideoFrameError?
+        if let video = videoOptions.video {
+            guard FileManager.default.fileExists(atPath: video) else {
+                throw CommandFailure.exit("\(video): no such file")
+            }
+            do {
+                _ = try videoOptions.readPresentations(of: video) { presentation in
+                    payloads.append(
+                        (
+                            "\(video) frame \(presentation.frame)", presentation.symbol.symbology,
+                            presentation.symbol.bytes
+                        ))
+                }
+            } catch {
+                if payloads.isEmpty { throw CommandFailure.exit(error.description) }
+                videoError = error
+            }
+        } else if let image {
             guard FileManager.default.fileExists(atPath: image) else {
                 throw CommandFailure.exit("\(image): no such file")
             }
@@ -132,9 +154,9 @@ struct VerifyCommand: AsyncParsableCommand {
         let verifier = try verification.verifier(store: trustStore)
         guard !payloads.isEmpty else {
             if json {
-                printLine(jsonLine(["file": image ?? "", "error": "no barcode found"]))
+                printLine(jsonLine(["file": image ?? videoOptions.video ?? "", "error": "no barcode found"]))
             } else {
-                printLine("No Aztec or QR code found in \(image ?? "the input").")
+                printLine("No Aztec or QR code found in \(image ?? videoOptions.video ?? "the input").")
             }
             throw ExitCode(1)
         }
@@ -174,6 +196,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 if showFCB { printLine(Self.text(of: fcb)) }
             }
         }
+        if let videoError { throw CommandFailure.exit(videoError.description) }
         if !allValid { throw ExitCode(1) }
     }
 

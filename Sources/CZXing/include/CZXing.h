@@ -2,7 +2,7 @@
 #define FARECHECK_CZXING_H
 
 /*
- * A small C API over zxing-cpp 1.4, which is C++ only.
+ * A small C API over zxing-cpp 3.1.1 (built from its pinned source by scripts/build-zxing.sh), which is C++ only.
  *
  * Every function catches every C++ exception (Swift cannot unwind through C++), reports failure
  * through its return value and an optional message buffer, and never aborts. Memory handed out
@@ -55,8 +55,11 @@ typedef struct CZXingReadOptions {
     int32_t downscaleThreshold;
     /// Factor of each downscaling step (2, 3 or 4); 0 keeps zxing's default (3).
     int32_t downscaleFactor;
-    /// Stop after this many symbols; 0 means no limit (255 in zxing 1.4).
+    /// Stop after this many symbols; 0 means no limit (255 in zxing).
     int32_t maxSymbols;
+    /// Also try the image with light and dark swapped (zxing 3's tryInvert; off by default, as farecheck has a
+    /// pass of its own for inverted images).
+    int32_t tryInvert;
 } CZXingReadOptions;
 
 /// One decoded symbol.
@@ -101,7 +104,7 @@ void CZXing_freeSymbols(CZXingSymbol *symbols, size_t count);
 ///
 /// `format` is CZXING_FORMAT_AZTEC or CZXING_FORMAT_QR. `eccLevel` is zxing's 0...8 scale (for Aztec the
 /// error correction share is eccLevel * 12.5 %), or -1 for the format's default. Each byte is carried
-/// as is (ISO 8859-1, no ECI), so binary payloads round trip exactly. On success `*modules` holds
+/// as is (no ECI), so binary payloads round trip exactly. On success `*modules` holds
 /// `*width` x `*height` bytes, row after row, 1 for a dark module and 0 for a light one; free it with
 /// CZXing_freeMatrix.
 int CZXing_write(const uint8_t *bytes, size_t byteCount, uint32_t format, int32_t eccLevel,
