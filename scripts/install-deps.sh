@@ -5,7 +5,7 @@
 # python3-venv holds schemathesis (scripts/schemathesis.sh) apart from Debian's own Python packages.
 # faketime (with libfaketime) gives the tests' farecheck processes a wrong wall clock (1970, hours behind).
 # systemd (for systemd-analyze), strace and curl: scripts/check-units.sh scores the units and checks their system
-# call filters against what the programs do.
+# call filters against what the programs do. dpkg-dev: dpkg-shlibdeps for scripts/build-deb.sh.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
@@ -16,6 +16,7 @@ packages=(
     postgresql
     python3-venv
     systemd strace curl
+    dpkg-dev
 )
 missing=()
 for package in "${packages[@]}"; do
