@@ -5,7 +5,7 @@
 # python3-venv holds schemathesis (scripts/schemathesis.sh) apart from Debian's own Python packages.
 # faketime (with libfaketime) gives the tests' farecheck processes a wrong wall clock (1970, hours behind).
 # systemd (for systemd-analyze), strace and curl: scripts/check-units.sh scores the units and checks their system
-# call filters against what the programs do.
+# call filters against what the programs do. dpkg-dev: dpkg-shlibdeps for scripts/build-deb.sh.
 # zxing-cpp is not Debian's libzxing-dev (1.4, which aborts on camera frames): scripts/build-zxing.sh builds 3.1.1
 # from its pinned source with cmake and ninja (about a minute on two cores). zxing-cpp-tools stays: its ZXingReader
 # (1.4) is an anchor the benchmarks compare with.
@@ -20,6 +20,7 @@ packages=(
     python3-venv
     systemd strace curl
     cmake ninja-build
+    dpkg-dev
 )
 missing=()
 for package in "${packages[@]}"; do
