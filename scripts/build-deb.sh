@@ -19,11 +19,22 @@ for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip gzip python3; do
     command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (scripts/install-deps.sh)" >&2; exit 2; }
 done
 started=$SECONDS
+# SwiftPM runs the GitVersion plugin when it plans the build, not on every build: a touched manifest makes it plan
+# (and stamp the version) again, and the package's version is then checked against git's.
+touch Package.swift
 build=(swift build -c release --static-swift-stdlib)
 "${build[@]}" --product farecheck
 "${build[@]}" --product farecheck-server
 bin=$("${build[@]}" --show-bin-path)
 version=$("$bin/farecheck" --version)
+stamp=$(mktemp -d)
+sh scripts/version-stamp.sh "$stamp"
+expected=$(sed -n 's/^let gitVersion = "\(.*\)"$/\1/p' "$stamp/GitVersion.swift")
+rm -rf "$stamp"
+if [ "$version" != "$expected" ]; then
+    echo "build-deb: the build says version $version, git says $expected" >&2
+    exit 1
+fi
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 echo "build-deb: built farecheck $version in $((SECONDS - started)) s"
 
