@@ -11,7 +11,8 @@ extension TicketVerifier {
     ///
     /// No key of the issuer: `unknown-key`. Keys, none recovering a block: `invalid-signature`. A block whose
     /// ticket reference is not the clear text's: `invalid-signature` (the clear part was altered). A recovered
-    /// block whose fields run past its end: `malformed`, signature valid.
+    /// block whose fields run past its end: `malformed`, signature valid. Only a type-1 block (`00 01 FF…FF 00`)
+    /// proves the issuer: a type-2 block (random non-zero padding) is `unsupported`, its fields shown unproven.
     func verifyRSP6(_ barcode: RSP6Barcode, at now: Date) throws(VerifierError) -> Verdict {
         let format = TicketFormat.ukRSP6
         let issuer = barcode.issuerID
@@ -40,7 +41,8 @@ extension TicketVerifier {
             ordered.insert(ordered.remove(at: index), at: 0)
         }
         for key in ordered {
-            guard recovered == nil else {
+            // A type-1 block ends the search; after a type-2 one, another key may still make a type-1 block.
+            if let found = recovered, found.padding == .type1 {
                 trials.append((key, .notTried))
                 continue
             }
@@ -63,9 +65,9 @@ extension TicketVerifier {
                 trials.append((key, .noBlock))
                 continue
             }
-            recovered = (key, payload, padding)
             trials.append((key, .recovered(padding)))
-            rsp6RawKeys.recovered(issuer: issuer, keyID: key.keyID)
+            if recovered == nil || padding == .type1 { recovered = (key, payload, padding) }
+            if padding == .type1 { rsp6RawKeys.recovered(issuer: issuer, keyID: key.keyID) }
         }
         let considerations: @Sendable () -> [KeyConsideration] = { [trials] in
             trials.map { KeyConsideration(rsp6: $0.key, $0.trial) }
@@ -76,6 +78,22 @@ extension TicketVerifier {
                 reason: "None of the \(keys.count) keys of RSP6 issuer \(issuer) recovers a well-formed block from "
                     + "the barcode: the ticket was altered or forged.",
                 signature: .invalid, format: format, issuer: issuer, inspectedAt: now)
+            verdict.deferKeys(considerations)
+            return verdict
+        }
+        if padding == .type2 {
+            // Type 2 pads with any non-zero bytes: the public key turns a random number into such a block about once
+            // in a hundred thousand tries, so a forger needs no private key, only a few seconds. Never valid, never
+            // forged: the fields are shown, unproven, for the inspector to compare with the printed ticket.
+            let shown = (try? RSP6Ticket(decoding: payload)).map { RSP6.ticket(from: $0, barcode: barcode) }
+            var verdict = Verdict(
+                kind: .unsupported,
+                reason:
+                    "Key \(key.keyID) of RSP6 issuer \(issuer) opens the barcode to a PKCS#1 block of type 2, which "
+                    + "does not prove that the issuer made it (random letters give such a block about once in a "
+                    + "hundred thousand tries): farecheck cannot judge this ticket; check the printed ticket.",
+                signature: .unsupported, format: format, issuer: issuer, keyID: key.keyID, ticket: shown,
+                inspectedAt: now)
             verdict.deferKeys(considerations)
             return verdict
         }
@@ -101,13 +119,6 @@ extension TicketVerifier {
         var verdict = try applyPolicies(
             rsp6Policies, PolicyContext(ticket: ticket, key: key, now: now), warnings: Self.warnings(decoded))
         verdict.deferKeys(considerations)
-        if padding == .type2 {
-            // Not a doubt about authenticity (only the private key makes either block), but worth knowing.
-            verdict.warnings.append(
-                VerdictWarning(
-                    code: "rsp6-padding-type-2",
-                    message: "The block has PKCS#1 padding of type 2, which some issuers write instead of type 1."))
-        }
         return verdict
     }
 

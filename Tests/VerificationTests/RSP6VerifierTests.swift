@@ -117,22 +117,25 @@ struct RSP6VerifierTests {
         // Day 10_523 after 1997-01-01 is 2025-10-24; three days of validity end on Sunday 26 October, the day
         // UK time goes back to GMT at 01:00 UTC.
         let ticket = RSP6TicketWriter.full(days: 10_523, minutes: 8 * 60 + 15, daysOfValidity: 3)
-        for padding in [RSP6Padding.type1, .type2] {
-            let text = RSP6Fixtures.issuer.text(ticket, padding: padding)
-            let verdict = try verify(text, at: utc("2025-10-25T12:00:00Z"))
-            #expect(verdict.kind == .valid, "\(padding): \(verdict.reason)")
-            #expect(verdict.warnings.contains { $0.code == "booked-departure" && $0.message.contains("08:15") })
-            #expect(verdict.warnings.contains { $0.code == "rsp6-padding-type-2" } == (padding == .type2))
-            let ticket = try #require(verdict.ticket)
-            #expect(ticket.validFrom == utc("2025-10-23T23:00:00Z"))
-            #expect(ticket.validUntil == utc("2025-10-26T23:59:59Z"))
-            #expect(ticket.holder == "MS A SMITH")
-            let details = Dictionary(ticket.details.map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
-            #expect(details["reservation 1"] == "GR 1234, coach C, seat A42")
-            #expect(details["railcard"] == "discount code 617: ask for the railcard")
-            #expect(details["days of validity"] == "3 (until 2025-10-26)")
-            #expect(details["travel"] == "2025-10-24 08:15 UK time (booked departure)")
-        }
+        let verdict = try verify(RSP6Fixtures.issuer.text(ticket), at: utc("2025-10-25T12:00:00Z"))
+        #expect(verdict.kind == .valid, "\(verdict.reason)")
+        #expect(verdict.warnings.contains { $0.code == "booked-departure" && $0.message.contains("08:15") })
+        let valid = try #require(verdict.ticket)
+        #expect(valid.validFrom == utc("2025-10-23T23:00:00Z"))
+        #expect(valid.validUntil == utc("2025-10-26T23:59:59Z"))
+        #expect(valid.holder == "MS A SMITH")
+        let details = Dictionary(valid.details.map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
+        #expect(details["reservation 1"] == "GR 1234, coach C, seat A42")
+        #expect(details["railcard"] == "discount code 617: ask for the railcard")
+        #expect(details["days of validity"] == "3 (until 2025-10-26)")
+        #expect(details["travel"] == "2025-10-24 08:15 UK time (booked departure)")
+
+        // The same ticket in a type-2 block: its fields shown, never valid, never called forged.
+        let type2 = try verify(RSP6Fixtures.issuer.text(ticket, padding: .type2), at: utc("2025-10-25T12:00:00Z"))
+        #expect(type2.kind == .unsupported)
+        #expect(type2.signature == .unsupported)
+        #expect(type2.reason.contains("type 2"), "\(type2.reason)")
+        #expect(type2.ticket?.holder == "MS A SMITH")
         let text = RSP6Fixtures.issuer.text(ticket)
         // 23:59 GMT on the last day is still valid; a minute into Monday (beyond the clock skew) is not.
         #expect(try verify(text, at: utc("2025-10-26T23:59:00Z")).kind == .valid)
@@ -140,6 +143,29 @@ struct RSP6VerifierTests {
         // 23:30 UTC on the 23rd is 00:30 BST on the 24th: the travel day has begun.
         #expect(try verify(text, at: utc("2025-10-23T23:30:00Z")).kind == .valid)
         #expect(try verify(text, at: utc("2025-10-23T22:50:00Z")).kind == .notYetValid)
+    }
+
+    @Test("why type 2 proves nothing: TT's public key alone turns counted numbers into a type-2 block, never valid")
+    func typeTwoNeedsNoPrivateKey() throws {
+        let key = try RSARawPublicKey(try RSP6Fixtures.ttKeys()[1].publicKey)
+        // Numbers below the modulus, counted and hashed: no private key anywhere. About one in a hundred thousand
+        // opens to `00 02`, eight non-zero bytes and a zero; the bound only stops a broken loop.
+        var found: [UInt8]?
+        var tries = 0
+        while found == nil, tries < 3_000_000 {
+            tries += 1
+            let seed = withUnsafeBytes(of: UInt64(tries).bigEndian) { Array($0) }
+            var c = (0..<4).flatMap { digest(.sha256, seed + [UInt8($0)]) }
+            c[0] = 0
+            if let block = try? key.publicOperation(c), RSP6Padding.unpad(block)?.padding == .type2 { found = c }
+        }
+        let c = try #require(found, "no type-2 block in \(tries) tries")
+        // `06`, a reference of the forger's choosing, `00`, issuer TT, then the letters.
+        let forged = Array("06FORGED00000TT".utf8) + RSP6Barcode.letters(forBlock: c)
+        let verdict = try verify(forged, at: utc("2022-12-28T12:00:00Z"))
+        #expect(verdict.kind == .unsupported, "after \(tries) tries: \(verdict.reason)")
+        #expect(verdict.kind != .valid && verdict.signature != .valid)
+        #expect(verdict.reason.contains("type 2"))
     }
 
     @Test("fields that do not settle validity give warnings: no purchase data, a limited-duration code")
