@@ -111,12 +111,12 @@ public enum BlocklistVersion: Sendable, Hashable, Comparable, CustomStringConver
             let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
             let fraction = millis - seconds * 1000
             let civil = CivilTime(unixSeconds: seconds)
-            func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
             // Four digits for the year, as ISO 8601 and the reader want them (`0224`, found by fuzz-blocklist).
             let year = String(civil.year)
             let paddedYear = civil.year >= 0 ? String(repeating: "0", count: max(0, 4 - year.count)) + year : year
-            var text = "\(paddedYear)-\(two(civil.month))-\(two(civil.day))T\(two(civil.hour)):\(two(civil.minute))"
-            text += ":\(two(civil.second))"
+            var text =
+                "\(paddedYear)-\(civil.month.twoDigits)-\(civil.day.twoDigits)T\(civil.hour.twoDigits):\(civil.minute.twoDigits)"
+            text += ":\(civil.second.twoDigits)"
             if fraction != 0 {
                 let digits = String(fraction)
                 text += "." + String(repeating: "0", count: 3 - digits.count) + digits

@@ -30,7 +30,7 @@ public enum RSP6 {
         if ticket.departureTimeIsSet {
             let fields = UKTime.localFields(of: ticket.departure)
             lines.append(
-                ("travel", "\(day) \(two(fields.hour)):\(two(fields.minute)) UK time (booked departure)"))
+                ("travel", "\(day) \(fields.hour.twoDigits):\(fields.minute.twoDigits) UK time (booked departure)"))
         } else {
             lines.append(("travel", "\(day) (UK)"))
         }
@@ -63,7 +63,8 @@ public enum RSP6 {
         }
         if let purchase = ticket.purchase {
             let fields = UKTime.localFields(of: purchase.purchasedAt)
-            lines.append(("purchased", "\(dayText(fields.day)) \(two(fields.hour)):\(two(fields.minute)) UK time"))
+            lines.append(
+                ("purchased", "\(dayText(fields.day)) \(fields.hour.twoDigits):\(fields.minute.twoDigits) UK time"))
             lines.append(("price", pounds(purchase.pricePence)))
             if let reference = purchase.reference { lines.append(("purchase reference", reference)) }
         }
@@ -87,11 +88,10 @@ public enum RSP6 {
 
     /// A day as UK tickets and ISO 8601 write it, `2022-12-28`.
     public static func dayText(_ day: UICDay) -> String {
-        "\(day.year)-\(two(day.month))-\(two(day.day))"
+        "\(day.year)-\(day.month.twoDigits)-\(day.day.twoDigits)"
     }
 
     /// `£1.65`.
-    static func pounds(_ pence: Int) -> String { "£\(pence / 100).\(two(pence % 100))" }
+    static func pounds(_ pence: Int) -> String { "£\(pence / 100).\((pence % 100).twoDigits)" }
 
-    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
 }

@@ -66,7 +66,7 @@ extension ERASSB {
                 details.append(("ticket sub-type", String(body.subType)))
                 details += stationDetails(body.stations, issuer: ssb.issuerCode)
                 let departure = SSBCalendar.adding(body.departureDay, to: issued)
-                let time = "\(two(body.departureTime / 60)):\(two(body.departureTime % 60))"
+                let time = "\((body.departureTime / 60).twoDigits):\((body.departureTime % 60).twoDigits)"
                 details.append(
                     (
                         "departure",
@@ -183,7 +183,10 @@ extension ERASSB {
         let slot = body.departureTimeSlot
         let minutes = (slot - 1) * 30
         rows.append(
-            ("departure time", (1...48).contains(slot) ? "\(two(minutes / 60)):\(two(minutes % 60))" : "none (\(slot))")
+            (
+                "departure time",
+                (1...48).contains(slot) ? "\((minutes / 60).twoDigits):\((minutes % 60).twoDigits)" : "none (\(slot))"
+            )
         )
         rows += [
             ("train", String(body.trainNumber)),
@@ -203,5 +206,4 @@ extension ERASSB {
         return rows
     }
 
-    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// A calendar day as UIC records write it (`DDMMYYYY`, `DD.MM.YYYY`), without a time of day.
@@ -27,8 +28,7 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `DD.MM.YYYY`, the way DB tickets print a day.
     public var description: String {
         guard (0...9999).contains(year) else {
-            func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            return "\(two(day)).\(two(month)).\(year)"
+            return "\(day.twoDigits).\(month.twoDigits).\(year)"
         }
         // Ten ASCII bytes written directly: interpolating three numbers costs several times more, and a
         // holder's date of birth is on every personal ticket's verdict.

@@ -134,7 +134,7 @@ extension TicketVerifier {
         }
         if ticket.departureTimeIsSet {
             let fields = UKTime.localFields(of: ticket.departure)
-            let time = String(format: "%02d:%02d", fields.hour, fields.minute)
+            let time = "\(fields.hour.twoDigits):\(fields.minute.twoDigits)"
             warnings.append(
                 VerdictWarning(
                     code: "booked-departure",

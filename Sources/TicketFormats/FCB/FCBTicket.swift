@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// An FCB ticket (UIC 918.9 `UicRailTicketData`) read into types: who issued it, for whom, and each transport
@@ -151,8 +152,7 @@ public struct FCBDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `YYYY-MM-DD`.
     public var description: String {
         let (year, month, day) = civil
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))"
+        return "\(year)-\(month.twoDigits)-\(day.twoDigits)"
     }
 
     /// Earlier days first.
@@ -240,10 +240,9 @@ public struct FCBTraveler: Sendable {
     /// `YYYY-MM-DD`, `YYYY-MM` or `YYYY`, as far as the ticket states it.
     public var dateOfBirth: String? {
         guard let year = yearOfBirth else { return nil }
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         guard let month = monthOfBirth else { return "\(year)" }
-        guard let day = dayOfBirth else { return "\(year)-\(two(month))" }
-        return "\(year)-\(two(month))-\(two(day))"
+        guard let day = dayOfBirth else { return "\(year)-\(month.twoDigits)" }
+        return "\(year)-\(month.twoDigits)-\(day.twoDigits)"
     }
 }
 

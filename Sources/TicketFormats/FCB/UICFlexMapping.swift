@@ -117,18 +117,17 @@ extension FCBTicket {
     static func text(_ instant: FCBInstant) -> String {
         let hour = instant.minute / 60
         let minute = instant.minute % 60
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let zone: String
         if let offset = instant.utcOffset {
             // FCB's sign is the opposite of an ISO zone: UTC = local + offset × 15 min.
             let minutes = -offset * 15
             let sign = minutes < 0 ? "-" : "+"
-            zone = "UTC\(sign)\(two(abs(minutes) / 60)):\(two(abs(minutes) % 60))"
+            zone = "UTC\(sign)\((abs(minutes) / 60).twoDigits):\((abs(minutes) % 60).twoDigits)"
         } else {
             zone = "local time"
         }
-        let second = instant.second == 0 ? "" : ":\(two(instant.second))"
-        return "\(instant.day) \(two(hour)):\(two(minute))\(second) (\(zone)) = \(text(instant.date))"
+        let second = instant.second == 0 ? "" : ":\(instant.second.twoDigits)"
+        return "\(instant.day) \(hour.twoDigits):\(minute.twoDigits)\(second) (\(zone)) = \(text(instant.date))"
     }
 
     /// `2025-02-27T09:14:00Z`, as `Date.formatted(.iso8601)` writes it (whole seconds, UTC), without Foundation's
