@@ -104,9 +104,15 @@ let package = Package(
             dependencies: ["FareCore", "CZXing", "CZBar", "CQREncode", "CImageCodecs", "SystemCalls"],
             swiftSettings: strict
         ),
-        // Cameras: the choice of a V4L2 mode (pixel format, size, frame rate) among those a driver offers. Pure so
-        // far; the V4L2 capture (libv4l2, ioctls in one thin file) joins it for the daemon's camera source.
-        .target(name: "Camera", dependencies: ["FareCore", "Symbols"], swiftSettings: strict),
+        // Cameras: V4L2 capture through libv4l2 (its calls in CV4L2, one thin C file), the choice of a mode, the
+        // capture loop (buffer cycle, frame checks, reopening) and recordings played as cameras.
+        .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
+        .target(
+            name: "Camera",
+            dependencies: [
+                "FareCore", "Symbols", "CV4L2", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
         // SNAPI, keyboard wedge), discovery and hotplug.
         .target(
@@ -129,7 +135,7 @@ let package = Package(
         // `[sync]` without the daemon and the fuzz package reaches it.
         .target(
             name: "DaemonConfig",
-            dependencies: ["FareCore", "Verification", "Scanners", "ValidationAPI", "SyncConfig"],
+            dependencies: ["FareCore", "Verification", "Scanners", "Camera", "ValidationAPI", "SyncConfig"],
             swiftSettings: strict
         ),
         // The `[sync]` settings (server, token, anchors, TLS files, intervals): what DaemonConfig reads and Sync
@@ -154,8 +160,8 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners", "Sync",
-                "ValidationAPI", "DaemonConfig", "SystemCalls",
+                "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
+                "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -184,7 +190,8 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls", "FarecheckVersion",
+                "Camera", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
+                "FarecheckVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,7 +264,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CameraTests",
-            dependencies: ["Camera"],
+            dependencies: ["Camera", "Symbols", "FareCore", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -8,11 +8,12 @@
 # call filters against what the programs do. dpkg-dev: dpkg-shlibdeps for scripts/build-deb.sh.
 # zxing-cpp is not Debian's libzxing-dev (1.4, which aborts on camera frames): scripts/build-zxing.sh builds 3.1.1
 # from its pinned source with cmake and ninja (about a minute on two cores). zxing-cpp-tools stays: its ZXingReader
-# (1.4) is an anchor the benchmarks compare with.
+# (1.4) is an anchor the benchmarks compare with. libv4l-dev: libv4l2, through which the daemon's camera source
+# captures (it converts the many camera formats to a few).
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
-    libzbar-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev
+    libzbar-dev libqrencode-dev libpng-dev libjpeg-dev libusb-1.0-0-dev libv4l-dev
     openssl zbar-tools zxing-cpp-tools qrencode
     chromium fonts-dejavu-core
     faketime

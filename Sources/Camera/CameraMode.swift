@@ -91,7 +91,9 @@ public struct CameraRequest: Hashable, Sendable {
 
 /// Chooses, among the modes a camera offers, the one to open it in.
 public enum CameraNegotiation {
-    /// The best offered mode for a request, or `nil` when none has the required pixel format.
+    /// The best offered mode for a request, or `nil` when none has the required pixel format or any format farecheck
+    /// reads (``PixelFormat/luminanceLayout``: compressed formats such as `MJPG` are taken as libv4l2 offers them
+    /// converted, `YU12`).
     ///
     /// In order: the required pixel format (when one is), else a format whose frames start with the luminance plane
     /// (decoded in place) before one that needs converting; then the size (the requested one, else the smallest that
@@ -99,8 +101,8 @@ public enum CameraNegotiation {
     /// else the slowest above it, else the fastest there is).
     public static func choose(_ request: CameraRequest, from offered: [CameraMode]) -> CameraMode? {
         let candidates = offered.filter { mode in
-            request.pixelFormat.map { mode.pixelFormat == $0 } ?? true && mode.width > 0 && mode.height > 0
-                && mode.framesPerSecond > 0
+            request.pixelFormat.map { mode.pixelFormat == $0 } ?? true && mode.pixelFormat.luminanceLayout != nil
+                && mode.width > 0 && mode.height > 0 && mode.framesPerSecond > 0
         }
         return candidates.min { rank($0, request).lexicographicallyPrecedes(rank($1, request)) }
     }

@@ -120,6 +120,30 @@ public final class DaemonMetrics: Sendable {
         ).set(to: connected ? 1 : 0)
     }
 
+    /// Counts one frame from `camera` decoded.
+    public func cameraFrame(_ camera: String) {
+        registry.makeCounter(
+            descriptor: Self.name("camera_frames", "total", "Camera frames decoded."), labels: [("camera", camera)]
+        ).increment()
+    }
+
+    /// Counts frames from `camera` dropped because decoding was behind (the oldest waiting were dropped).
+    public func cameraFramesDropped(_ camera: String, count: Int) {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "camera_frames_dropped", "total", "Camera frames dropped because decoding was behind the camera."),
+            labels: [("camera", camera)]
+        ).increment(by: Int64(count))
+    }
+
+    /// Counts one short or damaged frame from `camera`, skipped.
+    public func cameraBadFrame(_ camera: String) {
+        registry.makeCounter(
+            descriptor: Self.name("camera_bad_frames", "total", "Camera frames skipped as short or damaged."),
+            labels: [("camera", camera)]
+        ).increment()
+    }
+
     private static var verdictsDescriptor: MetricNameDescriptor {
         name("verdicts", "total", "Verdicts given, by kind.")
     }

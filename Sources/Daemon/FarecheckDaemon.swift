@@ -201,6 +201,11 @@ public struct FarecheckDaemon: Sendable {
         for source in configuration.imageSources {
             services.append(ImageSourceService(source: source, pipeline: pipeline, logger: logger))
         }
+        for camera in configuration.cameras {
+            status.addScanner(name: camera.name, device: camera.device)
+            services.append(
+                CameraService(camera: camera, pipeline: pipeline, metrics: metrics, status: status, logger: logger))
+        }
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

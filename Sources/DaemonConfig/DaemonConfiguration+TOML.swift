@@ -1,3 +1,4 @@
+import Camera
 import FareCore
 import Foundation
 import Scanners
@@ -92,6 +93,37 @@ extension DaemonConfiguration {
             configuration.imageSources.append(ImageSource(name: name, path: path, interval: interval, loop: loop))
         }
 
+        for (index, var entry) in try reader.tables("camera").enumerated() {
+            let name = try entry.string("name") ?? "camera\(index + 1)"
+            let device = try entry.string("device") ?? "/dev/video0"
+            guard !device.isEmpty else {
+                throw entry.error("device", "must name a video node such as /dev/video0, or a .y4m recording")
+            }
+            var request = CameraRequest()
+            if let width = try entry.number("width", in: 16...8192) { request.width = Int(width) }
+            if let height = try entry.number("height", in: 16...8192) { request.height = Int(height) }
+            if let rate = try entry.number("frame_rate", in: 1...240) { request.framesPerSecond = rate }
+            if let text = try entry.string("pixel_format") {
+                guard let format = PixelFormat(fourCC: text), format.luminanceLayout != nil else {
+                    let readable = PixelFormat.readable.map(\.description).joined(separator: ", ")
+                    throw entry.error(
+                        "pixel_format",
+                        "must be one of \(readable) (got \"\(text)\"; leave it out and libv4l2 converts MJPG and the rest)"
+                    )
+                }
+                request.pixelFormat = format
+            }
+            let absence = try entry.number("new_presentation_after", in: 0.1...86_400) ?? 2
+            if configuration.scanners.contains(where: { $0.name == name })
+                || configuration.cameras.contains(where: { $0.name == name })
+            {
+                throw entry.error("name", "\"\(name)\" is used by another scanner or camera")
+            }
+            try entry.finish()
+            configuration.cameras.append(
+                Camera(name: name, device: device, request: request, newPresentationAfter: absence))
+        }
+
         if var output = try reader.table("output") {
             if let stdout = try output.bool("stdout") { configuration.stdout = stdout }
             if let socket = try output.string("socket") { configuration.socket = socket.isEmpty ? nil : socket }
@@ -161,10 +193,10 @@ extension DaemonConfiguration {
         }
         try reader.finish()
 
-        if configuration.scanners.isEmpty, configuration.imageSources.isEmpty {
+        if configuration.scanners.isEmpty, configuration.imageSources.isEmpty, configuration.cameras.isEmpty {
             throw ConfigurationError(
                 file: file, key: "scanner",
-                message: "no [[scanner]] and no [[source]]: the daemon would have nothing to read")
+                message: "no [[scanner]], [[camera]] or [[source]]: the daemon would have nothing to read")
         }
         return configuration
     }

@@ -1,3 +1,4 @@
+import Camera
 import FareCore
 import Foundation
 import Scanners
@@ -50,6 +51,30 @@ public struct DaemonConfiguration: Sendable, Equatable {
             self.interval = interval
             self.loop = loop
         }
+    }
+
+    /// A camera (V4L2) whose frames are decoded into presentations; or a YUV4MPEG2 recording played as one.
+    public struct Camera: Sendable, Equatable {
+        /// A name for logs, metrics and the journal (default `camera1`, `camera2`, …).
+        public var name: String
+        /// The video node (`/dev/video0`), or a `.y4m` recording played at its own rate for bench work.
+        public var device: String
+        /// The size, pixel format and rate wanted; the nearest the camera offers is taken.
+        public var request: CameraRequest
+        /// Seconds a ticket must be out of view before showing it again counts as a new presentation.
+        public var newPresentationAfter: Double
+
+        public init(
+            name: String, device: String, request: CameraRequest = CameraRequest(), newPresentationAfter: Double = 2
+        ) {
+            self.name = name
+            self.device = device
+            self.request = request
+            self.newPresentationAfter = newPresentationAfter
+        }
+
+        /// Whether ``device`` names a recording rather than a camera.
+        public var isRecording: Bool { device.lowercased().hasSuffix(".y4m") }
     }
 
     /// The gate hook: a command run for each verdict (e.g. the relay that opens the gate).
@@ -177,6 +202,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public var scanners: [Scanner] = []
     public var imageSources: [ImageSource] = []
+    public var cameras: [Camera] = []
 
     /// Write each verdict as a JSON line on standard output.
     public var stdout: Bool = true

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Camera
 import Daemon
 import FareCore
 import Foundation
@@ -19,8 +20,13 @@ struct ScannersCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show the scanners attached (Zebra 05e0, Honeywell 0c2e, Datalogic 05f9, Newland 1eab, or --id).",
-            discussion: "Exit status 0 when at least one scanner was found, 1 when none (with the reason)."
+            abstract:
+                "Show the scanners (Zebra 05e0, Honeywell 0c2e, Datalogic 05f9, Newland 1eab, or --id) and cameras attached.",
+            discussion: """
+                Cameras are the video nodes that capture by streaming, with the modes libv4l2 offers (pixel format, \
+                size, frames per second) for a [[camera]] in the daemon's configuration. Exit status 0 when at least \
+                one scanner or camera was found, 1 when none (with the reason).
+                """
         )
 
         @Option(
@@ -42,6 +48,14 @@ struct ScannersCommand: AsyncParsableCommand {
             var access: String
         }
 
+        struct CameraRow: Encodable {
+            var node: String
+            var kind = "camera"
+            var name: String?
+            var modes: [String]
+            var problem: String?
+        }
+
         func run() throws {
             var extra: [USBDeviceID] = []
             for text in ids {
@@ -58,8 +72,15 @@ struct ScannersCommand: AsyncParsableCommand {
                     serial: scanner.usb.serial, access: "\(scanner.access)"
                 )
             }
+            let cameras = CameraDiscovery.discover(deviceRoot: dev)
+            let cameraRows = cameras.map { camera in
+                CameraRow(
+                    node: camera.node, name: camera.name, modes: camera.modes.map(\.description),
+                    problem: camera.problem)
+            }
             if json {
                 for row in rows { printLine(jsonLine(row)) }
+                for row in cameraRows { printLine(jsonLine(row)) }
             } else if rows.isEmpty {
                 printLine(result.explanation ?? "No scanners found.")
             } else {
@@ -71,7 +92,28 @@ struct ScannersCommand: AsyncParsableCommand {
                 }
                 if let explanation = result.explanation { printLine(explanation) }
             }
-            if rows.isEmpty { throw ExitCode(1) }
+            if !json {
+                if cameras.isEmpty { printLine("No cameras found (no video node under \(dev) captures video).") }
+                for camera in cameras { printLine(Self.describe(camera)) }
+            }
+            if rows.isEmpty && cameras.isEmpty { throw ExitCode(1) }
+        }
+
+        /// A camera as a line, then a line per pixel format with its sizes and rates, largest first.
+        static func describe(_ camera: CameraDiscovery.Found) -> String {
+            if let problem = camera.problem { return "\(camera.node)  camera  cannot be opened: \(problem)" }
+            var lines = ["\(camera.node)  camera  \(camera.name ?? "")"]
+            let formats = Dictionary(grouping: camera.modes, by: \.pixelFormat)
+            for format in formats.keys.sorted(by: { $0.description < $1.description }) {
+                let sizes = Dictionary(grouping: formats[format] ?? [], by: { [$0.width, $0.height] })
+                let described = sizes.sorted { $0.key[0] * $0.key[1] > $1.key[0] * $1.key[1] }.map { size, modes in
+                    let rates = modes.map(\.framesPerSecond).sorted(by: >).map { "\(($0 * 100).rounded() / 100)" }
+                    return "\(size[0])x\(size[1]) at \(rates.joined(separator: "/")) fps"
+                }
+                let read = format.luminanceLayout == nil ? " (not read by farecheck)" : ""
+                lines.append("    \(format)\(read): \(described.joined(separator: ", "))")
+            }
+            return lines.joined(separator: "\n")
         }
     }
 

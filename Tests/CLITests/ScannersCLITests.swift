@@ -98,4 +98,29 @@ struct ScannersCLITests {
         #expect(noSysfs.status == 1)
         #expect(noSysfs.text.contains("sysfs"))
     }
+
+    @Test("list shows cameras: video nodes that are not cameras are left out, one that cannot be opened says why")
+    func listCameras() throws {
+        for node in ["class/hidraw", "class/tty", "class/input"] {
+            try FileManager.default.createDirectory(
+                atPath: bench.path("sys/\(node)"), withIntermediateDirectories: true)
+        }
+        let dev = bench.path("dev")
+        try FileManager.default.createDirectory(atPath: dev, withIntermediateDirectories: true)
+        // A plain file and /dev/null under camera names: neither answers V4L2, so neither is a camera.
+        FileManager.default.createFile(atPath: dev + "/video0", contents: Data())
+        try FileManager.default.createSymbolicLink(atPath: dev + "/video1", withDestinationPath: "/dev/null")
+        let none = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev])
+        #expect(none.status == 1)
+        #expect(none.text.contains("No cameras found (no video node under \(dev) captures video)"), "\(none.text)")
+        #expect(!none.text.contains("libv4l2"), "libv4l2's own complaints stay out of the output: \(none.text)")
+        // A camera node that vanished as it was listed (unplugged): listed, with the reason.
+        try FileManager.default.createSymbolicLink(atPath: dev + "/video2", withDestinationPath: bench.path("gone"))
+        let gone = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev, "--json"])
+        #expect(gone.status == 0)
+        let row = try #require(
+            try JSONSerialization.jsonObject(with: Data(gone.stdout)) as? [String: Any], "\(gone.text)")
+        #expect(row["kind"] as? String == "camera" && row["node"] as? String == dev + "/video2")
+        #expect((row["problem"] as? String)?.contains("no such camera (is it plugged in?)") == true)
+    }
 }

@@ -32,9 +32,11 @@ import Testing
     }
 
     @Test func requiredFormatIsTakenOrNothing() {
-        let offered = [Self.mode(.yuv420, 1280, 720), Self.mode(.mjpeg, 1280, 720)]
-        let mjpeg = CameraRequest(pixelFormat: .mjpeg)
-        #expect(CameraNegotiation.choose(mjpeg, from: offered)?.pixelFormat == .mjpeg)
+        let offered = [Self.mode(.yuv420, 1280, 720), Self.mode(.yuyv, 1280, 720), Self.mode(.mjpeg, 1280, 720)]
+        #expect(CameraNegotiation.choose(CameraRequest(pixelFormat: .yuyv), from: offered)?.pixelFormat == .yuyv)
+        // A compressed format is never read by farecheck itself, even when asked for: libv4l2 offers it as YU12.
+        #expect(CameraNegotiation.choose(CameraRequest(pixelFormat: .mjpeg), from: offered) == nil)
+        #expect(CameraNegotiation.choose(CameraRequest(), from: [Self.mode(.mjpeg, 1280, 720)]) == nil)
         #expect(CameraNegotiation.choose(CameraRequest(pixelFormat: .nv12), from: offered) == nil)
         #expect(CameraNegotiation.choose(CameraRequest(), from: []) == nil)
     }

@@ -361,7 +361,7 @@ struct DaemonEndToEndTests {
                 "verification.replay_windw: unknown key"
             ),
             ("[[scanner]]\ndevice = \"auto\"\n[gate]\ntimeout = 2", "gate.command: is required"),
-            ("mode = \"gate\"", "no [[scanner]] and no [[source]]"),
+            ("mode = \"gate\"", "no [[scanner]], [[camera]] or [[source]]"),
             ("[[scanner]\n", "line 1"),
         ]
         for (text, expected) in cases {
