@@ -57,7 +57,9 @@ public actor InspectionPipeline {
         ]
         if let sessions { steps.append(InspectorSessionStep(sessions: sessions, logger: logger)) }
         steps.append(ReplayStep(recent: recent, replay: replay, journal: journal, io: io, logger: logger))
-        if let onlineChecker { steps.append(OnlineCheckStep(checker: onlineChecker, recent: recent)) }
+        if let onlineChecker {
+            steps.append(OnlineCheckStep(checker: onlineChecker, replay: replay, recent: recent))
+        }
         if let staleness { steps.append(StalenessStep(policy: staleness, status: status)) }
         steps += [
             PrintedLayoutStep(),

@@ -127,15 +127,21 @@ struct ReplayStep: InspectionStep {
     }
 }
 
-/// The online check (`[sync] online_check`), which may only turn `valid` into `revoked`, within its deadline.
+/// The online check (`[sync] online_check`), which may only turn `valid` into `revoked`, or into `replayed` for a
+/// single-use ticket at a gate whose first use another gate of the fleet claimed first, within its deadline.
 struct OnlineCheckStep: InspectionStep {
     let checker: OnlineChecker
+    /// Which tickets are single-use here (their first use is claimed for the fleet).
+    let replay: ReplayCheck
     /// Told when the check changes a verdict, so that a replay judged against it sees the final one.
     let recent: RecentInspections
 
     func apply(to scan: inout ScanInProgress) async {
         guard scan.isTicketInspection else { return }
-        let review = await checker.review(scan.inspection.verdict, payload: scan.scan.payload)
+        let verdict = scan.inspection.verdict
+        let review = await checker.review(
+            verdict, payload: scan.scan.payload,
+            firstUseOf: replay.isSingleUse(verdict) ? scan.inspection.id : nil)
         if review.verdict.kind != scan.inspection.verdict.kind {
             recent.settle(review.verdict, id: scan.inspection.id)
         }

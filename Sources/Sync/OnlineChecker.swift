@@ -7,7 +7,8 @@ import ValidationAPI
 /// (a ticket revoked minutes ago), within a short deadline.
 ///
 /// Only a `valid` verdict is asked about, only while the `ServerLink` is connected, and the answer can only
-/// turn it into `revoked`: on a timeout, an error or any other answer the offline verdict stands. A failure
+/// turn it into `revoked`, or, for a single-use ticket whose first use it claims, `replayed` when another device
+/// claimed it first: on a timeout, an error or any other answer the offline verdict stands. A failure
 /// marks the link down until the next good sync round, so that later scans are not slowed down.
 public struct OnlineChecker: Sendable {
     /// The verdict to show, and which check decided it.
@@ -35,13 +36,16 @@ public struct OnlineChecker: Sendable {
     /// - Parameters:
     ///   - verdict: The offline verdict.
     ///   - payload: The payload bytes as scanned.
-    public func review(_ verdict: Verdict, payload: [UInt8]) async -> Review {
+    ///   - firstUseOf: For a single-use ticket at a gate, the inspection whose first use is claimed for the
+    ///     fleet: another gate's earlier claim turns the verdict into `replayed`.
+    public func review(_ verdict: Verdict, payload: [UInt8], firstUseOf inspectionID: String? = nil) async -> Review {
         let offline = Review(verdict: verdict, decidedBy: .offline)
         guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
         let request = OnlineCheckRequest(
             payload: payload, format: verdict.format.map(Recorded.init),
             issuer: verdict.ticket?.issuer ?? verdict.issuer,
-            ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID)
+            ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID, claimFirstUse: inspectionID != nil,
+            inspectionID: inspectionID)
         let answer: OnlineCheckResponse
         do {
             answer = try await client.check(request, deadline: deadline)
@@ -51,6 +55,16 @@ public struct OnlineChecker: Sendable {
             return offline
         }
         link.succeeded()
+        if inspectionID != nil, answer.verdict == OnlineCheckVerdict.alreadyUsed, let first = answer.firstUse,
+            !first.claimed
+        {
+            var replayed = verdict
+            replayed.kind = .replayed
+            replayed.reason =
+                "This single-use ticket already passed \(first.device) at \(first.usedAt.formatted(.iso8601)) "
+                + "(the fleet's first use, from the server)."
+            return Review(verdict: replayed, decidedBy: .online)
+        }
         guard answer.revoked == true || answer.verdict == OnlineCheckVerdict.revoked else { return offline }
         var revoked = verdict
         revoked.kind = .revoked

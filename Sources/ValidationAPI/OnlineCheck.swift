@@ -17,24 +17,34 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     public var ticketID: [UInt8]?
     /// The id of the key that signed the ticket, as the validator read it.
     public var keyID: String?
+    /// A gate passing a single-use ticket claims its first use for the whole fleet: the server records the first
+    /// claim of a ticket (by format, issuer and ticket id) and answers every later one `already-used`.
+    public var claimFirstUse: Bool
+    /// The inspection the claim is for (the journal record's id): a claim repeated with the same id (a retry
+    /// after a lost answer) is the same claim, and wins again if it won.
+    public var inspectionID: String?
 
     /// The largest request body the server reads for a check.
     public static let maximumBodyByteCount = 64 * 1024
+    /// The longest inspection id a claim may carry.
+    public static let maximumInspectionIDLength = 128
 
     /// Makes a request.
     public init(
         payload: [UInt8], format: Recorded<TicketFormat>? = nil, issuer: String? = nil, ticketID: [UInt8]? = nil,
-        keyID: String? = nil
+        keyID: String? = nil, claimFirstUse: Bool = false, inspectionID: String? = nil
     ) {
         self.payload = payload
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
         self.keyID = keyID
+        self.claimFirstUse = claimFirstUse
+        self.inspectionID = inspectionID
     }
 
     private enum CodingKeys: String, CodingKey {
-        case payload, format, issuer, ticketID, keyID
+        case payload, format, issuer, ticketID, keyID, claimFirstUse, inspectionID
     }
 
     /// Reads a request; `payload` is padded standard base64, `ticketID` lowercase hex (the document's patterns).
@@ -45,6 +55,13 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
+        claimFirstUse = try container.decodeAbsentOr(Bool.self, forKey: .claimFirstUse) ?? false
+        inspectionID = try container.decodeAbsentOr(String.self, forKey: .inspectionID)
+        if let inspectionID, inspectionID.isEmpty || inspectionID.utf8.count > Self.maximumInspectionIDLength {
+            throw DecodingError.dataCorruptedError(
+                forKey: .inspectionID, in: container,
+                debugDescription: "inspectionID must be 1 to \(Self.maximumInspectionIDLength) bytes")
+        }
     }
 
     /// Writes a request; `payload` as base64, `ticketID` as hex.
@@ -56,6 +73,8 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         // An empty id names nothing, and the document's pattern wants at least one byte: left out.
         try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID, forKey: .ticketID)
         try container.encodeIfPresent(keyID, forKey: .keyID)
+        if claimFirstUse { try container.encode(true, forKey: .claimFirstUse) }
+        try container.encodeIfPresent(inspectionID, forKey: .inspectionID)
     }
 }
 
@@ -70,17 +89,44 @@ public struct OnlineCheckResponse: Sendable, Equatable, Codable {
     public var revoked: Bool?
     /// When the ticket or key was revoked, if it is.
     public var revokedAt: Date?
+    /// For a request that claimed the ticket's first use: the fleet's first use of it (this request's, or the
+    /// earlier one that makes this one `already-used`).
+    public var firstUse: FirstUse?
 
     /// Makes a response.
-    public init(verdict: OnlineCheckVerdict, reason: String, revoked: Bool?, revokedAt: Date? = nil) {
+    public init(
+        verdict: OnlineCheckVerdict, reason: String, revoked: Bool?, revokedAt: Date? = nil, firstUse: FirstUse? = nil
+    ) {
         self.verdict = Recorded(verdict)
         self.reason = reason
         self.revoked = revoked
         self.revokedAt = revokedAt
+        self.firstUse = firstUse
     }
 }
 
-/// What the server answers to an online check (`OnlineCheckResponse.verdict`).
+/// The first use of a single-use ticket in the fleet, as the server recorded it.
+public struct FirstUse: Sendable, Equatable, Codable {
+    /// The device (as the server knows it: its device id) whose claim came first.
+    public var device: String
+    /// When the server recorded that claim (the server's clock).
+    public var usedAt: Date
+    /// The inspection that claim was for, when it said.
+    public var inspectionID: String?
+    /// Whether the request answered is that first use (`true`), or came later (`false`: `already-used`).
+    public var claimed: Bool
+
+    /// Makes a record.
+    public init(device: String, usedAt: Date, inspectionID: String?, claimed: Bool) {
+        self.device = device
+        self.usedAt = usedAt
+        self.inspectionID = inspectionID
+        self.claimed = claimed
+    }
+}
+
+/// What the server answers to an online check (`OnlineCheckResponse.verdict`). A claim that wins is
+/// `not-revoked` with `firstUse.claimed` true.
 public enum OnlineCheckVerdict: String, Sendable, Hashable, CaseIterable, Codable {
     /// The ticket or its key is revoked.
     case revoked = "revoked"
@@ -88,4 +134,6 @@ public enum OnlineCheckVerdict: String, Sendable, Hashable, CaseIterable, Codabl
     case notRevoked = "not-revoked"
     /// The request named nothing the server could look up.
     case unknown = "unknown"
+    /// The request claimed a single-use ticket's first use, and another claim came first (`firstUse` says whose).
+    case alreadyUsed = "already-used"
 }

@@ -314,6 +314,30 @@ public struct APIServer: Sendable {
                         verdict: .revoked, reason: listed.reason, revoked: true))
             }
         }
+        if query.claimFirstUse, let issuer = query.issuer, let ticketID = query.ticketID, !ticketID.isEmpty {
+            let record = try await store.claimFirstUse(
+                FirstUseClaim(
+                    format: query.format?.text ?? "", issuer: issuer, ticketID: ticketID, deviceID: device.id,
+                    inspectionID: query.inspectionID, at: Date()))
+            let firstUse = FirstUse(
+                device: record.deviceID, usedAt: record.usedAt, inspectionID: record.inspectionID,
+                claimed: record.isClaimant)
+            guard record.isClaimant else {
+                return Self.json(
+                    .ok,
+                    OnlineCheckResponse(
+                        verdict: .alreadyUsed,
+                        reason: "This single-use ticket was already used at \(record.deviceID) at "
+                            + "\(record.usedAt.formatted(.iso8601)).",
+                        revoked: false, firstUse: firstUse))
+            }
+            return Self.json(
+                .ok,
+                OnlineCheckResponse(
+                    verdict: .notRevoked,
+                    reason: "Not revoked; this is the ticket's first use in the fleet, recorded for this device.",
+                    revoked: false, firstUse: firstUse))
+        }
         guard lookedUp else {
             return Self.json(
                 .ok,

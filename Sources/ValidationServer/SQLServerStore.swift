@@ -389,6 +389,46 @@ public final class SQLServerStore: ServerStore {
         }
     }
 
+    public func claimFirstUse(_ claim: FirstUseClaim) async throws(ServerError) -> FirstUseRecord {
+        try Self.refuseNUL([
+            "format": claim.format, "issuer": claim.issuer, "inspection id": claim.inspectionID ?? "",
+        ])
+        let ticketID = claim.ticketID.hexString
+        return try await write("claim a ticket's first use") { session in
+            // The one statement that decides: a second claim of the ticket, here or on another server at the same
+            // moment, inserts nothing (PostgreSQL makes it wait for the first to commit, SQLite has one writer).
+            try await session.execute(
+                """
+                INSERT INTO first_use (format, issuer, ticket_id, device_id, inspection_id, used_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (format, issuer, ticket_id) DO NOTHING
+                """,
+                claim.format, claim.issuer, ticketID, claim.deviceID, claim.inspectionID, claim.at.unixMilliseconds)
+            // Read in a statement of its own: PostgreSQL's next statement sees the row that won, whoever wrote it.
+            guard
+                let row = try await session.query(
+                    """
+                    SELECT device_id, inspection_id, used_at FROM first_use
+                    WHERE format = ? AND issuer = ? AND ticket_id = ?
+                    """,
+                    claim.format, claim.issuer, ticketID
+                ).first
+            else {
+                throw ServerError(code: .storageFailure, message: "The first use just claimed cannot be read back.")
+            }
+            let deviceID = try row.text("device_id")
+            let inspectionID = try row.optionalText("inspection_id")
+            let usedAt = Date(unixMilliseconds: try row.integer("used_at"))
+            // Won now, or won before by this device for this very inspection (the answer to it was lost).
+            let isClaimant =
+                deviceID == claim.deviceID
+                && (inspectionID == claim.inspectionID
+                    || (claim.inspectionID == nil && usedAt.unixMilliseconds == claim.at.unixMilliseconds))
+            return FirstUseRecord(
+                deviceID: deviceID, inspectionID: inspectionID, usedAt: usedAt, isClaimant: isClaimant)
+        }
+    }
+
     private static func revokedTicket(_ row: SQLRow) throws -> RevokedTicket {
         RevokedTicket(
             issuer: try row.text("issuer"), ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],

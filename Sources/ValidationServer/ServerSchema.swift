@@ -30,7 +30,28 @@ enum ServerSchema {
         Migration(version: 5, identifier: "server-v5-key-scope", statements: version5Statements),
         Migration(version: 6, identifier: "server-v6-inspection-by-device", statements: version6Statements),
         Migration(version: 7, identifier: "server-v7-blocklists", statements: blocklistStatements),
+        Migration(version: 8, identifier: "server-v8-first-use", statements: version8Statements),
     ]
+
+    /// Version 8: the fleet's first use of each single-use ticket, claimed by online checks. The primary key is
+    /// what decides between two gates claiming one ticket at once: the first insert wins, the other finds its row.
+    static func version8Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        return [
+            """
+            CREATE TABLE first_use (
+                format TEXT NOT NULL,
+                issuer TEXT NOT NULL,
+                ticket_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                inspection_id TEXT,
+                used_at \(integer) NOT NULL,
+                PRIMARY KEY (format, issuer, ticket_id)
+            )
+            """,
+            "CREATE INDEX first_use_by_time ON first_use (used_at)",
+        ]
+    }
 
     /// Version 1: devices, issuer keys, key bundles, revocations with their change log, inspections.
     static func version1Statements(dialect: Dialect) -> [String] {

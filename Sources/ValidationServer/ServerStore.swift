@@ -65,6 +65,12 @@ public protocol ServerStore: Sendable {
     /// Stored inspections, newest first.
     func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
 
+    /// Claims the first use of a single-use ticket for the fleet: one statement inserts the claim unless the
+    /// ticket has one (the primary key decides between concurrent claims, on any number of servers sharing the
+    /// database), then the ticket's claim is read back. It is this claim's when it was inserted now, or when it
+    /// is this device's claim for the same inspection (a retry).
+    func claimFirstUse(_ claim: FirstUseClaim) async throws(ServerError) -> FirstUseRecord
+
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
     /// Imports a published blocklist (VDV-KA, DTVG): its entries replace those of the version held, as logged
@@ -85,6 +91,38 @@ extension ServerStore {
     public func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta {
         try await revocationDelta(since: cursor, limit: Int(Int32.max))
     }
+}
+
+/// A validator's claim of a single-use ticket's first use.
+public struct FirstUseClaim: Sendable, Equatable {
+    /// The ticket's format as the validator named it ('' when it did not).
+    public var format: String
+    public var issuer: String
+    public var ticketID: [UInt8]
+    /// The claiming device (its id on this server).
+    public var deviceID: String
+    /// The inspection the claim is for.
+    public var inspectionID: String?
+    /// When the server received the claim.
+    public var at: Date
+
+    public init(format: String, issuer: String, ticketID: [UInt8], deviceID: String, inspectionID: String?, at: Date) {
+        self.format = format
+        self.issuer = issuer
+        self.ticketID = ticketID
+        self.deviceID = deviceID
+        self.inspectionID = inspectionID
+        self.at = at
+    }
+}
+
+/// The recorded first use of a ticket, and whether the claim answered is it.
+public struct FirstUseRecord: Sendable, Equatable {
+    public var deviceID: String
+    public var inspectionID: String?
+    public var usedAt: Date
+    /// Whether the claim that asked won.
+    public var isClaimant: Bool
 }
 
 /// A registered validator.

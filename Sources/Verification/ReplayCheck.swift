@@ -53,6 +53,14 @@ public struct ReplayCheck: Sendable {
         self.singleUseProducts = singleUseProducts
     }
 
+    /// Whether a verdict is for a ticket that passes a gate only once: at a gate, a ticket with an id whose product
+    /// is one of ``singleUseProducts``. Its first use is what the online check claims for the fleet.
+    public func isSingleUse(_ verdict: Verdict) -> Bool {
+        guard mode == .gate, let ticket = verdict.ticket, !ticket.ticketID.isEmpty, let product = ticket.product
+        else { return false }
+        return singleUseProducts.contains(product)
+    }
+
     /// The verdict after replay detection. Throws only when the history cannot be read.
     public func apply(to verdict: Verdict, history: any InspectionHistory) throws -> Verdict {
         guard verdict.kind == .valid, let ticket = verdict.ticket, !ticket.ticketID.isEmpty else { return verdict }
@@ -62,9 +70,7 @@ public struct ReplayCheck: Sendable {
         guard let last = earlier.first else { return verdict }
         let when = last.inspectedAt.formatted(.iso8601)
         var result = verdict
-        if mode == .gate, let product = ticket.product, singleUseProducts.contains(product),
-            earlier.contains(where: { $0.verdict == .valid })
-        {
+        if isSingleUse(verdict), earlier.contains(where: { $0.verdict == .valid }) {
             result.kind = .replayed
             result.reason = "This single-use ticket already passed \(last.device) at \(when)."
             return result

@@ -1,0 +1,120 @@
+import Daemon
+import FareCore
+import Foundation
+import Glibc
+import ScannerSimulation
+import Scanners
+import TestSupport
+import Testing
+import TrustStore
+
+/// Two gates, two `farecheck daemon` processes with their own stores and devices, against one reference server:
+/// a screenshot of a single-use ticket shown at both passes once.
+@Suite("the fleet: single use across gates", .serialized, .timeLimit(.minutes(5)))
+struct FleetFirstUseTests {
+    /// One gate: its own store and device token, a simulated SSI scanner, the verdict socket.
+    struct Gate {
+        let name: String
+        let store: Workbench
+        let daemon: DaemonProcess
+        let scanner: SimulatedSSIScanner
+        let socket: LineSocket
+
+        static func start(_ name: String, bench: SyncBench, token: String) async throws -> Gate {
+            let store = Workbench()
+            _ = try TrustStore(path: store.db)
+            try token.write(toFile: store.path("device.token"), atomically: true, encoding: .utf8)
+            chmod(store.path("device.token"), 0o600)
+            let scanner = try SimulatedSSIScanner()
+            let config = store.path("farecheck.toml")
+            try """
+            mode = "gate"
+            validator = "\(name)"
+            store = "\(store.db)"
+
+            [verification]
+            single_use_products = ["single"]
+
+            [[scanner]]
+            name = "\(name)-reader"
+            device = "\(scanner.devicePath)"
+            protocol = "ssi"
+
+            [output]
+            stdout = false
+            socket = "\(store.path("verdicts.sock"))"
+
+            [http]
+            listen = "127.0.0.1:0"
+
+            [sync]
+            url = "\(bench.server.baseURL)"
+            device_id = "\(name)"
+            token_file = "\(store.path("device.token"))"
+            anchors = ["\(SyncBench.demoAnchorPublic)"]
+            allow_demo_anchor = true
+            interval = 3600
+            online_check = true
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let daemon = try await DaemonProcess.start(config: config)
+            let socket: LineSocket
+            do {
+                socket = try await LineSocket.connect(path: store.path("verdicts.sock"))
+            } catch {
+                throw DaemonProcess.Failure(message: "\(name) did not start: \(error); \(daemon.stderr.text)")
+            }
+            #expect(await daemon.waitForSocketClients())
+            #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+            return Gate(name: name, store: store, daemon: daemon, scanner: scanner, socket: socket)
+        }
+
+        func scan(_ payload: [UInt8]) async throws -> VerdictEvent {
+            scanner.scan(payload)
+            let line = try #require(await socket.readLine(timeout: 20), "no verdict: \(daemon.stderr.text)")
+            return try VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8))
+        }
+
+        /// Scans until the first sync round has brought the key (the verdict is no longer `unknown-key`).
+        func scanOnceSynced(_ payload: [UInt8]) async throws -> VerdictEvent {
+            var event = try await scan(payload)
+            for _ in 0..<40 where event.verdict == .unknownKey {
+                try await Task.sleep(for: .milliseconds(250))
+                event = try await scan(payload)
+            }
+            return event
+        }
+    }
+
+    @Test("a single ticket passes gate A, then is refused at gate B as used at A; a day ticket passes both")
+    func screenshotAtTwoGates() async throws {
+        let bench = try SyncBench()
+        let gateA = try await Gate.start("gate-a", bench: bench, token: try bench.server.addDevice("gate-a"))
+        let gateB = try await Gate.start("gate-b", bench: bench, token: try bench.server.addDevice("gate-b"))
+        defer {
+            gateA.scanner.stop()
+            gateB.scanner.stop()
+        }
+        // Both gates synced (a day ticket, not single use, is valid on each: nothing is claimed for it).
+        let day = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("d4"))))
+        #expect(try await gateA.scanOnceSynced(day).verdict == .valid)
+        #expect(try await gateB.scanOnceSynced(day).verdict == .valid)
+
+        let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("5c", product: "single"))))
+        let atA = try await gateA.scan(single)
+        #expect(atA.verdict == .valid, "\(atA.reason)")
+        // The screenshot at gate B a moment later: B has never seen it, the fleet has.
+        let atB = try await gateB.scan(single)
+        #expect(atB.verdict == .replayed && atB.decidedBy == .online, "\(atB.reason)")
+        #expect(atB.reason.contains("already passed gate-a"), "\(atB.reason)")
+        // And at A again: its own replay rule refuses it, as before.
+        let againAtA = try await gateA.scan(single)
+        #expect(againAtA.verdict == .replayed)
+
+        #expect(await gateA.daemon.stop() == 0)
+        #expect(await gateB.daemon.stop() == 0)
+        // Each gate's journal holds what it showed, with who decided.
+        let journalB = try TrustStore(path: gateB.store.db).allInspections()
+        #expect(journalB.first { $0.id == atB.id }?.decidedBy == "online")
+        #expect(journalB.first { $0.id == atB.id }?.verdict.known == .replayed)
+    }
+}
