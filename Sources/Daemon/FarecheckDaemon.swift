@@ -110,7 +110,9 @@ public struct FarecheckDaemon: Sendable {
         }
         var onlineChecker: OnlineChecker?
         var staleness: StalenessPolicy?
+        var fleetFirstUses: TrustStore?
         if let sync = configuration.sync {
+            fleetFirstUses = store
             let worker = try Self.syncWorker(
                 sync, store: store, status: status, metrics: metrics, logger: logger,
                 clockFloorTolerance: configuration.clockFloorTolerance)
@@ -123,7 +125,8 @@ public struct FarecheckDaemon: Sendable {
         }
         let pipeline = InspectionPipeline(
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
-            status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness)
+            status: status, logger: logger, onlineChecker: onlineChecker, staleness: staleness,
+            fleetFirstUses: fleetFirstUses)
         if journal.pendingCount > 0 {
             logger.warning(
                 "\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")

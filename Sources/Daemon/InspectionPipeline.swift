@@ -46,10 +46,12 @@ public actor InspectionPipeline {
     /// - Parameters:
     ///   - onlineChecker: Asks the validation API about tickets found valid offline (`[sync] online_check`).
     ///   - staleness: Adds `stale-trust-data` past the configured staleness (`[sync] stale_after`).
+    ///   - fleetFirstUses: The store sync keeps the fleet's first uses in: a single-use ticket another gate used is
+    ///     `replayed` here too, offline.
     public init(
         verifier: TicketVerifier, journal: InspectionJournal, replay: ReplayCheck, sessions: InspectorSessions?,
         sinks: [any VerdictSink], metrics: DaemonMetrics, status: DaemonStatus, logger: Logger,
-        onlineChecker: OnlineChecker? = nil, staleness: StalenessPolicy? = nil
+        onlineChecker: OnlineChecker? = nil, staleness: StalenessPolicy? = nil, fleetFirstUses: TrustStore? = nil
     ) {
         let recent = RecentInspections(window: replay.window)
         var steps: [any InspectionStep] = [
@@ -57,11 +59,16 @@ public actor InspectionPipeline {
         ]
         if let sessions { steps.append(InspectorSessionStep(sessions: sessions, logger: logger)) }
         steps.append(ReplayStep(recent: recent, replay: replay, journal: journal, io: io, logger: logger))
+        if let fleetFirstUses {
+            steps.append(
+                FleetFirstUseStep(store: fleetFirstUses, replay: replay, recent: recent, io: io, logger: logger))
+        }
         if let onlineChecker {
             steps.append(OnlineCheckStep(checker: onlineChecker, replay: replay, recent: recent))
         }
         if let staleness { steps.append(StalenessStep(policy: staleness, status: status)) }
         steps += [
+            FirstUseStep(replay: replay),
             PrintedLayoutStep(),
             JournalStep(journal: journal, io: io, status: status, logger: logger),
             PublicationStep(sinks: sinks, metrics: metrics, status: status),

@@ -127,6 +127,54 @@ struct ReplayStep: InspectionStep {
     }
 }
 
+/// A single-use ticket at a gate that another device of the fleet used first, as the last sync told: `replayed`,
+/// offline. The fleet's first uses come with sync (`GET /v1/first-uses`) into the store.
+struct FleetFirstUseStep: InspectionStep {
+    let store: TrustStore
+    let replay: ReplayCheck
+    /// Told when the verdict changes, so that a replay judged against it sees the final one.
+    let recent: RecentInspections
+    let io: BlockingIO
+    let logger: Logger
+
+    func apply(to scan: inout ScanInProgress) async {
+        let verdict = scan.inspection.verdict
+        guard scan.isTicketInspection, verdict.kind == .valid, replay.isSingleUse(verdict), let ticket = verdict.ticket
+        else { return }
+        let store = self.store
+        let found = await io.run { () -> Result<FleetFirstUseRecord?, StoreError> in
+            Result { () throws(StoreError) in
+                try store.fleetFirstUse(issuer: ticket.issuer, ticketID: ticket.ticketID, format: verdict.format)
+            }
+        }
+        switch found {
+        case .success(let first?):
+            var replayed = verdict
+            replayed.kind = .replayed
+            replayed.reason =
+                "This single-use ticket already passed \(first.device) at \(first.usedAt.formatted(.iso8601)) "
+                + "(the fleet's first use, as of the last sync)."
+            recent.settle(replayed, id: scan.inspection.id)
+            scan.inspection.verdict = replayed
+        case .success(nil):
+            break
+        case .failure(let error):
+            logger.error("the fleet's first uses could not be read: \(error)")
+        }
+    }
+}
+
+/// Marks an inspection that passed a single-use ticket at a gate as the ticket's first use: uploaded so, the server
+/// records it for the fleet (or reports a conflict when another gate passed it before).
+struct FirstUseStep: InspectionStep {
+    let replay: ReplayCheck
+
+    func apply(to scan: inout ScanInProgress) async {
+        let verdict = scan.inspection.verdict
+        scan.inspection.isFirstUse = scan.isTicketInspection && verdict.kind == .valid && replay.isSingleUse(verdict)
+    }
+}
+
 /// The online check (`[sync] online_check`), which may only turn `valid` into `revoked`, or into `replayed` for a
 /// single-use ticket at a gate whose first use another gate of the fleet claimed first, within its deadline.
 struct OnlineCheckStep: InspectionStep {

@@ -28,6 +28,8 @@ public struct Inspection: Sendable {
     /// The records of the payload that are present but cannot be read (UIC 918.3 records, DOSIPAS data blocks),
     /// whatever the verdict: listed for the inspector, never dropped.
     public var unreadableRecords: [UnreadableRecord] = []
+    /// This inspection passed a single-use ticket at a gate: its first use, which the fleet learns from the upload.
+    public var isFirstUse = false
 
     public init(
         id: String = UUID().uuidString, source: String, symbology: Symbology?, payloadByteCount: Int,

@@ -27,6 +27,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var blocklists: [PublishedBlocklist] = []
     /// The revocation cursor held after the round.
     public var revocationCursor: Int64 = 0
+    /// Other devices' first uses of single-use tickets learnt in this round (new to this validator).
+    public var fleetFirstUsesAdded = 0
     /// Inspections the server acknowledged in this round.
     public var inspectionsUploaded = 0
     /// Inspections the server refused in this round (kept in the journal with its reason, not sent again).
@@ -54,6 +56,7 @@ public struct SyncReport: Sendable, Equatable, Codable {
             "revocations +\(revocationsAdded) -\(revocationsRemoved)\(fullSnapshot ? " (full snapshot)" : ""), "
                 + "cursor \(revocationCursor)")
         parts.append("\(inspectionsUploaded) inspections uploaded")
+        if fleetFirstUsesAdded > 0 { parts.append("\(fleetFirstUsesAdded) first uses by other gates") }
         if inspectionsRefused > 0 || inspectionsRefusedInJournal > 0 {
             parts.append(
                 "\(inspectionsRefused) refused by the server "
@@ -116,6 +119,7 @@ public struct SyncRound: Sendable {
         try await syncKeys(into: &report)
         try await syncRevocations(into: &report)
         try await uploadInspections(into: &report)
+        try await syncFirstUses(into: &report)
         report.completedAt = Date()
         try storeStep { () throws(StoreError) in try store.recordSync(at: report.completedAt) }
         report.inspectionsUnsent = (try? store.unsentInspectionCount()) ?? 0
@@ -382,6 +386,55 @@ public struct SyncRound: Sendable {
         )
     }
 
+    // MARK: The fleet's first uses
+
+    /// The most pages of first uses one round asks for.
+    static let maximumFirstUsePagesPerRound = 200
+
+    /// Other devices' first uses of single-use tickets since the last round (this device's own are left out: its
+    /// journal has them). A request the server refuses (one that predates first uses answers 404) is skipped with a
+    /// warning; anything else fails the round as the other steps do.
+    private func syncFirstUses(into report: inout SyncReport) async throws(SyncError) {
+        let cursor = try storeStep { () throws(StoreError) in try store.fleetFirstUseCursor() }
+        // From a minute before the cursor: a first use committed a moment late carries a slightly older time.
+        var since = max(0, cursor - FirstUseDelta.overlapMilliseconds)
+        for _ in 0..<Self.maximumFirstUsePagesPerRound {
+            let document: SignedDocument
+            do {
+                document = try await client.firstUses(since: since)
+            } catch  where error.code == .rejected {
+                logger.warning("the server does not hand out the fleet's first uses (\(error.message)); skipped")
+                return
+            }
+            let delta: FirstUseDelta
+            do {
+                delta = try document.open(as: FirstUseDelta.self, trusting: anchors)
+            } catch {
+                throw SyncError(code: .refused, message: "First-use page refused: \(error.message)", cause: error)
+            }
+            guard delta.since == since else {
+                throw SyncError(
+                    code: .refused,
+                    message: "First-use page refused: it starts at \(delta.since), not at \(since) as asked; the store "
+                        + "is unchanged.")
+            }
+            let own = client.configuration.deviceID
+            let entries = delta.entries.filter { $0.device != own }.map {
+                FleetFirstUseRecord(
+                    format: $0.format, issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID,
+                    device: $0.device, usedAt: $0.usedAt)
+            }
+            let added = try storeStep { () throws(StoreError) in
+                try store.applyFleetFirstUses(
+                    entries, next: delta.next,
+                    forgetBefore: Date().addingTimeInterval(-Double(FirstUseDelta.retentionMilliseconds) / 1000))
+            }
+            report.fleetFirstUsesAdded += added
+            guard delta.more, delta.next > since || !delta.entries.isEmpty else { return }
+            since = delta.next
+        }
+    }
+
     // MARK: Inspections
 
     private func uploadInspections(into report: inout SyncReport) async throws(SyncError) {
@@ -448,7 +501,8 @@ public struct SyncRound: Sendable {
             id: record.id, inspectedAt: record.inspectedAt, device: record.device, symbology: record.symbology,
             payloadDigest: record.payloadDigest, format: record.format, issuer: record.issuer,
             ticketID: record.ticketID, verdict: record.verdict, reason: record.reason, signature: record.signature,
-            warnings: record.warnings, inspector: record.inspector, decidedBy: record.decidedBy)
+            warnings: record.warnings, inspector: record.inspector, decidedBy: record.decidedBy,
+            firstUse: record.firstUse)
     }
 
     private func storeStep<T>(_ body: () throws(StoreError) -> T) throws(SyncError) -> T {

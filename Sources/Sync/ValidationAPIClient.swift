@@ -230,6 +230,15 @@ public struct ValidationAPIClient: Sendable {
         return try envelope(body ?? [], what: "revocation delta")
     }
 
+    /// `GET /v1/first-uses?since=MS`: the signed page of the fleet's first uses recorded from `since` on, not yet
+    /// checked.
+    public func firstUses(since: Int64) async throws(SyncError) -> SignedDocument {
+        let body = try await exchange(
+            .GET, APIPath.firstUses + "?since=\(max(0, since))", body: nil, what: "first-use page",
+            limit: configuration.maximumRevocationBytes, timeout: configuration.requestTimeout)
+        return try envelope(body ?? [], what: "first-use page")
+    }
+
     /// `POST /v1/inspections`: hands a batch of inspection records over; returns the ids the server now holds.
     public func upload(_ batch: InspectionBatch) async throws(SyncError) -> BatchAcknowledgement {
         let body = try await exchange(

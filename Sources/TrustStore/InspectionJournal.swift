@@ -51,6 +51,9 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     /// shows what the clock read and what it should at least have read (`clock-untrusted`).
     public var clockFloor: Int64?
     public var clockFloorSource: Recorded<TrustedTimeSource>?
+    /// `true` when the inspection passed a single-use ticket at a gate (its first use, uploaded for the fleet);
+    /// `nil` otherwise.
+    public var firstUse: Bool?
 
     /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
     public init(_ inspection: Inspection) {
@@ -81,6 +84,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.refusal = nil
         self.clockFloor = verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) }
         self.clockFloorSource = verdict.clockFloor.map { Recorded($0.source) }
+        self.firstUse = inspection.isFirstUse ? true : nil
     }
 
     // Rows are read and written by hand so that byte fields are stored as blobs.
@@ -105,6 +109,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         refusal = row["refusal"]
         clockFloor = row["clock_floor"]
         clockFloorSource = (row["clock_floor_source"] as String?).map(Recorded.init(text:))
+        firstUse = row.hasColumn("first_use") && (row["first_use"] as Bool?) == true ? true : nil
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -134,6 +139,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
             container["clock_floor"] = clockFloor
             container["clock_floor_source"] = clockFloorSource?.text
         }
+        if firstUse == true { container["first_use"] = true }
     }
 
     /// When the verdict was given.
@@ -426,6 +432,10 @@ public final class InspectionJournal: Sendable {
         migrator.registerMigration("v4-warning-messages") { db in
             // The warnings as the inspector read them, beside their codes: which quirk, record and byte.
             try db.alter(table: "inspection") { t in t.add(column: "warning_messages", .text) }
+        }
+        migrator.registerMigration("v5-first-use") { db in
+            // Whether the inspection passed a single-use ticket at a gate: uploaded as the ticket's first use.
+            try db.alter(table: "inspection") { t in t.add(column: "first_use", .boolean) }
         }
         return migrator
     }

@@ -379,6 +379,22 @@ public final class TrustStore: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v15-fleet-first-uses") { db in
+            // The fleet's first uses of single-use tickets by other devices, from sync: a ticket is looked up by
+            // issuer and id (its format narrows), and the old ones are dropped by time.
+            try db.execute(
+                sql: """
+                    CREATE TABLE fleet_first_use (
+                        format TEXT NOT NULL,
+                        issuer TEXT NOT NULL,
+                        ticket_id BLOB NOT NULL,
+                        device TEXT NOT NULL,
+                        used_at INTEGER NOT NULL,
+                        PRIMARY KEY (issuer, ticket_id, format)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX fleet_first_use_by_time ON fleet_first_use (used_at);
+                    """)
+        }
         return migrator
     }
 

@@ -8,6 +8,8 @@ public enum APIPath {
     public static let inspections = "/v1/inspections"
     /// `POST`: online validation of one ticket.
     public static let check = "/v1/check"
+    /// `GET ?since=MS`: the signed page of the fleet's first uses of single-use tickets recorded since a moment.
+    public static let firstUses = "/v1/first-uses"
     /// `GET`, no authentication: whether the server is up.
     public static let health = "/v1/health"
 }

@@ -47,13 +47,17 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
     /// Whose verdict was shown: `offline` (the validator's) or `online` (the server's online check); absent
     /// from validators older than the field.
     public var decidedBy: Recorded<Decider>?
+    /// True when this inspection passed a single-use ticket at a gate: its first use, which the server records for
+    /// the fleet (and reports as a conflict when another device's first use of the ticket came before). Absent
+    /// otherwise. Not part of the record's identity: a record sent again is compared without it.
+    public var firstUse: Bool?
 
     /// Makes a record.
     public init(
         id: String, inspectedAt: Int64, device: String, symbology: Recorded<Symbology>?, payloadDigest: [UInt8],
         format: Recorded<TicketFormat>?, issuer: String?, ticketID: [UInt8]?, verdict: Recorded<VerdictKind>,
         reason: String, signature: Recorded<SignatureStatus>, warnings: String, inspector: String?,
-        decidedBy: Recorded<Decider>? = nil
+        decidedBy: Recorded<Decider>? = nil, firstUse: Bool? = nil
     ) {
         self.id = id
         self.inspectedAt = inspectedAt
@@ -69,11 +73,12 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         self.warnings = warnings
         self.inspector = inspector
         self.decidedBy = decidedBy
+        self.firstUse = firstUse
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, inspectedAt, device, symbology, payloadDigest, format, issuer, ticketID, verdict, reason, signature
-        case warnings, inspector, decidedBy
+        case warnings, inspector, decidedBy, firstUse
     }
 
     /// Reads a record; `payloadDigest` and `ticketID` are lowercase hex, as the OpenAPI document's patterns say.
@@ -93,6 +98,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         warnings = try container.decodeAbsentOr(String.self, forKey: .warnings) ?? ""
         inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)
         decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy).map(Recorded.init(text:))
+        firstUse = try container.decodeAbsentOr(Bool.self, forKey: .firstUse)
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.
@@ -113,6 +119,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(inspector, forKey: .inspector)
         try container.encodeIfPresent(decidedBy, forKey: .decidedBy)
+        if firstUse == true { try container.encode(true, forKey: .firstUse) }
     }
 }
 

@@ -84,13 +84,13 @@ public struct APIServer: Sendable {
 
     /// Every path the server answers, for checking the OpenAPI document against.
     public static let servedPaths = [
-        APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check,
+        APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check, APIPath.firstUses,
     ]
 
     /// The methods each path answers, as the OpenAPI document lists them; any other gets 405 with `Allow`.
     public static let allowedMethods: [String: [HTTPRequest.Method]] = [
         APIPath.health: [.get], APIPath.keys: [.get], APIPath.revocations: [.get], APIPath.inspections: [.post],
-        APIPath.check: [.post],
+        APIPath.check: [.post], APIPath.firstUses: [.get],
     ]
 
     /// Serves until SIGTERM or SIGINT (when `stopsOnSignals`), or until the task is cancelled, then shuts down
@@ -154,6 +154,9 @@ public struct APIServer: Sendable {
         }
         router.post(RouterPath(APIPath.check)) { request, context in
             await answer(request, context) { device in try await check(request, device: device) }
+        }
+        router.get(RouterPath(APIPath.firstUses)) { request, context in
+            await answer(request, context) { device in try await firstUses(request, device: device) }
         }
         return router
     }
@@ -224,6 +227,36 @@ public struct APIServer: Sendable {
         }
         var delta = try await store.revocationDelta(since: cursor, limit: limit)
         // Signed with the page: validators count it in their trusted-time floor (whole seconds, as the API writes).
+        delta.issuedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let document = try SignedDocument.sign(delta, with: anchorKey)
+        return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
+    }
+
+    private func firstUses(_ request: Request, device: DeviceRecord) async throws -> Response {
+        var since: Int64 = 0
+        if let text = request.uri.queryParameters["since"] {
+            guard let value = Int64(text), value >= 0 else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "since must be a time in Unix milliseconds, the next of the last page applied, not \(text).")
+            }
+            since = value
+        }
+        var limit = FirstUseDelta.pageLimit
+        if let text = request.uri.queryParameters["limit"] {
+            guard let value = Int(text), (1...FirstUseDelta.pageLimit).contains(value) else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "limit must be a number of entries from 1 to \(FirstUseDelta.pageLimit), not \(text).")
+            }
+            limit = value
+        }
+        guard let anchorKey = configuration.anchorKey else {
+            throw APIFailure(
+                .serviceUnavailable, "anchor-key-missing",
+                "The server has no trust anchor key to sign first uses with; start it with --anchor-key.")
+        }
+        var delta = try await store.firstUses(since: since, limit: limit, now: Date())
         delta.issuedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let document = try SignedDocument.sign(delta, with: anchorKey)
         return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])

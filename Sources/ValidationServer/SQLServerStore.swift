@@ -393,39 +393,132 @@ public final class SQLServerStore: ServerStore {
         try Self.refuseNUL([
             "format": claim.format, "issuer": claim.issuer, "inspection id": claim.inspectionID ?? "",
         ])
-        let ticketID = claim.ticketID.hexString
         return try await write("claim a ticket's first use") { session in
-            // The one statement that decides: a second claim of the ticket, here or on another server at the same
-            // moment, inserts nothing (PostgreSQL makes it wait for the first to commit, SQLite has one writer).
+            try await Self.claim(claim, usedAt: claim.at, in: session)
+        }
+    }
+
+    /// Inserts a first use unless the ticket has one, then reads the ticket's first use back.
+    private static func claim(
+        _ claim: FirstUseClaim, usedAt: Date, in session: any SQLSession
+    ) async throws -> FirstUseRecord {
+        let ticketID = claim.ticketID.hexString
+        // The one statement that decides: a second claim of the ticket, here or on another server at the same
+        // moment, inserts nothing (PostgreSQL makes it wait for the first to commit, SQLite has one writer).
+        try await session.execute(
+            """
+            INSERT INTO first_use (format, issuer, ticket_id, device_id, inspection_id, used_at, recorded_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (format, issuer, ticket_id) DO NOTHING
+            """,
+            claim.format, claim.issuer, ticketID, claim.deviceID, claim.inspectionID, usedAt.unixMilliseconds,
+            claim.at.unixMilliseconds)
+        // Read in a statement of its own: PostgreSQL's next statement sees the row that won, whoever wrote it.
+        guard
+            let row = try await session.query(
+                """
+                SELECT device_id, inspection_id, used_at, recorded_at FROM first_use
+                WHERE format = ? AND issuer = ? AND ticket_id = ?
+                """,
+                claim.format, claim.issuer, ticketID
+            ).first
+        else {
+            throw ServerError(code: .storageFailure, message: "The first use just claimed cannot be read back.")
+        }
+        let deviceID = try row.text("device_id")
+        let inspectionID = try row.optionalText("inspection_id")
+        let recordedAt = try row.integer("recorded_at")
+        // Won now, or won before by this device for this very inspection (the answer to it was lost).
+        let isClaimant =
+            deviceID == claim.deviceID
+            && (inspectionID == claim.inspectionID
+                || (claim.inspectionID == nil && recordedAt == claim.at.unixMilliseconds))
+        return FirstUseRecord(
+            deviceID: deviceID, inspectionID: inspectionID, usedAt: Date(unixMilliseconds: try row.integer("used_at")),
+            isClaimant: isClaimant)
+    }
+
+    /// The first uses of uploaded records that passed a single-use ticket: each claimed as if online (a gate that
+    /// claimed online finds its own claim); one that finds another device's first use is kept as a conflict.
+    private static func recordFirstUses(
+        of records: [InspectionUpload], deviceID: String, receivedAt: Date, in session: any SQLSession
+    ) async throws -> [FirstUseConflict] {
+        var conflicts: [FirstUseConflict] = []
+        for record in records where record.firstUse == true {
+            guard let issuer = record.issuer, let ticketID = record.ticketID, !ticketID.isEmpty else { continue }
+            let usedAt = Date(unixMilliseconds: record.inspectedAt)
+            let claim = FirstUseClaim(
+                format: record.format?.text ?? "", issuer: issuer, ticketID: ticketID, deviceID: deviceID,
+                inspectionID: record.id, at: receivedAt)
+            let first = try await Self.claim(claim, usedAt: usedAt, in: session)
+            guard !first.isClaimant else { continue }
+            let conflict = FirstUseConflict(
+                deviceID: deviceID, inspectionID: record.id, format: claim.format, issuer: issuer,
+                ticketID: ticketID, usedAt: usedAt, firstDeviceID: first.deviceID,
+                firstInspectionID: first.inspectionID, firstUsedAt: first.usedAt, foundAt: receivedAt)
             try await session.execute(
                 """
-                INSERT INTO first_use (format, issuer, ticket_id, device_id, inspection_id, used_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (format, issuer, ticket_id) DO NOTHING
+                INSERT INTO first_use_conflict (device_id, inspection_id, format, issuer, ticket_id, used_at,
+                    first_device_id, first_inspection_id, first_used_at, found_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (device_id, inspection_id) DO NOTHING
                 """,
-                claim.format, claim.issuer, ticketID, claim.deviceID, claim.inspectionID, claim.at.unixMilliseconds)
-            // Read in a statement of its own: PostgreSQL's next statement sees the row that won, whoever wrote it.
-            guard
-                let row = try await session.query(
-                    """
-                    SELECT device_id, inspection_id, used_at FROM first_use
-                    WHERE format = ? AND issuer = ? AND ticket_id = ?
-                    """,
-                    claim.format, claim.issuer, ticketID
-                ).first
-            else {
-                throw ServerError(code: .storageFailure, message: "The first use just claimed cannot be read back.")
+                deviceID, record.id, claim.format, issuer, ticketID.hexString, usedAt.unixMilliseconds,
+                first.deviceID, first.inspectionID, first.usedAt.unixMilliseconds, receivedAt.unixMilliseconds)
+            conflicts.append(conflict)
+        }
+        return conflicts
+    }
+
+    public func firstUses(since: Int64, limit: Int, now: Date) async throws(ServerError) -> FirstUseDelta {
+        let limit = max(1, min(limit, FirstUseDelta.pageLimit))
+        // Older than the retention is not offered: a validator new to the fleet starts from a week ago.
+        let from = max(since, now.unixMilliseconds - FirstUseDelta.retentionMilliseconds)
+        return try await read("read the fleet's first uses") { session in
+            let rows = try await session.query(
+                """
+                SELECT format, issuer, ticket_id, device_id, used_at, recorded_at FROM first_use
+                WHERE recorded_at >= ? ORDER BY recorded_at LIMIT ?
+                """,
+                from, limit + 1)
+            var entries: [FleetFirstUse] = []
+            var last = from
+            for row in rows.prefix(limit) {
+                guard let ticketID = [UInt8](hex: try row.text("ticket_id")), !ticketID.isEmpty else { continue }
+                entries.append(
+                    FleetFirstUse(
+                        format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
+                        device: try row.text("device_id"), usedAt: Date(unixMilliseconds: try row.integer("used_at"))))
+                last = try row.integer("recorded_at")
             }
-            let deviceID = try row.text("device_id")
-            let inspectionID = try row.optionalText("inspection_id")
-            let usedAt = Date(unixMilliseconds: try row.integer("used_at"))
-            // Won now, or won before by this device for this very inspection (the answer to it was lost).
-            let isClaimant =
-                deviceID == claim.deviceID
-                && (inspectionID == claim.inspectionID
-                    || (claim.inspectionID == nil && usedAt.unixMilliseconds == claim.at.unixMilliseconds))
-            return FirstUseRecord(
-                deviceID: deviceID, inspectionID: inspectionID, usedAt: usedAt, isClaimant: isClaimant)
+            let more = rows.count > limit
+            // Caught up: the cursor is the time of this read, so that the next page starts where this one ended
+            // (less the overlap the validator asks with).
+            return FirstUseDelta(
+                since: since, next: more ? last : max(last, now.unixMilliseconds), entries: entries, more: more)
+        }
+    }
+
+    public func firstUseConflicts(limit: Int) async throws(ServerError) -> [FirstUseConflict] {
+        try await read("read the first-use conflicts") { session in
+            try await session.query(
+                """
+                SELECT device_id, inspection_id, format, issuer, ticket_id, used_at, first_device_id,
+                    first_inspection_id, first_used_at, found_at
+                FROM first_use_conflict ORDER BY found_at DESC, device_id, inspection_id LIMIT ?
+                """,
+                limit
+            ).map { row in
+                FirstUseConflict(
+                    deviceID: try row.text("device_id"), inspectionID: try row.text("inspection_id"),
+                    format: try row.text("format"), issuer: try row.text("issuer"),
+                    ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],
+                    usedAt: Date(unixMilliseconds: try row.integer("used_at")),
+                    firstDeviceID: try row.text("first_device_id"),
+                    firstInspectionID: try row.optionalText("first_inspection_id"),
+                    firstUsedAt: Date(unixMilliseconds: try row.integer("first_used_at")),
+                    foundAt: Date(unixMilliseconds: try row.integer("found_at")))
+            }
         }
     }
 
@@ -493,6 +586,10 @@ public final class SQLServerStore: ServerStore {
                     held[inspection.record.id] = inspection.record
                 }
             }
+            // The first uses the new records made (an upload sent again has claimed its own before).
+            let newRecords = zip(records, stored).filter(\.1).map(\.0)
+            _ = try await Self.recordFirstUses(
+                of: newRecords, deviceID: deviceID, receivedAt: receivedAt, in: session)
             return try zip(records, stored).map { record, isNew in
                 if isNew { return InspectionResult(id: record.id, outcome: .stored) }
                 guard let first = held[record.id] else {

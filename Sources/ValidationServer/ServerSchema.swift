@@ -33,8 +33,12 @@ enum ServerSchema {
         Migration(version: 8, identifier: "server-v8-first-use", statements: version8Statements),
     ]
 
-    /// Version 8: the fleet's first use of each single-use ticket, claimed by online checks. The primary key is
-    /// what decides between two gates claiming one ticket at once: the first insert wins, the other finds its row.
+    /// Version 8: the fleet's first use of each single-use ticket, claimed by online checks or uploaded with the
+    /// inspections of gates that passed it offline. The primary key is what decides between two gates claiming one
+    /// ticket at once: the first insert wins, the other finds its row. `used_at` is when the ticket was used (the
+    /// server's clock online, the gate's for an upload); `recorded_at` the server's clock when the row was written,
+    /// the cursor validators page the first uses by. A later first use of an already used ticket, uploaded by a gate
+    /// that passed it offline, is kept in `first_use_conflict`.
     static func version8Statements(dialect: Dialect) -> [String] {
         let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
         return [
@@ -46,10 +50,26 @@ enum ServerSchema {
                 device_id TEXT NOT NULL,
                 inspection_id TEXT,
                 used_at \(integer) NOT NULL,
+                recorded_at \(integer) NOT NULL,
                 PRIMARY KEY (format, issuer, ticket_id)
             )
             """,
-            "CREATE INDEX first_use_by_time ON first_use (used_at)",
+            "CREATE INDEX first_use_by_recording ON first_use (recorded_at)",
+            """
+            CREATE TABLE first_use_conflict (
+                device_id TEXT NOT NULL,
+                inspection_id TEXT NOT NULL,
+                format TEXT NOT NULL,
+                issuer TEXT NOT NULL,
+                ticket_id TEXT NOT NULL,
+                used_at \(integer) NOT NULL,
+                first_device_id TEXT NOT NULL,
+                first_inspection_id TEXT,
+                first_used_at \(integer) NOT NULL,
+                found_at \(integer) NOT NULL,
+                PRIMARY KEY (device_id, inspection_id)
+            )
+            """,
         ]
     }
 

@@ -71,6 +71,13 @@ public protocol ServerStore: Sendable {
     /// is this device's claim for the same inspection (a retry).
     func claimFirstUse(_ claim: FirstUseClaim) async throws(ServerError) -> FirstUseRecord
 
+    /// One page of the fleet's first uses recorded from `since` (Unix milliseconds, the server's clock) on, at most
+    /// `limit`, oldest first, and never older than `FirstUseDelta.retentionMilliseconds` before `now`.
+    func firstUses(since: Int64, limit: Int, now: Date) async throws(ServerError) -> FirstUseDelta
+    /// The first uses uploaded after another device's first use of the same ticket (two gates that both passed it
+    /// offline), newest first.
+    func firstUseConflicts(limit: Int) async throws(ServerError) -> [FirstUseConflict]
+
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
     /// Imports a published blocklist (VDV-KA, DTVG): its entries replace those of the version held, as logged
@@ -123,6 +130,25 @@ public struct FirstUseRecord: Sendable, Equatable {
     public var usedAt: Date
     /// Whether the claim that asked won.
     public var isClaimant: Bool
+}
+
+/// A single-use ticket passed by a second device after the first one had (both gates offline, or the second one's
+/// online check failed): found when the second device's inspection was uploaded.
+public struct FirstUseConflict: Sendable, Equatable {
+    /// The device whose upload found the conflict, and its inspection.
+    public var deviceID: String
+    public var inspectionID: String
+    public var format: String
+    public var issuer: String
+    public var ticketID: [UInt8]
+    /// When that device passed the ticket (its clock).
+    public var usedAt: Date
+    /// The first use it came after.
+    public var firstDeviceID: String
+    public var firstInspectionID: String?
+    public var firstUsedAt: Date
+    /// When the server found it (its clock).
+    public var foundAt: Date
 }
 
 /// A registered validator.

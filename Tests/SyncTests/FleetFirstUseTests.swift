@@ -20,7 +20,9 @@ struct FleetFirstUseTests {
         let scanner: SimulatedSSIScanner
         let socket: LineSocket
 
-        static func start(_ name: String, bench: SyncBench, token: String) async throws -> Gate {
+        static func start(
+            _ name: String, bench: SyncBench, token: String, online: Bool = true, interval: Int = 3600
+        ) async throws -> Gate {
             let store = Workbench()
             _ = try TrustStore(path: store.db)
             try token.write(toFile: store.path("device.token"), atomically: true, encoding: .utf8)
@@ -53,8 +55,8 @@ struct FleetFirstUseTests {
             token_file = "\(store.path("device.token"))"
             anchors = ["\(SyncBench.demoAnchorPublic)"]
             allow_demo_anchor = true
-            interval = 3600
-            online_check = true
+            interval = \(interval)
+            online_check = \(online)
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let daemon = try await DaemonProcess.start(config: config)
             let socket: LineSocket
@@ -116,5 +118,46 @@ struct FleetFirstUseTests {
         let journalB = try TrustStore(path: gateB.store.db).allInspections()
         #expect(journalB.first { $0.id == atB.id }?.decidedBy == "online")
         #expect(journalB.first { $0.id == atB.id }?.verdict.known == .replayed)
+    }
+
+    @Test("offline: a single ticket passed at gate A is refused at gate B once both have synced, as used at A")
+    func offlineAfterOneSync() async throws {
+        let bench = try SyncBench()
+        let gateA = try await Gate.start(
+            "gate-a", bench: bench, token: try bench.server.addDevice("gate-a"), online: false, interval: 1)
+        let gateB = try await Gate.start(
+            "gate-b", bench: bench, token: try bench.server.addDevice("gate-b"), online: false, interval: 1)
+        defer {
+            gateA.scanner.stop()
+            gateB.scanner.stop()
+        }
+        let day = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("d5"))))
+        #expect(try await gateA.scanOnceSynced(day).verdict == .valid)
+        #expect(try await gateB.scanOnceSynced(day).verdict == .valid)
+
+        let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("6d", product: "single"))))
+        let atA = try await gateA.scan(single)
+        #expect(atA.verdict == .valid && atA.decidedBy == .offline)
+        // Gate A uploads it with its next round, gate B learns it with its next: B's store says so.
+        let storeB = try TrustStore(path: gateB.store.db)
+        var learnt: FleetFirstUseRecord?
+        for _ in 0..<80 where learnt == nil {
+            try await Task.sleep(for: .milliseconds(250))
+            learnt = try storeB.fleetFirstUse(issuer: "demo-transit", ticketID: [0x6d], format: .fc1)
+        }
+        #expect(learnt?.device == "gate-a")
+        // Gate B, with no online check at all, refuses the screenshot.
+        let atB = try await gateB.scan(single)
+        #expect(atB.verdict == .replayed && atB.decidedBy == .offline, "\(atB.reason)")
+        #expect(atB.reason.contains("already passed gate-a") && atB.reason.contains("as of the last sync"))
+        // Gate A never learns its own first use from the fleet (its journal has it).
+        let storeA = try TrustStore(path: gateA.store.db)
+        #expect(try storeA.fleetFirstUse(issuer: "demo-transit", ticketID: [0x6d], format: .fc1) == nil)
+
+        #expect(await gateA.daemon.stop() == 0)
+        #expect(await gateB.daemon.stop() == 0)
+        // Nothing was passed twice: the server has no conflict.
+        let conflicts = try bench.server.admin(["first-uses", "conflicts", "--json"])
+        #expect(conflicts.isEmpty, "\(conflicts)")
     }
 }

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import NIOHTTP1
+import Signatures
 import TestSupport
 import Testing
 import ValidationAPI
@@ -110,5 +111,86 @@ struct FirstUseServerTests {
             let body = try WireFormat.encode(Self.claim([0x55], inspection: bad))
             #expect(try await send(.POST, url + "/v1/check", token: tokenA, body: body).status == 400)
         }
+    }
+
+    static func pass(_ id: String, ticket: [UInt8], at offset: Int64) -> InspectionUpload {
+        var record = InspectionOwnershipTests.record(id, at: offset)
+        record.ticketID = ticket
+        record.firstUse = true
+        return record
+    }
+
+    static func firstUsePage(
+        since: Int64, limit: Int? = nil, url: String, token: String
+    ) async throws -> FirstUseDelta {
+        let query = "?since=\(since)" + (limit.map { "&limit=\($0)" } ?? "")
+        let answer = try await send(.GET, url + "/v1/first-uses" + query, token: token)
+        guard answer.status == 200 else { throw BenchError(description: "first-uses: \(answer.status) \(answer.text)") }
+        let document = try SignedDocument(jsonBytes: answer.body)
+        return try document.open(as: FirstUseDelta.self, trusting: [.demo])
+    }
+
+    @Test(
+        "offline passes uploaded: the first is the fleet's first use, a later one a listed conflict; signed pages",
+        arguments: Backend.available)
+    func uploadsConflictsAndPages(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        let tokenA = try bench.addDevice("gate-a")
+        let tokenB = try bench.addDevice("gate-b")
+        let server = try bench.startServer()
+        defer { _ = server.stop() }
+        let url = server.baseURL
+        let started = Int64(Date().timeIntervalSince1970 * 1000)
+        // Gate A, offline, passed ticket 5a; so did gate B, offline too, a minute later.
+        let atA = Self.pass("a-1", ticket: [0x5a], at: 0)
+        let atB = Self.pass("b-1", ticket: [0x5a], at: 60_000)
+        #expect(try await InspectionOwnershipTests.upload([atA], to: server, token: tokenA).accepted == ["a-1"])
+        #expect(try await InspectionOwnershipTests.upload([atB], to: server, token: tokenB).accepted == ["b-1"])
+        // Sent again (the acknowledgement was lost): stored before, and still one conflict.
+        #expect(
+            try await InspectionOwnershipTests.upload([atB], to: server, token: tokenB).results?.first?.outcome
+                == .alreadyStored)
+        let conflicts = try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(conflicts.count == 1)
+        #expect(
+            conflicts.first?["device"] as? String == "gate-b" && conflicts.first?["firstDevice"] as? String == "gate-a")
+        #expect(conflicts.first?["ticketID"] as? String == "5a" && conflicts.first?["inspectionID"] as? String == "b-1")
+        let text = try bench.adminOK(["first-uses", "conflicts"])
+        #expect(text.contains("demo-transit/5a: passed gate-b at") && text.contains("after gate-a at"), "\(text)")
+
+        // An online claim of 5a now is already used, by gate A, at its offline time.
+        let online = try await Self.check(Self.claim([0x5a], inspection: "c-1"), url: url, token: tokenB)
+        #expect(online.verdict == "already-used" && online.firstUse?.device == "gate-a")
+        #expect(online.firstUse?.usedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        // A gate that claimed online and uploads the same inspection later finds its own claim: no conflict.
+        _ = try await Self.check(Self.claim([0x6b], inspection: "a-2"), url: url, token: tokenA)
+        _ = try await InspectionOwnershipTests.upload(
+            [Self.pass("a-2", ticket: [0x6b], at: 5)], to: server, token: tokenA)
+        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").count == 1)
+        // Not a pass (no firstUse): nothing recorded.
+        var seen = InspectionOwnershipTests.record("a-3")
+        seen.ticketID = [0x7c]
+        _ = try await InspectionOwnershipTests.upload([seen], to: server, token: tokenA)
+
+        // The signed pages: every first use recorded since the moment asked, oldest first, 7c not among them.
+        let page = try await Self.firstUsePage(since: started - 1000, url: url, token: tokenB)
+        #expect(page.entries.map(\.ticketID.hexString).sorted() == ["5a", "6b"], "\(page.entries)")
+        #expect(page.entries.first { $0.ticketID == [0x5a] }?.device == "gate-a")
+        #expect(!page.more && page.since == started - 1000 && page.next >= started)
+        // Paged one at a time: the first page says there is more.
+        let first = try await Self.firstUsePage(since: started - 1000, limit: 1, url: url, token: tokenB)
+        #expect(first.entries.count == 1 && first.more)
+        let second = try await Self.firstUsePage(since: first.next, limit: 1, url: url, token: tokenB)
+        #expect(second.entries.count == 1)
+        // After the cursor, nothing.
+        let later = try await Self.firstUsePage(since: page.next + 1, url: url, token: tokenB)
+        #expect(later.entries.isEmpty)
+        for bad in ["-1", "x"] {
+            #expect(try await send(.GET, url + "/v1/first-uses?since=" + bad, token: tokenB).status == 400)
+        }
+        #expect(try await send(.GET, url + "/v1/first-uses?limit=5001", token: tokenB).status == 400)
+        #expect(try await send(.GET, url + "/v1/first-uses").status == 401)
     }
 }

@@ -1,0 +1,90 @@
+import FareCore
+import Foundation
+
+/// The fleet's first uses of single-use tickets recorded since a moment, as the server sends them to validators
+/// (`GET /v1/first-uses?since=MS`, signed in a `SignedDocument`), so that a gate that is offline when a ticket is
+/// shown refuses one that another gate passed.
+///
+/// The cursor is the server's own clock in Unix milliseconds, when it recorded each first use (not when the ticket
+/// was used: a first use uploaded days later by a gate that was offline is recorded when it arrives). A validator
+/// asks from a minute before its cursor (``overlapMilliseconds``), since a first use committed a moment late can
+/// carry a slightly older time; entries come again then, and applying one twice changes nothing. A page has at
+/// most ``pageLimit`` entries, oldest first; when `more` is true the validator asks again at once from `next`
+/// (inclusive, without the overlap).
+public struct FirstUseDelta: Sendable, Equatable, Codable {
+    /// Entries one page holds at most.
+    public static let pageLimit = 5000
+    /// How far before its cursor a validator asks again, for first uses committed late.
+    public static let overlapMilliseconds: Int64 = 60_000
+    /// How long the server offers first uses to validators (and validators keep them): seven days.
+    public static let retentionMilliseconds: Int64 = 7 * 86_400_000
+
+    /// The moment asked from (as the validator sent it).
+    public var since: Int64
+    /// The cursor to keep: the server's clock when it read this page, or the last entry's time when `more`.
+    public var next: Int64
+    /// The first uses recorded from `since` on, oldest first.
+    public var entries: [FleetFirstUse]
+    /// Whether more entries follow: ask again with `since=next` at once.
+    public var more: Bool
+    /// When the server signed the page (counts in the validator's trusted-time floor like a revocation page).
+    public var issuedAt: Date?
+
+    /// Makes a page.
+    public init(since: Int64, next: Int64, entries: [FleetFirstUse], more: Bool, issuedAt: Date? = nil) {
+        self.since = since
+        self.next = next
+        self.entries = entries
+        self.more = more
+        self.issuedAt = issuedAt
+    }
+}
+
+/// One single-use ticket's first use in the fleet.
+public struct FleetFirstUse: Sendable, Equatable, Codable {
+    /// The ticket's format as the claiming validator named it ('' when it did not).
+    public var format: String
+    public var issuer: String
+    public var ticketID: [UInt8]
+    /// The device (its id on the server) that used it first.
+    public var device: String
+    /// When that device used it: the server's clock for a claim made online, the device's for one uploaded later.
+    public var usedAt: Date
+
+    /// Makes an entry.
+    public init(format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date) {
+        self.format = format
+        self.issuer = issuer
+        self.ticketID = ticketID
+        self.device = device
+        self.usedAt = usedAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, issuer, ticketID, device, usedAt
+    }
+
+    /// Reads an entry; `ticketID` is lowercase hex.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(String.self, forKey: .format)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        guard let ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID), !ticketID.isEmpty else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .ticketID, in: container, debugDescription: "a first use names its ticket id")
+        }
+        self.ticketID = ticketID
+        device = try container.decode(String.self, forKey: .device)
+        usedAt = try container.decode(Date.self, forKey: .usedAt)
+    }
+
+    /// Writes an entry; `ticketID` as hex.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
+        try container.encode(device, forKey: .device)
+        try container.encode(usedAt, forKey: .usedAt)
+    }
+}
