@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The blocklist figures write a VDV-KA blocklist, an SQLite file of a million rows.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The fleet figures' simulated validators speak HTTP to the servers.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -34,6 +37,9 @@ let package = Package(
             ].map(farecheck) + [
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         )
