@@ -151,9 +151,15 @@ enum LoadAverage {
 
 /// Times in milliseconds, summarised.
 struct Milliseconds {
+    /// In order, smallest first.
     var values: [Double]
+    /// As given (in frame order, for a frame's times).
+    var unsorted: [Double]
 
-    init(_ values: [Double]) { self.values = values.sorted() }
+    init(_ values: [Double]) {
+        self.values = values.sorted()
+        self.unsorted = values
+    }
 
     /// Nearest rank: the smallest value with at least `fraction` of the values at or below it.
     func percentile(_ fraction: Double) -> Double {
@@ -400,6 +406,12 @@ struct SequenceBenchmark {
             "  farecheck, one task (Y4M frame → camera pass → tracker → verdict): "
                 + "\(String(format: "%.1f", 1000 / frameTimes.mean)) frames/s; frame-to-verdict \(frameTimes.summary), "
                 + "max \(Milliseconds.text(frameTimes.max)) ms")
+        let inView = Set(expected.flatMap { Array($0.frames) })
+        let split = Dictionary(grouping: frameTimes.unsorted.indices) { inView.contains($0) }
+        printLine(
+            "    frames with a ticket in view: "
+                + Milliseconds((split[true] ?? []).map { frameTimes.unsorted[$0] }).summary
+                + "; frames without: " + Milliseconds((split[false] ?? []).map { frameTimes.unsorted[$0] }).summary)
         printLine(
             "    frames starting a presentation (to its verdict): \(decoded.verdictTimes.summary); "
                 + "verdicts: \(decoded.verdicts.map { "\($0.value) \($0.key.rawValue)" }.sorted().joined(separator: ", "))"
@@ -419,7 +431,7 @@ struct SequenceBenchmark {
                 "  \(anchor.name): \(anchor.times.summary) (mean \(Milliseconds.text(anchor.times.mean)) ms); "
                     + "presentations recognised \(recognised)/\(expected.count)"
                     + (stray > 0 ? ", \(stray) stray reads" : "")
-                    + "; farecheck's mean frame-to-verdict is \(String(format: "%.2f", frameTimes.mean / anchor.times.mean))× its time"
+                    + "; mean time per frame, farecheck ÷ it: \(String(format: "%.2f", frameTimes.mean / anchor.times.mean))"
             )
         }
         printLine("  per presentation (farecheck: first frame read, of its range; anchors: frames read of its range):")
@@ -438,6 +450,16 @@ struct SequenceBenchmark {
                     "; \(anchor.name.split(separator: " ").first ?? "") \(anchor.reads.frames(reading: presentation))"
             }
             printLine(line)
+        }
+
+        // Where a frame's time goes: the camera pass with one engine at a time, on the same frames.
+        printLine("  the camera pass's engines alone, same frames (where the frame time goes):")
+        for (label, engines) in [("zxing + Aztec locator", Set([DecodingEngine.zxing])), ("zbar", [.zbar])] {
+            let (times, reads) = engineAlone(engines, frames)
+            let recognised = expected.filter { reads.frames(reading: $0) > 0 }.count
+            printLine(
+                "    \(label): \(times.summary) (mean \(Milliseconds.text(times.mean)) ms); presentations recognised "
+                    + "\(recognised)/\(expected.count)")
         }
 
         // The goals of issue 24.
@@ -500,6 +522,24 @@ struct SequenceBenchmark {
         return (
             Milliseconds(frameTimes), Milliseconds(verdictTimes), verdicts, Recognition(started, expected: expected)
         )
+    }
+
+    /// The camera pass with only `engines`, frame by frame: the time per frame and what it read.
+    private func engineAlone(
+        _ engines: Set<DecodingEngine>, _ frames: [VideoFrame]
+    ) -> (times: Milliseconds, reads: FrameReads) {
+        var configuration = SymbolScanner.Configuration.camera
+        configuration.engines = engines
+        let scanner = SymbolScanner(configuration: configuration)
+        var times: [Double] = []
+        var reads: [[[UInt8]]] = []
+        for frame in frames {
+            let start = ContinuousClock.now
+            let symbols = scanner.scan(frame.image)
+            times.append(Milliseconds.of(ContinuousClock.now - start))
+            reads.append(symbols.map(\.bytes))
+        }
+        return (Milliseconds(times), FrameReads(outputs: reads))
     }
 
     /// The frames offered at the recording's frame rate by a capture thread to a ``FrameQueue``, decoded on this
