@@ -226,6 +226,8 @@ extension Array where Element == UInt8 {
 protocol VideoAnchor {
     /// Its name in the figures.
     var name: String { get }
+    /// Its name in the per-presentation lines.
+    var shortName: String { get }
     /// Why it cannot run here, or `nil` when it can.
     func unavailability() -> String?
     /// Reads each frame (PGM files, in order); the time per frame and the payloads read in it.
@@ -235,17 +237,18 @@ protocol VideoAnchor {
 /// A command-line reader started once per frame; its time per frame is the whole process, image loading included.
 struct ProcessAnchor: VideoAnchor {
     let name: String
+    let shortName: String
     let program: String
     let arguments: [String]
     let installation: String
 
     /// zxing-cpp 1.4 (Debian's zxing-cpp-tools), Aztec and QR only, the symbols' bytes on standard output.
     static let zxingReader = ProcessAnchor(
-        name: "ZXingReader 1.4, a process per frame", program: "ZXingReader",
+        name: "ZXingReader 1.4, a process per frame", shortName: "ZXingReader", program: "ZXingReader",
         arguments: ["-bytes", "-format", "Aztec,QRCode"], installation: "apt-get install zxing-cpp-tools")
     /// zbar 0.23 (QR only: zbar has no Aztec reader), the symbols' text on standard output.
     static let zbarimg = ProcessAnchor(
-        name: "zbarimg 0.23, a process per frame", program: "zbarimg",
+        name: "zbarimg 0.23, a process per frame", shortName: "zbarimg", program: "zbarimg",
         arguments: ["-q", "--raw", "-Sdisable", "-Sqrcode.enable"], installation: "apt-get install zbar-tools")
 
     func unavailability() -> String? {
@@ -271,6 +274,7 @@ struct WheelAnchor: VideoAnchor {
     let python: String
     let script: String
     var name: String { "zxing-cpp wheel, in-process per frame" }
+    var shortName: String { "zxing-cpp wheel" }
 
     private var pythonPath: String? { python.contains("/") ? python : findTool(python) }
 
@@ -385,7 +389,7 @@ struct SequenceBenchmark {
         let decoded = try decodeOneTask(frames, expected: expected)
         let realTime = await decodeInRealTime(frames, frameRate: frameRate, expected: expected)
 
-        var anchorResults: [(name: String, times: Milliseconds, reads: FrameReads)] = []
+        var anchorResults: [(anchor: any VideoAnchor, times: Milliseconds, reads: FrameReads)] = []
         if !anchors.isEmpty {
             let directory = try writePGMs(frames)
             defer { try? FileManager.default.removeItem(atPath: directory.path) }
@@ -396,7 +400,7 @@ struct SequenceBenchmark {
                     continue
                 }
                 let (times, reads) = try anchor.read(frames: files)
-                anchorResults.append((anchor.name, times, reads))
+                anchorResults.append((anchor, times, reads))
             }
         }
 
@@ -428,7 +432,7 @@ struct SequenceBenchmark {
             let recognised = expected.filter { anchor.reads.frames(reading: $0) > 0 }.count
             let stray = anchor.reads.strayReads(expected)
             printLine(
-                "  \(anchor.name): \(anchor.times.summary) (mean \(Milliseconds.text(anchor.times.mean)) ms); "
+                "  \(anchor.anchor.name): \(anchor.times.summary) (mean \(Milliseconds.text(anchor.times.mean)) ms); "
                     + "presentations recognised \(recognised)/\(expected.count)"
                     + (stray > 0 ? ", \(stray) stray reads" : "")
                     + "; mean time per frame, farecheck ÷ it: \(String(format: "%.2f", frameTimes.mean / anchor.times.mean))"
@@ -447,7 +451,7 @@ struct SequenceBenchmark {
             if realTime.recognition.firstFrames[index] == nil { line += " (real time: not read)" }
             for anchor in anchorResults {
                 line +=
-                    "; \(anchor.name.split(separator: " ").first ?? "") \(anchor.reads.frames(reading: presentation))"
+                    "; \(anchor.anchor.shortName) \(anchor.reads.frames(reading: presentation))"
             }
             printLine(line)
         }
@@ -464,7 +468,7 @@ struct SequenceBenchmark {
 
         // The goals of issue 24.
         let best = anchorResults.map { anchor in
-            (anchor.name, expected.filter { anchor.reads.frames(reading: $0) > 0 }.count)
+            (anchor.anchor.name, expected.filter { anchor.reads.frames(reading: $0) > 0 }.count)
         }.max { $0.1 < $1.1 }
         if header.height == 720 {
             let met = frameTimes.p99 < 33
