@@ -276,10 +276,13 @@ struct WheelAnchor: VideoAnchor {
     var name: String { "zxing-cpp wheel, in-process per frame" }
     var shortName: String { "zxing-cpp wheel" }
 
-    private var pythonPath: String? { python.contains("/") ? python : findTool(python) }
+    private var pythonPath: String? {
+        guard python.contains("/") else { return findTool(python) }
+        return FileManager.default.isExecutableFile(atPath: python) ? python : nil
+    }
 
     func unavailability() -> String? {
-        guard let pythonPath else { return "no \(python)" }
+        guard let pythonPath else { return "no Python at \(python) (give --python)" }
         guard FileManager.default.fileExists(atPath: script) else {
             return "\(script) not found (run from the repository root, or give --wheel-script)"
         }
@@ -481,6 +484,8 @@ struct SequenceBenchmark {
             printLine(
                 "  goal presentations recognised ≥ the best anchor (\(best.0), \(best.1)): "
                     + "\(decoded.recognition.recognised), \(met ? "met" : "NOT met")")
+        } else if !anchors.isEmpty {
+            printLine("  goal presentations recognised ≥ the best anchor: no anchor ran")
         }
     }
 
