@@ -214,6 +214,11 @@ enum MachineDescription {
 
 /// Runs another program and returns its standard output, or `nil` when it cannot run.
 func runTool(_ path: String, _ arguments: [String]) -> String? {
+    runToolBytes(path, arguments).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// Runs another program and returns its standard output byte for byte, or `nil` when it cannot run.
+func runToolBytes(_ path: String, _ arguments: [String]) -> [UInt8]? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -227,7 +232,7 @@ func runTool(_ path: String, _ arguments: [String]) -> String? {
     }
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    return Array(data)
 }
 
 /// Runs `body` (which starts a child process) with every signal unblocked on this thread.

@@ -10,7 +10,7 @@ struct FarecheckBench: AsyncParsableCommand {
         commandName: "farecheck-bench",
         abstract: BenchCommand.configuration.abstract,
         discussion: BenchCommand.configuration.discussion,
-        subcommands: [BenchCommand.self, FleetLoadCommand.self],
+        subcommands: [BenchCommand.self, VideoCommand.self, FleetLoadCommand.self],
         defaultSubcommand: BenchCommand.self
     )
 }
