@@ -25,6 +25,19 @@ public struct SymbolScanner: Sendable {
         /// zxing misses in the same image. On, an image holding several QR codes yields every one that
         /// either engine reads on its own.
         public var readsWithBothEngines: Bool
+        /// What the first pass reads with.
+        public var firstPass: FirstPass
+
+        /// What the first pass of a scan reads with.
+        public enum FirstPass: Sendable, Hashable {
+            /// zxing's quick settings with farecheck's Aztec locator beside it (and zbar when there are no fallbacks
+            /// or both engines are wanted): a still image, where slower passes follow when it finds nothing.
+            case still
+            /// zxing's thorough settings (every row, turned copies) beside the Aztec locator held to its two
+            /// strongest bull's-eyes, no zbar: a camera frame, where the next frame is the fallback and the whole
+            /// frame has 33 ms (docs/camera.md).
+            case camera
+        }
 
         /// Creates a configuration.
         public init(
@@ -32,13 +45,15 @@ public struct SymbolScanner: Sendable {
             engines: Set<DecodingEngine> = [.zxing, .zbar],
             usesFallbacks: Bool = true,
             runsEnginesInParallel: Bool = true,
-            readsWithBothEngines: Bool = false
+            readsWithBothEngines: Bool = false,
+            firstPass: FirstPass = .still
         ) {
             self.symbologies = symbologies
             self.engines = engines
             self.usesFallbacks = usesFallbacks
             self.runsEnginesInParallel = runsEnginesInParallel
             self.readsWithBothEngines = readsWithBothEngines
+            self.firstPass = firstPass
         }
     }
 
@@ -76,8 +91,8 @@ public struct SymbolScanner: Sendable {
         case zxing(ZXingEngine.Options)
         /// zbar for QR, optionally also trying light-on-dark codes.
         case zbar(testsInverted: Bool)
-        /// Our own bull's-eye finder and resampler, then zxing on the clean grid.
-        case aztecLocator
+        /// Our own bull's-eye finder and resampler, then zxing on the clean grid, for at most this many bull's-eyes.
+        case aztecLocator(candidates: Int)
     }
 
     /// One attempt: an optional preparation of the image, then readers on the result.
@@ -108,18 +123,28 @@ public struct SymbolScanner: Sendable {
         let thorough = ZXingEngine.Options(symbologies: symbologies, tryHarder: true, tryRotate: true)
         var histogram = thorough
         histogram.binarizer = .globalHistogram
-        func readers(_ zxing: [ZXingEngine.Options], zbar: Bool, locator: Bool) -> [Reader] {
+        func readers(_ zxing: [ZXingEngine.Options], zbar: Bool, locator: Bool, candidates: Int = 6) -> [Reader] {
             var list: [Reader] = []
             if useZXing { list += zxing.map { .zxing($0) } }
             if zbar && useZBar { list.append(.zbar(testsInverted: false)) }
-            if locator && aztec && !skippedPasses.contains("locator") { list.append(.aztecLocator) }
+            if locator && aztec && !skippedPasses.contains("locator") {
+                list.append(.aztecLocator(candidates: candidates))
+            }
             return list
         }
         // First: zxing and our Aztec locator side by side; zbar is three times slower than both, so it waits.
         let zbarFirst = configuration.readsWithBothEngines || !configuration.usesFallbacks
-        var passes = [
-            Pass(name: "fast", prepare: original, readers: readers([quick], zbar: zbarFirst, locator: true))
-        ]
+        var passes: [Pass]
+        switch configuration.firstPass {
+        case .still:
+            passes = [Pass(name: "fast", prepare: original, readers: readers([quick], zbar: zbarFirst, locator: true))]
+        case .camera:
+            passes = [
+                Pass(
+                    name: "fast", prepare: original,
+                    readers: readers([thorough], zbar: false, locator: true, candidates: 2))
+            ]
+        }
         guard configuration.usesFallbacks else { return passes }
         passes.append(
             Pass(
@@ -167,7 +192,8 @@ public struct SymbolScanner: Sendable {
                 switch reader {
                 case .zxing(let options): (ZXingEngine.read(image, options: options), .zxing)
                 case .zbar(let inverted): (ZBarEngine.read(image, testInverted: inverted), .zbar)
-                case .aztecLocator: (AztecLocator.read(image, symbologies: symbologies), .zxing)
+                case .aztecLocator(let candidates):
+                    (AztecLocator.read(image, symbologies: symbologies, limit: candidates), .zxing)
                 }
             }
         }
