@@ -655,38 +655,49 @@ struct AztecLocator {
 
 extension AztecLocator {
     /// Every Aztec symbol whose bull's-eye this finds and zxing then reads from the resampled grid.
-    static func read(_ image: GrayImage, symbologies: Set<Symbology>, limit: Int = 6) -> [EngineSymbol] {
+    ///
+    /// - Parameters:
+    ///   - limit: The most bull's-eyes tried, strongest first.
+    ///   - exhaustive: Whether each bull's-eye gets every geometry and binariser (a still image), or only the
+    ///     affine and projective grids with one binariser (a camera frame, where the next frame comes in 33 ms).
+    static func read(
+        _ image: GrayImage, symbologies: Set<Symbology>, limit: Int = 6, exhaustive: Bool = true
+    ) -> [EngineSymbol] {
         guard symbologies.contains(.aztec) else { return [] }
         let locator = AztecLocator(image: image)
         var found: [EngineSymbol] = []
         for candidate in locator.candidates(limit: limit) {
-            if let symbol = locator.decode(candidate) { found.append(symbol) }
+            if let symbol = locator.decode(candidate, exhaustive: exhaustive) { found.append(symbol) }
         }
         return found
     }
 
     /// The symbol around one bull's-eye, trying geometries from the cheapest: affine (a flat ticket seen
     /// square on), projective (a tilted camera), and corrected by the reference grid (large symbols, where
-    /// small errors grow towards the edges, and bent paper).
-    func decode(_ candidate: Candidate) -> EngineSymbol? {
+    /// small errors grow towards the edges, and bent paper); the last only when `exhaustive`.
+    func decode(_ candidate: Candidate, exhaustive: Bool = true) -> EngineSymbol? {
         let (affine, projective) = geometry(of: candidate)
-        if let affine, let symbol = decode(candidate, geometry: SymbolGeometry(affine)) { return symbol }
+        if let affine, let symbol = decode(candidate, geometry: SymbolGeometry(affine), exhaustive: exhaustive) {
+            return symbol
+        }
         guard let projective else { return nil }
-        if let symbol = decode(candidate, geometry: SymbolGeometry(projective)) { return symbol }
-        guard let refined = refinedWithReferenceGrid(projective) else { return nil }
+        if let symbol = decode(candidate, geometry: SymbolGeometry(projective), exhaustive: exhaustive) {
+            return symbol
+        }
+        guard exhaustive, let refined = refinedWithReferenceGrid(projective) else { return nil }
         if let symbol = decode(candidate, geometry: refined) { return symbol }
         // The plain refitted homography, in case a correction was measured wrong.
         return decode(candidate, geometry: SymbolGeometry(refined.homography))
     }
 
-    private func decode(_ candidate: Candidate, geometry: SymbolGeometry) -> EngineSymbol? {
+    private func decode(_ candidate: Candidate, geometry: SymbolGeometry, exhaustive: Bool = true) -> EngineSymbol? {
         let pure = rectified(geometry)
         // Upright, with whole pixels per module, zxing's own detector places the grid exactly; its "pure"
         // mode would also need nothing but the symbol in the picture, and ticket text may be there.
         let attempts: [(isPure: Bool, binarizer: ZXingEngine.Options.Binarizer)] = [
             (false, .localAverage), (true, .localAverage), (false, .globalHistogram),
         ]
-        for (isPure, binarizer) in attempts {
+        for (isPure, binarizer) in attempts.prefix(exhaustive ? attempts.count : 1) {
             var options = ZXingEngine.Options(symbologies: [.aztec], tryDownscale: false, isPure: isPure)
             options.binarizer = binarizer
             guard var symbol = ZXingEngine.read(pure, options: options).first else { continue }

@@ -31,9 +31,9 @@ public struct PresentationReader: Sendable {
 }
 
 extension SymbolScanner.Configuration {
-    /// What a camera source runs on every frame: one pass, zxing with its thorough settings beside the Aztec
-    /// locator held to two bull's-eyes, no zbar. A frame it does not read is followed by the next one within 33 ms;
-    /// the still-image ladder (zbar, the prepared copies) would cost a 720p frame three times the budget in its
-    /// slowest frames (docs/camera.md).
+    /// What a camera source runs on every frame: one pass, zxing's quick settings beside the Aztec locator held to
+    /// two bull's-eyes and its two cheapest grids, no zbar. A frame it does not read is followed by the next one
+    /// within 33 ms; the still-image ladder (zbar, every grid, the prepared copies) would cost a 720p frame three
+    /// times the budget in its slowest frames (docs/camera.md).
     public static var camera: Self { Self(usesFallbacks: false, firstPass: .camera) }
 }

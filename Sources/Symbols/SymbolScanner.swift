@@ -33,9 +33,9 @@ public struct SymbolScanner: Sendable {
             /// zxing's quick settings with farecheck's Aztec locator beside it (and zbar when there are no fallbacks
             /// or both engines are wanted): a still image, where slower passes follow when it finds nothing.
             case still
-            /// zxing's thorough settings (every row, turned copies) beside the Aztec locator held to its two
-            /// strongest bull's-eyes, no zbar: a camera frame, where the next frame is the fallback and the whole
-            /// frame has 33 ms (docs/camera.md).
+            /// zxing's quick settings beside the Aztec locator held to its two strongest bull's-eyes and its two
+            /// cheapest grids, no zbar: a camera frame, where the next frame is the fallback and the whole frame has
+            /// 33 ms (docs/camera.md).
             case camera
         }
 
@@ -91,8 +91,9 @@ public struct SymbolScanner: Sendable {
         case zxing(ZXingEngine.Options)
         /// zbar for QR, optionally also trying light-on-dark codes.
         case zbar(testsInverted: Bool)
-        /// Our own bull's-eye finder and resampler, then zxing on the clean grid, for at most this many bull's-eyes.
-        case aztecLocator(candidates: Int)
+        /// Our own bull's-eye finder and resampler, then zxing on the clean grid, for at most this many bull's-eyes,
+        /// each with every geometry and binariser or (not `exhaustive`) the two cheapest grids and one binariser.
+        case aztecLocator(candidates: Int, exhaustive: Bool)
     }
 
     /// One attempt: an optional preparation of the image, then readers on the result.
@@ -123,12 +124,14 @@ public struct SymbolScanner: Sendable {
         let thorough = ZXingEngine.Options(symbologies: symbologies, tryHarder: true, tryRotate: true)
         var histogram = thorough
         histogram.binarizer = .globalHistogram
-        func readers(_ zxing: [ZXingEngine.Options], zbar: Bool, locator: Bool, candidates: Int = 6) -> [Reader] {
+        func readers(
+            _ zxing: [ZXingEngine.Options], zbar: Bool, locator: Bool, candidates: Int = 6, exhaustive: Bool = true
+        ) -> [Reader] {
             var list: [Reader] = []
             if useZXing { list += zxing.map { .zxing($0) } }
             if zbar && useZBar { list.append(.zbar(testsInverted: false)) }
             if locator && aztec && !skippedPasses.contains("locator") {
-                list.append(.aztecLocator(candidates: candidates))
+                list.append(.aztecLocator(candidates: candidates, exhaustive: exhaustive))
             }
             return list
         }
@@ -142,7 +145,7 @@ public struct SymbolScanner: Sendable {
             passes = [
                 Pass(
                     name: "fast", prepare: original,
-                    readers: readers([thorough], zbar: false, locator: true, candidates: 2))
+                    readers: readers([quick], zbar: false, locator: true, candidates: 2, exhaustive: false))
             ]
         }
         guard configuration.usesFallbacks else { return passes }
@@ -192,8 +195,11 @@ public struct SymbolScanner: Sendable {
                 switch reader {
                 case .zxing(let options): (ZXingEngine.read(image, options: options), .zxing)
                 case .zbar(let inverted): (ZBarEngine.read(image, testInverted: inverted), .zbar)
-                case .aztecLocator(let candidates):
-                    (AztecLocator.read(image, symbologies: symbologies, limit: candidates), .zxing)
+                case .aztecLocator(let candidates, let exhaustive):
+                    (
+                        AztecLocator.read(image, symbologies: symbologies, limit: candidates, exhaustive: exhaustive),
+                        .zxing
+                    )
                 }
             }
         }
