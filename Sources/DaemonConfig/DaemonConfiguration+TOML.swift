@@ -235,14 +235,41 @@ extension DaemonConfiguration {
     }
 
     private static func parseSync(_ table: inout TableReader) throws(ConfigurationError) -> Sync {
-        guard let url = try table.string("url"), !url.isEmpty else {
+        // One server (`url`), or several replicas on one database (`urls`), failed over to in this order.
+        let urlKey: String
+        let urls: [String]
+        switch (try table.string("url"), try table.strings("urls")) {
+        case (nil, nil):
             throw table.error(
-                "url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
+                "url",
+                "is required (or urls): the validation API's base URL, e.g. \"https://validation.example.org\"")
+        case (.some, .some):
+            throw table.error("urls", "give url (one server) or urls (several), not both")
+        case (let url?, nil):
+            guard !url.isEmpty else {
+                throw table.error(
+                    "url", "is required: the validation API's base URL, e.g. \"https://validation.example.org\"")
+            }
+            (urlKey, urls) = ("url", [url])
+        case (nil, let list?):
+            guard !list.isEmpty else {
+                throw table.error(
+                    "urls", "must name at least one server, e.g. [\"https://a.example.org\", \"https://b.example.org\"]"
+                )
+            }
+            (urlKey, urls) = ("urls", list)
         }
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), parsed.host != nil,
-            scheme == "https" || scheme == "http"
-        else {
-            throw table.error("url", "must be an https:// URL (http:// only for a test server), got \"\(url)\"")
+        var parsedURLs: [(url: String, scheme: String, host: String)] = []
+        for url in urls {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host,
+                scheme == "https" || scheme == "http"
+            else {
+                throw table.error(urlKey, "must be an https:// URL (http:// only for a test server), got \"\(url)\"")
+            }
+            if parsedURLs.contains(where: { $0.url == url }) {
+                throw table.error(urlKey, "names \"\(url)\" twice")
+            }
+            parsedURLs.append((url, scheme, host))
         }
         let deviceID = try table.string("device_id")
         let token = try table.string("token")
@@ -259,7 +286,8 @@ extension DaemonConfiguration {
             throw table.error(
                 "anchors", "is required: the PEM files of the agency's trust anchors (\"demo\" for the demo anchor)")
         }
-        var sync = Sync(url: url, token: token, tokenFile: tokenFile, anchors: anchors)
+        var sync = Sync(url: urls[0], token: token, tokenFile: tokenFile, anchors: anchors)
+        sync.urls = urls
         sync.deviceID = deviceID
         if let allow = try table.bool("allow_demo_anchor") { sync.allowDemoAnchor = allow }
         if let interval = try table.number("interval", in: 1...86400) { sync.interval = interval }
@@ -280,12 +308,12 @@ extension DaemonConfiguration {
             throw table.error("client_cert", "is required with client_key: the client certificate (PEM)")
         default: break
         }
-        if scheme != "https" {
+        for (url, scheme, host) in parsedURLs where scheme != "https" {
             // The device token and every inspection would cross the network readable and changeable by anyone
             // on the way: plain http only for a server on this machine (a test server).
-            guard isLoopback(parsed.host ?? "") else {
+            guard isLoopback(host) else {
                 throw table.error(
-                    "url", "must be https:// (plain http:// only for a server on loopback), got \"\(url)\"")
+                    urlKey, "must be https:// (plain http:// only for a server on loopback), got \"\(url)\"")
             }
             if sync.clientCertificate != nil {
                 throw table.error(

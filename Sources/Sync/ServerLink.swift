@@ -5,7 +5,8 @@ import Synchronization
 /// The sync worker attaches its client while it runs and reports each round; the online checker asks only
 /// while the link is "connected": the last exchange succeeded, recently. A failed online check marks the link
 /// down, so that scans do not each wait out a deadline while the vehicle is in a tunnel; the next good sync
-/// round brings it up again.
+/// round brings it up again. With several servers, a failure that moved the client to another server that is up
+/// leaves the link connected: only when every server has failed is it down.
 public final class ServerLink: Sendable {
     private struct State {
         var client: ValidationAPIClient?
@@ -38,9 +39,13 @@ public final class ServerLink: Sendable {
         }
     }
 
-    /// An exchange with the server failed.
+    /// An exchange with the server failed: the link is down, unless the client has several servers and moved
+    /// from the one that failed to one that is up (the next exchange goes there).
     public func failed() {
-        state.withLock { $0.down = true }
+        state.withLock { state in
+            if let servers = state.client?.servers, servers.hasFailedOver { return }
+            state.down = true
+        }
     }
 
     /// The client, when the link is connected.

@@ -22,7 +22,8 @@ extension ValidationAPIClient.Configuration {
     public init(sync: SyncSettings, token: String, requestTimeout: Duration) {
         // A key bundle is at most 8 MiB whatever the table allows; revocations may use all of it.
         self.init(
-            baseURL: sync.url, token: token, deviceID: sync.deviceID, requestTimeout: requestTimeout,
+            baseURL: sync.url, replicas: Array(sync.urls.dropFirst()), token: token, deviceID: sync.deviceID,
+            requestTimeout: requestTimeout,
             maximumKeyBundleBytes: min(8 << 20, sync.maximumBodyBytes), maximumRevocationBytes: sync.maximumBodyBytes,
             tls: sync.tlsFiles)
     }

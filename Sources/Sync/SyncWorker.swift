@@ -88,7 +88,9 @@ public final class SyncWorker: Service, Sendable {
     public func run() async throws {
         let httpConfiguration = try configuration.client.httpClientConfiguration()
         try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
-            let client = ValidationAPIClient(configuration: configuration.client, http: http)
+            let client = ValidationAPIClient(
+                configuration: configuration.client, http: http,
+                servers: ServerPool(urls: configuration.client.baseURLs, logger: logger))
             link.attach(client)
             defer { link.attach(nil) }
             await cancelWhenGracefulShutdown {

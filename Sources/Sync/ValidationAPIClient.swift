@@ -11,11 +11,21 @@ import ValidationAPI
 ///
 /// It borrows an `HTTPClient` from its caller (the sync worker opens one for its lifetime with
 /// `HTTPClient.withHTTPClient`), so it holds no resources of its own.
+///
+/// With several servers (replicas on one database), each request goes to the pool's current server; when that
+/// one fails (unreachable, timed out, 5xx) it is left alone for a back-off and the request is sent once more, to
+/// the next server. The API makes that safe: an upload sent twice is stored once, a first use is claimed once.
 public struct ValidationAPIClient: Sendable {
     /// Where the server is and how much to accept from it.
     public struct Configuration: Sendable, Equatable {
-        /// The server's base URL, e.g. `https://validation.example.org` (plain `http://` only for loopback tests).
-        public var baseURL: String
+        /// The servers' base URLs, e.g. `https://validation.example.org` (plain `http://` only for loopback tests):
+        /// one, or several replicas on one database, tried in this order.
+        public var baseURLs: [String]
+        /// The first server's base URL; setting it makes it the only server.
+        public var baseURL: String {
+            get { baseURLs.first ?? "" }
+            set { baseURLs = [Self.trimmed(newValue)] }
+        }
         /// The device's secret token, sent as `Authorization: Bearer`.
         public var token: String
         /// The device id the token belongs to (for logs; the server knows the device by its token).
@@ -36,15 +46,18 @@ public struct ValidationAPIClient: Sendable {
         public var tls: TLSFiles
 
         /// Makes a configuration; the caps default to 8 MiB for keys, 64 MiB for revocations, 1 MiB otherwise.
+        ///
+        /// `replicas` are further servers of the same fleet, failed over to after `baseURL`, in this order.
         public init(
-            baseURL: String, token: String, deviceID: String? = nil, requestTimeout: Duration = .seconds(30),
+            baseURL: String, replicas: [String] = [], token: String, deviceID: String? = nil,
+            requestTimeout: Duration = .seconds(30),
             maximumKeyBundleBytes: Int = 8 << 20, maximumRevocationBytes: Int = 64 << 20,
             maximumAnswerBytes: Int = 1 << 20, revocationPageLimit: Int = RevocationDelta.maximumPageLimit,
             tls: TLSFiles = TLSFiles()
         ) {
             self.tls = tls
             self.revocationPageLimit = max(1, min(revocationPageLimit, RevocationDelta.maximumPageLimit))
-            self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+            self.baseURLs = ([baseURL] + replicas).map(Self.trimmed)
             self.token = token
             self.deviceID = deviceID
             self.requestTimeout = requestTimeout
@@ -53,20 +66,33 @@ public struct ValidationAPIClient: Sendable {
             self.maximumAnswerBytes = maximumAnswerBytes
         }
 
-        /// Refuses a base URL that is not `http(s)://host[:port]`.
+        /// Refuses a base URL that is not `http(s)://host[:port]`, the same URL twice, and an empty token.
         public func validate() throws(SyncError) {
-            guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(),
-                ["http", "https"].contains(scheme),
-                url.host != nil
-            else {
-                throw SyncError(
-                    code: .misconfigured,
-                    message: "The sync URL \(baseURL) is not an http(s) URL such as https://validation.example.org.")
+            guard !baseURLs.isEmpty else {
+                throw SyncError(code: .misconfigured, message: "No sync URL is given.")
+            }
+            for baseURL in baseURLs {
+                guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(),
+                    ["http", "https"].contains(scheme),
+                    url.host != nil
+                else {
+                    throw SyncError(
+                        code: .misconfigured,
+                        message: "The sync URL \(baseURL) is not an http(s) URL such as https://validation.example.org."
+                    )
+                }
+            }
+            if let twice = baseURLs.first(where: { url in baseURLs.filter { $0 == url }.count > 1 }) {
+                throw SyncError(code: .misconfigured, message: "The sync URL \(twice) is given twice.")
             }
             guard !token.isEmpty else {
                 throw SyncError(code: .misconfigured, message: "The device token is empty.")
             }
-            _ = try tls.clientConfiguration(for: baseURL)
+            for baseURL in baseURLs { _ = try tls.clientConfiguration(for: baseURL) }
+        }
+
+        private static func trimmed(_ url: String) -> String {
+            url.hasSuffix("/") ? String(url.dropLast()) : url
         }
 
         /// The configuration of an `HTTPClient` for this server: no redirects, a 10 s connect timeout, no retried
@@ -80,8 +106,10 @@ public struct ValidationAPIClient: Sendable {
             configuration.redirectConfiguration = .disallow
             configuration.timeout.connect = .seconds(10)
             configuration.connectionPool.retryConnectionEstablishment = false
-            if let tlsConfiguration = try tls.clientConfiguration(for: baseURL) {
-                configuration.tlsConfiguration = tlsConfiguration
+            for baseURL in baseURLs {
+                if let tlsConfiguration = try tls.clientConfiguration(for: baseURL) {
+                    configuration.tlsConfiguration = tlsConfiguration
+                }
             }
             return configuration
         }
@@ -199,12 +227,19 @@ public struct ValidationAPIClient: Sendable {
     /// The newest `Date` the server stated in a successful reply (2xx, or 304 to a request for keys), shared by
     /// copies of this client: the sync round offers it to the trusted-time floor.
     public let serverTime: ServerTime
+    /// Which server each request goes to, shared by copies of this client.
+    public let servers: ServerPool
 
-    /// Makes a client that sends its requests through `http`.
-    public init(configuration: Configuration, http: HTTPClient, serverTime: ServerTime = ServerTime()) {
+    /// Makes a client that sends its requests through `http`, to the servers of `servers` (by default a pool of
+    /// the configuration's URLs, logging to `farecheck.sync`).
+    public init(
+        configuration: Configuration, http: HTTPClient, serverTime: ServerTime = ServerTime(),
+        servers: ServerPool? = nil
+    ) {
         self.configuration = configuration
         self.http = http
         self.serverTime = serverTime
+        self.servers = servers ?? ServerPool(urls: configuration.baseURLs)
     }
 
     /// `GET /v1/keys`: the signed key bundle, not yet checked (see `SignedDocument.open(as:trusting:)`).
@@ -248,23 +283,57 @@ public struct ValidationAPIClient: Sendable {
     }
 
     /// `POST /v1/check`: asks the server about one ticket, within `deadline`.
+    ///
+    /// A server that fails is left alone for its back-off, but the check is not sent again: the deadline is short,
+    /// and the next check goes to the next server.
     public func check(_ request: OnlineCheckRequest, deadline: Duration) async throws(SyncError) -> OnlineCheckResponse
     {
         let body = try await exchange(
             .POST, APIPath.check, body: try encode(request), what: "online check answer",
-            limit: configuration.maximumAnswerBytes, timeout: deadline)
+            limit: configuration.maximumAnswerBytes, timeout: deadline, retries: false)
         return try decode(OnlineCheckResponse.self, from: body ?? [], what: "online check answer")
     }
 
     // MARK: One exchange
 
-    /// Sends one request and returns the body of a 2xx JSON answer, or throws what went wrong; with
-    /// `absentIsNil`, 304 (nothing newer) and 404 `no-bundle` (nothing published) return nil.
+    /// Sends one request to the pool's current server (and, when that one fails and `retries`, once more to the
+    /// next one), and returns the body of a 2xx JSON answer, or throws what went wrong; with `absentIsNil`, 304
+    /// (nothing newer) and 404 `no-bundle` (nothing published) return nil.
     private func exchange(
         _ method: HTTPMethod, _ path: String, body: [UInt8]?, what: String, limit: Int, timeout: Duration,
-        absentIsNil: Bool = false
+        absentIsNil: Bool = false, retries: Bool = true
     ) async throws(SyncError) -> [UInt8]? {
-        var request = HTTPClientRequest(url: configuration.baseURL + path)
+        var server = servers.choose()
+        var retried = false
+        while true {
+            do {
+                let answer = try await exchange(
+                    at: server.url, method, path, body: body, what: what, limit: limit, timeout: timeout,
+                    absentIsNil: absentIsNil)
+                servers.answered(server.index)
+                return answer
+            } catch {
+                // Stopped from outside: nothing is known about the server.
+                if Task.isCancelled { throw error }
+                guard error.failsOver else {
+                    // It answered: another server would say the same.
+                    servers.answered(server.index)
+                    throw error
+                }
+                let next = servers.failed(server.index, error)
+                guard retries, !retried, let next else { throw error }
+                server = next
+                retried = true
+            }
+        }
+    }
+
+    /// Sends one request to the server at `baseURL`; see `exchange(_:_:body:what:limit:timeout:absentIsNil:retries:)`.
+    private func exchange(
+        at baseURL: String, _ method: HTTPMethod, _ path: String, body: [UInt8]?, what: String, limit: Int,
+        timeout: Duration, absentIsNil: Bool
+    ) async throws(SyncError) -> [UInt8]? {
+        var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
         request.headers.add(name: "Accept", value: "application/json")
@@ -299,7 +368,7 @@ public struct ValidationAPIClient: Sendable {
                 throw SyncError(
                     code: .wrongContentType,
                     message: "The server sent the \(what) as \(contentType.isEmpty ? "no content type" : contentType), "
-                        + "not application/json: is \(configuration.baseURL) the validation API (and not a proxy's "
+                        + "not application/json: is \(baseURL) the validation API (and not a proxy's "
                         + "login page)?")
             }
             let buffer = try await response.body.collect(upTo: limit)
@@ -314,22 +383,22 @@ public struct ValidationAPIClient: Sendable {
                     + "max_body_bytes in [sync] if the agency's data is really that large.",
                 cause: error)
         } catch let error where Self.isTLSFailure(error) {
-            throw tlsFailure(error, what: what)
+            throw tlsFailure(error, what: what, baseURL: baseURL)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw SyncError(
                 code: .timedOut,
-                message: "The server did not send the \(what) within \(timeout) (\(configuration.baseURL)).",
+                message: "The server did not send the \(what) within \(timeout) (\(baseURL)).",
                 cause: error)
         } catch {
             if NIODeadline.now() >= deadline {
                 throw SyncError(
                     code: .timedOut,
-                    message: "The server did not send the \(what) within \(timeout) (\(configuration.baseURL)).",
+                    message: "The server did not send the \(what) within \(timeout) (\(baseURL)).",
                     cause: error)
             }
             throw SyncError(
                 code: .unreachable,
-                message: "Cannot get the \(what) from \(configuration.baseURL): the connection failed or broke "
+                message: "Cannot get the \(what) from \(baseURL): the connection failed or broke "
                     + "off (\(error)).",
                 cause: error)
         }
@@ -340,7 +409,7 @@ public struct ValidationAPIClient: Sendable {
         error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError
     }
 
-    private func tlsFailure(_ error: any Error, what: String) -> SyncError {
+    private func tlsFailure(_ error: any Error, what: String, baseURL: String) -> SyncError {
         let detail = String(describing: error)
         let hint: String
         if detail.contains("CERTIFICATE_VERIFY_FAILED") {
@@ -354,7 +423,7 @@ public struct ValidationAPIClient: Sendable {
         }
         return SyncError(
             code: .tlsFailed,
-            message: "TLS handshake with \(configuration.baseURL) failed while getting the \(what): \(hint) "
+            message: "TLS handshake with \(baseURL) failed while getting the \(what): \(hint) "
                 + "(\(detail)).",
             cause: error)
     }

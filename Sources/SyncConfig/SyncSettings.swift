@@ -4,8 +4,14 @@
 
 /// Sync with the online validation API (`[sync]`): keys, revocations, inspection upload, online checks.
 public struct SyncSettings: Sendable, Equatable {
-    /// The API's base URL, e.g. `https://validation.example.org`.
-    public var url: String
+    /// The API's base URLs, e.g. `https://validation.example.org` (`url`), or several replicas of it on one
+    /// database (`urls`), failed over to in this order.
+    public var urls: [String]
+    /// The first server's base URL; setting it makes it the only server.
+    public var url: String {
+        get { urls.first ?? "" }
+        set { urls = [newValue] }
+    }
     /// This validator's device id as registered on the server (for logs).
     public var deviceID: String?
     /// The device token, given inline (`token`) …
@@ -37,7 +43,7 @@ public struct SyncSettings: Sendable, Equatable {
     public var clientKey: String? = nil
 
     public init(url: String, token: String? = nil, tokenFile: String? = nil, anchors: [String]) {
-        self.url = url
+        self.urls = [url]
         self.token = token
         self.tokenFile = tokenFile
         self.anchors = anchors

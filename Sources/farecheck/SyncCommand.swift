@@ -18,7 +18,8 @@ struct SyncCommand: AsyncParsableCommand {
             not yet acknowledged. A bundle with a bad signature, from an unknown anchor or older than the one \
             held is refused and the store is left as it was.
 
-            Name the server with --url, --token-file (or $FARECHECK_SYNC_TOKEN) and --anchor PEM (repeatable; \
+            Name the server with --url (repeated for replicas of one server on one database: when one cannot \
+            be reached, times out or answers 5xx, the request goes once more to the next), --token-file (or $FARECHECK_SYNC_TOKEN) and --anchor PEM (repeatable; \
             --demo-anchor pins the published demo anchor), or read all of it from the daemon's [sync] table \
             with --config.
 
@@ -32,7 +33,12 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The daemon's configuration file: use its store and [sync] table.", valueName: "path"))
     var config: String?
-    @Option(help: ArgumentHelp("The validation API's base URL.", valueName: "url")) var url: String?
+    @Option(
+        name: .customLong("url"),
+        help: ArgumentHelp(
+            "The validation API's base URL; repeat it for replicas on one database, failed over to in this order.",
+            valueName: "url"))
+    var urls: [String] = []
     @Option(name: .customLong("device-id"), help: "This validator's device id (for messages).") var deviceID: String?
     @Option(
         name: .customLong("token-file"),
@@ -69,7 +75,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func validate() throws {
         if config != nil,
-            url != nil || tokenFile != nil || !anchors.isEmpty || caFile != nil || clientCert != nil
+            !urls.isEmpty || tokenFile != nil || !anchors.isEmpty || caFile != nil || clientCert != nil
                 || clientKey != nil
         {
             throw ValidationError(
@@ -81,7 +87,7 @@ struct SyncCommand: AsyncParsableCommand {
         if let clockFloorTolerance, !(0...86400).contains(clockFloorTolerance) {
             throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
         }
-        if config == nil, url == nil {
+        if config == nil, urls.isEmpty {
             throw ValidationError("give --url (with --token-file and --anchor) or --config")
         }
     }
@@ -102,7 +108,10 @@ struct SyncCommand: AsyncParsableCommand {
             let httpConfiguration = try client.httpClientConfiguration()
             report = try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
                 try await SyncRound(
-                    client: ValidationAPIClient(configuration: client, http: http), store: trustStore,
+                    client: ValidationAPIClient(
+                        configuration: client, http: http,
+                        servers: ServerPool(urls: client.baseURLs, logger: logger)),
+                    store: trustStore,
                     anchors: pinned, logger: logger,
                     clockFloorTolerance: clockFloorTolerance ?? configuredTolerance ?? 300
                 ).run()
@@ -194,7 +203,8 @@ struct SyncCommand: AsyncParsableCommand {
                     + "give --demo-anchor instead to say this is a demo server")
         }
         let client = ValidationAPIClient.Configuration(
-            baseURL: url ?? "", token: token, deviceID: deviceID, requestTimeout: requestTimeout,
+            baseURL: urls.first ?? "", replicas: Array(urls.dropFirst()), token: token, deviceID: deviceID,
+            requestTimeout: requestTimeout,
             tls: ValidationAPIClient.TLSFiles(
                 caFile: caFile, clientCertificateFile: clientCert, clientKeyFile: clientKey))
         try check(client)
