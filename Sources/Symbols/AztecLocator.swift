@@ -664,7 +664,9 @@ extension AztecLocator {
         _ image: GrayImage, symbologies: Set<Symbology>, limit: Int = 6, exhaustive: Bool = true
     ) -> [EngineSymbol] {
         guard symbologies.contains(.aztec) else { return [] }
-        let locator = AztecLocator(image: image)
+        // A camera frame's bull's-eyes are searched at up to 0.5 megapixels (a 720p frame at half size); the grids
+        // are still read from the frame itself.
+        let locator = exhaustive ? AztecLocator(image: image) : AztecLocator(image: image, searchPixels: 500_000)
         var found: [EngineSymbol] = []
         for candidate in locator.candidates(limit: limit) {
             if let symbol = locator.decode(candidate, exhaustive: exhaustive) { found.append(symbol) }

@@ -108,7 +108,7 @@ struct ScannersCLITests {
         let dev = bench.path("dev")
         try FileManager.default.createDirectory(atPath: dev, withIntermediateDirectories: true)
         // A plain file and /dev/null under camera names: neither answers V4L2, so neither is a camera.
-        FileManager.default.createFile(atPath: dev + "/video0", contents: Data())
+        _ = FileManager.default.createFile(atPath: dev + "/video0", contents: Data())
         try FileManager.default.createSymbolicLink(atPath: dev + "/video1", withDestinationPath: "/dev/null")
         let none = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev])
         #expect(none.status == 1)

@@ -491,7 +491,7 @@ final class ServerChild: @unchecked Sendable {
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
         var line = Data()
