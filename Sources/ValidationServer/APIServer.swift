@@ -211,25 +211,44 @@ public struct APIServer: Sendable {
             }
             cursor = value
         }
-        var limit = RevocationDelta.defaultPageLimit
-        if let text = request.uri.queryParameters["limit"] {
-            guard let value = Int(text), (1...RevocationDelta.maximumPageLimit).contains(value) else {
-                throw APIFailure(
-                    .badRequest, "bad-request",
-                    "limit must be a number of entries from 1 to \(RevocationDelta.maximumPageLimit), not \(text).")
-            }
-            limit = value
+        let limit = try Self.pageLimit(
+            of: request, default: RevocationDelta.defaultPageLimit, maximum: RevocationDelta.maximumPageLimit)
+        let anchorKey = try signingKey(for: "revocations")
+        var delta = try await store.revocationDelta(since: cursor, limit: limit)
+        // Signed with the page: validators count it in their trusted-time floor (whole seconds, as the API writes).
+        delta.issuedAt = Self.signingTime()
+        return try Self.signedPage(delta, with: anchorKey)
+    }
+
+    /// The `limit` query parameter: the entries a page may hold, from 1 to `maximum`; `defaultLimit` when absent.
+    private static func pageLimit(of request: Request, default defaultLimit: Int, maximum: Int) throws -> Int {
+        guard let text = request.uri.queryParameters["limit"] else { return defaultLimit }
+        guard let value = Int(text), (1...maximum).contains(value) else {
+            throw APIFailure(
+                .badRequest, "bad-request", "limit must be a number of entries from 1 to \(maximum), not \(text).")
         }
+        return value
+    }
+
+    /// The trust anchor's key, which signs the pages validators apply; without it the page cannot be served (503).
+    private func signingKey(for what: String) throws -> PrivateKey {
         guard let anchorKey = configuration.anchorKey else {
             throw APIFailure(
                 .serviceUnavailable, "anchor-key-missing",
-                "The server has no trust anchor key to sign revocations with; start it with --anchor-key.")
+                "The server has no trust anchor key to sign \(what) with; start it with --anchor-key.")
         }
-        var delta = try await store.revocationDelta(since: cursor, limit: limit)
-        // Signed with the page: validators count it in their trusted-time floor (whole seconds, as the API writes).
-        delta.issuedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        let document = try SignedDocument.sign(delta, with: anchorKey)
-        return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
+        return anchorKey
+    }
+
+    /// Now, in whole seconds (as the API writes dates): when a page is signed.
+    private static func signingTime() -> Date {
+        Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+    }
+
+    /// A page signed with the anchor key, as the answer.
+    private static func signedPage(_ page: some Encodable, with key: PrivateKey) throws -> Response {
+        let document = try SignedDocument.sign(page, with: key)
+        return json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
     }
 
     private func firstUses(_ request: Request, device: DeviceRecord) async throws -> Response {
@@ -242,24 +261,12 @@ public struct APIServer: Sendable {
             }
             since = value
         }
-        var limit = FirstUseDelta.pageLimit
-        if let text = request.uri.queryParameters["limit"] {
-            guard let value = Int(text), (1...FirstUseDelta.pageLimit).contains(value) else {
-                throw APIFailure(
-                    .badRequest, "bad-request",
-                    "limit must be a number of entries from 1 to \(FirstUseDelta.pageLimit), not \(text).")
-            }
-            limit = value
-        }
-        guard let anchorKey = configuration.anchorKey else {
-            throw APIFailure(
-                .serviceUnavailable, "anchor-key-missing",
-                "The server has no trust anchor key to sign first uses with; start it with --anchor-key.")
-        }
+        let limit = try Self.pageLimit(
+            of: request, default: FirstUseDelta.pageLimit, maximum: FirstUseDelta.pageLimit)
+        let anchorKey = try signingKey(for: "first uses")
         var delta = try await store.firstUses(since: since, limit: limit, now: Date())
-        delta.issuedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        let document = try SignedDocument.sign(delta, with: anchorKey)
-        return Self.json(.ok, bytes: document.jsonBytes(), headers: [.cacheControl: "no-store"])
+        delta.issuedAt = Self.signingTime()
+        return try Self.signedPage(delta, with: anchorKey)
     }
 
     private func inspections(_ request: Request, device: DeviceRecord) async throws -> Response {

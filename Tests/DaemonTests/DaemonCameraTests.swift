@@ -53,11 +53,7 @@ struct DaemonCameraTests {
 
         let port = try #require(daemon.httpPort)
         let metrics = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
-        var samples: [String: Double] = [:]
-        for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
-        }
+        let samples = try PrometheusText.samples(metrics.text)
         #expect((samples[#"farecheck_camera_frames_total{camera="handheld"}"#] ?? 0) >= 18, "\(metrics.text)")
         #expect(samples[#"farecheck_scanner_connected{scanner="handheld"}"#] != nil)
         #expect(daemon.stderr.text.contains("streaming GREY 320x240 4.0 fps"), "\(daemon.stderr.text)")
@@ -98,10 +94,7 @@ struct DaemonCameraTests {
         repeat {
             try await Task.sleep(for: .milliseconds(200))
             let metrics = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
-            for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
-                let parts = line.split(separator: " ")
-                if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
-            }
+            samples = try PrometheusText.samples(metrics.text)
         } while Date() < deadline && (samples[#"farecheck_camera_frames_dropped_total{camera="fast"}"#] ?? 0) < 10
         let dropped = samples[#"farecheck_camera_frames_dropped_total{camera="fast"}"#] ?? 0
         let decoded = samples[#"farecheck_camera_frames_total{camera="fast"}"#] ?? 0

@@ -111,11 +111,7 @@ struct DaemonEndToEndTests {
         // Prometheus metrics count what happened.
         let metrics = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
         #expect(metrics.status == 200)
-        var samples: [String: Double] = [:]
-        for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
-        }
+        let samples = try PrometheusText.samples(metrics.text)
         #expect(samples[#"farecheck_verdicts_total{verdict="valid"}"#] == 3)
         #expect(samples[#"farecheck_verdicts_total{verdict="replayed"}"#] == 1)
         #expect(samples[#"farecheck_verdicts_total{verdict="revoked"}"#] == 1)

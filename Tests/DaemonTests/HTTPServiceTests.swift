@@ -276,24 +276,3 @@ struct HTTPServiceTests {
         #expect(bench.hub.subscriberCount == 0)
     }
 }
-
-/// The Prometheus text exposition format, read strictly enough to catch a broken scrape.
-enum PrometheusText {
-    /// Every sample by its series (name and labels as written), failing on any line that is not a comment,
-    /// a blank, or `series value`.
-    static func samples(_ text: String) throws -> [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                throw LoopbackError(description: "not a Prometheus sample line: \(line)")
-            }
-            let series = String(line[..<space])
-            let name = series.prefix { $0 != "{" }
-            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" }), !name.isEmpty else {
-                throw LoopbackError(description: "bad metric name in: \(line)")
-            }
-            samples[series] = value
-        }
-        return samples
-    }
-}

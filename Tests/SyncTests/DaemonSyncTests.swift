@@ -73,12 +73,7 @@ struct DaemonSyncTests {
         let response = try await HTTPClient.shared.execute(
             HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
-        }
-        return samples
+        return try PrometheusText.samples(text)
     }
 
     @Test("a ticket revoked on the server is revoked at the gate after a sync round; /metrics shows the last sync")
