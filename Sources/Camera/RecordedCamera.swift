@@ -1,8 +1,6 @@
+import FareCore
+import Foundation
 import Symbols
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// A YUV4MPEG2 recording played as a camera, at its own frame rate: the daemon's camera source on a file, for
 /// bench work and demos, through the same capture loop and decoding as a camera. It offers one mode (`GREY`, the
@@ -72,9 +70,6 @@ public final class RecordedCamera: CameraDevice {
     public func close() {}
 
     private func sleep(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var time = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var left = timespec()
-        while nanosleep(&time, &left) == -1, errno == EINTR { time = left }
+        Thread.sleep(forTimeInterval: Double(duration.wholeMicroseconds) / 1e6)
     }
 }

@@ -149,11 +149,8 @@ struct FleetFirstUseStep: InspectionStep {
         }
         switch found {
         case .success(let first?):
-            var replayed = verdict
-            replayed.kind = .replayed
-            replayed.reason =
-                "This single-use ticket already passed \(first.device) at \(first.usedAt.formatted(.iso8601)) "
-                + "(the fleet's first use, as of the last sync)."
+            let replayed = verdict.replayed(
+                passed: first.device, at: first.usedAt, source: "the fleet's first use, as of the last sync")
             recent.settle(replayed, id: scan.inspection.id)
             scan.inspection.verdict = replayed
         case .success(nil):

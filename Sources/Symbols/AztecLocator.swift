@@ -658,8 +658,9 @@ extension AztecLocator {
     ///
     /// - Parameters:
     ///   - limit: The most bull's-eyes tried, strongest first.
-    ///   - exhaustive: Whether each bull's-eye gets every geometry and binariser (a still image), or only the
-    ///     affine and projective grids with one binariser (a camera frame, where the next frame comes in 33 ms).
+    ///   - exhaustive: Whether bull's-eyes are searched at up to 3 megapixels and each gets every geometry and
+    ///     binariser (a still image), or searched at up to 0.5 megapixels with only the affine and projective grids
+    ///     and one binariser (a camera frame, where the next frame comes in 33 ms).
     static func read(
         _ image: GrayImage, symbologies: Set<Symbology>, limit: Int = 6, exhaustive: Bool = true
     ) -> [EngineSymbol] {

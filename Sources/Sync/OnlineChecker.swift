@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import Logging
 import ValidationAPI
+import Verification
 
 /// Asks the validation API about a ticket the offline check found valid, for what the server knows better
 /// (a ticket revoked minutes ago), within a short deadline.
@@ -58,11 +59,8 @@ public struct OnlineChecker: Sendable {
         if inspectionID != nil, answer.verdict == OnlineCheckVerdict.alreadyUsed, let first = answer.firstUse,
             !first.claimed
         {
-            var replayed = verdict
-            replayed.kind = .replayed
-            replayed.reason =
-                "This single-use ticket already passed \(first.device) at \(first.usedAt.formatted(.iso8601)) "
-                + "(the fleet's first use, from the server)."
+            let replayed = verdict.replayed(
+                passed: first.device, at: first.usedAt, source: "the fleet's first use, from the server")
             return Review(verdict: replayed, decidedBy: .online)
         }
         guard answer.revoked == true || answer.verdict == OnlineCheckVerdict.revoked else { return offline }

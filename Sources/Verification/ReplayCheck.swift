@@ -69,12 +69,10 @@ public struct ReplayCheck: Sendable {
         ).filter { $0.inspectedAt <= verdict.inspectedAt }
         guard let last = earlier.first else { return verdict }
         let when = last.inspectedAt.formatted(.iso8601)
-        var result = verdict
         if isSingleUse(verdict), earlier.contains(where: { $0.verdict == .valid }) {
-            result.kind = .replayed
-            result.reason = "This single-use ticket already passed \(last.device) at \(when)."
-            return result
+            return verdict.replayed(passed: last.device, at: last.inspectedAt)
         }
+        var result = verdict
         let times = earlier.count == 1 ? "once" : "\(earlier.count) times"
         result.warnings.append(
             VerdictWarning(
@@ -82,5 +80,18 @@ public struct ReplayCheck: Sendable {
                 message: "Seen \(times) in the last \(Int(window / 60)) min, last at \(when) on \(last.device)."
             ))
         return result
+    }
+}
+
+extension Verdict {
+    /// This verdict as `replayed`: the single-use ticket already passed `device` at `date`, by this validator's
+    /// journal or, with `source`, as the fleet told it ("the fleet's first use, from the server").
+    public func replayed(passed device: String, at date: Date, source: String? = nil) -> Verdict {
+        var replayed = self
+        replayed.kind = .replayed
+        replayed.reason =
+            "This single-use ticket already passed \(device) at \(date.formatted(.iso8601))"
+            + (source.map { " (\($0))." } ?? ".")
+        return replayed
     }
 }
