@@ -141,7 +141,7 @@ extension InspectorPageBrowserTests {
                 #expect(try await browser.evaluate("document.getElementById('action').hidden") as? Bool == false)
                 let dom = try await browser.dom()
                 #expect(dom.contains("VDV-KA blocklist, version 2025-06-01T03:00:00Z, lock mode \(mode.name)"))
-                Self.keep(try await browser.screenshot(), as: "inspector-blocklist-\(mode.name).png")
+                HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-blocklist-\(mode.name).png")
             }
             // A verdict without a blocklist entry hides the instruction again.
             bench.hub.publish(EndpointBench.event(.valid, reason: "The ticket is genuine and valid now."))

@@ -84,7 +84,7 @@ struct InspectorPageBrowserTests {
             let png = try await browser.screenshot()
             #expect(png.count > 1000)
             #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
-            Self.keep(png, as: "inspector-revoked.png")
+            HeadlessChromium.keep(png, as: "inspector-revoked.png")
 
             // Logging out clears the holder from the screen and shows the form again.
             _ = try await browser.evaluate("document.getElementById('logout').click()")
@@ -115,7 +115,7 @@ struct InspectorPageBrowserTests {
             #expect(background as? String == "rgb(11, 107, 43)")
             // Without inspector mode there is no login form.
             #expect(try await browser.evaluate("document.getElementById('login').hidden") as? Bool == true)
-            Self.keep(try await browser.screenshot(), as: "inspector-valid.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-valid.png")
             try await browser.quit()
         }
     }
@@ -176,7 +176,7 @@ struct InspectorPageBrowserTests {
                 "\(String(describing: shown))")
             #expect(shown?.contains("DOS, barcode version 2, SHA256withECDSA; ECDSA P-256") == true)
             #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true)
-            Self.keep(try await browser.screenshot(), as: "inspector-unknown-key-360.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-unknown-key-360.png")
         }
     }
 
@@ -217,7 +217,7 @@ struct InspectorPageBrowserTests {
             #expect(try await browser.evaluate("document.getElementById('layout').hidden") as? Bool == false)
             #expect(try await browser.evaluate(Self.fitsWithoutScrolling) as? Bool == true)
             #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true)
-            Self.keep(try await browser.screenshot(), as: "inspector-uflex-360.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-uflex-360.png")
 
             // The longest verdict words on the same phone: each stays whole on its line.
             for kind in [VerdictKind.invalidSignature, .unsupported, .notYetValid, .unknownKey] {
@@ -226,7 +226,7 @@ struct InspectorPageBrowserTests {
                 try await browser.waitUntil("document.getElementById('verdict-word').textContent === '\(word)'")
                 #expect(try await browser.evaluate(Self.verdictWordsWhole) as? Bool == true, "\(word) is broken")
                 if kind == .invalidSignature {
-                    Self.keep(try await browser.screenshot(), as: "inspector-invalid-360.png")
+                    HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-invalid-360.png")
                 }
             }
             try await browser.quit()
@@ -283,7 +283,7 @@ struct InspectorPageBrowserTests {
             #expect(
                 try await browser.evaluate("document.getElementById('health').textContent") as? String
                     == "\u{00B7} Degraded: clock untrusted")
-            Self.keep(try await browser.screenshot(), as: "inspector-clock-untrusted-360.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-clock-untrusted-360.png")
 
             // The clock is put right: the next verdict clears the warning.
             bench.status.clockChecked(
@@ -325,196 +325,8 @@ struct InspectorPageBrowserTests {
                 #expect(fields?.contains(label) == true, "the page does not show \(label)")
             }
             #expect(try await browser.evaluate(Self.fitsWithoutScrolling) as? Bool == true)
-            Self.keep(try await browser.screenshot(), as: "inspector-dosipas-360.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-dosipas-360.png")
             try await browser.quit()
-        }
-    }
-
-    /// Keeps a screenshot for a person to look at when `FARECHECK_KEEP_SCREENSHOTS` names a directory.
-    static func keep(_ png: Data, as name: String) {
-        guard let directory = ProcessInfo.processInfo.environment["FARECHECK_KEEP_SCREENSHOTS"] else { return }
-        try? png.write(to: URL(fileURLWithPath: directory).appendingPathComponent(name))
-    }
-}
-
-/// Debian's `chromium`, headless, driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`).
-///
-/// `--dump-dom` with `--virtual-time-budget` never returns for this page: virtual time only advances while
-/// no request is loading, and the page's `/events` stream is loading for as long as it is open. So the
-/// browser is asked instead, the way a person would look: wait until the verdict shows, then read the
-/// document and take a picture.
-final class HeadlessChromium {
-    private let process: Process
-    /// The test's end of the socket pair that the browser sees as fds 3 (commands) and 4 (replies).
-    private let fd: Int32
-    private let profile: String
-    private var received: [UInt8] = []
-    private var nextID = 1
-    private var session: String?
-
-    /// Starts a browser with a profile of its own; fails with how to install it when there is none.
-    init(width: Int, height: Int) throws {
-        let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw LoopbackError(
-                description: "chromium is not installed: run scripts/install-deps.sh (Debian package chromium), "
-                    + "or set FARECHECK_SKIP_BROWSER=1 to skip the browser tests")
-        }
-        profile =
-            FileManager.default.temporaryDirectory.appendingPathComponent("farecheck-chromium-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
-        var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
-            throw LoopbackError(description: "socketpair: errno \(errno)")
-        }
-        fd = pair[0]
-        // A browser that stops answering fails the test instead of hanging it.
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let browserEnd = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c", #"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#, executable,
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--hide-scrollbars", "--remote-debugging-pipe", "--user-data-dir=\(profile)",
-            "--window-size=\(width),\(height)", "about:blank",
-        ]
-        process.environment = ["HOME": profile, "PATH": "/usr/bin:/bin"]
-        process.standardInput = browserEnd
-        process.standardOutput = browserEnd
-        process.standardError = FileHandle.nullDevice
-        try startUnblocked(process)
-        try browserEnd.close()
-    }
-
-    deinit {
-        if process.isRunning { process.terminate() }
-        close(fd)
-        try? FileManager.default.removeItem(atPath: profile)
-    }
-
-    /// Opens `url` in a new page of `width`×`height` CSS pixels, as a handheld shows it.
-    func open(_ url: String, width: Int, height: Int) async throws {
-        let target = try await command("Target.createTarget", ["url": "about:blank"])
-        guard let targetID = target["targetId"] as? String else {
-            throw LoopbackError(description: "no target id in \(target)")
-        }
-        let attached = try await command("Target.attachToTarget", ["targetId": targetID, "flatten": true])
-        session = attached["sessionId"] as? String
-        _ = try await command(
-            "Emulation.setDeviceMetricsOverride",
-            ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": true])
-        _ = try await command("Page.navigate", ["url": url])
-    }
-
-    /// The value of a JavaScript expression in the open page (`nil` while the page cannot answer it).
-    func evaluate(_ expression: String) async throws -> Any? {
-        let reply = try await command("Runtime.evaluate", ["expression": expression, "returnByValue": true])
-        if reply["exceptionDetails"] != nil { return nil }
-        return (reply["result"] as? [String: Any])?["value"]
-    }
-
-    /// Waits until `condition` (a JavaScript expression) is true in the page; fails after 20 seconds.
-    func waitUntil(_ condition: String) async throws {
-        for _ in 0..<200 {
-            if try await evaluate(condition) as? Bool == true { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw LoopbackError(description: "the page never got to: \(condition)")
-    }
-
-    /// The document as it is now, as HTML.
-    func dom() async throws -> String {
-        try await evaluate("document.documentElement.outerHTML") as? String ?? ""
-    }
-
-    /// Fills in the page's login form and submits it, as an inspector would.
-    func submitLogin(staffID: String, pin: String) async throws {
-        let fields = String(decoding: try JSONSerialization.data(withJSONObject: [staffID, pin]), as: UTF8.self)
-        _ = try await evaluate(
-            """
-            (() => {
-              const [staffID, pin] = \(fields);
-              const form = document.getElementById('login-form');
-              document.getElementById('login-error').textContent = '';
-              form.staffID.value = staffID;
-              form.pin.value = pin;
-              form.requestSubmit();
-              return true;
-            })()
-            """)
-    }
-
-    /// A PNG of the page's viewport.
-    func screenshot() async throws -> Data {
-        let reply = try await command("Page.captureScreenshot", ["format": "png"])
-        guard let base64 = reply["data"] as? String, let png = Data(base64Encoded: base64) else {
-            throw LoopbackError(description: "no screenshot in the reply")
-        }
-        return png
-    }
-
-    /// Closes the browser and waits for it to exit.
-    func quit() async throws {
-        session = nil
-        _ = try? await command("Browser.close", [:])
-        let process = process
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-    }
-
-    /// Sends one DevTools command (to the open page, once there is one) and returns its result.
-    private func command(_ method: String, _ parameters: [String: Any]) async throws -> [String: Any] {
-        let id = nextID
-        nextID += 1
-        var message: [String: Any] = ["id": id, "method": method, "params": parameters]
-        if let session, !method.hasPrefix("Target."), !method.hasPrefix("Browser.") { message["sessionId"] = session }
-        let bytes = Array(try JSONSerialization.data(withJSONObject: message)) + [0]
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { throw LoopbackError(description: "the browser is gone (send: errno \(errno))") }
-            offset += sent
-        }
-        // Replies are NUL-terminated JSON; events in between are not needed here.
-        while true {
-            while let end = received.firstIndex(of: 0) {
-                let text = Data(received[..<end])
-                received.removeSubrange(...end)
-                guard let reply = try JSONSerialization.jsonObject(with: text) as? [String: Any],
-                    reply["id"] as? Int == id
-                else { continue }
-                if let error = reply["error"] {
-                    throw LoopbackError(description: "\(method) failed: \(error)")
-                }
-                return reply["result"] as? [String: Any] ?? [:]
-            }
-            let more = try await Self.read(fd)
-            if more.isEmpty { throw LoopbackError(description: "the browser exited during \(method)") }
-            received += more
-        }
-    }
-
-    private static func read(_ fd: Int32) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count >= 0 {
-                    continuation.resume(returning: Array(buffer[..<count]))
-                } else {
-                    continuation.resume(
-                        throwing: LoopbackError(description: "no answer from the browser (errno \(errno))"))
-                }
-            }
         }
     }
 }

@@ -161,7 +161,7 @@ struct IssuerQuirkPageTests {
             #expect(listed?.contains("Unreadable: U_TLAY 01 at byte") == true, "\(listed ?? "")")
             #expect(listed?.contains("field 3's text") == true)
             #expect(try await browser.evaluate("document.getElementById('layout').hidden") as? Bool == true)
-            InspectorPageBrowserTests.keep(try await browser.screenshot(), as: "inspector-quirks-360.png")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-quirks-360.png")
 
             // The next scan, a ticket read whole: the list goes away, the drawn layout comes back.
             _ = try await daemon.scan([.layoutLengthsInCharacters])
