@@ -177,7 +177,8 @@ let package = Package(
             // The inspector page: its document, style sheet and script, in the binary (no files to install beside it).
             resources: [
                 .embedInCode("Resources/inspector.html"), .embedInCode("Resources/inspector.css"),
-                .embedInCode("Resources/inspector.js"),
+                .embedInCode("Resources/inspector.js"), .embedInCode("Resources/inspector-en.json"),
+                .embedInCode("Resources/inspector-de.json"), .embedInCode("Resources/inspector-fr.json"),
             ],
             swiftSettings: strict
         ),

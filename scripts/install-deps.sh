@@ -9,7 +9,8 @@
 # zxing-cpp is not Debian's libzxing-dev (1.4, which aborts on camera frames): scripts/build-zxing.sh builds 3.1.1
 # from its pinned source with cmake and ninja (about a minute on two cores). zxing-cpp-tools stays: its ZXingReader
 # (1.4) is an anchor the benchmarks compare with. libv4l-dev: libv4l2, through which the daemon's camera source
-# captures (it converts the many camera formats to a few).
+# captures (it converts the many camera formats to a few). scripts/install-axe-core.sh: axe-core 4.12.1 (pinned,
+# from PyPI) for the browser tests' accessibility checks.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
@@ -37,3 +38,4 @@ else
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 bash "$(dirname "$0")/build-zxing.sh"
+bash "$(dirname "$0")/install-axe-core.sh"

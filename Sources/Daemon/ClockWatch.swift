@@ -31,7 +31,7 @@ public struct ClockCheck: Sendable {
         let doubt = floor?.doubt(of: now, tolerance: tolerance)
         return DaemonStatus.Clock(
             trusted: doubt == nil, wallClock: now, floor: floor?.instant, floorSource: floor?.source,
-            message: doubt?.reason)
+            message: doubt?.reason.english)
     }
 }
 

@@ -164,13 +164,16 @@ public struct FarecheckDaemon: Sendable {
             handshakeTimeout: .milliseconds(Int64(http.handshakeTimeout * 1000)), maxConnections: http.maxConnections)
         // One audit limit for the page, whichever listener a refused client used.
         let audit = AuditTrail(logger: logger)
+        let pageLocale = InspectorPage.Locale(language: http.language?.rawValue, timeZone: http.timeZone)
         if let address = configuration.httpAddress {
             let hosts = http.hosts.map { AllowedHosts($0) } ?? AllowedHosts.defaults(listeningOn: address.host)
             services.append(
                 HTTPService(
                     host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
                     sessions: sessions, logger: logger,
-                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, limits: limits), audit: audit,
+                    options: .init(
+                        hosts: hosts, gateHolderData: http.gateHolderData, limits: limits, locale: pageLocale),
+                    audit: audit,
                     onServerRunning: { port in readiness.ready("http") { $0.http = (address.host, port) } }))
         }
         if let address = http.tlsAddress, let certificate = http.tlsCertificate, let key = http.tlsKey {
@@ -185,7 +188,9 @@ public struct FarecheckDaemon: Sendable {
                 HTTPService(
                     host: address.host, port: address.port, hub: hub, status: status, metrics: metrics,
                     sessions: sessions, logger: logger,
-                    options: .init(hosts: hosts, gateHolderData: http.gateHolderData, tls: context, limits: limits),
+                    options: .init(
+                        hosts: hosts, gateHolderData: http.gateHolderData, tls: context, limits: limits,
+                        locale: pageLocale),
                     audit: audit,
                     onServerRunning: { port in readiness.ready("https") { $0.https = (address.host, port) } }))
         }

@@ -51,15 +51,18 @@ public struct HTTPService: Service {
         /// TLS for this listener (then the session cookie is `Secure`).
         public var tls: NIOSSLContext?
         public var limits: ConnectionLimits
+        /// The page's configured language and its time zone.
+        public var locale: InspectorPage.Locale
 
         public init(
             hosts: AllowedHosts? = nil, gateHolderData: Bool = false, tls: NIOSSLContext? = nil,
-            limits: ConnectionLimits = ConnectionLimits()
+            limits: ConnectionLimits = ConnectionLimits(), locale: InspectorPage.Locale = InspectorPage.Locale()
         ) {
             self.hosts = hosts
             self.gateHolderData = gateHolderData
             self.tls = tls
             self.limits = limits
+            self.locale = locale
         }
     }
 
@@ -153,7 +156,7 @@ public struct HTTPService: Service {
         router.add(middleware: HostCheck(hosts: options.hosts ?? AllowedHosts.defaults(listeningOn: host)))
         let secure = options.tls != nil
         // Put together from its resource files here, at startup, not at the first request.
-        let page = InspectorPage.html(loginRequired: sessions.isRequired)
+        let page = InspectorPage.html(loginRequired: sessions.isRequired, locale: options.locale)
         router.get("/") { _, _ in
             Self.response(
                 .ok, page, contentType: "text/html; charset=utf-8",

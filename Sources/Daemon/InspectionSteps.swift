@@ -80,7 +80,8 @@ struct InspectorSessionStep: InspectionStep {
             if let session = sessions.login(badge: verdict) {
                 logger.info(
                     "inspector \(PrintableText(session.staffID)) logged in by badge on \(scan.inspection.source)")
-                scan.inspection.verdict.reason = "Logged in: \(session.name ?? session.staffID). " + verdict.reason
+                scan.inspection.verdict.explanation =
+                    "Logged in: \(session.name ?? session.staffID). \(verdict.explanation)"
             } else if verdict.isValid {
                 // A genuine badge for an id not in the staff list (removed, or never added): nobody logs in.
                 let holder = verdict.ticket?.holder ?? ""

@@ -10,15 +10,28 @@ import Foundation
 /// `inspector.css`, `inspector.js`), embedded in the program when it is built, so an installed `farecheck` needs
 /// nothing beside it. The document names the other two as files (it opens from disk while one works on it);
 /// the server puts them inline, so the page is one document and its policy lets nothing else load.
-enum InspectorPage {
+public enum InspectorPage {
     /// Nothing outside the document may load: no fonts, images or scripts from elsewhere.
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
         + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
+    /// How the page speaks: its language when the browser's is not wanted, and the time zone of its dates.
+    public struct Locale: Sendable, Equatable {
+        /// The configured language (`[http] language`); `nil`: the browser's.
+        public var language: String?
+        /// The IANA time zone the page writes dates in (`[http] time_zone`, else the validator's own).
+        public var timeZone: String
+
+        public init(language: String? = nil, timeZone: String? = nil) {
+            self.language = language
+            self.timeZone = timeZone ?? TimeZone.current.identifier
+        }
+    }
+
     /// The document; `loginRequired` shows the login form while no inspector is logged in.
-    static func html(loginRequired: Bool) -> String {
-        loginRequired ? withLoginForm : withoutLoginForm
+    static func html(loginRequired: Bool, locale: Locale = Locale()) -> String {
+        document(loginRequired: loginRequired, locale: locale)
     }
 
     /// The resource files as they are embedded.
@@ -26,28 +39,54 @@ enum InspectorPage {
     static let styleSheet = String(decoding: PackageResources.inspector_css, as: UTF8.self)
     static let script = String(decoding: PackageResources.inspector_js, as: UTF8.self)
 
-    /// Where the document names its style sheet and its script, each on a line of its own, and the value the
+    /// The page's catalogs, one per language (`Resources/inspector-LANGUAGE.json`): its own words, the verdict
+    /// kinds, the instructions, and farecheck's sentences by their English template (see ``Explanation``).
+    static let catalogs: [(language: String, json: [UInt8])] = [
+        ("en", PackageResources.inspector_en_json), ("de", PackageResources.inspector_de_json),
+        ("fr", PackageResources.inspector_fr_json),
+    ]
+
+    /// The catalogs as one JSON object by language, fit to stand inside a `<script>` element.
+    static let catalogsJSON: String = {
+        let members = catalogs.map { "\"\($0.language)\": " + String(decoding: $0.json, as: UTF8.self) }
+        // "</" would end the script element: JSON lets it be written "<\/".
+        return ("{" + members.joined(separator: ",\n") + "}").replacingOccurrences(of: "</", with: "<\\/")
+    }()
+
+    /// Where the document names its style sheet and its script, each on a line of its own, and the values the
     /// server fills in.
     static let styleSheetLink = "<link rel=\"stylesheet\" href=\"inspector.css\">\n"
     static let scriptElement = "<script src=\"inspector.js\"></script>\n"
     static let loginRequiredPlaceholder = "{{login-required}}"
+    static let languagePlaceholder = "{{language}}"
+    static let timeZonePlaceholder = "{{time-zone}}"
+    static let catalogsPlaceholder = "{{catalogs}}"
 
-    private static let withLoginForm = document(loginRequired: true)
-    private static let withoutLoginForm = document(loginRequired: false)
-
-    /// The one document: the style sheet and the script inline where the template names them.
-    static func document(loginRequired: Bool) -> String {
+    /// The one document: the style sheet, the script and the catalogs inline where the template names them.
+    static func document(loginRequired: Bool, locale: Locale = Locale()) -> String {
         precondition(
-            template.contains(styleSheetLink) && template.contains(scriptElement)
-                && template.contains(loginRequiredPlaceholder),
-            "inspector.html no longer names inspector.css, inspector.js or {{login-required}} as InspectorPage expects")
-        // In this order, each first occurrence is the template's own: the placeholder comes before the style sheet
-        // and the script go in, the script element before the style sheet (which comes ahead of it) goes in.
+            [
+                styleSheetLink, scriptElement, loginRequiredPlaceholder, languagePlaceholder, timeZonePlaceholder,
+                catalogsPlaceholder,
+            ].allSatisfy(template.contains),
+            "inspector.html no longer names inspector.css, inspector.js or a {{placeholder}} as InspectorPage expects")
+        // In this order, each first occurrence is the template's own: the placeholders are filled in before the
+        // catalogs, the style sheet and the script go in; the script element before the style sheet (which comes
+        // ahead of it) goes in. Only a configured language name and a checked time zone name are put in
+        // attributes, and neither has a character that needs escaping.
         return
             template
             .replacingFirst(loginRequiredPlaceholder, with: loginRequired ? "true" : "false")
+            .replacingFirst(languagePlaceholder, with: locale.language ?? "")
+            .replacingFirst(timeZonePlaceholder, with: Self.attributeSafe(locale.timeZone))
             .replacingFirst(scriptElement, with: "<script>\n" + script + "</script>\n")
+            .replacingFirst(catalogsPlaceholder, with: catalogsJSON)
             .replacingFirst(styleSheetLink, with: "<style>\n" + styleSheet + "</style>\n")
+    }
+
+    /// A time zone name as it may stand in an attribute: IANA names are letters, digits, `/`, `_`, `+` and `-`.
+    private static func attributeSafe(_ name: String) -> String {
+        name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/_+-".contains($0)) } ? name : "UTC"
     }
 }
 

@@ -60,6 +60,10 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var warnings: [String]
     /// The warnings as sentences for the inspector, in the same order as `warnings`.
     public var warningMessages: [String]
+    /// The event's `reason` and `warningMessages` as the page translates them: each sentence's English template
+    /// and the values it names (see ``Explanation``). In the event only; the CLI's report keeps its JSON as it was.
+    public var explanation: Explanation?
+    public var warningExplanations: [Explanation]?
     /// The inspector logged in when the scan was made (inspector mode).
     public var inspector: String?
     /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
@@ -122,6 +126,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.details = details.isEmpty ? nil : details.map { Detail(label: $0.label, value: $0.value) }
         self.warnings = verdict.warnings.map(\.code)
         self.warningMessages = verdict.warnings.map(\.message)
+        self.explanation = verdict.explanation
+        self.warningExplanations = verdict.warnings.isEmpty ? nil : verdict.warnings.map(\.explanation)
         self.inspector = inspection.inspector
         self.decidedBy = inspection.decidedBy
         self.latencyMicros = inspection.latency?.wholeMicroseconds ?? 0
@@ -137,6 +143,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public static func report(_ inspection: Inspection) -> VerdictEvent {
         var report = VerdictEvent(inspection)
         report.form = .report
+        report.explanation = nil
+        report.warningExplanations = nil
         // The CLI draws the layout only when asked (`--show-layout`), and sets it then.
         report.layout = nil
         let ticket = inspection.verdict.ticket
@@ -151,6 +159,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         case ticketId, product, validFrom, validUntil, holder, category, passengers, zones, documents, layout
         case unreadableRecords, details, warnings, warningMessages, inspector, decidedBy, latencyMicros, keys
         case clockFloor, clockFloorSource, revocation, issuedAt, activatedAt, reactivations, expected
+        case explanation, warningExplanations
         /// The report's name for the event's `device`.
         case source
     }
@@ -199,6 +208,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         details = try container.decodeIfPresent([Detail].self, forKey: .details)
         warnings = try container.decode([String].self, forKey: .warnings)
         warningMessages = try container.decode([String].self, forKey: .warningMessages)
+        explanation = try container.decodeIfPresent(Explanation.self, forKey: .explanation)
+        warningExplanations = try container.decodeIfPresent([Explanation].self, forKey: .warningExplanations)
         keys = try container.decodeIfPresent([KeyConsideration].self, forKey: .keys)
         clockFloor = try container.decodeIfPresent(Date.self, forKey: .clockFloor)
         clockFloorSource = try container.decodeIfPresent(TrustedTimeSource.self, forKey: .clockFloorSource)
@@ -245,6 +256,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         try container.encodeIfPresent(details, forKey: .details)
         try container.encode(warnings, forKey: .warnings)
         try container.encode(warningMessages, forKey: .warningMessages)
+        try container.encodeIfPresent(explanation, forKey: .explanation)
+        try container.encodeIfPresent(warningExplanations, forKey: .warningExplanations)
         try container.encodeIfPresent(keys, forKey: .keys)
         try container.encodeIfPresent(clockFloor, forKey: .clockFloor)
         try container.encodeIfPresent(clockFloorSource, forKey: .clockFloorSource)
@@ -281,6 +294,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         for index in warnings.indices where warnings[index] == VerdictWarning.unreadableRecordCode {
             if index < event.warningMessages.count {
                 event.warningMessages[index] = Self.withoutQuotedText(event.warningMessages[index])
+            }
+            if let explanations = event.warningExplanations, index < explanations.count {
+                event.warningExplanations?[index] = explanations[index].mappingTexts(Self.withoutQuotedText)
             }
         }
         return event
@@ -356,5 +372,20 @@ public struct PublishedVerdict: Sendable {
     /// The line with holder data (`true`) or without it.
     public func line(holderData: Bool) -> String {
         holderData ? line : redactedLine ?? line
+    }
+}
+
+extension Explanation {
+    /// The explanation with each text it names (at any depth) passed through `transform`.
+    func mappingTexts(_ transform: (String) -> String) -> Explanation {
+        var copy = self
+        copy.replaceArguments {
+            switch $0 {
+            case .text(let text): .text(transform(text))
+            case .explanation(let inner): .explanation(inner.mappingTexts(transform))
+            default: $0
+            }
+        }
+        return copy
     }
 }

@@ -227,6 +227,21 @@ extension DaemonConfiguration {
             throw http.error("tls_listen", "is required with tls_cert and tls_key: the address to serve TLS on")
         }
         if let holder = try http.bool("gate_holder_data") { settings.gateHolderData = holder }
+        if let code = try http.string("language") {
+            guard let language = PageLanguage(rawValue: code) else {
+                throw http.error(
+                    "language",
+                    "must be one of \(PageLanguage.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")) "
+                        + "(got \"\(code)\")")
+            }
+            settings.language = language
+        }
+        if let zone = try http.string("time_zone") {
+            guard TimeZone(identifier: zone) != nil else {
+                throw http.error("time_zone", "must be a time zone name such as \"Europe/Berlin\" (got \"\(zone)\")")
+            }
+            settings.timeZone = zone
+        }
         if let cap = try http.number("max_connections", in: 1...10000) { settings.maxConnections = Int(cap) }
         if let timeout = try http.number("request_timeout", in: 1...300) { settings.requestTimeout = timeout }
         if let timeout = try http.number("idle_timeout", in: 1...3600) { settings.idleTimeout = timeout }

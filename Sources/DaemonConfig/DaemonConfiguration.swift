@@ -161,6 +161,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// Whether a gate's page shows holder data (`gate_holder_data`); an inspector's page shows it to the
         /// logged-in session only.
         public var gateHolderData = false
+        /// The page's language (`language`: `en`, `de` or `fr`); `nil`: the browser's, else English. The switch on
+        /// the page overrides it for that browser.
+        public var language: PageLanguage? = nil
+        /// The time zone the page says dates and times in (`time_zone`, an IANA name such as `Europe/Berlin`);
+        /// `nil`: the validator's own (`TZ`, `/etc/localtime`).
+        public var timeZone: String? = nil
         /// Connections served at once (`max_connections`).
         public var maxConnections = 64
         /// Seconds from a request's first byte until it is read in full (`request_timeout`).
@@ -278,4 +284,11 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
         if let key { return "\(file): \(key): \(message)" }
         return "\(file): \(message)"
     }
+}
+
+/// A language the inspector page speaks.
+public enum PageLanguage: String, Sendable, CaseIterable, Equatable {
+    case english = "en"
+    case german = "de"
+    case french = "fr"
 }

@@ -16,6 +16,14 @@ public enum BlocklistKind: String, Sendable, Hashable, CaseIterable, Codable, Cu
         }
     }
 
+    /// ``displayName`` as a phrase that can be translated.
+    public var phrase: Explanation {
+        switch self {
+        case .vdvKA: "VDV-KA blocklist"
+        case .dtvgUIC: "DTVG UIC blocklist"
+        }
+    }
+
     public var description: String { rawValue }
 }
 
@@ -80,7 +88,7 @@ public enum BlocklistAction: String, Sendable, Hashable, CaseIterable, Codable, 
     case checkID = "check-id"
 
     /// The instruction, as a sentence for the inspector.
-    public var instruction: String {
+    public var instruction: Explanation {
         switch self {
         case .refuse: "Refuse the ticket."
         case .keepTicket: "Keep the ticket: it is to be confiscated."
@@ -199,6 +207,14 @@ public enum VDVBlocklistItem: String, Sendable, Hashable, CaseIterable, Codable,
         }
     }
 
+    /// ``displayName`` as a phrase that can be translated.
+    public var phrase: Explanation {
+        switch self {
+        case .userMedium: "user medium"
+        case .entitlement: "entitlement"
+        }
+    }
+
     public var description: String { rawValue }
 }
 
@@ -261,10 +277,13 @@ public enum BlocklistEntry: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `entitlement 2099643 of organisation 57 (instance 3, lock mode 1)`, `ticket QWXY3BTA of RICS 1080`.
-    public var description: String {
+    public var description: String { phrase.english }
+
+    /// ``description`` as a phrase that can be translated.
+    public var phrase: Explanation {
         switch self {
         case .vdv(let entry):
-            "\(entry.item.displayName) \(entry.number) of organisation \(entry.organisation) "
+            "\(entry.item.phrase) \(entry.number) of organisation \(entry.organisation) "
                 + "(type \(entry.item.rawValue), instance \(entry.instance), lock mode \(entry.lockMode.rawValue))"
         case .dtvg(let entry):
             "ticket \(entry.ticketID) of RICS \(entry.rics)"
@@ -348,8 +367,8 @@ public struct BlocklistRevocation: Sendable, Hashable, Codable {
     }
 
     /// The verdict's reason: the list, its version, the entry and the instruction.
-    public var reason: String {
-        "On the \(list.displayName) (version \(version)): \(entry). \(action.instruction)"
+    public var reason: Explanation {
+        "On the \(list.phrase) (version \(version)): \(entry.phrase). \(action.instruction)"
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -282,6 +282,16 @@ public struct TicketDisagreement: Sendable, Hashable, CustomStringConvertible {
         self.overruled = overruled
     }
 
+    /// ``subject`` as a phrase that can be translated: the subjects the formats name (`validity`, `product`)
+    /// are farecheck's words; any other stays as it is.
+    public var subjectPhrase: Explanation {
+        switch subject {
+        case "validity": "validity"
+        case "product": "product"
+        default: .verbatim(subject)
+        }
+    }
+
     /// `validity: 2025-02-27 – 2025-03-01 (U_FLEX), not 01.02.2025 – 01.03.2025 (0080BL)`.
     public var description: String { "\(subject): \(kept), not \(overruled)" }
 }

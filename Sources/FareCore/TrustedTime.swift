@@ -79,9 +79,9 @@ public struct ClockDoubt: Sendable, Hashable {
     public var behind: TimeInterval { floor.instant.timeIntervalSince(wallClock) }
 
     /// The sentence for the inspector and the log: what the clock reads, what it is earlier than, what to do.
-    public var reason: String {
-        "The device clock reads \(wallClock.formatted(.iso8601)), earlier than the last trusted time "
-            + "\(floor.instant.formatted(.iso8601)) (\(floor.source)); set the clock (NTP) — validity cannot be judged."
+    public var reason: Explanation {
+        "The device clock reads \(date: wallClock), earlier than the last trusted time "
+            + "\(date: floor.instant) (\(floor.source)); set the clock (NTP) — validity cannot be judged."
     }
 }
 

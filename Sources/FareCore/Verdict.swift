@@ -61,12 +61,33 @@ public enum SignatureStatus: String, Sendable, Codable {
 public struct VerdictWarning: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A stable, machine-readable code, e.g. `recently-activated`.
     public var code: String
-    /// A sentence for the inspector.
-    public var message: String
+    /// The sentence for the inspector, as it can be translated.
+    public var explanation: Explanation
+    /// The sentence for the inspector, in English.
+    public var message: String { explanation.english }
 
-    public init(code: String, message: String) {
+    public init(code: String, message: Explanation) {
         self.code = code
-        self.message = message
+        self.explanation = message
+    }
+
+    private enum CodingKeys: String, CodingKey { case code, message, explanation }
+
+    /// `code` and `message` as they always were, and the `explanation` beside them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(code, forKey: .code)
+        try container.encode(message, forKey: .message)
+        try container.encode(explanation, forKey: .explanation)
+    }
+
+    /// A warning written before explanations were kept has its message as it is.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        code = try container.decode(String.self, forKey: .code)
+        explanation =
+            try container.decodeIfPresent(Explanation.self, forKey: .explanation)
+            ?? .verbatim(try container.decode(String.self, forKey: .message))
     }
 
     public var description: String { "\(code): \(message)" }
@@ -145,8 +166,14 @@ public struct KeyConsideration: Sendable, Hashable, Codable {
 public struct Verdict: Sendable {
     /// The outcome.
     public var kind: VerdictKind
-    /// One sentence saying why, written for the inspector (and the log).
-    public var reason: String
+    /// One sentence saying why, written for the inspector, as it can be translated.
+    public var explanation: Explanation
+    /// One sentence saying why, in English (the CLI, the journal, the log). Set, it is kept as it is
+    /// (``Explanation/verbatim(_:)``).
+    public var reason: String {
+        get { explanation.english }
+        set { explanation = .verbatim(newValue) }
+    }
     /// The signature check on its own.
     public var signature: SignatureStatus
     /// The payload format, when it was recognised.
@@ -184,13 +211,13 @@ public struct Verdict: Sendable {
     public var blocklistRevocation: BlocklistRevocation?
 
     public init(
-        kind: VerdictKind, reason: String, signature: SignatureStatus, format: TicketFormat? = nil,
+        kind: VerdictKind, reason: Explanation, signature: SignatureStatus, format: TicketFormat? = nil,
         issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
         warnings: [VerdictWarning] = [], inspectedAt: Date, keys: [KeyConsideration] = [],
         blocklistRevocation: BlocklistRevocation? = nil
     ) {
         self.kind = kind
-        self.reason = reason
+        self.explanation = reason
         self.signature = signature
         self.format = format
         self.issuer = issuer

@@ -97,16 +97,7 @@ public struct StalenessPolicy: Sendable, Equatable {
         guard age > staleAfter else { return nil }
         return VerdictWarning(
             code: VerdictWarning.staleTrustDataCode,
-            message: "Keys and revocations were last updated \(Self.describe(age)) ago; a ticket revoked since "
+            message: "Keys and revocations were last updated \(duration: age) ago; a ticket revoked since "
                 + "then is not known here.")
-    }
-
-    static func describe(_ seconds: TimeInterval) -> String {
-        switch seconds {
-        case ..<120: "\(Int(seconds)) seconds"
-        case ..<7200: "\(Int(seconds / 60)) minutes"
-        case ..<172_800: "\(Int(seconds / 3600)) hours"
-        default: "\(Int(seconds / 86400)) days"
-        }
     }
 }

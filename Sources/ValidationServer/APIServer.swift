@@ -351,7 +351,7 @@ public struct APIServer: Sendable {
                 return Self.json(
                     .ok,
                     OnlineCheckResponse(
-                        verdict: .revoked, reason: listed.reason, revoked: true))
+                        verdict: .revoked, reason: listed.reason.english, revoked: true))
             }
         }
         if query.claimFirstUse, let issuer = query.issuer, let ticketID = query.ticketID, !ticketID.isEmpty {

@@ -9,7 +9,7 @@ public enum DOSIPASLevelResult: Sendable, Hashable, CustomStringConvertible {
     /// The signature matches; the text names the key and scheme.
     case valid(String)
     /// The signature does not match, or cannot be genuine; the text says why.
-    case invalid(String)
+    case invalid(Explanation)
     /// No signature where one is required: level 1 unsigned, or level 2 stripped although level 1 names its key.
     case missing
     /// Level 1 only: the UIC key list has no key for the security provider and key id.
@@ -17,7 +17,7 @@ public enum DOSIPASLevelResult: Sendable, Hashable, CustomStringConvertible {
     /// Level 2 only: level 1 names no level-2 key, so there is no level 2 to check.
     case notNamed
     /// The algorithm or key is one farecheck cannot check; the text says which.
-    case unsupported(String)
+    case unsupported(Explanation)
 
     /// Whether the signature was checked and matches.
     public var isValid: Bool {
@@ -108,7 +108,7 @@ extension TicketVerifier {
             return verdict
         }
         func verdict(
-            _ kind: VerdictKind, _ reason: String, _ signature: SignatureStatus, ticket: Ticket? = nil,
+            _ kind: VerdictKind, _ reason: Explanation, _ signature: SignatureStatus, ticket: Ticket? = nil,
             warnings: [VerdictWarning] = []
         ) -> Verdict {
             withKeys(
@@ -135,18 +135,18 @@ extension TicketVerifier {
                 .invalid)
         case .unknownKey:
             let ticket = try? DOSIPAS.ticket(from: barcode, at: latestGeneration)
-            let why =
+            let considered = report.keys.map { "\($0.issuer)/\($0.keyID) \($0.reason)" }.joined(separator: "; ")
+            let why: Explanation =
                 report.keys.isEmpty
                 ? "No trusted key \(label) (security provider/key id); import the UIC key list."
-                : "No key in scope for this DOSIPAS barcode has \(label) (security provider/key id): "
-                    + report.keys.map { "\($0.issuer)/\($0.keyID) \($0.reason)" }.joined(separator: "; ")
-                    + ". Import the issuer's key for this kind of barcode."
+                : "No key in scope for this DOSIPAS barcode has \(label) (security provider/key id): \(considered). "
+                    + "Import the issuer's key for this kind of barcode."
             return verdict(
-                .unknownKey, why + " The ticket shown is unverified.", .unknownKey, ticket: ticket.map(annotated))
+                .unknownKey, "\(why) The ticket shown is unverified.", .unknownKey, ticket: ticket.map(annotated))
         case .unsupported(let what):
-            return verdict(.unsupported, sentence("the level-1 signature cannot be checked: \(what)"), .unsupported)
+            return verdict(.unsupported, "The level-1 signature cannot be checked: \(what).", .unsupported)
         case .invalid(let why):
-            return verdict(.invalidSignature, sentence("the level-1 signature \(why)"), .invalid)
+            return verdict(.invalidSignature, "The level-1 signature \(why).", .invalid)
         case .notNamed:
             // Level 1 is never "not named"; treated as missing for safety.
             return verdict(.invalidSignature, "The barcode carries no level-1 signature.", .invalid)
@@ -160,9 +160,9 @@ extension TicketVerifier {
                 "Level 1 names a level-2 key but the level-2 signature is missing: the barcode was stripped or copied.",
                 .invalid)
         case .invalid(let why):
-            return verdict(.invalidSignature, sentence("the level-2 signature \(why)"), .invalid)
+            return verdict(.invalidSignature, "The level-2 signature \(why).", .invalid)
         case .unsupported(let what):
-            return verdict(.unsupported, sentence("the level-2 signature cannot be checked: \(what)"), .unsupported)
+            return verdict(.unsupported, "The level-2 signature cannot be checked: \(what).", .unsupported)
         case .valid, .notNamed, .unknownKey:
             break
         }
@@ -196,7 +196,7 @@ extension TicketVerifier {
             if generated.timeIntervalSince(now) > skew {
                 return verdict(
                     .barcodeExpired,
-                    "The barcode was generated at \(generated.formatted(.iso8601)), after the inspection time: "
+                    "The barcode was generated at \(date: generated), after the inspection time: "
                         + "a barcode made in advance is refused.", .valid, ticket: ticket, warnings: result.warnings)
             }
             if let duration = freshness.duration,
@@ -204,17 +204,17 @@ extension TicketVerifier {
             {
                 let age = Int(now.timeIntervalSince(generated))
                 // An FDC1 stamp a little ahead of the clock reads as last year's: say days, not millions of seconds.
-                let ago = age < 172_800 ? "\(age) s ago" : "\(age / 86_400) days ago"
+                let ago: Explanation = age < 172_800 ? "\(age) s ago" : "\(age / 86_400) days ago"
                 return verdict(
                     .barcodeExpired,
-                    "The barcode was generated at \(generated.formatted(.iso8601)), \(ago), and may be shown for "
+                    "The barcode was generated at \(date: generated), \(ago), and may be shown for "
                         + "\(duration) s only: it is a copy or a screenshot.", .valid, ticket: ticket,
                     warnings: result.warnings)
             }
             if let end = freshness.endOfValidity, now.timeIntervalSince(end) > skew {
                 return verdict(
                     .barcodeExpired,
-                    "The barcode had to be regenerated by \(end.formatted(.iso8601)): it is an old copy.", .valid,
+                    "The barcode had to be regenerated by \(date: end): it is an old copy.", .valid,
                     ticket: ticket, warnings: result.warnings)
             }
         }
@@ -228,14 +228,15 @@ extension TicketVerifier {
         if report.level2.isValid {
             if let generated = freshness?.generatedAt {
                 let age = max(0, Int(now.timeIntervalSince(generated)))
-                result.reason =
+                result.explanation =
                     "The ticket is genuine and valid now: both signature levels are valid and the barcode was "
-                    + "generated " + String(age) + " s ago."
+                    + "generated \(age) s ago."
             } else {
-                result.reason = "The ticket is genuine and valid now: both signature levels are valid."
+                result.explanation = "The ticket is genuine and valid now: both signature levels are valid."
             }
         } else {
-            result.reason = "The ticket is genuine and valid now: its level-1 signature is valid (it has no level 2)."
+            result.explanation =
+                "The ticket is genuine and valid now: its level-1 signature is valid (it has no level 2)."
         }
         return result
     }

@@ -14,7 +14,7 @@ public struct PolicyContext: Sendable {
 /// A policy's answer: the ticket meets it (perhaps with remarks), or fails it with a verdict and why.
 public enum PolicyOutcome: Sendable {
     case meets(warnings: [VerdictWarning])
-    case fails(VerdictKind, reason: String)
+    case fails(VerdictKind, reason: Explanation)
     /// Fails as `revoked` because a published blocklist names the ticket: the verdict carries the entry.
     case revokedByBlocklist(BlocklistRevocation)
 
@@ -75,18 +75,18 @@ public struct KeyValidityPolicy: TicketPolicy {
         let issued = key.family == .uic ? context.ticket.issuedAt : nil
         let instant = issued ?? context.now
         if let notAfter = key.notAfter, instant > notAfter.addingTimeInterval(Self.slack(key).after) {
-            let when = issued.map { ", before the ticket was issued (\(describe($0)))" } ?? ""
+            let when: Explanation = issued.map { ", before the ticket was issued (\(date: $0))" } ?? ""
             return .fails(
                 .keyExpired,
                 reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) expired on "
-                    + "\(describe(notAfter))\(when).")
+                    + "\(date: notAfter)\(when).")
         }
         if let notBefore = key.notBefore, instant < notBefore.addingTimeInterval(-Self.slack(key).before) {
-            let when = issued.map { ", after the ticket was issued (\(describe($0)))" } ?? ""
+            let when: Explanation = issued.map { ", after the ticket was issued (\(date: $0))" } ?? ""
             return .fails(
                 .keyExpired,
                 reason: "The signature is genuine, but key \(key.keyID) of \(key.issuer) is only valid from "
-                    + "\(describe(notBefore))\(when).")
+                    + "\(date: notBefore)\(when).")
         }
         return .meets
     }
@@ -190,15 +190,15 @@ public struct ValidityWindowPolicy: TicketPolicy {
         let ticket = context.ticket
         let window = ticket.validityWindow(at: context.now)
         // Name the document when there are several, so the inspector knows which one was judged.
-        var which = ""
+        var which: Explanation = ""
         if ticket.documents.count > 1, let index = ticket.governingDocument(at: context.now) {
             which = " (document \(index + 1) of \(ticket.documents.count), \(ticket.documents[index].kind))"
         }
         if let start = window.validFrom, context.now < start.addingTimeInterval(-clockSkew) {
-            return .fails(.notYetValid, reason: "The ticket is valid only from \(describe(start))\(which).")
+            return .fails(.notYetValid, reason: "The ticket is valid only from \(date: start)\(which).")
         }
         if let end = window.validUntil, context.now > end.addingTimeInterval(clockSkew) {
-            return .fails(.expired, reason: "The ticket expired on \(describe(end))\(which).")
+            return .fails(.expired, reason: "The ticket expired on \(date: end)\(which).")
         }
         var warnings: [VerdictWarning] = []
         if window.validFrom == nil, window.validUntil == nil {
@@ -254,7 +254,7 @@ public struct RevocationPolicy: TicketPolicy {
         return .meets
     }
 
-    private static func because(_ revocation: Revocation) -> String {
+    private static func because(_ revocation: Revocation) -> Explanation {
         guard let reason = revocation.reason, !reason.isEmpty else { return "" }
         return ": \(reason)"
     }

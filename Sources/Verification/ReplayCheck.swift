@@ -68,16 +68,16 @@ public struct ReplayCheck: Sendable {
             ofTicket: ticket.ticketID, issuer: ticket.issuer, since: verdict.inspectedAt.addingTimeInterval(-window)
         ).filter { $0.inspectedAt <= verdict.inspectedAt }
         guard let last = earlier.first else { return verdict }
-        let when = last.inspectedAt.formatted(.iso8601)
         if isSingleUse(verdict), earlier.contains(where: { $0.verdict == .valid }) {
             return verdict.replayed(passed: last.device, at: last.inspectedAt)
         }
         var result = verdict
-        let times = earlier.count == 1 ? "once" : "\(earlier.count) times"
+        let times: Explanation = earlier.count == 1 ? "once" : "\(earlier.count) times"
         result.warnings.append(
             VerdictWarning(
                 code: VerdictWarning.seenBeforeCode,
-                message: "Seen \(times) in the last \(Int(window / 60)) min, last at \(when) on \(last.device)."
+                message:
+                    "Seen \(times) in the last \(Int(window / 60)) min, last at \(date: last.inspectedAt) on \(last.device)."
             ))
         return result
     }
@@ -86,12 +86,15 @@ public struct ReplayCheck: Sendable {
 extension Verdict {
     /// This verdict as `replayed`: the single-use ticket already passed `device` at `date`, by this validator's
     /// journal or, with `source`, as the fleet told it ("the fleet's first use, from the server").
-    public func replayed(passed device: String, at date: Date, source: String? = nil) -> Verdict {
+    public func replayed(passed device: String, at date: Date, source: Explanation? = nil) -> Verdict {
         var replayed = self
         replayed.kind = .replayed
-        replayed.reason =
-            "This single-use ticket already passed \(device) at \(date.formatted(.iso8601))"
-            + (source.map { " (\($0))." } ?? ".")
+        replayed.explanation =
+            if let source {
+                "This single-use ticket already passed \(device) at \(date: date) (\(source))."
+            } else {
+                "This single-use ticket already passed \(device) at \(date: date)."
+            }
         return replayed
     }
 }

@@ -144,7 +144,7 @@ public struct TicketVerifier: Sendable {
             // Checks outside the policies (a VDV certificate's end date, a DOSIPAS barcode's age) end here too.
             if verdict.kind.dependsOnTime {
                 verdict.kind = .clockUntrusted
-                verdict.reason = doubt.reason
+                verdict.explanation = doubt.reason
             }
         } else {
             verdict = try verify(payload, at: now)
@@ -160,7 +160,8 @@ public struct TicketVerifier: Sendable {
             recognised = try detector.recognise(payload)
         } catch {
             return Verdict(
-                kind: error.code == .unsupported ? .unsupported : .malformed, reason: sentence(error.message),
+                kind: error.code == .unsupported ? .unsupported : .malformed,
+                reason: .verbatim(sentence(error.message)),
                 signature: .notChecked, inspectedAt: now
             )
         }
@@ -315,7 +316,9 @@ public struct TicketVerifier: Sendable {
         warnings += ticket.disagreements.map {
             VerdictWarning(
                 code: VerdictWarning.recordsDisagreeCode,
-                message: "The ticket's records disagree on the \($0.subject): \($0.kept) decides, not \($0.overruled).")
+                message:
+                    "The ticket's records disagree on the \($0.subjectPhrase): \($0.kept) decides, not \($0.overruled)."
+            )
         }
         // Records that cannot be read but do not decide (they inform, or are in a version not decoded): the ticket
         // was judged without them, and they are listed.
@@ -374,7 +377,7 @@ public struct TicketVerifier: Sendable {
     }
 
     /// Why `algorithm` cannot have been made with `key`, or `nil` when they fit.
-    private static func mismatch(_ algorithm: COSEAlgorithm, _ key: TrustedKey) -> String? {
+    private static func mismatch(_ algorithm: COSEAlgorithm, _ key: TrustedKey) -> Explanation? {
         let fits: Bool
         switch (algorithm, key.publicKey.kind) {
         case (.es256, .ecP256), (.edDSA, .ed25519), (.ps256, .rsa): fits = true

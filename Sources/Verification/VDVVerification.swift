@@ -455,12 +455,12 @@ public final class VDVChainVerifier: Sendable {
         let format = TicketFormat.vdvKA
         let car = barcode.caReference
         func reject(
-            _ kind: VerdictKind, _ reason: String, _ signature: SignatureStatus, issuer: String? = nil,
+            _ kind: VerdictKind, _ reason: Explanation, _ signature: SignatureStatus, issuer: String? = nil,
             keyID: String? = nil, ticket: Ticket? = nil
         ) -> VDVChainOutcome {
             .rejected(
                 Verdict(
-                    kind: kind, reason: sentence(reason), signature: signature, format: format, issuer: issuer,
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer,
                     keyID: keyID ?? car.hex, ticket: ticket, inspectedAt: now))
         }
 
@@ -474,7 +474,7 @@ public final class VDVChainVerifier: Sendable {
         guard let authority = found, authority.reference == car else {
             return reject(
                 .unknownKey,
-                "no trusted VDV CA certificate is \(car) (\(car.hex)); the ticket cannot be checked (import the VDV sub-CA certificates)",
+                "No trusted VDV CA certificate is \(car) (\(car.hex)); the ticket cannot be checked (import the VDV sub-CA certificates).",
                 .unknownKey)
         }
 
@@ -495,11 +495,11 @@ public final class VDVChainVerifier: Sendable {
             } catch let error as SignatureError {
                 return reject(
                     .invalidSignature,
-                    "the issuer certificate's signature does not fit the key of \(car): \(error.message)",
+                    "The issuer certificate's signature does not fit the key of \(car): \(error.message).",
                     .invalid)
             } catch {
                 return reject(
-                    .invalidSignature, "the issuer certificate was not signed by \(car) or was altered: \(error)",
+                    .invalidSignature, "The issuer certificate was not signed by \(car) or was altered: \(error).",
                     .invalid)
             }
             let certificate: VDVCertificate
@@ -507,12 +507,12 @@ public final class VDVChainVerifier: Sendable {
                 certificate = try VDVCertificate(parsing: body, context: "the issuer certificate")
             } catch {
                 return reject(
-                    .malformed, "the issuer certificate is genuine but cannot be read: \(error.message)", .valid)
+                    .malformed, "The issuer certificate is genuine but cannot be read: \(error.message).", .valid)
             }
             guard certificate.authority == car else {
                 return reject(
                     .invalidSignature,
-                    "the issuer certificate names \(certificate.authority) as its CA, but the barcode names \(car)",
+                    "The issuer certificate names \(certificate.authority) as its CA, but the barcode names \(car).",
                     .invalid)
             }
             let key: RSARawPublicKey
@@ -522,7 +522,7 @@ public final class VDVChainVerifier: Sendable {
                 publicKey = try key.publicKey()
             } catch {
                 return reject(
-                    .malformed, "the issuer certificate's key is not a usable RSA key: \(error.message)", .valid)
+                    .malformed, "The issuer certificate's key is not a usable RSA key: \(error.message).", .valid)
             }
             issuer = VDVIssuerCertificateCache.Entry(
                 carried: Array(payload[barcode.certificateRange]), certificate: certificate, key: key,
@@ -540,11 +540,11 @@ public final class VDVChainVerifier: Sendable {
             }
         } catch let error as SignatureError {
             return reject(
-                .invalidSignature, "the ticket's signature does not fit the issuer key: \(error.message)", .invalid,
+                .invalidSignature, "The ticket's signature does not fit the issuer key: \(error.message).", .invalid,
                 keyID: keyID)
         } catch {
             return reject(
-                .invalidSignature, "the ticket was not signed by its issuer certificate or was altered: \(error)",
+                .invalidSignature, "The ticket was not signed by its issuer certificate or was altered: \(error).",
                 .invalid, keyID: keyID)
         }
         let ticket: Ticket
@@ -552,7 +552,7 @@ public final class VDVChainVerifier: Sendable {
             ticket = try VDVEntitlement(parsing: data).ticket()
         } catch {
             return reject(
-                .malformed, "the signature is valid but the ticket data cannot be read: \(error.message)", .valid,
+                .malformed, "The signature is valid but the ticket data cannot be read: \(error.message).", .valid,
                 keyID: keyID)
         }
 
@@ -560,24 +560,25 @@ public final class VDVChainVerifier: Sendable {
         if !authority.isRoot {
             guard let expiry = authority.certificate.expiry, let expiryEnd = authority.expiryEnd else {
                 return reject(
-                    .malformed, "the end date of CA certificate \(car) is not a date", .valid, issuer: ticket.issuer,
+                    .malformed, "The end date of CA certificate \(car) is not a date.", .valid, issuer: ticket.issuer,
                     keyID: keyID, ticket: ticket)
             }
             if now > expiryEnd {
                 return reject(
-                    .keyExpired, "the signatures are genuine, but CA certificate \(car) expired on \(expiry)",
+                    .keyExpired, "The signatures are genuine, but CA certificate \(car) expired on \(expiry).",
                     .valid, issuer: ticket.issuer, keyID: keyID, ticket: ticket)
             }
         }
         guard let issuerExpiry = issuer.certificate.expiry, let issuerExpiryEnd = issuer.expiryEnd else {
             return reject(
-                .malformed, "the end date of the issuer certificate \(issuer.certificate.holder) is not a date", .valid,
+                .malformed, "The end date of the issuer certificate \(issuer.certificate.holder) is not a date.",
+                .valid,
                 issuer: ticket.issuer, keyID: keyID, ticket: ticket)
         }
         if now > issuerExpiryEnd {
             return reject(
                 .keyExpired,
-                "the signatures are genuine, but the issuer certificate \(issuer.certificate.holder) expired on \(issuerExpiry)",
+                "The signatures are genuine, but the issuer certificate \(issuer.certificate.holder) expired on \(issuerExpiry).",
                 .valid, issuer: ticket.issuer, keyID: keyID, ticket: ticket)
         }
         let trustedKey = TrustedKey(

@@ -281,7 +281,7 @@ extension VerdictEvent {
         }
         if let revocation {
             // What the inspector does comes first, in words that stand out.
-            add("ACTION", revocation.action.instruction.uppercased())
+            add("ACTION", revocation.action.instruction.english.uppercased())
             add("blocklist", "\(revocation.list.displayName) version \(revocation.version), \(revocation.entry)")
         }
         add("source", device + (symbology.map { " (\($0.rawValue))" } ?? ""))

@@ -89,7 +89,7 @@ final class EndpointBench: Sendable {
 
     /// A verdict event as the pipeline would publish it.
     static func event(
-        _ kind: VerdictKind, reason: String, product: String? = "Day pass", holder: String? = "ID ****1234",
+        _ kind: VerdictKind, reason: Explanation, product: String? = "Day pass", holder: String? = "ID ****1234",
         warnings: [VerdictWarning] = [], revocation: BlocklistRevocation? = nil, inspector: String? = "K-204",
         unreadable: [UnreadableRecord] = []
     ) -> PublishedVerdict {

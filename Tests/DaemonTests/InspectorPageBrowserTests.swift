@@ -72,7 +72,7 @@ struct InspectorPageBrowserTests {
             #expect(dom.contains(">revoked</"))
             #expect(dom.contains(#"data-state="invalid""#))
             // The logged-in inspector sees the holder, to check it against an ID.
-            #expect(dom.contains("Check ID"))
+            #expect(dom.contains("Compare with ID"))
             #expect(dom.contains("ID ****1234"))
             #expect(dom.contains("2 passengers"))
             #expect(dom.contains("front-door"))
@@ -203,7 +203,7 @@ struct InspectorPageBrowserTests {
             try await browser.waitUntil(Self.verdictShown)
             let dom = try await browser.dom()
             // What an inspector checks on a Deutschland-Ticket: the holder against an ID, the product, the window.
-            #expect(dom.contains("Check ID"))
+            #expect(dom.contains("Compare with ID"))
             #expect(dom.contains("Max Mustermann, born 2001-01-01"))
             #expect(dom.contains("Deutschland-Ticket"))
             #expect(dom.contains("Open ticket: 2nd class, 1 adult"))

@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 /// The inspector page is its resource files (Sources/Daemon/Resources): the document served at `/` is
-/// inspector.html with inspector.css and inspector.js put inline, whatever the files say today.
+/// inspector.html with inspector.css, inspector.js and the catalogs (inspector-LANGUAGE.json) put inline, and the
+/// configured language and time zone filled in, whatever the files say today.
 @Suite(.timeLimit(.minutes(2)))
 struct InspectorPageResourceTests {
     /// The page's files as they are in the source tree.
@@ -15,12 +16,17 @@ struct InspectorPageResourceTests {
     }
 
     @Test(
-        "GET / serves inspector.html with inspector.css and inspector.js inline, one document",
+        "GET / serves inspector.html with inspector.css, inspector.js and the catalogs inline, one document",
         arguments: [true, false])
     func thePageIsItsResourceFiles(loginRequired: Bool) async throws {
         let html = try Self.resource("inspector.html")
         let css = try Self.resource("inspector.css")
         let js = try Self.resource("inspector.js")
+        // The catalogs, one object by language, inline in a script element the page reads as JSON.
+        let catalogs =
+            "{"
+            + (try ["en", "de", "fr"].map { "\"\($0)\": " + (try Self.resource("inspector-\($0).json")) })
+            .joined(separator: ",\n") + "}"
         // The document names its style sheet and script as files, so that it opens from disk while one works on it.
         let link = "<link rel=\"stylesheet\" href=\"inspector.css\">\n"
         let script = "<script src=\"inspector.js\"></script>\n"
@@ -28,10 +34,15 @@ struct InspectorPageResourceTests {
         let expected =
             html
             .replacingOccurrences(of: "{{login-required}}", with: loginRequired ? "true" : "false")
+            .replacingOccurrences(of: "{{language}}", with: "de")
+            .replacingOccurrences(of: "{{time-zone}}", with: "Europe/Paris")
             .replacingOccurrences(of: script, with: "<script>\n" + js + "</script>\n")
+            .replacingOccurrences(of: "{{catalogs}}", with: catalogs)
             .replacingOccurrences(of: link, with: "<style>\n" + css + "</style>\n")
 
-        let bench = try EndpointBench(loginRequired: loginRequired)
+        let bench = try EndpointBench(
+            loginRequired: loginRequired,
+            options: .init(locale: InspectorPage.Locale(language: "de", timeZone: "Europe/Paris")))
         try await bench.run { port in
             let page = try await LoopbackHTTP.request(port: port, "GET", "/")
             #expect(page.status == 200)

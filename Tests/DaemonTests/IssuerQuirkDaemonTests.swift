@@ -119,8 +119,9 @@ struct UnreadableRecordRedactionTests {
             warnings: [
                 VerdictWarning(
                     code: VerdictWarning.unreadableRecordCode,
-                    message: "The U_TLAY 01 at byte 94 cannot be read; the ticket was judged on its other records. "
-                        + record.reason)
+                    message:
+                        "The U_TLAY 01 at byte 94 cannot be read; the ticket was judged on its other records. \(record.reason)"
+                )
             ], unreadable: [record])
         #expect(published.line.contains("Kim Berger"))
         let redacted = published.event.withoutHolderData

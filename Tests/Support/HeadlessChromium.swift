@@ -69,7 +69,7 @@ public final class HeadlessChromium {
     }
 
     /// Opens `url` in a new page of `width`×`height` CSS pixels, as a handheld shows it.
-    public func open(_ url: String, width: Int, height: Int) async throws {
+    public func open(_ url: String, width: Int, height: Int, languages: [String]? = nil) async throws {
         let target = try await command("Target.createTarget", ["url": "about:blank"])
         guard let targetID = target["targetId"] as? String else {
             throw LoopbackError(description: "no target id in \(target)")
@@ -79,6 +79,7 @@ public final class HeadlessChromium {
         _ = try await command(
             "Emulation.setDeviceMetricsOverride",
             ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": true])
+        if let languages { try await preferLanguages(languages) }
         _ = try await command("Page.navigate", ["url": url])
     }
 
@@ -87,6 +88,82 @@ public final class HeadlessChromium {
         let reply = try await command("Runtime.evaluate", ["expression": expression, "returnByValue": true])
         if reply["exceptionDetails"] != nil { return nil }
         return (reply["result"] as? [String: Any])?["value"]
+    }
+
+    /// The value of a JavaScript expression that gives a promise, once the promise is settled.
+    public func evaluateAwaiting(_ expression: String) async throws -> Any? {
+        let reply = try await command(
+            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])
+        if let exception = reply["exceptionDetails"] {
+            throw LoopbackError(description: "the page threw: \(exception)")
+        }
+        return (reply["result"] as? [String: Any])?["value"]
+    }
+
+    /// Runs axe-core's WCAG 2 A and AA rules (2.0, 2.1 and 2.2) on the page as it is now, and returns what they
+    /// find: each rule broken, with the elements that break it. axe-core is installed by
+    /// `scripts/install-axe-core.sh` (pinned); `FARECHECK_AXE_JS` may name another copy.
+    public func accessibilityViolations() async throws -> [AccessibilityViolation] {
+        let environment = ProcessInfo.processInfo.environment
+        let path = environment["FARECHECK_AXE_JS"] ?? "/usr/local/share/axe-core/axe.min.js"
+        guard let axe = FileManager.default.contents(atPath: path) else {
+            throw LoopbackError(
+                description: "axe-core is not installed at \(path): run scripts/install-axe-core.sh "
+                    + "(scripts/install-deps.sh runs it)")
+        }
+        _ = try await evaluate(String(decoding: axe, as: UTF8.self) + "\n;true")
+        let found = try await evaluateAwaiting(
+            """
+            axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa",
+              "wcag22aa"] }, resultTypes: ["violations"] })
+              .then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact,
+                help: violation.help, targets: violation.nodes.map((node) => node.target.join(" ")) })))
+            """)
+        guard let list = found as? [[String: Any]] else {
+            throw LoopbackError(description: "axe-core gave no result: \(String(describing: found))")
+        }
+        return list.map {
+            AccessibilityViolation(
+                rule: $0["id"] as? String ?? "?", impact: $0["impact"] as? String ?? "",
+                help: $0["help"] as? String ?? "", elements: $0["targets"] as? [String] ?? [])
+        }
+    }
+
+    /// Presses and releases a key as a keyboard would (`Tab`, `Enter`, `Space`), shifted when `shift` is set.
+    public func press(_ key: String, shift: Bool = false) async throws {
+        let codes: [String: (code: String, keyCode: Int, text: String?)] = [
+            "Tab": ("Tab", 9, nil), "Enter": ("Enter", 13, "\r"), "Space": ("Space", 32, " "),
+        ]
+        guard let (code, keyCode, text) = codes[key] else {
+            throw LoopbackError(description: "no key \(key) in HeadlessChromium.press")
+        }
+        var down: [String: Any] = [
+            "type": text == nil ? "rawKeyDown" : "keyDown", "key": key == "Space" ? " " : key, "code": code,
+            "windowsVirtualKeyCode": keyCode, "modifiers": shift ? 8 : 0,
+        ]
+        if let text { down["text"] = text }
+        _ = try await command("Input.dispatchKeyEvent", down)
+        var up = down
+        up["type"] = "keyUp"
+        up["text"] = nil
+        _ = try await command("Input.dispatchKeyEvent", up)
+    }
+
+    /// Makes the page's browser say it prefers `languages` (`navigator.languages`, `Accept-Language`), as a
+    /// browser set up in that language would. Call before ``open(_:width:height:)``'s navigation takes effect:
+    /// it applies to the open page from the next navigation.
+    public func preferLanguages(_ languages: [String]) async throws {
+        _ = try await command(
+            "Emulation.setUserAgentOverride",
+            [
+                "userAgent": "Mozilla/5.0 (X11; Linux x86_64) farecheck-tests",
+                "acceptLanguage": languages.joined(separator: ","),
+            ])
+    }
+
+    /// Loads the open page again.
+    public func reload() async throws {
+        _ = try await command("Page.reload", [:])
     }
 
     /// Waits until `condition` (a JavaScript expression) is true in the page; fails after 20 seconds.
@@ -190,4 +267,18 @@ public final class HeadlessChromium {
             }
         }
     }
+}
+
+/// A WCAG rule axe-core found broken on a page, and where.
+public struct AccessibilityViolation: CustomStringConvertible, Sendable {
+    /// axe-core's rule id, e.g. `color-contrast`.
+    public var rule: String
+    /// `minor`, `moderate`, `serious` or `critical`.
+    public var impact: String
+    /// What the rule asks for.
+    public var help: String
+    /// The elements that break it, as CSS selectors.
+    public var elements: [String]
+
+    public var description: String { "\(rule) (\(impact)): \(help) \u{2014} \(elements.joined(separator: ", "))" }
 }

@@ -1,0 +1,200 @@
+import Daemon
+import FareCore
+import Foundation
+import TestSupport
+import Testing
+import TicketFormats
+import TrustStore
+import Verification
+
+/// The inspector page in English, German and French, in a real browser (headless Chromium) at the widths of a
+/// small phone (320 px), a handheld (480 px) and a desk (1280 px): a real Deutschland-Ticket, judged expired by
+/// the real verifier, as an inspector in Berlin, Paris or London sees it.
+@Suite(
+    .timeLimit(.minutes(5)),
+    .disabled(
+        if: ProcessInfo.processInfo.environment["FARECHECK_SKIP_BROWSER"] == "1",
+        "FARECHECK_SKIP_BROWSER=1: the headless Chromium tests of the inspector page were skipped"))
+struct InspectorPageLanguageTests {
+    /// What an inspector reads in each language.
+    struct Expected: Sendable, CustomTestStringConvertible {
+        var language: String
+        /// The verdict word, as the page writes it (before the style sheet puts it in capitals).
+        var word: String
+        /// The reason, in full, with the ticket's end of validity in the language's form and the validator's
+        /// time zone (Europe/Berlin: 03:00 on 1 March 2025).
+        var reason: String
+        /// Labels of the ticket's facts and of the holder check.
+        var labels: [String]
+        /// The mark beside each holder field.
+        var compare: String
+        /// The page's own words elsewhere.
+        var words: [String]
+
+        var testDescription: String { language }
+    }
+
+    static let languages = [
+        Expected(
+            language: "en", word: "expired", reason: "The ticket expired on Mar 1, 2025, 3:00 AM.",
+            labels: ["Product", "Valid", "Category", "Issuer", "Ticket", "Holder"], compare: "compare with ID",
+            words: ["Trust data", "Scanner front-door", "All fields"]),
+        Expected(
+            language: "de", word: "abgelaufen", reason: "Das Ticket ist am 01.03.2025, 03:00 abgelaufen.",
+            labels: ["Produkt", "Gültig", "Kategorie", "Ausgeber", "Ticket", "Inhaber"],
+            compare: "mit Ausweis vergleichen", words: ["Vertrauensdaten", "Scanner front-door", "Alle Felder"]),
+        Expected(
+            language: "fr", word: "expiré", reason: "Le billet a expiré le 1 mars 2025, 03:00.",
+            labels: ["Produit", "Valable", "Catégorie", "Émetteur", "Billet", "Titulaire"],
+            compare: "comparer avec la pièce d’identité",
+            words: ["données de confiance", "Lecteur front-door", "Tous les champs"]),
+    ]
+
+    /// The widths the page is checked at, each with a screen height of its kind.
+    static let screens = [(width: 320, height: 640), (width: 480, height: 854), (width: 1280, height: 900)]
+
+    /// The Deutschland-Ticket of DB (UIC 918.3 with U_FLEX) judged on 15 March 2025, after its month.
+    static func expiredDeutschlandTicket(_ store: TrustStore) throws -> PublishedVerdict {
+        let list = try UICKeyList.parse(xml: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"))
+        _ = try store.importUICKeyList(list)
+        let payload = try Fixtures.bytes("uic/db-deutschland-ticket-2025.bin")
+        let trust = StoreTrust(store: store)
+        let verifier = TicketVerifier(
+            keys: trust, revocations: trust, clock: FixedClock(try Date("2025-03-15T09:00:00Z", strategy: .iso8601)))
+        let verdict = try verifier.verify(payload)
+        #expect(verdict.kind == .expired, "\(verdict.reason)")
+        var inspection = Inspection(
+            source: "front-door", symbology: .aztec, payloadByteCount: payload.count, payloadDigest: [],
+            verdict: verdict)
+        inspection.printedLayout = UIC918_3.printedLayout(of: payload)
+        return VerdictEvent(inspection).published
+    }
+
+    /// Whether no word on the page is drawn across two lines: each run of letters between spaces and hyphens of
+    /// every visible text has one box.
+    static let noWordBroken = """
+        (() => {
+          const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+          const broken = [];
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            if (!node.parentElement || node.parentElement.closest('[hidden], script, style, pre, .visually-hidden'))
+              continue;
+            const text = node.textContent;
+            const pattern = /[^\\s\\-\\u2013\\u2014\\/]+/g;
+            for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+              const range = document.createRange();
+              range.setStart(node, match.index);
+              range.setEnd(node, match.index + match[0].length);
+              const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+              if (lines.size > 1) broken.push(match[0]);
+            }
+          }
+          return broken;
+        })()
+        """
+
+    /// The reason as shown, its spaces plain (Intl writes a narrow no-break space before AM).
+    static let reasonShown = "document.getElementById('verdict-reason').textContent.replace(/\\s/g, ' ')"
+
+    /// Whether the page is as wide as the window at most: nothing to scroll sideways.
+    static let noSidewaysScroll = "document.documentElement.scrollWidth <= window.innerWidth"
+
+    @Test(arguments: languages)
+    func theVerdictInTheConfiguredLanguageAtEveryWidth(_ expected: Expected) async throws {
+        let bench = try EndpointBench(
+            loginRequired: false,
+            options: .init(
+                gateHolderData: true,
+                locale: InspectorPage.Locale(language: expected.language, timeZone: "Europe/Berlin")))
+        bench.hub.publish(try Self.expiredDeutschlandTicket(bench.store))
+        try await bench.run { port in
+            for screen in Self.screens {
+                let browser = try HeadlessChromium(width: screen.width, height: screen.height)
+                // The browser prefers English: the configured language wins over it.
+                try await browser.open(
+                    "http://127.0.0.1:\(port)/", width: screen.width, height: screen.height, languages: ["en-US", "en"])
+                try await browser.waitUntil(InspectorPageBrowserTests.verdictShown)
+                let at = "\(expected.language) at \(screen.width) px"
+                #expect(try await browser.evaluate("document.documentElement.lang") as? String == expected.language)
+                #expect(
+                    try await browser.evaluate("document.getElementById('verdict-word').textContent") as? String
+                        == expected.word, "\(at)")
+                #expect(
+                    try await browser.evaluate(Self.reasonShown) as? String == expected.reason, "\(at)")
+                // Every sentence is in the page's language: nothing is left marked as English.
+                #expect(
+                    try await browser.evaluate(
+                        "document.querySelectorAll('#verdict-reason [lang], #warnings [lang]').length")
+                        as? Int == 0, "\(at)")
+                let shown = try await browser.evaluate("document.body.innerText") as? String ?? ""
+                for label in expected.labels + expected.words {
+                    #expect(shown.contains(label), "\(at): no \(label)")
+                }
+                // The holder check: each field marked for comparing with an ID.
+                let marks =
+                    try await browser.evaluate(
+                        "[...document.querySelectorAll('#holder-fields .compare')].map((mark) => mark.textContent)")
+                    as? [String] ?? []
+                #expect(!marks.isEmpty && marks.allSatisfy { $0 == expected.compare }, "\(at): \(marks)")
+                #expect(try await browser.evaluate(Self.noSidewaysScroll) as? Bool == true, "\(at) scrolls sideways")
+                let broken = try await browser.evaluate(Self.noWordBroken) as? [String]
+                #expect(broken == [], "\(at): words broken across lines: \(broken ?? [])")
+                let violations = try await browser.accessibilityViolations()
+                #expect(violations.isEmpty, "\(at): \(violations.map(\.description).joined(separator: "\n"))")
+                HeadlessChromium.keep(
+                    try await browser.screenshot(), as: "inspector-\(expected.language)-\(screen.width).png")
+                try await browser.quit()
+            }
+        }
+    }
+
+    @Test func theBrowsersLanguageAndTheSwitchOperatedByKeyboard() async throws {
+        // No language configured: the browser's decides.
+        let bench = try EndpointBench(
+            loginRequired: false,
+            options: .init(gateHolderData: true, locale: InspectorPage.Locale(timeZone: "Europe/Berlin")))
+        bench.hub.publish(try Self.expiredDeutschlandTicket(bench.store))
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 480, height: 854)
+            try await browser.open(
+                "http://127.0.0.1:\(port)/", width: 480, height: 854, languages: ["fr-FR", "fr", "en"])
+            try await browser.waitUntil(InspectorPageBrowserTests.verdictShown)
+            #expect(try await browser.evaluate("document.documentElement.lang") as? String == "fr")
+            #expect(
+                try await browser.evaluate("document.getElementById('verdict-word').textContent") as? String == "expiré"
+            )
+            #expect(
+                try await browser.evaluate(
+                    "document.querySelector('#languages [aria-pressed=\"true\"]').dataset.language") as? String == "fr")
+
+            // The inspector tabs to the switch and presses DE with the keyboard: the page speaks German at once.
+            var reached = false
+            for _ in 0..<10 {
+                try await browser.press("Tab")
+                if try await browser.evaluate("document.activeElement.dataset.language") as? String == "de" {
+                    reached = true
+                    break
+                }
+            }
+            #expect(reached, "Tab never reached the DE button")
+            try await browser.press("Enter")
+            try await browser.waitUntil("document.documentElement.lang === 'de'")
+            #expect(
+                try await browser.evaluate("document.getElementById('verdict-word').textContent") as? String
+                    == "abgelaufen")
+            #expect(
+                try await browser.evaluate(Self.reasonShown) as? String
+                    == "Das Ticket ist am 01.03.2025, 03:00 abgelaufen.")
+            // The focus is drawn where the keyboard is.
+            let outline = try await browser.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+            #expect(outline as? String == "solid")
+
+            // The choice is kept for this browser: after a reload the page is German, whatever the browser prefers.
+            try await browser.reload()
+            try await browser.waitUntil(InspectorPageBrowserTests.verdictShown)
+            #expect(try await browser.evaluate("document.documentElement.lang") as? String == "de")
+            HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-switched-de-480.png")
+            try await browser.quit()
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import FareCore
+import Foundation
+import Signatures
+import TestSupport
+import Testing
+import TicketFormats
+
+@testable import Verification
+
+/// The inspector page says farecheck's sentences in German and French from its catalogs
+/// (`Sources/Daemon/Resources/inspector-LANGUAGE.json`), where each translation is found by the sentence's English
+/// template (see ``Explanation``). A sentence the catalogs lack is shown in English on a German or French page: these
+/// tests give real tickets of every format, in every state an inspector meets, and fail on any sentence of theirs
+/// that a catalog lacks, or that a translation would say with other values than the English.
+///
+/// The catalogs are the page's resource files, read here from the source tree beside this test.
+@Suite("The page's translations of farecheck's sentences")
+struct ExplanationCatalogTests {
+    /// The sentences of one language, by English template.
+    static func sentences(_ language: String) throws -> [String: String] {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/Resources/inspector-\(language).json")
+        let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        return catalog?["sentences"] as? [String: String] ?? [:]
+    }
+
+    /// The places (`{0}`, `{1}`, …) a template names.
+    static func places(_ template: String) -> Set<String> {
+        var found: Set<String> = []
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            found.insert(String(rest[open...close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return found
+    }
+
+    /// Every template in `explanation`, its clauses' included; text as it came (verbatim) has none.
+    static func templates(_ explanation: Explanation) -> [String] {
+        var found = explanation.isVerbatim || explanation.template.isEmpty ? [] : [explanation.template]
+        for case .explanation(let clause) in explanation.arguments { found += templates(clause) }
+        return found
+    }
+
+    @Test("each translation names the same values as its English sentence, and is not left in English")
+    func translationsKeepTheirPlaces() throws {
+        for language in ["de", "fr"] {
+            let sentences = try Self.sentences(language)
+            #expect(sentences.count >= 100, "\(language): \(sentences.count) sentences")
+            for (english, translated) in sentences {
+                #expect(Self.places(english) == Self.places(translated), "\(language): \(english) → \(translated)")
+                if english.count > 20 { #expect(english != translated, "\(language) left in English: \(english)") }
+            }
+        }
+    }
+
+    /// Real tickets of every format, each judged as genuine and now, expired, not yet valid, without its key,
+    /// altered, and revoked: the sentences an inspector sees.
+    static func corpus() throws -> [Verdict] {
+        var verdicts: [Verdict] = []
+        let instants = [
+            "2000-01-01T00:00:00Z", "2020-06-01T12:00:00Z", "2023-03-15T12:00:00Z", "2025-02-28T12:00:00Z",
+            "2026-02-15T12:00:00Z", "2045-01-01T00:00:00Z",
+        ].map { try! Date($0, strategy: .iso8601) }
+        func judge(_ payload: [UInt8], _ trust: TrustSnapshot, vdv: VDVCertificateSet? = nil) throws {
+            for instant in instants {
+                let verifier = TicketVerifier(trust: trust, clock: FixedClock(instant), vdvCertificates: vdv)
+                verdicts.append(try verifier.verify(payload))
+                // Altered: one bit of the signed part, and of the end (a signature or a clear part).
+                for index in [payload.count / 2, payload.count - 1] {
+                    var altered = payload
+                    altered[index] ^= 0x01
+                    verdicts.append(try verifier.verify(altered))
+                }
+                // Without any key.
+                verdicts.append(
+                    try TicketVerifier(trust: TrustSnapshot(), clock: FixedClock(instant)).verify(payload))
+            }
+        }
+        let uic = try DOSIPASFixtures.trust()
+        var uicRevoked = uic
+        for name in [
+            "uic/db-city-mobil-v1-sha1.bin", "uic/db-deutschland-ticket-2025.bin",
+            "uic/db-supersparpreis-v2-sha256.bin",
+        ] {
+            let payload = try Fixtures.bytes(name)
+            try judge(payload, uic)
+            if let ticket = try TicketVerifier(trust: uic, clock: FixedClock(instants[3])).verify(payload).ticket {
+                uicRevoked.revokeTicket(ticket.ticketID, issuer: ticket.issuer, Revocation(reason: "reported stolen"))
+            }
+            try judge(payload, uicRevoked)
+        }
+        for name in DOSIPASFixtures.samples { try judge(try DOSIPASFixtures.bytes(name), uic) }
+        for name in [SSBVerifierFixtures.nrt, SSBVerifierFixtures.group] {
+            try judge(try SSBVerifierFixtures.bytes(name), try SSBVerifierFixtures.trust())
+        }
+        try judge(RSP6Fixtures.realTicket, try RSP6Fixtures.trust())
+        try judge(try VDVFixtures.ticket(), TrustSnapshot(), vdv: try VDVFixtures.authorities())
+        try judge(try VDVFixtures.ticket(), TrustSnapshot())
+        // What is not a ticket at all.
+        for junk in [Array("hello".utf8), [0x23, 0x55, 0x54, 0x30, 0x31], Array(repeating: 0xFF, count: 64)] {
+            verdicts.append(try TicketVerifier(trust: uic, clock: FixedClock(instants[1])).verify(junk))
+        }
+        return verdicts
+    }
+
+    @Test("every sentence real tickets of every format give, in every state, has a German and a French translation")
+    func everySentenceOfRealTicketsIsTranslated() throws {
+        let verdicts = try Self.corpus()
+        var templates: Set<String> = []
+        var kinds: Set<VerdictKind> = []
+        for verdict in verdicts {
+            kinds.insert(verdict.kind)
+            for explanation in [verdict.explanation] + verdict.warnings.map(\.explanation) {
+                templates.formUnion(Self.templates(explanation))
+                // The English is the sentence as it always was: the template with its values in place.
+                #expect(!explanation.english.contains("{0}"), "\(explanation.english)")
+            }
+        }
+        // The corpus reaches the verdicts an inspector meets most.
+        for kind in [VerdictKind.valid, .expired, .notYetValid, .unknownKey, .invalidSignature, .revoked, .malformed] {
+            #expect(kinds.contains(kind), "no \(kind) in the corpus")
+        }
+        #expect(templates.count >= 20, "\(templates.count) sentences")
+        for language in ["de", "fr"] {
+            let sentences = try Self.sentences(language)
+            let missing = templates.filter { sentences[$0] == nil }.sorted()
+            #expect(missing.isEmpty, "\(language) lacks \(missing.count): \(missing.joined(separator: "\n"))")
+        }
+    }
+}
