@@ -109,7 +109,8 @@ public enum DOSIPAS {
             format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
             validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
             category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
-            holder: flex.holderText, documents: flex.ticketDocuments, decodedContent: decoded
+            holder: flex.holderText, holderCheck: flex.holderCheck, documents: flex.ticketDocuments,
+            decodedContent: decoded
         )
         return DOSIPASContent(ticket: ticket, railTicket: flex, freshness: freshness)
     }
