@@ -43,12 +43,21 @@ extension VDVEntitlement {
             let v = travellerSpan.valueOffset
             birth = VDVBCD.day(yyyymmdd: bytes[(v + 1)..<(v + 5)])
             name = Self.asciiName(bytes, travellerSpan) ?? traveller?.name.map(Self.nameParts)
+            // A bare `#` names no one.
+            if name?.whole.isEmpty == true { name = nil }
         }
         let medium = identificationMedium
-        var holder: String?
-        if let name { holder = name.whole }
-        if let birth { holder = (holder.map { $0 + ", born " } ?? "born ") + birth.description }
-        if let medium { holder = (holder.map { $0 + ", " } ?? "") + medium.description }
+        // The line grows in one string: it is written for every scan.
+        var line = name?.whole ?? ""
+        if let birth {
+            line += line.isEmpty ? "born " : ", born "
+            line += birth.description
+        }
+        if let medium {
+            if !line.isEmpty { line += ", " }
+            line += medium.description
+        }
+        let holder = line.isEmpty ? nil : line
         var holderCheck: TicketHolder?
         if name != nil || birth != nil || medium != nil {
             holderCheck = TicketHolder(

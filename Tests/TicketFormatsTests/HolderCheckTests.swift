@@ -119,6 +119,14 @@ struct HolderCheckTests {
         // A shortened name keeps its stars in the name; only the first letters are known for sure.
         let short = try VDVEntitlement(parsing: try #require([UInt8](hex: cases[2]["hex"] as? String ?? ""))).ticket()
         #expect(short.holderCheck?.name == "K***e D****n")
+
+        // A bare `#` names no one: the date of birth is all there is to check.
+        var nameless = try #require([UInt8](hex: cases[1]["hex"] as? String ?? ""))
+        let katieStart = try #require(nameless.indices.first { nameless[$0...].starts(with: Array("Katie".utf8)) })
+        nameless.replaceSubrange(katieStart..<(katieStart + 12), with: [0x23] + [UInt8](repeating: 0, count: 11))
+        let bare = try VDVEntitlement(parsing: nameless).ticket()
+        #expect(bare.holderCheck == TicketHolder(dateOfBirth: HolderDate(year: 1996, month: 10, day: 14)))
+        #expect(bare.holder == "born 14.10.1996")
     }
 
     @Test("VDV-KA: an identification medium is a document of its kind, its number shortened as in the holder line")

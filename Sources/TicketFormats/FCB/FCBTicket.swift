@@ -241,7 +241,13 @@ public struct FCBTraveler: Sendable {
     /// kitinerary reads them), the date of birth as far as it is stated, and the ID card, passport and customer
     /// numbers; `nil` when the traveler carries none of them.
     public var holderCheck: TicketHolder? {
-        let given = [firstName, secondName].compactMap { $0 }.filter { !$0.isEmpty }
+        let given: String? =
+            switch (firstName.flatMap { $0.isEmpty ? nil : $0 }, secondName.flatMap { $0.isEmpty ? nil : $0 }) {
+            case (let first?, let second?): first + " " + second
+            case (let first?, nil): first
+            case (nil, let second?): second
+            case (nil, nil): nil
+            }
         var documents: [IDDocument] = []
         if let idCard, !idCard.isEmpty { documents.append(IDDocument(kind: .idCard, number: idCard)) }
         if let passportID, !passportID.isEmpty { documents.append(IDDocument(kind: .passport, number: passportID)) }
@@ -252,7 +258,7 @@ public struct FCBTraveler: Sendable {
                 ?? HolderDate(year: year)
         }
         return TicketHolder(
-            name: name, givenName: given.isEmpty ? nil : given.joined(separator: " "),
+            name: name, givenName: given,
             familyName: lastName.flatMap { $0.isEmpty ? nil : $0 }, dateOfBirth: birth, idDocuments: documents
         ).nonEmpty
     }
