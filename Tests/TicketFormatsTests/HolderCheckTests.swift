@@ -78,6 +78,12 @@ struct HolderCheckTests {
         #expect(holder.familyName == "HELLEBOID")
         #expect(holder.dateOfBirth?.description == "1989-12-19")
         #expect(ter.holder == "THEOPHILE HELLEBOID, born 1989-12-19")
+
+        // The bus tickets name the traveler's customer number (FCB `customerIdNum`): a customer card to ask for.
+        let bus = try DOSIPAS.ticket(from: try DOSIPASTests.barcode("bus-ain-ticket.bin"), at: utc(2026, 2, 13))
+        #expect(bus.holderCheck?.name == "Théophile Helleboid")
+        #expect(bus.holderCheck?.idDocuments.map(\.kind) == [.customerCard])
+        #expect(bus.holderCheck?.dateOfBirth == nil)
     }
 
     @Test("VDV-KA: the VRR Deutschland-Ticket's holder, as expected.json names it, with the date of birth it carries")
