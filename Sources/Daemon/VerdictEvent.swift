@@ -43,6 +43,11 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var validFrom: Date?
     public var validUntil: Date?
     public var holder: String?
+    /// The holder check as fields, for comparing with the passenger's ID: `name`, `givenName`, `familyName`,
+    /// `dateOfBirth` (`1986-05-17`, `1986-05` or `1986`, as precise as the ticket), `idDocuments` (`[{"kind":
+    /// "id-card", "number": "L01X00T47"}]`, kinds as `IDDocumentKind` names them) and `note` (FC1 `h`, as written),
+    /// each only when the ticket carries it. Holder data: present exactly where `holder` is.
+    public var holderCheck: TicketHolder?
     public var category: String?
     public var passengers: Int?
     public var zones: [String]?
@@ -110,6 +115,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.validFrom = ticket?.validFrom
         self.validUntil = ticket?.validUntil
         self.holder = ticket?.holder
+        self.holderCheck = ticket?.holderCheck
         self.category = ticket?.category
         self.passengers = ticket?.passengers
         self.zones = ticket?.zones
@@ -157,6 +163,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case id, inspectedAt, device, symbology, payloadBytes, verdict, reason, signature, format, issuer, keyId
         case ticketId, product, validFrom, validUntil, holder, category, passengers, zones, documents, layout
+        case holderCheck
         case unreadableRecords, details, warnings, warningMessages, inspector, decidedBy, latencyMicros, keys
         case clockFloor, clockFloorSource, revocation, issuedAt, activatedAt, reactivations, expected
         case explanation, warningExplanations
@@ -200,6 +207,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         validFrom = try container.decodeIfPresent(Date.self, forKey: .validFrom)
         validUntil = try container.decodeIfPresent(Date.self, forKey: .validUntil)
         holder = try container.decodeIfPresent(String.self, forKey: .holder)
+        holderCheck = try container.decodeIfPresent(TicketHolder.self, forKey: .holderCheck)
         category = try container.decodeIfPresent(String.self, forKey: .category)
         passengers = try container.decodeIfPresent(Int.self, forKey: .passengers)
         zones = try container.decodeIfPresent([String].self, forKey: .zones)
@@ -248,6 +256,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         try container.encodeIfPresent(validFrom, forKey: .validFrom)
         try container.encodeIfPresent(validUntil, forKey: .validUntil)
         try container.encodeIfPresent(holder, forKey: .holder)
+        try container.encodeIfPresent(holderCheck, forKey: .holderCheck)
         try container.encodeIfPresent(category, forKey: .category)
         try container.encodeIfPresent(passengers, forKey: .passengers)
         try container.encodeIfPresent(zones, forKey: .zones)
@@ -276,7 +285,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     }
 
     /// The event without what identifies the passenger: the holder's name (and so a date of birth printed with
-    /// it), the ticket's fields as `verify` prints them, and the printed layout, which carry the same. What is
+    /// it) and the holder check, the ticket's fields as `verify` prints them, and the printed layout, which carry the same. What is
     /// left says whether the ticket is good and why: enough for a gate's page, a log or a terminal.
     ///
     /// An unreadable record's reason quotes the bytes where it broke, which in a layout or a 0080BL can be a
@@ -284,6 +293,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     public var withoutHolderData: VerdictEvent {
         var event = self
         event.holder = nil
+        event.holderCheck = nil
         event.details = nil
         event.layout = nil
         event.unreadableRecords = unreadableRecords?.map { record in

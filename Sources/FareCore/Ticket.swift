@@ -60,6 +60,13 @@ public struct Ticket: Sendable {
         get { storage.fields.holder }
         set { update { $0.holder = newValue } }
     }
+    /// The holder check as fields (name, date of birth, ID documents) for the inspector to compare with the
+    /// passenger's ID: what `holder` says in one line, from the same decoded records. `nil` when the ticket carries
+    /// no holder data.
+    public var holderCheck: TicketHolder? {
+        get { storage.fields.holderCheck }
+        set { update { $0.holderCheck = newValue?.nonEmpty } }
+    }
     /// When the rider activated the ticket, for tickets activated on the phone.
     public var activatedAt: Date? {
         get { storage.fields.activatedAt }
@@ -109,7 +116,8 @@ public struct Ticket: Sendable {
     public init(
         format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
-        passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
+        passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
+        activatedAt: Date? = nil, reactivations: Int? = nil,
         details: [(label: String, value: String)] = [], documents: [TicketDocument] = [],
         disagreements: [TicketDisagreement] = []
     ) {
@@ -117,7 +125,8 @@ public struct Ticket: Sendable {
             Fields(
                 format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
                 issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
-                holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .built(details),
+                holder: holder, holderCheck: holderCheck?.nonEmpty, activatedAt: activatedAt,
+                reactivations: reactivations, detailSource: .built(details),
                 documents: documents, disagreements: disagreements, unreadableRecords: []))
     }
 
@@ -126,7 +135,8 @@ public struct Ticket: Sendable {
     public init(
         format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
-        passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
+        passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
+        activatedAt: Date? = nil, reactivations: Int? = nil,
         documents: [TicketDocument] = [], disagreements: [TicketDisagreement] = [],
         deferredDetails: @escaping @Sendable () -> [(label: String, value: String)]
     ) {
@@ -134,7 +144,8 @@ public struct Ticket: Sendable {
             Fields(
                 format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
                 issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
-                holder: holder, activatedAt: activatedAt, reactivations: reactivations,
+                holder: holder, holderCheck: holderCheck?.nonEmpty, activatedAt: activatedAt,
+                reactivations: reactivations,
                 detailSource: .deferred(deferredDetails), documents: documents, disagreements: disagreements,
                 unreadableRecords: []))
     }
@@ -145,7 +156,8 @@ public struct Ticket: Sendable {
     public init(
         format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
-        passengers: Int? = nil, holder: String? = nil, activatedAt: Date? = nil, reactivations: Int? = nil,
+        passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
+        activatedAt: Date? = nil, reactivations: Int? = nil,
         documents: [TicketDocument] = [], disagreements: [TicketDisagreement] = [],
         decodedContent: any DecodedTicketContent
     ) {
@@ -153,7 +165,8 @@ public struct Ticket: Sendable {
             Fields(
                 format: format, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
                 issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers,
-                holder: holder, activatedAt: activatedAt, reactivations: reactivations, detailSource: .decoded,
+                holder: holder, holderCheck: holderCheck?.nonEmpty, activatedAt: activatedAt,
+                reactivations: reactivations, detailSource: .decoded,
                 documents: documents, disagreements: disagreements, unreadableRecords: [],
                 decodedContent: decodedContent))
     }
@@ -198,6 +211,7 @@ public struct Ticket: Sendable {
         var category: String?
         var passengers: Int?
         var holder: String?
+        var holderCheck: TicketHolder?
         var activatedAt: Date?
         var reactivations: Int?
         var detailSource: DetailSource

@@ -86,6 +86,9 @@ public enum FC1 {
     }
 
     /// Reads the claims of a verified payload into a ticket; `malformed` names the claim at fault.
+    ///
+    /// `h` is free text chosen by the issuer (an ID's last digits, a staff id): it is the holder line and the holder
+    /// check's `note` as written, never split into a name or a document, which it need not contain.
     public static func ticket(fromClaims payload: [UInt8]) throws(FormatError) -> Ticket {
         let claims = try CBORDecoder.decode(payload)
         guard let claimPairs = claims.mapPairs else {
@@ -176,7 +179,9 @@ public enum FC1 {
         return Ticket(
             format: .fc1, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
             issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers ?? 1,
-            holder: holder, activatedAt: activatedAt, reactivations: reactivations, details: details
+            holder: holder,
+            holderCheck: holder.map { TicketHolder(note: $0) }, activatedAt: activatedAt, reactivations: reactivations,
+            details: details
         )
     }
 }

@@ -10,13 +10,15 @@ public enum RSP6 {
     ///   TTDNQL4XHVK`); issued: the purchase time when the ticket has purchase data.
     /// - Validity: `RSP6Ticket.validFrom` to `validUntil` (the travel day to the last day of validity, UK time).
     /// - product: the fare label (the three-letter fare code, e.g. `SDS`), else the ticket type code, so that a
-    ///   gate's single-use products can name UK fares; holder: the passenger's name when the ticket carries one;
+    ///   gate's single-use products can name UK fares; holder: the passenger's name when the ticket carries one
+    ///   (the holder check's `name`, as printed, title included);
     ///   `details`: every field in plain words, the codes kept beside them (docs/uk-rsp6.md).
     public static func ticket(from ticket: RSP6Ticket, barcode: RSP6Barcode) -> Ticket {
         return Ticket(
             format: .ukRSP6, issuer: barcode.issuerID, ticketID: Array(barcode.ticketReference.utf8),
             validFrom: ticket.validFrom, validUntil: ticket.validUntil, issuedAt: ticket.purchase?.purchasedAt,
             product: ticket.fareLabel ?? ticket.ticketType, holder: ticket.passengerName,
+            holderCheck: ticket.passengerName.map { TicketHolder(name: $0) },
             deferredDetails: { details(of: ticket, barcode: barcode) })
     }
 

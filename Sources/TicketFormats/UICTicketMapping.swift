@@ -9,7 +9,8 @@ extension UIC918_3 {
     ///   issued: the `U_HEAD` time.
     /// - From `0080BL`: validity from the first day of `S031` to the last second of `S032` (Europe/Berlin),
     ///   else from the earliest and latest days of the validity blocks; product `S001`; holder `S023`,
-    ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID; passengers and category
+    ///   else `S028` (`Last#First` shown as `First Last`), with `S027` as ID (also as `holderCheck`, the ID's
+    ///   kind `unstated`: the record does not name it); passengers and category
     ///   from `S009` (`adults-BahnCards-type`) and `S012` (children).
     /// - `details` (built when read): header, `U_HEAD`, the `0080BL` fields with labels, the layout's texts and every
     ///   record as `id version length`, in that order.
@@ -17,7 +18,8 @@ extension UIC918_3 {
     /// - From `U_FLEX` (FCB v1.3, v2, v3), which decides where it and `0080BL` differ (each difference is
     ///   listed in `disagreements`): one `TicketDocument` per transport document, validity spanning their
     ///   windows (the verdict follows `Ticket.governingDocument(at:)`), product (first tariff description,
-    ///   else product id), holder (name, date of birth, ID card), passengers and category from the first
+    ///   else product id), holder (name, date of birth, ID card; `holderCheck` from the same traveler, whenever
+    ///   it names one), passengers and category from the first
     ///   document's tariffs, issuing time and PNR (the ticket id without `U_HEAD`); issuer, travelers and
     ///   each document's route, class, train, places and reference in `details`.
     ///
@@ -43,13 +45,15 @@ extension UIC918_3 {
         var validUntil: Date?
         var product: String?
         var holder: String?
+        var holderCheck: TicketHolder?
         var passengers: Int?
         var category: String?
         if let bl = bl.value {
             validFrom = (bl.validFromDay ?? bl.validityBlocks.map(\.firstDay).min())?.start
             validUntil = (bl.validUntilDay ?? bl.validityBlocks.map(\.lastDay).max())?.end
             product = nonEmpty(bl.value(1))
-            holder = holderText(bl)
+            holderCheck = Self.holderCheck(bl)
+            holder = holderText(holderCheck)
             let children = bl.childCount
             if let group = bl.passengersAndBahnCard {
                 passengers = group.adults + (children ?? 0)
@@ -91,6 +95,7 @@ extension UIC918_3 {
                 product = name
             }
             if let text = flex.holderText { holder = text }
+            if let check = flex.holderCheck { holderCheck = check }
             if let count = main?.passengerCount {
                 passengers = count
                 category = flex.category
@@ -122,7 +127,8 @@ extension UIC918_3 {
             format: .uic9183, issuer: head.value?.issuerCode ?? flexIssuer ?? container.issuerCode, ticketID: ticketID,
             validFrom: validFrom, validUntil: validUntil,
             issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
-            product: product, category: category, passengers: passengers, holder: holder, documents: documents,
+            product: product, category: category, passengers: passengers, holder: holder, holderCheck: holderCheck,
+            documents: documents,
             disagreements: disagreements,
             decodedContent: UICDecodedContent(container: container, head: head, bl: bl, flex: flex, layout: layout)
         )
@@ -387,16 +393,30 @@ extension UIC918_3 {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The holder from `S023`, else `S028` reordered, with the ID number `S027` when there is one.
-    private static func holderText(_ bl: UIC0080BL) -> String? {
-        var name = nonEmpty(bl.value(23))
-        if name == nil, let raw = nonEmpty(bl.value(28)) {
-            // S028 is `Last#First`; people read `First Last`.
+    /// The holder from `S023`, else `S028` (`Last#First`, so with the family and given names apart), with the ID
+    /// number `S027` when there is one: the record does not say of which document, so its kind is `unstated`.
+    private static func holderCheck(_ bl: UIC0080BL) -> TicketHolder? {
+        var holder = TicketHolder(name: nonEmpty(bl.value(23)))
+        if holder.name == nil, let raw = nonEmpty(bl.value(28)) {
             let parts = raw.split(separator: "#", maxSplits: 1).map { $0.trimmingASCIIWhitespace() }
-            name = parts.count == 2 ? "\(parts[1]) \(parts[0])".trimmingASCIIWhitespace() : raw
+            if parts.count == 2 {
+                // People read `First Last`.
+                holder.name = "\(parts[1]) \(parts[0])".trimmingASCIIWhitespace()
+                holder.givenName = parts[1].isEmpty ? nil : parts[1]
+                holder.familyName = parts[0].isEmpty ? nil : parts[0]
+            } else {
+                holder.name = raw
+            }
         }
-        guard let id = nonEmpty(bl.value(27)) else { return name }
-        return name.map { "\($0), ID \(id)" } ?? "ID \(id)"
+        if let id = nonEmpty(bl.value(27)) { holder.idDocuments = [IDDocument(kind: .unstated, number: id)] }
+        return holder.nonEmpty
+    }
+
+    /// The holder line of `holderCheck(_:)`: the name, with `ID <S027>` after it when there is one.
+    private static func holderText(_ holder: TicketHolder?) -> String? {
+        guard let holder else { return nil }
+        guard let id = holder.idDocuments.first?.number else { return holder.name }
+        return holder.name.map { "\($0), ID \(id)" } ?? "ID \(id)"
     }
 
     private static func nonEmpty(_ text: String?) -> String? {

@@ -535,6 +535,28 @@ public struct VDVIdentificationMedium: Sendable, Hashable, CustomStringConvertib
         number = VDVTraveller.text(bytes[(element.valueOffset + 1)..<element.end])
     }
 
+    /// The medium for the holder check: its kind, and the number's last four characters as the holder line shows
+    /// them (`****1234`), whatever the kind: a girocard's or credit card's number is never shown in full, and for
+    /// one kind the inspector compares as much as for the others.
+    public var idDocument: IDDocument {
+        let kind: IDDocumentKind =
+            switch type {
+            case "E": .bankCard
+            case "K": .creditCard
+            case "Ö": .customerCard
+            case "P": .idCard
+            case "R": .passport
+            case "T": .phoneNumber
+            case "Z": .socialPass
+            case "S": .pupilCard
+            case "A": .studentCard
+            case "C": .clientID
+            case "G": .deviceIMEI
+            default: .other
+            }
+        return IDDocument(kind: kind, number: "****\(number.suffix(4))")
+    }
+
     /// The kind and the number's last four characters, e.g. `ID card ****1234`.
     public var description: String {
         let kind =

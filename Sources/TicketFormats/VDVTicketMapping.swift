@@ -20,7 +20,8 @@ extension VDVEntitlement {
     ///   entitlement number's 4 bytes; validity: begin read as the later and end as the earlier instant
     ///   of a repeated local hour (see `VDVDateTime`); issued: the transaction time, when stated.
     /// - product: the Deutschland-Ticket family by name, else `product <number>`; holder: the name and
-    ///   date of birth from `DB`; category, passengers and class from `DA`; zones: `<org>/<id>` for
+    ///   date of birth from `DB` and the identification medium from `D7` (its number shortened), in one line and as
+    ///   `holderCheck`; category, passengers and class from `DA`; zones: `<org>/<id>` for
     ///   plain tariff-point lists.
     /// - `details` (built when read), in display order: product, entitlement number, holder, date of birth, gender,
     ///   identification, class, passenger type, included travellers, price, area, organisations, sale,
@@ -36,15 +37,33 @@ extension VDVEntitlement {
         }
         let productName = product.description
         // `if let`s, not `flatMap(method)`: a method reference would copy the entitlement into a closure.
-        var holder: String?
-        if let travellerSpan, let ascii = Self.asciiHolder(bytes, travellerSpan) {
-            holder = ascii
-        } else {
-            holder = generalHolder()
+        var name: (whole: String, given: String?, family: String?)?
+        var birth: UICDay?
+        if let travellerSpan {
+            let v = travellerSpan.valueOffset
+            birth = VDVBCD.day(yyyymmdd: bytes[(v + 1)..<(v + 5)])
+            name = Self.asciiName(bytes, travellerSpan) ?? traveller?.name.map(Self.nameParts)
+            // A bare `#` names no one.
+            if name?.whole.isEmpty == true { name = nil }
         }
-        if let identificationMedium {
-            let medium = identificationMedium.description
-            holder = holder.map { $0 + ", " + medium } ?? medium
+        let medium = identificationMedium
+        // The line grows in one string: it is written for every scan.
+        var line = name?.whole ?? ""
+        if let birth {
+            line += line.isEmpty ? "born " : ", born "
+            line += birth.description
+        }
+        if let medium {
+            if !line.isEmpty { line += ", " }
+            line += medium.description
+        }
+        let holder = line.isEmpty ? nil : line
+        var holderCheck: TicketHolder?
+        if name != nil || birth != nil || medium != nil {
+            holderCheck = TicketHolder(
+                name: name?.whole, givenName: name?.given, familyName: name?.family,
+                dateOfBirth: birth.flatMap { HolderDate(year: $0.year, month: $0.month, day: $0.day) },
+                idDocuments: medium.map { [$0.idDocument] } ?? [])
         }
         var passengers: Int?
         if let basicDataSpan {
@@ -63,7 +82,7 @@ extension VDVEntitlement {
             format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
             validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
             category: category,
-            passengers: passengers, holder: holder,
+            passengers: passengers, holder: holder, holderCheck: holderCheck,
             // Only the bytes are kept for the lines (read again when shown: they were read once already).
             deferredDetails: { [bytes, issuedAt] in
                 (try? VDVEntitlement(parsing: bytes))?.detailLines(productName: productName, sold: issuedAt != nil)
@@ -72,10 +91,12 @@ extension VDVEntitlement {
         )
     }
 
-    /// The holder line, `Max Mustermann, born 01.01.1990`, written straight from the bytes in the usual case:
-    /// an ASCII `Given#Family` name and a date of birth (or none); `nil` for any other, which `generalHolder()`
-    /// reads. The same text either way.
-    private static func asciiHolder(_ bytes: [UInt8], _ traveller: BERTLVSpan) -> String? {
+    /// The name read straight from the bytes in the usual case, an ASCII `Given#Family` (trailing zero bytes left
+    /// out): `Max Mustermann` with its parts; `nil` for any other, which `VDVTravellerName` reads. The same name
+    /// either way.
+    private static func asciiName(
+        _ bytes: [UInt8], _ traveller: BERTLVSpan
+    ) -> (whole: String, given: String?, family: String?)? {
         let nameStart = traveller.valueOffset + 5
         var nameEnd = traveller.end
         while nameEnd > nameStart, bytes[nameEnd - 1] == 0 { nameEnd -= 1 }
@@ -86,33 +107,23 @@ extension VDVEntitlement {
             if byte == UInt8(ascii: "#"), hash == nil { hash = index }
         }
         guard let hash else { return nil }
-        let birth = VDVBCD.day(yyyymmdd: bytes[(traveller.valueOffset + 1)..<nameStart])?.description
-        let givenCount = hash - nameStart
-        let familyCount = nameEnd - hash - 1
-        let space = givenCount > 0 && familyCount > 0 ? 1 : 0
-        let born = birth.map { ", born ".utf8.count + $0.utf8.count } ?? 0
-        let total = givenCount + space + familyCount + born
-        // Appended to one reserved string: every part is ASCII, checked above.
-        var text = ""
-        text.reserveCapacity(total)
-        text += String(decoding: bytes[nameStart..<hash], as: UTF8.self)
-        if space == 1 { text += " " }
-        text += String(decoding: bytes[(hash + 1)..<nameEnd], as: UTF8.self)
-        if let birth {
-            text += ", born "
-            text += birth
-        }
-        return text
+        let given = String(decoding: bytes[nameStart..<hash], as: UTF8.self)
+        let family = String(decoding: bytes[(hash + 1)..<nameEnd], as: UTF8.self)
+        return (
+            given.isEmpty || family.isEmpty ? given + family : given + " " + family, given.isEmpty ? nil : given,
+            family.isEmpty ? nil : family
+        )
     }
 
-    /// The holder line from the decoded traveller: `name, born day`, either part alone, or `nil`.
-    private func generalHolder() -> String? {
-        guard let traveller else { return nil }
-        switch (traveller.name?.description, traveller.dateOfBirth?.description) {
-        case (let name?, let birth?): return name + ", born " + birth
-        case (let name?, nil): return name
-        case (nil, let birth?): return "born " + birth
-        case (nil, nil): return nil
+    /// A decoded name with its parts: given and family for `Given#Family`; for an abbreviated one their first
+    /// letters, all that is known for sure (`K3e@D4n`: `K`, `D`); none for a name in one piece, which may be
+    /// either.
+    private static func nameParts(_ name: VDVTravellerName) -> (whole: String, given: String?, family: String?) {
+        switch name {
+        case .split(let given, let family):
+            (name.description, given.isEmpty ? nil : given, family.isEmpty ? nil : family)
+        case .abbreviated(let given, let family): (name.description, given.first, family.first)
+        case .whole(let text): (text, nil, nil)
         }
     }
 

@@ -47,6 +47,8 @@ struct CLITests {
                 #expect(verdict["product"] as? String == "day")
                 #expect(verdict["zones"] as? [String] == ["A", "B"])
                 #expect(verdict["holder"] as? String == "ID ****1234")
+                // FC1's `h` is the issuer's own words: the holder check's note, as written.
+                #expect(verdict["holderCheck"] as? [String: String] == ["note": "ID ****1234"])
                 #expect(verdict["validFrom"] is String)
                 #expect(verdict["validUntil"] is String)
                 #expect(verdict["warnings"] as? [String] == [])

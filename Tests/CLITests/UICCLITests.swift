@@ -107,6 +107,10 @@ struct UICCLITests {
         let verdict = try #require(run.jsonLines.first)
         #expect(verdict["verdict"] as? String == "valid")
         #expect(verdict["holder"] as? String == "Max Mustermann, born 2001-01-01")
+        #expect(
+            verdict["holderCheck"] as? [String: String] == [
+                "name": "Max Mustermann", "givenName": "Max", "familyName": "Mustermann", "dateOfBirth": "2001-01-01",
+            ])
         #expect(verdict["validFrom"] as? String == "2025-02-27T09:14:00Z")
         let fcb = try #require(verdict["fcb"] as? [String: Any])
         let issuing = try #require(fcb["issuingDetail"] as? [String: Any])

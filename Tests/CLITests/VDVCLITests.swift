@@ -57,6 +57,10 @@ struct VDVCLITests {
         #expect(valid["format"] as? String == "vdv-ka")
         #expect(valid["product"] as? String == "Deutschland-Ticket")
         #expect((valid["holder"] as? String)?.contains("Max Mustermann") == true)
+        #expect(
+            valid["holderCheck"] as? [String: String] == [
+                "name": "Max Mustermann", "givenName": "Max", "familyName": "Mustermann", "dateOfBirth": "1984-12-31",
+            ])
 
         let revoke = try bench.farecheck([
             "revoke", "--vdv-org", "57", "--entitlement", "2099643", "--reason", "on the VDV blocklist",

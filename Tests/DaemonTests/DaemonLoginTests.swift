@@ -1,4 +1,5 @@
 import Daemon
+import FareCore
 import Foundation
 import Glibc
 import ScannerSimulation
@@ -126,11 +127,13 @@ struct DaemonLoginTests {
             // The socket, a local consumer the operator chose, gets the whole verdict.
             let full = try setup.event(await socket.readLine())
             #expect(full.holder == Self.holder)
+            #expect(full.holderCheck == TicketHolder(note: Self.holder))
             #expect(await daemon.stop() == 0)
             let printed = try #require(daemon.stdout.lines.first { $0.contains(full.id) }, "no verdict line")
             #expect(try setup.event(printed).verdict == .valid)
             #expect(printed.contains("Mustermann") == logHolderData, "\(printed)")
             #expect(printed.contains("1984-03-12") == logHolderData, "\(printed)")
+            #expect(printed.contains("holderCheck") == logHolderData, "\(printed)")
             // The daemon's own log lines never carry it.
             #expect(!daemon.stderr.text.contains("Mustermann"))
         }

@@ -62,7 +62,7 @@ public enum DOSIPAS {
     ///
     /// - The rail ticket is the first FCB block of the level-1 data sequence (FCB 1.3, 2 or 3), mapped as for
     ///   `U_FLEX`: one `TicketDocument` per transport document, validity spanning their windows, product,
-    ///   holder, passengers, category, issuing time; the ticket id is the FCB `issuerPNR`, else the first
+    ///   holder (the line and `holderCheck`), passengers, category, issuing time; the ticket id is the FCB `issuerPNR`, else the first
     ///   document's reference; the issuer is the FCB issuer, else its security provider, else the header's.
     /// - `details` (built when read): header version, security provider and key id, algorithms, the data sequence, the level-1
     ///   and level-2 signatures as carried (the verifier adds how each was judged), the level-2 key, the
@@ -109,7 +109,8 @@ public enum DOSIPAS {
             format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
             validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
             category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
-            holder: flex.holderText, documents: flex.ticketDocuments, decodedContent: decoded
+            holder: flex.holderText, holderCheck: flex.holderCheck, documents: flex.ticketDocuments,
+            decodedContent: decoded
         )
         return DOSIPASContent(ticket: ticket, railTicket: flex, freshness: freshness)
     }

@@ -237,6 +237,32 @@ public struct FCBTraveler: Sendable {
         return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
+    /// The traveler as the fields an inspector compares with an ID: the name (given names `firstName secondName`, as
+    /// kitinerary reads them), the date of birth as far as it is stated, and the ID card, passport and customer
+    /// numbers; `nil` when the traveler carries none of them.
+    public var holderCheck: TicketHolder? {
+        let given: String? =
+            switch (firstName.flatMap { $0.isEmpty ? nil : $0 }, secondName.flatMap { $0.isEmpty ? nil : $0 }) {
+            case (let first?, let second?): first + " " + second
+            case (let first?, nil): first
+            case (nil, let second?): second
+            case (nil, nil): nil
+            }
+        var documents: [IDDocument] = []
+        if let idCard, !idCard.isEmpty { documents.append(IDDocument(kind: .idCard, number: idCard)) }
+        if let passportID, !passportID.isEmpty { documents.append(IDDocument(kind: .passport, number: passportID)) }
+        if let customerID { documents.append(IDDocument(kind: .customerCard, number: customerID.description)) }
+        // A day its month does not have is left out, not the year and month with it: those still match an ID.
+        let birth = yearOfBirth.flatMap { year in
+            HolderDate(year: year, month: monthOfBirth, day: dayOfBirth) ?? HolderDate(year: year, month: monthOfBirth)
+                ?? HolderDate(year: year)
+        }
+        return TicketHolder(
+            name: name, givenName: given,
+            familyName: lastName.flatMap { $0.isEmpty ? nil : $0 }, dateOfBirth: birth, idDocuments: documents
+        ).nonEmpty
+    }
+
     /// `YYYY-MM-DD`, `YYYY-MM` or `YYYY`, as far as the ticket states it.
     public var dateOfBirth: String? {
         guard let year = yearOfBirth else { return nil }

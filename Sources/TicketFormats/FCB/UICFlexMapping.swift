@@ -77,6 +77,9 @@ extension FCBTicket {
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 
+    /// The holder check as fields, from the same traveler as `holderText` (see `FCBTraveler.holderCheck`).
+    public var holderCheck: TicketHolder? { holder?.holderCheck }
+
     /// The lines `Ticket.details` shows for this FCB content, in order.
     public var detailLines: [(label: String, value: String)] {
         var lines: [(label: String, value: String)] = [("FCB version", version.rawValue)]
