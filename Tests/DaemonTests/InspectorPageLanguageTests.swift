@@ -24,7 +24,7 @@ struct InspectorPageLanguageTests {
         /// The reason, in full, with the ticket's end of validity in the language's form and the validator's
         /// time zone (Europe/Berlin: 03:00 on 1 March 2025).
         var reason: String
-        /// Labels of the ticket's facts and of the holder check.
+        /// Labels of the ticket's facts and of the holder check, and the holder's date of birth as written.
         var labels: [String]
         /// The mark beside each holder field.
         var compare: String
@@ -36,16 +36,19 @@ struct InspectorPageLanguageTests {
 
     static let languages = [
         Expected(
-            language: "en", word: "expired", reason: "The ticket expired on Mar 1, 2025, 3:00 AM.",
-            labels: ["Product", "Valid", "Category", "Issuer", "Ticket", "Holder"], compare: "compare with ID",
+            language: "en", word: "expired", reason: "The ticket expired on 1 Mar 2025, 03:00.",
+            labels: ["Product", "Valid", "Category", "Issuer", "Ticket", "Name", "Date of birth", "1 January 2001"],
+            compare: "compare with ID",
             words: ["Trust data", "Scanner front-door", "All fields"]),
         Expected(
             language: "de", word: "abgelaufen", reason: "Das Ticket ist am 01.03.2025, 03:00 abgelaufen.",
-            labels: ["Produkt", "Gültig", "Kategorie", "Ausgeber", "Ticket", "Inhaber"],
+            labels: ["Produkt", "Gültig", "Kategorie", "Ausgeber", "Ticket", "Name", "Geburtsdatum", "1. Januar 2001"],
             compare: "mit Ausweis vergleichen", words: ["Vertrauensdaten", "Scanner front-door", "Alle Felder"]),
         Expected(
             language: "fr", word: "expiré", reason: "Le billet a expiré le 1 mars 2025, 03:00.",
-            labels: ["Produit", "Valable", "Catégorie", "Émetteur", "Billet", "Titulaire"],
+            labels: [
+                "Produit", "Valable", "Catégorie", "Émetteur", "Billet", "Nom", "Date de naissance", "1 janvier 2001",
+            ],
             compare: "comparer avec la pièce d’identité",
             words: ["données de confiance", "Lecteur front-door", "Tous les champs"]),
     ]

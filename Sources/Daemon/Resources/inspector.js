@@ -27,6 +27,10 @@ function chooseLanguage() {
 }
 let language = chooseLanguage();
 const catalog = () => catalogs[language] || catalogs.en || {};
+// How dates and numbers are written: English as in Britain (day before month, 24-hour clock), as in the rest of
+// Europe where the page is used.
+const locales = { en: "en-GB", de: "de-DE", fr: "fr-FR" };
+const locale = () => locales[language] || language;
 
 // A word or phrase of the page's own, in the page's language (English when the catalog lacks it).
 function text(id, ...values) {
@@ -45,10 +49,10 @@ function when(iso) {
   const date = new Date(iso);
   if (isNaN(date)) return iso;
   try {
-    return new Intl.DateTimeFormat(language, { dateStyle: "medium", timeStyle: "short", timeZone }).format(date);
+    return new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short", timeZone }).format(date);
   } catch (error) {
     // A time zone this browser does not know: the browser's own.
-    return new Intl.DateTimeFormat(language, { dateStyle: "medium", timeStyle: "short" }).format(date);
+    return new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short" }).format(date);
   }
 }
 
@@ -56,12 +60,12 @@ function when(iso) {
 function duration(seconds) {
   const [amount, unit] = seconds < 120 ? [seconds, "second"] : seconds < 7200 ? [seconds / 60, "minute"]
     : seconds < 172800 ? [seconds / 3600, "hour"] : [seconds / 86400, "day"];
-  return new Intl.NumberFormat(language, { style: "unit", unit, unitDisplay: "long" }).format(Math.floor(amount));
+  return new Intl.NumberFormat(locale(), { style: "unit", unit, unitDisplay: "long" }).format(Math.floor(amount));
 }
 
 function age(iso) {
   const seconds = Math.max(0, (Date.now() - new Date(iso).getTime()) / 1000);
-  const relative = new Intl.RelativeTimeFormat(language, { numeric: "always" });
+  const relative = new Intl.RelativeTimeFormat(locale(), { numeric: "always" });
   if (seconds < 90) return relative.format(-Math.round(seconds), "second");
   if (seconds < 5400) return relative.format(-Math.round(seconds / 60), "minute");
   if (seconds < 172800) return relative.format(-Math.round(seconds / 3600), "hour");
@@ -180,12 +184,12 @@ function birthDate(value) {
   const full = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (full) {
     const date = new Date(Date.UTC(Number(full[1]), Number(full[2]) - 1, Number(full[3])));
-    return new Intl.DateTimeFormat(language, { dateStyle: "long", timeZone: "UTC" }).format(date);
+    return new Intl.DateTimeFormat(locale(), { dateStyle: "long", timeZone: "UTC" }).format(date);
   }
   const month = /^(\d{4})-(\d{2})$/.exec(value);
   if (month) {
     const date = new Date(Date.UTC(Number(month[1]), Number(month[2]) - 1, 1));
-    return new Intl.DateTimeFormat(language, { year: "numeric", month: "long", timeZone: "UTC" }).format(date);
+    return new Intl.DateTimeFormat(locale(), { year: "numeric", month: "long", timeZone: "UTC" }).format(date);
   }
   return value;
 }
