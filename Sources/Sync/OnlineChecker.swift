@@ -66,7 +66,7 @@ public struct OnlineChecker: Sendable {
         guard answer.revoked == true || answer.verdict == OnlineCheckVerdict.revoked else { return offline }
         var revoked = verdict
         revoked.kind = .revoked
-        revoked.reason = answer.reason
+        revoked.explanation = answer.explanation ?? .verbatim(answer.reason)
         return Review(verdict: revoked, decidedBy: .online)
     }
 }

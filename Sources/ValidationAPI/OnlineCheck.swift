@@ -85,6 +85,9 @@ public struct OnlineCheckResponse: Sendable, Equatable, Codable {
     public var verdict: Recorded<OnlineCheckVerdict>
     /// One sentence saying why, for the inspector.
     public var reason: String
+    /// The same sentence as the validator's page translates it (its English template and values); absent from an
+    /// older server, whose `reason` is then shown as it is.
+    public var explanation: Explanation?
     /// Whether the server holds the ticket (or its key) as revoked; nil when it could not tell.
     public var revoked: Bool?
     /// When the ticket or key was revoked, if it is.
@@ -95,10 +98,12 @@ public struct OnlineCheckResponse: Sendable, Equatable, Codable {
 
     /// Makes a response.
     public init(
-        verdict: OnlineCheckVerdict, reason: String, revoked: Bool?, revokedAt: Date? = nil, firstUse: FirstUse? = nil
+        verdict: OnlineCheckVerdict, reason: Explanation, revoked: Bool?, revokedAt: Date? = nil,
+        firstUse: FirstUse? = nil
     ) {
         self.verdict = Recorded(verdict)
-        self.reason = reason
+        self.reason = reason.english
+        self.explanation = reason
         self.revoked = revoked
         self.revokedAt = revokedAt
         self.firstUse = firstUse

@@ -313,6 +313,12 @@ public struct APIServer: Sendable {
         return Self.json(.ok, BatchAcknowledgement(results: results))
     }
 
+    /// `: REASON` after "is revoked", when the revocation states one.
+    private static func because(_ reason: String?) -> Explanation {
+        guard let reason, !reason.isEmpty else { return "" }
+        return ": \(reason)"
+    }
+
     private func check(_ request: Request, device: DeviceRecord) async throws -> Response {
         let query = try await Self.decodeBody(
             OnlineCheckRequest.self, of: request, limit: OnlineCheckRequest.maximumBodyByteCount)
@@ -327,7 +333,7 @@ public struct APIServer: Sendable {
                     .ok,
                     OnlineCheckResponse(
                         verdict: .revoked,
-                        reason: "The key \(keyID) of \(issuer) is revoked" + (revoked.reason.map { ": \($0)" } ?? "."),
+                        reason: "The key \(keyID) of \(issuer) is revoked\(Self.because(revoked.reason)).",
                         revoked: true, revokedAt: revoked.revokedAt))
             }
         }
@@ -339,8 +345,8 @@ public struct APIServer: Sendable {
                     .ok,
                     OnlineCheckResponse(
                         verdict: .revoked,
-                        reason: "The ticket \(ticketID.hexString) of \(issuer) is revoked"
-                            + (revoked.reason.map { ": \($0)" } ?? "."),
+                        reason:
+                            "The ticket \(ticketID.hexString) of \(issuer) is revoked\(Self.because(revoked.reason)).",
                         revoked: true, revokedAt: revoked.revokedAt))
             }
             // A published blocklist imported after the validator's last sync: the reason says what to do.
@@ -351,7 +357,7 @@ public struct APIServer: Sendable {
                 return Self.json(
                     .ok,
                     OnlineCheckResponse(
-                        verdict: .revoked, reason: listed.reason.english, revoked: true))
+                        verdict: .revoked, reason: listed.reason, revoked: true))
             }
         }
         if query.claimFirstUse, let issuer = query.issuer, let ticketID = query.ticketID, !ticketID.isEmpty {
@@ -367,8 +373,8 @@ public struct APIServer: Sendable {
                     .ok,
                     OnlineCheckResponse(
                         verdict: .alreadyUsed,
-                        reason: "This single-use ticket was already used at \(record.deviceID) at "
-                            + "\(record.usedAt.formatted(.iso8601)).",
+                        reason:
+                            "This single-use ticket was already used at \(record.deviceID) at \(date: record.usedAt).",
                         revoked: false, firstUse: firstUse))
             }
             return Self.json(

@@ -245,6 +245,10 @@ struct SyncTests {
             #expect(online.verdict.kind == .revoked)
             #expect(online.decidedBy == .online)
             #expect(online.verdict.reason.contains("refunded"))
+            // The server's sentence comes with its template and values, so the page can say it in German or
+            // French: the ticket, its issuer, and the stated reason as a clause.
+            #expect(online.verdict.explanation.template == "The ticket {0} of {1} is revoked{2}.")
+            #expect(online.verdict.reason == "The ticket e5 of demo-transit is revoked: refunded.")
 
             // The server answers later than the deadline: the offline verdict stands, and later scans do not wait.
             proxy.set(.delay(3), forPathsStartingWith: APIPath.check)
