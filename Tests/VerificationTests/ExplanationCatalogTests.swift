@@ -24,6 +24,19 @@ struct ExplanationCatalogTests {
         return catalog?["sentences"] as? [String: String] ?? [:]
     }
 
+    /// The field labels of one language, by English label.
+    static func labels(_ language: String) throws -> [String: String] {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/Resources/inspector-\(language).json")
+        let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        return catalog?["labels"] as? [String: String] ?? [:]
+    }
+
+    /// A label as the page looks it up: a document's number (`document 2 places`) is its own word.
+    static func labelKey(_ label: String) -> String {
+        label.replacing(#/^(document|traveler) \d+/#) { "\($0.output.1) {0}" }
+    }
+
     /// The places (`{0}`, `{1}`, …) a template names.
     static func places(_ template: String) -> Set<String> {
         var found: Set<String> = []
@@ -126,6 +139,14 @@ struct ExplanationCatalogTests {
             let sentences = try Self.sentences(language)
             let missing = templates.filter { sentences[$0] == nil }.sorted()
             #expect(missing.isEmpty, "\(language) lacks \(missing.count): \(missing.joined(separator: "\n"))")
+        }
+        // The labels of every field the tickets carry ("All fields" on the page).
+        let labels = Set(verdicts.flatMap { $0.ticket?.details.map { Self.labelKey($0.label) } ?? [] })
+        #expect(labels.count >= 50, "\(labels.count) labels")
+        for language in ["de", "fr"] {
+            let translated = try Self.labels(language)
+            let missing = labels.filter { translated[$0] == nil }.sorted()
+            #expect(missing.isEmpty, "\(language) lacks \(missing.count) labels:\n\(missing.joined(separator: "\n"))")
         }
     }
 }

@@ -162,6 +162,17 @@ function showClockWarning(wallClock, floor) {
     : text("clockWrong", when(wallClock))) : null);
 }
 
+// A field's label as the format names it, in the page's language: "document 2 places" is found as
+// "document {0} places" with its number put back. A label the catalog lacks stays as the format names it.
+function fieldLabel(label) {
+  const numbered = /^(document|traveler) (\d+)(.*)$/.exec(label);
+  if (numbered) {
+    const translated = term("labels", numbered[1] + " {0}" + numbered[3], null);
+    if (translated) return translated.replace("{0}", numbered[2]);
+  }
+  return term("labels", label, label);
+}
+
 // The holder check: each field the ticket carries about its holder (name, date of birth, the documents it names,
 // an issuer's own words), to compare with an ID document. A ticket without them shows its one holder line.
 function holderRows(event) {
@@ -261,7 +272,7 @@ function renderVerdict(event) {
   $("facts").hidden = definitionList($("facts"), rows) === 0;
 
   const details = (Array.isArray(event.details) ? event.details : [])
-    .map((detail) => [term("labels", detail.label, detail.label), detail.value]);
+    .map((detail) => [fieldLabel(detail.label), detail.value]);
   $("all-fields").hidden = definitionList($("all-fields-list"), details) === 0;
 
   // Which keys were looked at and why each did or did not count (why "unknown key", "invalid signature").
