@@ -1,0 +1,245 @@
+import FareCore
+import Foundation
+
+/// A calendar day in UTC, as the report's `day` parameter names it (`2026-03-14`).
+///
+/// The report counts an inspection on the day its validator gave the verdict (`inspectedAt`, the validator's
+/// clock), from 00:00 to 24:00 UTC: the day an operator asks about is the day on the platform, not the day the
+/// records happened to reach the server.
+public struct ReportDay: Sendable, Hashable, CustomStringConvertible {
+    /// Midnight UTC at the start of the day.
+    public let start: Date
+
+    /// The day `text` names, strictly `YYYY-MM-DD` with a day that exists; nil for anything else.
+    public init?(text: some StringProtocol) {
+        let text = String(text)
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), year >= 1970
+        else { return nil }
+        var components = DateComponents(year: year, month: month, day: day)
+        components.timeZone = .gmt
+        guard let date = Self.calendar.date(from: components) else { return nil }
+        // The calendar rolls 2026-02-30 over to March: such a day does not exist.
+        let back = Self.calendar.dateComponents([.year, .month, .day], from: date)
+        guard back.year == year, back.month == month, back.day == day else { return nil }
+        start = date
+    }
+
+    /// The UTC day that holds `date`.
+    public init(containing date: Date) {
+        start = Self.calendar.startOfDay(for: date)
+    }
+
+    /// Midnight UTC at the end of the day (the start of the next one).
+    public var end: Date { start.addingTimeInterval(24 * 3600) }
+
+    /// `YYYY-MM-DD`.
+    public var description: String {
+        let parts = Self.calendar.dateComponents([.year, .month, .day], from: start)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    private static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        return calendar
+    }()
+}
+
+/// What the report is asked for: a day, and one device or every device.
+public struct ReportQuery: Sendable, Hashable {
+    /// The day.
+    public var day: ReportDay
+    /// The device (its registered id) whose inspections alone are counted; nil for the whole fleet.
+    public var deviceID: String?
+
+    /// Makes a query.
+    public init(day: ReportDay, deviceID: String? = nil) {
+        self.day = day
+        self.deviceID = deviceID
+    }
+}
+
+/// Who decided an inspection's verdict, as the report groups them: the validator offline, the server's online
+/// check, or not told (validators older than the `decidedBy` field).
+public enum DecisionSide: String, Sendable, Hashable, CaseIterable, Codable {
+    case offline
+    case online
+    case unstated = "not-stated"
+}
+
+/// The operator report's figures for one day, as `/report.json` serves them and the page draws them.
+///
+/// Every count is of inspections the validators uploaded, counted on the day and hour (UTC) of `inspectedAt`. The
+/// upload lag of an inspection is the time from its verdict (the validator's clock) to its arrival at the server
+/// (the server's clock): how long the records of a validator wait for a connection.
+public struct OperatorReport: Sendable, Equatable, Codable {
+    /// The day, `YYYY-MM-DD`.
+    public var day: String
+    /// The time zone of the day and hours: always `UTC` in this version.
+    public var timeZone: String
+    /// The device counted alone, or nil for every device.
+    public var device: String?
+    /// The inspections counted.
+    public var inspections: Int
+    /// 24 entries, hour 0 to 23, each with its count (0 included).
+    public var perHour: [HourCount]
+    /// The devices with inspections on the day, by id (byte order).
+    public var perDevice: [DeviceCount]
+    /// The verdicts given, most frequent first (ties by name).
+    public var verdicts: [VerdictCount]
+    /// How many inspections each side decided, every side listed (0 included), offline first.
+    public var decidedBy: [DecisionCount]
+    /// The upload lag of each device's inspections, by id.
+    public var syncLag: [DeviceLag]
+
+    /// One hour's count.
+    public struct HourCount: Sendable, Equatable, Codable {
+        /// The hour, 0 to 23 (UTC): inspections from `hour`:00 to `hour`:59.
+        public var hour: Int
+        public var inspections: Int
+    }
+
+    /// One device's count, split by who decided.
+    public struct DeviceCount: Sendable, Equatable, Codable {
+        public var device: String
+        public var inspections: Int
+        public var offline: Int
+        public var online: Int
+        public var notStated: Int
+    }
+
+    /// One verdict's count; a verdict name this version does not know is counted under its own name.
+    public struct VerdictCount: Sendable, Equatable, Codable {
+        public var verdict: Recorded<VerdictKind>
+        public var inspections: Int
+    }
+
+    /// One side's count and its share of the day's inspections.
+    public struct DecisionCount: Sendable, Equatable, Codable {
+        public var decidedBy: DecisionSide
+        public var inspections: Int
+        /// `inspections` over all the day's inspections, from 0 to 1, rounded to 4 decimals (0 on an empty day).
+        public var share: Double
+    }
+
+    /// One device's upload lag, in milliseconds.
+    ///
+    /// Percentiles are nearest-rank (the smallest lag with at least that share of the device's inspections at or
+    /// below it), so each is the lag of a real inspection and both databases compute the same one.
+    public struct DeviceLag: Sendable, Equatable, Codable {
+        public var device: String
+        public var inspections: Int
+        public var p50Milliseconds: Int64
+        public var p95Milliseconds: Int64
+        public var maxMilliseconds: Int64
+        /// When the last of the day's inspections of this device reached the server.
+        public var lastUploadAt: Date
+    }
+
+    /// Whether there is nothing to show.
+    public var isEmpty: Bool { inspections == 0 }
+
+    /// The count of one side.
+    public func count(decidedBy side: DecisionSide) -> Int {
+        decidedBy.first { $0.decidedBy == side }?.inspections ?? 0
+    }
+}
+
+extension SQLServerStore {
+    public func operatorReport(_ query: ReportQuery) async throws(ServerError) -> OperatorReport {
+        let from = query.day.start.unixMilliseconds
+        let to = query.day.end.unixMilliseconds
+        // Text holding U+0000 names no device PostgreSQL could hold: nothing, on both backends.
+        let device = query.deviceID.map { $0.contains("\0") ? "\u{FFFD}" : $0 }
+        var filter = "inspected_at >= ? AND inspected_at < ?"
+        var arguments: [SQLValue] = [.integer(from), .integer(to)]
+        if let device {
+            filter += " AND device_id = ?"
+            arguments.append(.text(device))
+        }
+        let day = query.day.description
+        return try await read("read the report for \(day)") { [byteOrder, filter, arguments] session in
+            var hours = Array(repeating: 0, count: 24)
+            // The hour is computed in an inner query: PostgreSQL cannot match a GROUP BY expression holding a
+            // parameter with the one in the select list.
+            for row in try await session.query(
+                """
+                SELECT hour_of_day, count(*) AS inspections
+                FROM (SELECT (inspected_at - ?) / 3600000 AS hour_of_day FROM inspection WHERE \(filter)) AS hours
+                GROUP BY hour_of_day ORDER BY hour_of_day
+                """,
+                [.integer(from)] + arguments)
+            {
+                let hour = Int(try row.integer("hour_of_day"))
+                if hours.indices.contains(hour) { hours[hour] = Int(try row.integer("inspections")) }
+            }
+            let perDevice = try await session.query(
+                """
+                SELECT device_id, count(*) AS inspections,
+                    count(CASE WHEN decided_by = 'offline' THEN 1 END) AS offline,
+                    count(CASE WHEN decided_by = 'online' THEN 1 END) AS online
+                FROM inspection WHERE \(filter)
+                GROUP BY device_id ORDER BY device_id\(byteOrder)
+                """,
+                arguments
+            ).map { row in
+                let inspections = Int(try row.integer("inspections"))
+                let offline = Int(try row.integer("offline"))
+                let online = Int(try row.integer("online"))
+                return OperatorReport.DeviceCount(
+                    device: try row.text("device_id"), inspections: inspections, offline: offline, online: online,
+                    notStated: inspections - offline - online)
+            }
+            let verdicts = try await session.query(
+                """
+                SELECT verdict, count(*) AS inspections FROM inspection WHERE \(filter)
+                GROUP BY verdict ORDER BY count(*) DESC, verdict\(byteOrder)
+                """,
+                arguments
+            ).map { row in
+                OperatorReport.VerdictCount(
+                    verdict: Recorded(text: try row.text("verdict")), inspections: Int(try row.integer("inspections")))
+            }
+            // Nearest-rank percentiles in integers: the row at rank r of n is at or above the p-th percentile when
+            // r * 100 >= p * n, and the percentile is the smallest such lag.
+            let lags = try await session.query(
+                """
+                SELECT device_id, count(*) AS inspections, max(upload_lag) AS max_lag, max(received_at) AS last_upload,
+                    min(CASE WHEN lag_rank * 100 >= 50 * lag_count THEN upload_lag END) AS p50,
+                    min(CASE WHEN lag_rank * 100 >= 95 * lag_count THEN upload_lag END) AS p95
+                FROM (
+                    SELECT device_id, received_at, received_at - inspected_at AS upload_lag,
+                        row_number() OVER (PARTITION BY device_id ORDER BY received_at - inspected_at) AS lag_rank,
+                        count(*) OVER (PARTITION BY device_id) AS lag_count
+                    FROM inspection WHERE \(filter)
+                ) AS lags
+                GROUP BY device_id ORDER BY device_id\(byteOrder)
+                """,
+                arguments
+            ).map { row in
+                OperatorReport.DeviceLag(
+                    device: try row.text("device_id"), inspections: Int(try row.integer("inspections")),
+                    p50Milliseconds: try row.integer("p50"), p95Milliseconds: try row.integer("p95"),
+                    maxMilliseconds: try row.integer("max_lag"),
+                    lastUploadAt: Date(unixMilliseconds: try row.integer("last_upload")))
+            }
+            let total = hours.reduce(0, +)
+            let sides: [DecisionSide: Int] = [
+                .offline: perDevice.map(\.offline).reduce(0, +), .online: perDevice.map(\.online).reduce(0, +),
+                .unstated: perDevice.map(\.notStated).reduce(0, +),
+            ]
+            let decidedBy = DecisionSide.allCases.map { side in
+                let count = sides[side] ?? 0
+                let share = total == 0 ? 0 : (Double(count) / Double(total) * 10_000).rounded() / 10_000
+                return OperatorReport.DecisionCount(decidedBy: side, inspections: count, share: share)
+            }
+            return OperatorReport(
+                day: day, timeZone: "UTC", device: query.deviceID, inspections: total,
+                perHour: hours.enumerated().map { OperatorReport.HourCount(hour: $0.offset, inspections: $0.element) },
+                perDevice: perDevice, verdicts: verdicts, decidedBy: decidedBy, syncLag: lags)
+        }
+    }
+}
