@@ -61,6 +61,14 @@ struct OperatorReportTests {
         #expect(hostile.inspections == 1)
         #expect(hostile.perHour == ReportFleet.hours([23: 1]))
 
+        // The day is 00:00 to 24:00 UTC: the last millisecond before it and its end belong to the days around it.
+        let before = try await fleet.report("day=2026-03-13")
+        #expect(before.inspections == 1 && before.perHour[23].inspections == 1)
+        let after = try await fleet.report("day=2026-03-15")
+        #expect(after.inspections == 1 && after.perHour[0].inspections == 1)
+        // Its upload lag is negative: the validator's clock ran ahead of the server's.
+        #expect(after.syncLag.first?.p50Milliseconds == -(16 * 3_600_000 + 40 * 60_000))
+
         let empty = try await fleet.report("day=2026-03-16")
         #expect(empty.inspections == 0)
         #expect(empty.perHour == ReportFleet.hours([:]))
@@ -111,6 +119,29 @@ struct OperatorReportTests {
         #expect(lines.contains("2026-03-14,sync-lag,\"'=cmd<b>\"\"x\"\"&\",last-upload,2026-03-15T00:00:09Z"))
         #expect(!lines.contains { $0.contains(",=") || $0.hasPrefix("=") })
         await fleet.stop()
+    }
+
+    @Test(
+        "SQLite and PostgreSQL give the same report, byte for byte, for the fleet and for each device",
+        .enabled(if: Backend.postgresURL != nil, "FARECHECK_TEST_POSTGRES_URL is not set"))
+    func sameOnBothDatabases() async throws {
+        let sqlite = try await ReportFleet(.sqlite)
+        let postgres = try await ReportFleet(.postgres)
+        let queries = [
+            "day=2026-03-14", "day=2026-03-14&device=tram-7", "day=2026-03-14&device=bus-12", "day=2026-03-15",
+            "day=2026-03-13",
+        ]
+        for query in queries {
+            for path in ["/report.json", "/report.csv"] {
+                let one = try await send(.GET, "\(sqlite.baseURL)\(path)?\(query)", token: sqlite.operatorToken)
+                let other = try await send(
+                    .GET, "\(postgres.baseURL)\(path)?\(query)", token: postgres.operatorToken)
+                #expect(one.status == 200 && other.status == 200)
+                #expect(one.text == other.text, "\(path)?\(query)")
+            }
+        }
+        await sqlite.stop()
+        await postgres.stop()
     }
 
     @Test("the CSV defuses every cell a spreadsheet would run, and quotes as RFC 4180 says")
