@@ -6,46 +6,80 @@ import Foundation
 /// The report counts an inspection on the day its validator gave the verdict (`inspectedAt`, the validator's
 /// clock), from 00:00 to 24:00 UTC: the day an operator asks about is the day on the platform, not the day the
 /// records happened to reach the server.
+///
+/// Days are counted in the proleptic Gregorian calendar with integer arithmetic, as RFC 3339's `full-date` (the
+/// OpenAPI `format: date`) reads them: Foundation's Gregorian calendar turns Julian before 1582, and would accept
+/// a 29 February that the document calls no date.
 public struct ReportDay: Sendable, Hashable, CustomStringConvertible {
-    /// Midnight UTC at the start of the day.
-    public let start: Date
+    public let year: Int
+    public let month: Int
+    public let day: Int
 
-    /// The day `text` names, strictly `YYYY-MM-DD` with a day that exists; nil for anything else.
+    /// The day `text` names, strictly `YYYY-MM-DD` (year 0001 to 9999) with a day that exists; nil for anything else.
     public init?(text: some StringProtocol) {
-        let text = String(text)
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), year >= 1970
+        let bytes = Array(String(text).utf8)
+        let digits = [0, 1, 2, 3, 5, 6, 8, 9]
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) })
         else { return nil }
-        var components = DateComponents(year: year, month: month, day: day)
-        components.timeZone = .gmt
-        guard let date = Self.calendar.date(from: components) else { return nil }
-        // The calendar rolls 2026-02-30 over to March: such a day does not exist.
-        let back = Self.calendar.dateComponents([.year, .month, .day], from: date)
-        guard back.year == year, back.month == month, back.day == day else { return nil }
-        start = date
+        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + Int(bytes[$1] - UInt8(ascii: "0")) } }
+        let (year, month, day) = (number(0..<4), number(5..<7), number(8..<10))
+        guard year >= 1, (1...12).contains(month), (1...Self.length(ofMonth: month, in: year)).contains(day) else {
+            return nil
+        }
+        self.year = year
+        self.month = month
+        self.day = day
     }
 
     /// The UTC day that holds `date`.
     public init(containing date: Date) {
-        start = Self.calendar.startOfDay(for: date)
+        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+        (year, month, day) = Self.civil(fromDays: days)
     }
+
+    /// Midnight UTC at the start of the day.
+    public var start: Date { Date(timeIntervalSince1970: TimeInterval(Self.days(year, month, day)) * 86_400) }
 
     /// Midnight UTC at the end of the day (the start of the next one).
     public var end: Date { start.addingTimeInterval(24 * 3600) }
 
     /// `YYYY-MM-DD`.
     public var description: String {
-        let parts = Self.calendar.dateComponents([.year, .month, .day], from: start)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        String(format: "%04d-%02d-%02d", year, month, day)
     }
 
-    private static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .gmt
-        return calendar
-    }()
+    private static func length(ofMonth month: Int, in year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date: years counted from March, so that the leap day ends a year, in 400-year
+    /// cycles of 146 097 days.
+    private static func days(_ year: Int, _ month: Int, _ day: Int) -> Int {
+        let marchYear = month <= 2 ? year - 1 : year
+        let cycle = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
+        let yearOfCycle = marchYear - cycle * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfCycle = yearOfCycle * 365 + yearOfCycle / 4 - yearOfCycle / 100 + dayOfYear
+        return cycle * 146_097 + dayOfCycle - 719_468
+    }
+
+    /// The date `days` after 1970-01-01: the inverse of `days(_:_:_:)`.
+    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let shifted = days + 719_468
+        let cycle = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfCycle = shifted - cycle * 146_097
+        let yearOfCycle = (dayOfCycle - dayOfCycle / 1460 + dayOfCycle / 36_524 - dayOfCycle / 146_096) / 365
+        let dayOfYear = dayOfCycle - (365 * yearOfCycle + yearOfCycle / 4 - yearOfCycle / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        return (yearOfCycle + cycle * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
 }
 
 /// What the report is asked for: a day, and one device or every device.

@@ -199,12 +199,12 @@ extension APIServer {
         }
     }
 
-    /// `day` (`YYYY-MM-DD`, UTC; today when absent) and `device` (a registered id; every device when absent or
-    /// empty) of the request.
+    /// `day` (`YYYY-MM-DD`, UTC; the server's today when absent) and `device` (a registered id; every device when
+    /// absent or empty, as the page's filter sends "all devices") of the request.
     private func reportQuery(_ request: Request) throws -> ReportQuery {
         let parameters = request.uri.queryParameters
         var day = ReportDay(containing: configuration.now())
-        if let text = parameters["day"], !text.isEmpty {
+        if let text = parameters["day"] {
             guard let named = ReportDay(text: text) else {
                 throw APIFailure(
                     .badRequest, "bad-request",
@@ -215,8 +215,9 @@ extension APIServer {
         }
         var device: String?
         if let text = parameters["device"], !text.isEmpty {
-            guard text.utf8.count <= 128, !text.contains("\0") else {
-                throw APIFailure(.badRequest, "bad-request", "device is a device id of 1 to 128 characters.")
+            // Characters as JSON Schema counts them (code points), as the document's maxLength does.
+            guard text.unicodeScalars.count <= 128 else {
+                throw APIFailure(.badRequest, "bad-request", "device is a device id of at most 128 characters.")
             }
             device = String(text)
         }

@@ -78,7 +78,7 @@ struct OperatorReportTests {
         // Without a day, the report is of the server's today (its clock stopped at the last upload: 03-15).
         #expect(try await fleet.report("").day == "2026-03-15")
 
-        for bad in ["day=2026-02-30", "day=14.03.2026", "day=2026-3-14", "day=yesterday"] {
+        for bad in ["day=2026-02-30", "day=14.03.2026", "day=2026-3-14", "day=yesterday", "day=", "day=0000-01-01"] {
             let answer = try await send(.GET, "\(fleet.baseURL)/report.json?\(bad)", token: fleet.operatorToken)
             #expect(answer.status == 400, "\(bad)")
             #expect(answer.errorBody?.error == "bad-request")
@@ -157,12 +157,30 @@ struct OperatorReportTests {
         #expect(OperatorReportCSV.field("tram-7") == "tram-7")
     }
 
-    @Test("a day is strictly YYYY-MM-DD, a day that exists")
+    @Test("a day is strictly YYYY-MM-DD, a day of the proleptic Gregorian calendar, and each has its 24 hours")
     func days() {
         #expect(ReportDay(text: "2026-03-14")?.start == Date(timeIntervalSince1970: 1_773_446_400))
-        #expect(ReportDay(text: "2024-02-29")?.description == "2024-02-29")
-        for bad in ["2026-02-29", "2026-13-01", "2026-00-10", "26-03-14", "2026-03-14T00:00:00Z", "２０２６-03-14", ""] {
+        #expect(ReportDay(text: "2026-03-14")?.end == Date(timeIntervalSince1970: 1_773_446_400 + 86_400))
+        #expect(ReportDay(text: "1970-01-01")?.start == Date(timeIntervalSince1970: 0))
+        #expect(ReportDay(text: "1969-12-31")?.start == Date(timeIntervalSince1970: -86_400))
+        // 1 March 1500 is 171 605 days before 1970 in the proleptic Gregorian calendar (Python's `date` agrees).
+        #expect(ReportDay(text: "1500-03-01")?.start == Date(timeIntervalSince1970: -171_605 * 86_400))
+        for good in ["2024-02-29", "2000-02-29", "0001-01-01", "9999-12-31", "1582-10-10"] {
+            #expect(ReportDay(text: good)?.description == good)
+        }
+        for bad in [
+            "2026-02-29", "1900-02-29", "1500-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "0000-01-01",
+            "26-03-14", "2026-03-14T00:00:00Z", "２０２６-03-14", "+026-03-14", "2026-03-1a", "",
+        ] {
             #expect(ReportDay(text: bad) == nil, "\(bad)")
+        }
+        // Every instant of a day is in it, back and forth across leap years and centuries.
+        for days in stride(from: -719_000, through: 2_932_000, by: 997) {
+            let start = Date(timeIntervalSince1970: TimeInterval(days) * 86_400)
+            let day = ReportDay(containing: start.addingTimeInterval(86_399.999))
+            #expect(day.start == start, "\(day)")
+            #expect(ReportDay(text: day.description) == day)
+            #expect(ReportDay(containing: start.addingTimeInterval(-0.001)).end == start)
         }
     }
 }
