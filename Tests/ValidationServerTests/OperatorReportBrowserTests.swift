@@ -14,9 +14,11 @@ import Testing
 struct OperatorReportBrowserTests {
     /// Types the token into the login form and sends it, as an operator does, then waits for the report.
     static func logIn(_ browser: HeadlessChromium, token: String) async throws {
-        try await browser.waitUntil("document.getElementById('login-form') !== null")
+        try await waitUntil(browser, "document.getElementById('login-form') !== null")
         let quoted = String(decoding: try JSONSerialization.data(withJSONObject: [token]), as: UTF8.self)
-        _ = try await browser.evaluate(
+        // The form's submission navigates away, and the browser may say so instead of answering: the wait below is
+        // what tells whether it worked.
+        _ = try? await browser.evaluate(
             """
             (() => {
               const form = document.getElementById('login-form');
@@ -26,7 +28,7 @@ struct OperatorReportBrowserTests {
             })()
             """)
         do {
-            try await browser.waitUntil("document.getElementById('operator') !== null")
+            try await waitUntil(browser, "document.getElementById('operator') !== null")
         } catch {
             throw LoopbackError(description: "\(error); the page: \(try await browser.dom())")
         }
@@ -36,7 +38,7 @@ struct OperatorReportBrowserTests {
     /// one carries a mark the new one does not).
     static func filter(_ browser: HeadlessChromium, day: String, device: String) async throws {
         let values = String(decoding: try JSONSerialization.data(withJSONObject: [day, device]), as: UTF8.self)
-        _ = try await browser.evaluate(
+        _ = try? await browser.evaluate(
             """
             (() => {
               const [day, device] = \(values);
@@ -48,9 +50,26 @@ struct OperatorReportBrowserTests {
               return true;
             })()
             """)
-        try await browser.waitUntil(
+        try await waitUntil(
+            browser,
             "window.farecheckOldPage === undefined && document.readyState === 'complete'"
                 + " && document.querySelector('form.filter') !== null")
+    }
+
+    /// Waits until `condition` is true in the page, as `HeadlessChromium.waitUntil` does, but asks again when the
+    /// browser answers that the page is navigating (a form was just sent) instead of failing at once.
+    static func waitUntil(_ browser: HeadlessChromium, _ condition: String) async throws {
+        var lastError: (any Error)?
+        for _ in 0..<200 {
+            do {
+                if try await browser.evaluate(condition) as? Bool == true { return }
+            } catch {
+                lastError = error
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw LoopbackError(
+            description: "the page never got to: \(condition) (\(lastError.map { "\($0)" } ?? "no error"))")
     }
 
     static func count(_ browser: HeadlessChromium, _ selector: String) async throws -> Int {
@@ -136,7 +155,7 @@ struct OperatorReportBrowserTests {
         let fleet = try await ReportFleet(backend)
         let browser = try HeadlessChromium(width: 320, height: 640)
         try await browser.open("\(fleet.baseURL)/report", width: 320, height: 640)
-        try await browser.waitUntil("document.getElementById('login-form') !== null")
+        try await Self.waitUntil(browser, "document.getElementById('login-form') !== null")
         let loginWidth = try await browser.evaluate("document.documentElement.scrollWidth") as? Int
         #expect(loginWidth.map { $0 <= 320 } == true, "the login page is \(loginWidth ?? -1) px wide")
         try await Self.logIn(browser, token: fleet.operatorToken)
