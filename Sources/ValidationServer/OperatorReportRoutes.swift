@@ -129,7 +129,8 @@ extension APIServer {
             return Self.lockedPage(until: until, now: now)
         } catch OperatorRefusal.unauthorized {
             return Self.html(
-                .unauthorized, OperatorReportPage.login(message: "Unknown or revoked operator token."))
+                .unauthorized, OperatorReportPage.login(message: "Unknown or revoked operator token."),
+                headers: [.wwwAuthenticate: "Bearer realm=\"farecheck-report\""])
         } catch {
             logger.error("operator login failed: \(error)")
             return Self.html(
