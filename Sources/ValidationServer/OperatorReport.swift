@@ -82,18 +82,70 @@ public struct ReportDay: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What the report is asked for: a day, and one device or every device.
+/// A fixed offset from UTC that the report's day and hours are counted in (`tz=+02:00`), UTC by default.
+///
+/// An offset, not a named zone: a day in a zone with summer time would have 23 or 25 hours on the days the clocks
+/// change, and the report's 24 hourly bars would no longer be the hours on the platform clock. An operator in such a
+/// zone picks the offset in force (`+01:00` in winter, `+02:00` in summer in central Europe).
+public struct ReportOffset: Sendable, Hashable, CustomStringConvertible {
+    /// Minutes east of UTC, from −14:00 to +14:00.
+    public let minutes: Int
+
+    /// UTC.
+    public static let utc = ReportOffset(checkedMinutes: 0)
+
+    private init(checkedMinutes: Int) {
+        minutes = checkedMinutes
+    }
+
+    /// `UTC`, or `+HH:MM` / `-HH:MM` from −14:00 to +14:00; nil for anything else.
+    public init?(text: some StringProtocol) {
+        let bytes = Array(String(text).utf8)
+        if bytes == Array("UTC".utf8) {
+            minutes = 0
+            return
+        }
+        let digits = [1, 2, 4, 5]
+        guard bytes.count == 6, bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-"),
+            bytes[3] == UInt8(ascii: ":"),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) })
+        else { return nil }
+        func number(_ at: Int) -> Int {
+            Int(bytes[at] - UInt8(ascii: "0")) * 10 + Int(bytes[at + 1] - UInt8(ascii: "0"))
+        }
+        let (hours, minutes) = (number(1), number(4))
+        guard minutes < 60, hours * 60 + minutes <= 14 * 60 else { return nil }
+        self.minutes = (bytes[0] == UInt8(ascii: "-") ? -1 : 1) * (hours * 60 + minutes)
+    }
+
+    /// `UTC`, or the offset as `+02:00`.
+    public var description: String {
+        guard minutes != 0 else { return "UTC" }
+        let size = abs(minutes)
+        return (minutes < 0 ? "-" : "+") + String(format: "%02d:%02d", size / 60, size % 60)
+    }
+}
+
+/// What the report is asked for: a day in a time zone, and one device or every device.
 public struct ReportQuery: Sendable, Hashable {
     /// The day.
     public var day: ReportDay
     /// The device (its registered id) whose inspections alone are counted; nil for the whole fleet.
     public var deviceID: String?
+    /// The offset the day and its hours are counted in.
+    public var offset: ReportOffset
 
     /// Makes a query.
-    public init(day: ReportDay, deviceID: String? = nil) {
+    public init(day: ReportDay, deviceID: String? = nil, offset: ReportOffset = .utc) {
         self.day = day
         self.deviceID = deviceID
+        self.offset = offset
     }
+
+    /// The first instant of the day in its time zone.
+    public var start: Date { day.start.addingTimeInterval(-TimeInterval(offset.minutes * 60)) }
+    /// The instant the next day starts.
+    public var end: Date { start.addingTimeInterval(24 * 3600) }
 }
 
 /// Who decided an inspection's verdict, as the report groups them: the validator offline, the server's online
@@ -110,9 +162,9 @@ public enum DecisionSide: String, Sendable, Hashable, CaseIterable, Codable {
 /// upload lag of an inspection is the time from its verdict (the validator's clock) to its arrival at the server
 /// (the server's clock): how long the records of a validator wait for a connection.
 public struct OperatorReport: Sendable, Equatable, Codable {
-    /// The day, `YYYY-MM-DD`.
+    /// The day, `YYYY-MM-DD`, in `timeZone`.
     public var day: String
-    /// The time zone of the day and hours: always `UTC` in this version.
+    /// The time zone of the day and hours: `UTC`, or an offset such as `+02:00`.
     public var timeZone: String
     /// The device counted alone, or nil for every device.
     public var device: String?
@@ -131,7 +183,7 @@ public struct OperatorReport: Sendable, Equatable, Codable {
 
     /// One hour's count.
     public struct HourCount: Sendable, Equatable, Codable {
-        /// The hour, 0 to 23 (UTC): inspections from `hour`:00 to `hour`:59.
+        /// The hour, 0 to 23 (in the report's time zone): inspections from `hour`:00 to `hour`:59.
         public var hour: Int
         public var inspections: Int
     }
@@ -184,8 +236,8 @@ public struct OperatorReport: Sendable, Equatable, Codable {
 
 extension SQLServerStore {
     public func operatorReport(_ query: ReportQuery) async throws(ServerError) -> OperatorReport {
-        let from = query.day.start.unixMilliseconds
-        let to = query.day.end.unixMilliseconds
+        let from = query.start.unixMilliseconds
+        let to = query.end.unixMilliseconds
         // Text holding U+0000 names no device PostgreSQL could hold: nothing, on both backends.
         let device = query.deviceID.map { $0.contains("\0") ? "\u{FFFD}" : $0 }
         var filter = "inspected_at >= ? AND inspected_at < ?"
@@ -271,7 +323,7 @@ extension SQLServerStore {
                 return OperatorReport.DecisionCount(decidedBy: side, inspections: count, share: share)
             }
             return OperatorReport(
-                day: day, timeZone: "UTC", device: query.deviceID, inspections: total,
+                day: day, timeZone: query.offset.description, device: query.deviceID, inspections: total,
                 perHour: hours.enumerated().map { OperatorReport.HourCount(hour: $0.offset, inspections: $0.element) },
                 perDevice: perDevice, verdicts: verdicts, decidedBy: decidedBy, syncLag: lags)
         }

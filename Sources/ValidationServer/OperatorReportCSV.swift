@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The report holds figures of different shapes (hours, devices, verdicts, lags); rather than several files, they
 /// are written long: one row per figure, `day,figure,subject,measure,value`, e.g.
-/// `2026-03-14,hour,07,inspections,12` or `2026-03-14,sync-lag,tram-7,p95-ms,5400`, which a pivot table turns back
+/// `2026-03-14,hour,07,inspections,12` (the hours of the day in the report's time zone, whose offset from UTC is
+/// the row `time-zone,offset,minutes`) or `2026-03-14,sync-lag,tram-7,p95-ms,5400`, which a pivot table turns back
 /// into any shape. Lines end in CRLF, fields with a comma, quote or line break are quoted, and a field that a
 /// spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or carriage return: device ids are text
 /// from validators) is written with a `'` in front; a negative integer (a lag, when a validator's clock ran ahead)
@@ -19,6 +20,7 @@ enum OperatorReportCSV {
         func add(_ figure: String, _ subject: String, _ measure: String, _ value: String) {
             rows.append([report.day, figure, subject, measure, value])
         }
+        add("time-zone", "offset", "minutes", "\(ReportOffset(text: report.timeZone)?.minutes ?? 0)")
         add("total", report.device ?? "all", "inspections", "\(report.inspections)")
         for hour in report.perHour {
             add("hour", hour.hour < 10 ? "0\(hour.hour)" : "\(hour.hour)", "inspections", "\(hour.inspections)")

@@ -95,6 +95,8 @@ enum OperatorReportPage {
     static func report(_ report: OperatorReport, operatorName: String, devices: [String]) -> String {
         var query = "day=\(percentEncode(report.day))"
         if let device = report.device { query += "&device=\(percentEncode(device))" }
+        if report.timeZone != "UTC" { query += "&tz=\(percentEncode(report.timeZone))" }
+        let zoneName = Self.zone(report)
         let scope = report.device.map { "device \($0)" } ?? "all devices"
         var sections = ""
         if report.isEmpty {
@@ -125,13 +127,16 @@ enum OperatorReportPage {
                 </header>
                 <main>
                 <form class="filter" method="get" action="/report" aria-label="Day and device">
-                <label>Day (UTC) <input type="date" name="day" value="\(escape(report.day))" required></label>
+                <label>Day <input type="date" name="day" value="\(escape(report.day))" required></label>
+                <label>Time zone <select name="tz" id="tz">
+                \(zoneOptions(selected: report.timeZone))
+                </select></label>
                 <label>Device <select name="device" id="device">
                 \(options)
                 </select></label>
                 <button type="submit">Show</button>
                 </form>
-                <p class="scope" id="scope">\(escape(report.day)), \(escape(scope)): \
+                <p class="scope" id="scope">\(escape(report.day)) (\(escape(zoneName))), \(escape(scope)): \
                 <strong id="total">\(report.inspections)</strong> \(report.inspections == 1 ? "inspection" : "inspections").
                 Download the figures as <a href="/report.csv?\(escape(query))" id="csv">CSV</a> or \
                 <a href="/report.json?\(escape(query))" id="json">JSON</a>.</p>
@@ -167,7 +172,7 @@ enum OperatorReportPage {
         for hour in report.perHour where hour.inspections > 0 {
             let barHeight = plotHeight * Double(hour.inspections) / Double(largest)
             let x = left + Double(hour.hour) * slot + 1.5
-            let label = "\(two(hour.hour)):00–\(two(hour.hour)):59 UTC: \(plural(hour.inspections, "inspection"))"
+            let label = "\(two(hour.hour)):00–\(two(hour.hour)):59: \(plural(hour.inspections, "inspection"))"
             bars += """
                 <rect class="bar" data-hour="\(hour.hour)" x="\(f(x))" y="\(f(top + plotHeight - barHeight))" \
                 width="\(f(slot - 3))" height="\(f(barHeight))"><title>\(escape(label))</title></rect>
@@ -190,19 +195,19 @@ enum OperatorReportPage {
             """
         let busiest = report.perHour.max { $0.inspections < $1.inspections }
         let description =
-            "Inspections per hour (UTC) on \(report.day): \(report.perHour.count { $0.inspections > 0 }) hours with "
+            "Inspections per hour (\(zone(report))) on \(report.day): \(report.perHour.count { $0.inspections > 0 }) hours with "
             + "inspections, the most (\(busiest?.inspections ?? 0)) from \(two(busiest?.hour ?? 0)):00."
         let rows = report.perHour.filter { $0.inspections > 0 }.map { hour in
             "<tr><th scope=\"row\">\(two(hour.hour)):00–\(two(hour.hour)):59</th><td>\(hour.inspections)</td></tr>"
         }
         return """
             <section aria-labelledby="hours-title" id="hours">
-            <h2 id="hours-title">Inspections per hour</h2>
+            <h2 id="hours-title">Inspections per hour (\(escape(zone(report))))</h2>
             <svg id="hours-plot" class="plot" viewBox="0 0 \(f(width)) \(f(height))" role="img" \
             aria-label="\(escape(description))">
             <title>\(escape(description))</title>
             \(bars)\(axis)</svg>
-            \(table(caption: "Inspections per hour (UTC), hours with inspections", head: ["Hour", "Inspections"], rows: rows))
+            \(table(caption: "Inspections per hour (\(zone(report))), hours with inspections", head: ["Hour", "Inspections"], rows: rows))
             </section>
 
             """
@@ -360,6 +365,32 @@ enum OperatorReportPage {
     }
 
     // MARK: Words and numbers
+
+    /// The report's time zone as the page names it: `UTC`, `UTC+02:00`.
+    private static func zone(_ report: OperatorReport) -> String {
+        report.timeZone == "UTC" ? "UTC" : "UTC\(report.timeZone)"
+    }
+
+    /// The offsets the filter offers, every half hour from −12:00 to +14:00 and the quarter hours in use
+    /// (+05:45, +08:45, +12:45), with `selected` chosen (added when it is another).
+    private static func zoneOptions(selected: String) -> String {
+        var offsets =
+            Array(stride(from: -12 * 60, through: 14 * 60, by: 30)) + [5 * 60 + 45, 8 * 60 + 45, 12 * 60 + 45]
+        if let chosen = ReportOffset(text: selected), !offsets.contains(chosen.minutes) {
+            offsets.append(chosen.minutes)
+        }
+        return offsets.sorted().compactMap { minutes in
+            let offset = minutes == 0 ? ReportOffset.utc : ReportOffset(text: Self.offsetText(minutes))
+            guard let offset else { return nil }
+            let name = offset.description
+            let shown = name == "UTC" ? "UTC" : "UTC\(name)"
+            return "<option value=\"\(escape(name))\"\(name == selected ? " selected" : "")>\(escape(shown))</option>"
+        }.joined(separator: "\n")
+    }
+
+    private static func offsetText(_ minutes: Int) -> String {
+        (minutes < 0 ? "-" : "+") + two(abs(minutes) / 60) + ":" + two(abs(minutes) % 60)
+    }
 
     /// How a side is named in sentences.
     static func label(_ side: DecisionSide) -> String {

@@ -200,8 +200,9 @@ extension APIServer {
         }
     }
 
-    /// `day` (`YYYY-MM-DD`, UTC; the server's today when absent) and `device` (a registered id; every device when
-    /// absent or empty, as the page's filter sends "all devices") of the request.
+    /// `day` (`YYYY-MM-DD`; the server's today in UTC when absent), `device` (a registered id; every device when
+    /// absent or empty, as the page's filter sends "all devices") and `tz` (`UTC` or `±HH:MM`; UTC when absent) of
+    /// the request.
     private func reportQuery(_ request: Request) throws -> ReportQuery {
         let parameters = request.uri.queryParameters
         var day = ReportDay(containing: configuration.now())
@@ -209,7 +210,7 @@ extension APIServer {
             guard let named = ReportDay(text: text) else {
                 throw APIFailure(
                     .badRequest, "bad-request",
-                    "day is a date as YYYY-MM-DD (UTC), e.g. 2026-03-14, not \(PrintableText(String(text.prefix(40))))."
+                    "day is a date as YYYY-MM-DD, e.g. 2026-03-14, not \(PrintableText(String(text.prefix(40))))."
                 )
             }
             day = named
@@ -222,7 +223,17 @@ extension APIServer {
             }
             device = String(text)
         }
-        return ReportQuery(day: day, deviceID: device)
+        var offset = ReportOffset.utc
+        if let text = parameters["tz"] {
+            guard let named = ReportOffset(text: text) else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "tz is UTC or an offset from -14:00 to +14:00 such as +02:00, not "
+                        + "\(PrintableText(String(text.prefix(40)))).")
+            }
+            offset = named
+        }
+        return ReportQuery(day: day, deviceID: device, offset: offset)
     }
 
     // MARK: Authentication

@@ -36,16 +36,17 @@ struct OperatorReportBrowserTests {
 
     /// Sets the filter form's day and device and sends it, as an operator does, then waits for the new page (the old
     /// one carries a mark the new one does not).
-    static func filter(_ browser: HeadlessChromium, day: String, device: String) async throws {
-        let values = String(decoding: try JSONSerialization.data(withJSONObject: [day, device]), as: UTF8.self)
+    static func filter(_ browser: HeadlessChromium, day: String, device: String, tz: String = "UTC") async throws {
+        let values = String(decoding: try JSONSerialization.data(withJSONObject: [day, device, tz]), as: UTF8.self)
         _ = try? await browser.evaluate(
             """
             (() => {
-              const [day, device] = \(values);
+              const [day, device, tz] = \(values);
               window.farecheckOldPage = true;
               const form = document.querySelector('form.filter');
               form.day.value = day;
               form.device.value = device;
+              form.tz.value = tz;
               form.requestSubmit();
               return true;
             })()
@@ -140,6 +141,18 @@ struct OperatorReportBrowserTests {
         #expect(
             try await browser.evaluate("document.getElementById('csv').getAttribute('href')") as? String
                 == "/report.csv?day=2026-03-14&device=tram-7")
+
+        // Another time zone: the day and its hours move, and so do the bars and the links.
+        try await Self.filter(browser, day: "2026-03-14", device: "", tz: "+02:00")
+        #expect(try await Self.text(browser, "#total") == "9")
+        #expect(
+            try await browser.evaluate(
+                "[...document.querySelectorAll('#hours-plot rect.bar')].map(r => r.dataset.hour).join(',')") as? String
+                == "1,9,10,11,12,14")
+        #expect(try await Self.text(browser, "#hours-title") == "Inspections per hour (UTC+02:00)")
+        #expect(
+            try await browser.evaluate("document.getElementById('json').getAttribute('href')") as? String
+                == "/report.json?day=2026-03-14&tz=%2B02%3A00")
 
         try await Self.filter(browser, day: "2026-03-16", device: "")
         #expect(try await Self.text(browser, "#empty") == "No inspections on this day.")

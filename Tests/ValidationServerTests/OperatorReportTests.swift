@@ -69,6 +69,20 @@ struct OperatorReportTests {
         // Its upload lag is negative: the validator's clock ran ahead of the server's.
         #expect(after.syncLag.first?.p50Milliseconds == -(16 * 3_600_000 + 40 * 60_000))
 
+        // In another time zone the day starts at its own midnight (22:00 UTC the day before at +02:00), and the
+        // hours are its own.
+        let east = try await fleet.report("day=2026-03-14&tz=%2B02:00")
+        #expect(east.timeZone == "+02:00")
+        #expect(east.inspections == 9)
+        #expect(east.perHour == ReportFleet.hours([1: 1, 9: 3, 10: 2, 11: 1, 12: 1, 14: 1]))
+        #expect(!east.perDevice.contains { $0.device == ReportFleet.hostileDevice })
+        let west = try await fleet.report("day=2026-03-14&tz=-05:30&device=bus-12")
+        #expect(west.timeZone == "-05:30")
+        #expect(west.perHour == ReportFleet.hours([4: 1, 5: 1, 6: 1]))
+        let westCSV = try await send(
+            .GET, "\(fleet.baseURL)/report.csv?day=2026-03-14&tz=-05:30", token: fleet.operatorToken)
+        #expect(westCSV.text.contains("\r\n2026-03-14,time-zone,offset,minutes,-330\r\n"))
+
         let empty = try await fleet.report("day=2026-03-16")
         #expect(empty.inspections == 0)
         #expect(empty.perHour == ReportFleet.hours([:]))
@@ -78,7 +92,10 @@ struct OperatorReportTests {
         // Without a day, the report is of the server's today (its clock stopped at the last upload: 03-15).
         #expect(try await fleet.report("").day == "2026-03-15")
 
-        for bad in ["day=2026-02-30", "day=14.03.2026", "day=2026-3-14", "day=yesterday", "day=", "day=0000-01-01"] {
+        for bad in [
+            "day=2026-02-30", "day=14.03.2026", "day=2026-3-14", "day=yesterday", "day=", "day=0000-01-01",
+            "tz=Europe/Berlin", "tz=%2B14:30", "tz=2:00", "tz=", "tz=utc",
+        ] {
             let answer = try await send(.GET, "\(fleet.baseURL)/report.json?\(bad)", token: fleet.operatorToken)
             #expect(answer.status == 400, "\(bad)")
             #expect(answer.errorBody?.error == "bad-request")
@@ -94,7 +111,10 @@ struct OperatorReportTests {
         #expect(answer.status == 200)
         #expect(answer.header("Content-Type") == "text/csv; charset=utf-8; header=present")
         #expect(answer.header("Content-Disposition") == "attachment; filename=\"farecheck-report-2026-03-14.csv\"")
-        var expected = ["day,figure,subject,measure,value", "2026-03-14,total,tram-7,inspections,5"]
+        var expected = [
+            "day,figure,subject,measure,value", "2026-03-14,time-zone,offset,minutes,0",
+            "2026-03-14,total,tram-7,inspections,5",
+        ]
         for hour in 0..<24 {
             let count = [7: 3, 8: 2][hour] ?? 0
             expected.append("2026-03-14,hour,\(hour < 10 ? "0" : "")\(hour),inspections,\(count)")
@@ -155,6 +175,19 @@ struct OperatorReportTests {
         #expect(OperatorReportCSV.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
         #expect(OperatorReportCSV.field("two\nlines") == "\"two\nlines\"")
         #expect(OperatorReportCSV.field("tram-7") == "tram-7")
+    }
+
+    @Test("a time zone is UTC or a fixed offset from -14:00 to +14:00")
+    func offsets() {
+        #expect(ReportOffset(text: "UTC")?.minutes == 0)
+        #expect(ReportOffset(text: "+02:00")?.minutes == 120)
+        #expect(ReportOffset(text: "-05:30")?.minutes == -330)
+        #expect(ReportOffset(text: "+14:00")?.minutes == 840)
+        #expect(ReportOffset(text: "-00:00")?.description == "UTC")
+        #expect(ReportOffset(text: "+05:45")?.description == "+05:45")
+        for bad in ["+14:01", "+15:00", "+2:00", "+02:60", "02:00", "Z", "utc", "Europe/Berlin", "+02:00 ", ""] {
+            #expect(ReportOffset(text: bad) == nil, "\(bad)")
+        }
     }
 
     @Test("a day is strictly YYYY-MM-DD, a day of the proleptic Gregorian calendar, and each has its 24 hours")
