@@ -126,7 +126,7 @@ enum OperatorReportPage {
                 </form>
                 </header>
                 <main>
-                <form class="filter" method="get" action="/report" aria-label="Day and device">
+                <form class="filter" method="get" action="/report" aria-label="Day, time zone and device">
                 <label>Day <input type="date" name="day" value="\(escape(report.day))" required></label>
                 <label>Time zone <select name="tz" id="tz">
                 \(zoneOptions(selected: report.timeZone))

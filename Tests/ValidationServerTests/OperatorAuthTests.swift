@@ -127,6 +127,11 @@ struct OperatorAuthTests {
         // The hostile device id is text, never markup, wherever it appears.
         #expect(!page.text.contains("<b>"))
         #expect(page.text.contains("=cmd&lt;b&gt;&quot;x&quot;&amp;"))
+        // A day that is no date is said so on the page, with the way back, not as a bare error.
+        let badDay = try await Self.get(fleet, "/report?day=2026-02-30", cookie: cookie)
+        #expect(badDay.status == 400)
+        #expect(badDay.text.contains("day is a date as YYYY-MM-DD, e.g. 2026-03-14, not 2026-02-30."))
+        #expect(badDay.text.contains("<a href=\"/report\">"))
         let css = try await Self.get(fleet, "/report.css")
         #expect(css.status == 200)
         #expect(css.headers["content-type"] == "text/css; charset=utf-8")
