@@ -57,6 +57,10 @@ fi
 
 "$binary" init "${db_options[@]}" >/dev/null
 token="$("$binary" devices add schemathesis "${db_options[@]}")"
+# An operator too: the operator report's operations (tag `operators`) take its token, every other one the device's
+# (API/schemathesis.toml reads both from the environment).
+operator_token="$("$binary" operators add schemathesis "${db_options[@]}" 2>/dev/null)"
+export FARECHECK_DEVICE_TOKEN="$token" FARECHECK_OPERATOR_TOKEN="$operator_token"
 "$binary" keys add --issuer demo-transit --format fc1 Keys/demo-transit-es256.pub.pem "${db_options[@]}" >/dev/null
 "$binary" keys publish --anchor-key Keys/demo-anchor.key "${db_options[@]}" >/dev/null
 "$binary" revoke --issuer demo-transit --ticket-id 9f86d081884c7d65 --reason stolen "${db_options[@]}" >/dev/null
@@ -87,7 +91,6 @@ echo "schemathesis against $base_url (${db_options[0]#--}), $examples examples p
 
 status=0
 "$schemathesis" --config-file API/schemathesis.toml run API/openapi.yaml --url "$base_url" --checks all \
-    --header "Authorization: Bearer $token" \
     --max-examples "$examples" --seed "$seed" --workers 1 --request-timeout 10 \
     --generation-database none --no-color || status=$?
 

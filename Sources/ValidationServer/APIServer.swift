@@ -28,6 +28,9 @@ public struct ServerConfiguration: Sendable {
     /// The most log lines per minute for refused device tokens (401); refusals past it are counted in one line
     /// (see `RefusalAudit`).
     public var refusalLogLimit: Int
+    /// The server's clock: when an upload is received (the operator report's sync lag), when a report session
+    /// ends, and which day the report shows by default. A test sets its own to control them.
+    public var now: @Sendable () -> Date = { Date() }
 
     /// Makes a configuration.
     public init(
@@ -70,6 +73,9 @@ public struct APIServer: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
     let audit: RefusalAudit
+    /// The operator report's open sessions and its lockout of wrong tokens.
+    let sessions = OperatorSessions()
+    let lockout = OperatorLockout()
 
     /// Makes a server over a store; it logs to standard error, with control characters escaped
     /// (`EscapingLogHandler`), Hummingbird's lines included.
@@ -85,12 +91,13 @@ public struct APIServer: Sendable {
     /// Every path the server answers, for checking the OpenAPI document against.
     public static let servedPaths = [
         APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check, APIPath.firstUses,
+        OperatorPath.json, OperatorPath.csv,
     ]
 
     /// The methods each path answers, as the OpenAPI document lists them; any other gets 405 with `Allow`.
     public static let allowedMethods: [String: [HTTPRequest.Method]] = [
         APIPath.health: [.get], APIPath.keys: [.get], APIPath.revocations: [.get], APIPath.inspections: [.post],
-        APIPath.check: [.post], APIPath.firstUses: [.get],
+        APIPath.check: [.post], APIPath.firstUses: [.get], OperatorPath.json: [.get], OperatorPath.csv: [.get],
     ]
 
     /// Serves until SIGTERM or SIGINT (when `stopsOnSignals`), or until the task is cancelled, then shuts down
@@ -158,6 +165,7 @@ public struct APIServer: Sendable {
         router.get(RouterPath(APIPath.firstUses)) { request, context in
             await answer(request, context) { device in try await firstUses(request, device: device) }
         }
+        addOperatorRoutes(to: router)
         return router
     }
 
@@ -292,7 +300,8 @@ public struct APIServer: Sendable {
                     "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.text.prefix(40)).")
             }
         }
-        let results = try await store.storeInspections(batch.records, deviceID: device.id, receivedAt: Date())
+        let results = try await store.storeInspections(
+            batch.records, deviceID: device.id, receivedAt: configuration.now())
         let refused = results.filter { $0.outcome == .refused }
         logger.info(
             "stored inspections",

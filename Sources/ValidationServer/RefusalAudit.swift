@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The audit trail of refused device authentications (every 401 the API answers): who tried, from where, and
+/// The audit trail of refused device and operator authentications (every 401 the API and the report answer): who tried, from where, and
 /// why it was refused, without flooding the log.
 ///
 /// Each refusal is one warning line, at most `linesPerInterval` lines per interval; past that, refusals are only
@@ -18,6 +18,9 @@ final class RefusalAudit: Sendable {
         case malformedToken = "an empty or over-long token"
         case unknownToken = "an unknown token"
         case revokedDevice = "the token of a revoked device"
+        /// A token sent to the operator report that is no operator's (a device's token, a guess).
+        case unknownOperatorToken = "an unknown operator token"
+        case revokedOperator = "the token of a revoked operator"
     }
 
     /// One refused request.
@@ -31,6 +34,8 @@ final class RefusalAudit: Sendable {
         var tokenDigest: String?
         /// The device whose token it is (a revoked device).
         var deviceID: String?
+        /// The operator whose token it is (a revoked operator).
+        var operatorName: String? = nil
     }
 
     private struct Window {
@@ -75,6 +80,7 @@ final class RefusalAudit: Sendable {
         ]
         if let digest = refusal.tokenDigest { metadata["token-sha256"] = "\(digest)…" }
         if let device = refusal.deviceID { metadata["device"] = "\(device)" }
+        if let name = refusal.operatorName { metadata["operator"] = "\(name)" }
         logger.warning("refused request (401): \(refusal.cause.rawValue)", metadata: metadata)
     }
 

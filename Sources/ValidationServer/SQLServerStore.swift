@@ -19,7 +19,7 @@ public final class SQLServerStore: ServerStore {
     public var backendName: String { executor.backendName }
 
     /// `ORDER BY` text in byte order whatever the database's collation.
-    private var byteOrder: String { executor.dialect == .postgres ? " COLLATE \"C\"" : "" }
+    var byteOrder: String { executor.dialect == .postgres ? " COLLATE \"C\"" : "" }
 
     // MARK: Devices
 
@@ -654,14 +654,14 @@ public final class SQLServerStore: ServerStore {
     }
 
     /// Refuses text PostgreSQL could not store, on both backends alike.
-    private static func refuseNUL(_ fields: KeyValuePairs<String, String>) throws(ServerError) {
+    static func refuseNUL(_ fields: KeyValuePairs<String, String>) throws(ServerError) {
         for (name, text) in fields where text.contains("\0") {
             throw ServerError(
                 code: .invalidInput, message: "The \(name) holds a NUL character (U+0000), which cannot be stored.")
         }
     }
 
-    private func read<T: Sendable>(
+    func read<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (any SQLSession) async throws -> T
     ) async throws(ServerError) -> T {
         do {
@@ -671,7 +671,7 @@ public final class SQLServerStore: ServerStore {
         }
     }
 
-    private func write<T: Sendable>(
+    func write<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (any SQLSession) async throws -> T
     ) async throws(ServerError) -> T {
         do {

@@ -31,7 +31,29 @@ enum ServerSchema {
         Migration(version: 6, identifier: "server-v6-inspection-by-device", statements: version6Statements),
         Migration(version: 7, identifier: "server-v7-blocklists", statements: blocklistStatements),
         Migration(version: 8, identifier: "server-v8-first-use", statements: version8Statements),
+        Migration(version: 9, identifier: "server-v9-operators", statements: version9Statements),
     ]
+
+    /// Version 9: the operators who may read the report (`/report`), each with the SHA-256 of a secret token, as
+    /// devices have; an operator is a table of its own so that a device's token never opens the report and an
+    /// operator's never calls the API as a device. The index serves the report's queries, which read one day's
+    /// inspections (of one device, or all).
+    static func version9Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        let boolean = dialect == .sqlite ? "INTEGER" : "BOOLEAN"
+        let falseValue = dialect == .sqlite ? "0" : "false"
+        return [
+            """
+            CREATE TABLE operator_account (
+                name TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                revoked \(boolean) NOT NULL DEFAULT \(falseValue),
+                created_at \(integer) NOT NULL
+            )
+            """,
+            "CREATE INDEX inspection_by_device_and_time ON inspection (device_id, inspected_at)",
+        ]
+    }
 
     /// Version 8: the fleet's first use of each single-use ticket, claimed by online checks or uploaded with the
     /// inspections of gates that passed it offline. The primary key is what decides between two gates claiming one

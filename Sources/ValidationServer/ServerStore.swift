@@ -91,6 +91,19 @@ public protocol ServerStore: Sendable {
     /// The blocklist entry naming a ticket of `format` with `issuer` and `ticketID` (online checks), if one does.
     func blocklistRevocation(format: String, issuer: String, ticketID: [UInt8]) async throws(ServerError)
         -> BlocklistRevocation?
+
+    /// Registers an operator (who reads the report) with the SHA-256 of its token. A name registered before is a
+    /// conflict.
+    func addOperator(name: String, tokenHash: [UInt8], at date: Date) async throws(ServerError)
+    /// Marks an operator revoked; its token and its open sessions are refused from then on. False when there is no
+    /// such operator.
+    func revokeOperator(name: String) async throws(ServerError) -> Bool
+    /// Every operator, by name.
+    func operators() async throws(ServerError) -> [OperatorRecord]
+    /// The operator whose token hashes to `tokenHash`, revoked or not.
+    func operatorAccount(tokenHash: [UInt8]) async throws(ServerError) -> OperatorRecord?
+    /// The figures of the operator report for one day (and one device, or all), read in one snapshot.
+    func operatorReport(_ query: ReportQuery) async throws(ServerError) -> OperatorReport
 }
 
 extension ServerStore {

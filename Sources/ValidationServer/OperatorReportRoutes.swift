@@ -1,0 +1,345 @@
+import FareCore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The paths of the operator report.
+public enum OperatorPath {
+    /// The page (HTML): the login form without a session, the report with one.
+    public static let page = "/report"
+    /// The report's style sheet, the one file the page loads.
+    public static let styleSheet = "/report.css"
+    /// The login form posts here (`token`), and gets the session cookie.
+    public static let login = "/report/login"
+    /// The logout form posts here.
+    public static let logout = "/report/logout"
+    /// The figures as JSON (`OperatorReport`), documented in `API/openapi.yaml`.
+    public static let json = "/report.json"
+    /// The figures as CSV (`OperatorReportCSV`), documented in `API/openapi.yaml`.
+    public static let csv = "/report.csv"
+    /// The session cookie's name.
+    static let cookie = "farecheck_report"
+}
+
+/// Why an operator's request is not served.
+private enum OperatorRefusal: Error {
+    /// No session and no token, an unknown or revoked one: 401.
+    case unauthorized
+    /// Too many wrong tokens from this address: 429 until then.
+    case locked(until: Date)
+}
+
+extension APIServer {
+    /// Adds the operator report's routes: the page, its style sheet, login and logout, and the figures as JSON and
+    /// CSV. They answer to operators only (a session cookie or an operator's bearer token), never to a device.
+    func addOperatorRoutes(to router: Router<APIRequestContext>) {
+        router.get(RouterPath(OperatorPath.page)) { request, context in await page(request, context) }
+        router.get(RouterPath(OperatorPath.styleSheet)) { _, _ in
+            var headers = Self.pageHeaders
+            headers[.contentType] = "text/css; charset=utf-8"
+            headers[.cacheControl] = "no-cache"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: OperatorReportPage.styleSheet)))
+        }
+        router.post(RouterPath(OperatorPath.login)) { request, context in await login(request, context) }
+        router.post(RouterPath(OperatorPath.logout)) { request, _ in logout(request) }
+        router.get(RouterPath(OperatorPath.json)) { request, context in
+            await figures(request, context) { report in
+                Self.json(.ok, report, headers: [.cacheControl: "no-store"])
+            }
+        }
+        router.get(RouterPath(OperatorPath.csv)) { request, context in
+            await figures(request, context) { report in
+                var headers = Self.pageHeaders
+                headers[.contentType] = "text/csv; charset=utf-8; header=present"
+                // The file name holds the day only: a device id is text from a validator, not for a header.
+                headers[.contentDisposition] = "attachment; filename=\"farecheck-report-\(report.day).csv\""
+                return Response(
+                    status: .ok, headers: headers,
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: OperatorReportCSV.table(report))))
+            }
+        }
+    }
+
+    // MARK: Pages
+
+    /// The headers of every page: nothing loads from elsewhere, nothing frames it, nothing is cached.
+    static let pageHeaders: HTTPFields = [
+        .contentSecurityPolicy: OperatorReportPage.securityPolicy, .xContentTypeOptions: "nosniff",
+        .reportFrameOptions: "DENY", .reportReferrerPolicy: "same-origin", .cacheControl: "no-store",
+    ]
+
+    private static func html(_ status: HTTPResponse.Status, _ document: String, headers: HTTPFields = [:])
+        -> Response
+    {
+        var fields = pageHeaders
+        fields[.contentType] = "text/html; charset=utf-8"
+        for field in headers { fields.append(field) }
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: document)))
+    }
+
+    private func page(_ request: Request, _ context: APIRequestContext) async -> Response {
+        let account: OperatorRecord
+        do {
+            // The page takes the session only: a token is typed into the login form, never put in a URL.
+            account = try await sessionOperator(request)
+        } catch {
+            return Self.html(.ok, OperatorReportPage.login(message: nil))
+        }
+        do {
+            let query = try reportQuery(request)
+            let report = try await store.operatorReport(query)
+            let devices = try await store.devices().map(\.id)
+            return Self.html(.ok, OperatorReportPage.report(report, operatorName: account.name, devices: devices))
+        } catch let failure as APIFailure {
+            return Self.html(failure.status, OperatorReportPage.problem(failure.body.message))
+        } catch {
+            logger.error("report failed: \(error)")
+            return Self.html(
+                .internalServerError,
+                OperatorReportPage.problem("The server could not read its database; try again later."))
+        }
+    }
+
+    private func login(_ request: Request, _ context: APIRequestContext) async -> Response {
+        guard Self.isSameOrigin(request) else {
+            return Self.html(.forbidden, OperatorReportPage.login(message: "The form was sent from another site."))
+        }
+        let address = Self.address(of: context.client)
+        let now = configuration.now()
+        if case .locked(let until) = lockout.admit(address, at: now) {
+            return Self.lockedPage(until: until, now: now)
+        }
+        var request = request
+        let body = (try? await request.collectBody(upTo: 4096)).map { String(buffer: $0) } ?? ""
+        let token = Self.formField("token", in: body)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        do {
+            let account = try await operatorAccount(token: token, request, context)
+            let session = try sessions.open(tokenHash: OperatorToken.hash(token), at: now)
+            logger.info("operator logged in to the report", metadata: ["operator": "\(account.name)"])
+            return Response(
+                status: .seeOther,
+                headers: [
+                    .location: OperatorPath.page, .setCookie: sessionCookie(session.cookie, maxAge: sessions.lifetime),
+                    .cacheControl: "no-store",
+                ])
+        } catch OperatorRefusal.locked(let until) {
+            return Self.lockedPage(until: until, now: now)
+        } catch OperatorRefusal.unauthorized {
+            return Self.html(
+                .unauthorized, OperatorReportPage.login(message: "Unknown or revoked operator token."),
+                headers: [.wwwAuthenticate: "Bearer realm=\"farecheck-report\""])
+        } catch {
+            logger.error("operator login failed: \(error)")
+            return Self.html(
+                .internalServerError,
+                OperatorReportPage.login(message: "The server could not read its database; try again later."))
+        }
+    }
+
+    private func logout(_ request: Request) -> Response {
+        guard Self.isSameOrigin(request) else {
+            return Self.html(.forbidden, OperatorReportPage.problem("The form was sent from another site."))
+        }
+        if let cookie = request.cookies[OperatorPath.cookie]?.value { sessions.close(cookie: cookie) }
+        return Response(
+            status: .seeOther,
+            headers: [
+                .location: OperatorPath.page, .setCookie: sessionCookie("", maxAge: 0), .cacheControl: "no-store",
+            ])
+    }
+
+    private static func lockedPage(until: Date, now: Date) -> Response {
+        let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        return html(
+            .tooManyRequests,
+            OperatorReportPage.login(
+                message:
+                    "Too many wrong tokens from this address: try again in \(OperatorReportPage.duration(milliseconds: Int64(seconds) * 1000))."
+            ),
+            headers: [.retryAfter: "\(seconds)"])
+    }
+
+    // MARK: Figures (JSON and CSV)
+
+    /// Authenticates an operator by session or bearer token, reads the figures, and answers with `render`; every
+    /// refusal is the API's error body.
+    private func figures(
+        _ request: Request, _ context: APIRequestContext, _ render: (OperatorReport) -> Response
+    ) async -> Response {
+        do {
+            if request.headers[.authorization] != nil {
+                let token = try bearerToken(request, context)
+                _ = try await operatorAccount(token: token, request, context)
+            } else {
+                _ = try await sessionOperator(request)
+            }
+            return render(try await store.operatorReport(try reportQuery(request)))
+        } catch OperatorRefusal.unauthorized {
+            return APIFailure(
+                .unauthorized, "unauthorized",
+                "The report needs an operator's session (log in at /report) or bearer token.",
+                headers: [.wwwAuthenticate: "Bearer realm=\"farecheck-report\""]
+            ).response
+        } catch OperatorRefusal.locked(let until) {
+            let seconds = max(1, Int(until.timeIntervalSince(configuration.now()).rounded(.up)))
+            return APIFailure(
+                .tooManyRequests, "too-many-attempts",
+                "Too many wrong operator tokens from this address; try again in \(seconds) s.",
+                headers: [.retryAfter: "\(seconds)"]
+            ).response
+        } catch let failure as APIFailure {
+            return failure.response
+        } catch {
+            logger.error("report failed: \(error)", metadata: ["path": "\(request.uri.path)"])
+            return APIFailure(
+                .internalServerError, "storage-failure", "The server could not reach its database; try again later."
+            ).response
+        }
+    }
+
+    /// `day` (`YYYY-MM-DD`; the server's today in UTC when absent), `device` (a registered id; every device when
+    /// absent or empty, as the page's filter sends "all devices") and `tz` (`UTC` or `±HH:MM`; UTC when absent) of
+    /// the request.
+    private func reportQuery(_ request: Request) throws -> ReportQuery {
+        let parameters = request.uri.queryParameters
+        var day = ReportDay(containing: configuration.now())
+        if let text = parameters["day"] {
+            guard let named = ReportDay(text: text) else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "day is a date as YYYY-MM-DD, e.g. 2026-03-14, not \(PrintableText(String(text.prefix(40))))."
+                )
+            }
+            day = named
+        }
+        var device: String?
+        if let text = parameters["device"], !text.isEmpty {
+            // Characters as JSON Schema counts them (code points), as the document's maxLength does.
+            guard text.unicodeScalars.count <= 128 else {
+                throw APIFailure(.badRequest, "bad-request", "device is a device id of at most 128 characters.")
+            }
+            device = String(text)
+        }
+        var offset = ReportOffset.utc
+        if let text = parameters["tz"] {
+            guard let named = ReportOffset(text: text) else {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "tz is UTC or an offset from -14:00 to +14:00 such as +02:00, not "
+                        + "\(PrintableText(String(text.prefix(40)))).")
+            }
+            offset = named
+        }
+        return ReportQuery(day: day, deviceID: device, offset: offset)
+    }
+
+    // MARK: Authentication
+
+    /// The operator whose open session the request's cookie names.
+    private func sessionOperator(_ request: Request) async throws -> OperatorRecord {
+        guard let cookie = request.cookies[OperatorPath.cookie]?.value, !cookie.isEmpty, cookie.utf8.count <= 128,
+            let session = sessions.session(cookie: cookie, at: configuration.now())
+        else { throw OperatorRefusal.unauthorized }
+        // Looked up again at every request: a revoked operator's sessions end at once.
+        guard let account = try await store.operatorAccount(tokenHash: session.tokenHash), !account.revoked else {
+            sessions.close(cookie: cookie)
+            throw OperatorRefusal.unauthorized
+        }
+        return account
+    }
+
+    /// The bearer token of the request, or a refusal (audited) when there is none.
+    private func bearerToken(_ request: Request, _ context: APIRequestContext) throws -> String {
+        let header = request.headers[.authorization] ?? ""
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            auditOperatorRefusal(.notBearer, request, context)
+            throw OperatorRefusal.unauthorized
+        }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The registered, not revoked, operator whose token `token` is. A wrong token counts against the client's
+    /// address (`OperatorLockout`) and is audited; a locked address is refused before anything is looked up.
+    private func operatorAccount(
+        token: String, _ request: Request, _ context: APIRequestContext
+    ) async throws -> OperatorRecord {
+        let address = Self.address(of: context.client)
+        let now = configuration.now()
+        if case .locked(let until) = lockout.admit(address, at: now) { throw OperatorRefusal.locked(until: until) }
+        func refuse(_ cause: RefusalAudit.Cause, operatorName: String? = nil) -> OperatorRefusal {
+            auditOperatorRefusal(cause, request, context, token: token, operatorName: operatorName)
+            if let until = lockout.failed(address, at: now) {
+                logger.warning(
+                    "locked out a client after \(lockout.rules.failuresBeforeLock) wrong operator tokens",
+                    metadata: ["client": "\(address)", "until": "\(until.formatted(.iso8601))"])
+            }
+            return .unauthorized
+        }
+        guard !token.isEmpty, token.utf8.count <= 512 else { throw refuse(.malformedToken) }
+        guard let account = try await store.operatorAccount(tokenHash: OperatorToken.hash(token)) else {
+            throw refuse(.unknownOperatorToken)
+        }
+        guard !account.revoked else { throw refuse(.revokedOperator, operatorName: account.name) }
+        return account
+    }
+
+    private func auditOperatorRefusal(
+        _ cause: RefusalAudit.Cause, _ request: Request, _ context: APIRequestContext, token: String? = nil,
+        operatorName: String? = nil
+    ) {
+        audit.record(
+            RefusalAudit.Refusal(
+                cause: cause, client: context.client, method: request.method.rawValue, path: request.uri.path,
+                tokenDigest: token.flatMap { $0.isEmpty ? nil : String(OperatorToken.hash($0).hexString.prefix(8)) },
+                deviceID: nil, operatorName: operatorName))
+    }
+
+    /// The `Set-Cookie` value of a session: for every path of this server (the page, its CSV and JSON), never read
+    /// by a script (`HttpOnly`), never sent by another site's request (`SameSite=Strict`), only over HTTPS when the
+    /// server serves HTTPS.
+    private func sessionCookie(_ value: String, maxAge: TimeInterval) -> String {
+        "\(OperatorPath.cookie)=\(value); Path=/; Max-Age=\(Int(maxAge)); HttpOnly; SameSite=Strict"
+            + (configuration.tls == nil ? "" : "; Secure")
+    }
+
+    /// Whether a form was posted from this server's own page: a browser names the page's origin in `Origin`, and
+    /// its host and port must be the request's. A request without `Origin` (a script, an old browser) passes: the
+    /// session cookie is `SameSite=Strict` in any case.
+    private static func isSameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let host = request.head.authority,
+            let schemeEnd = origin.range(of: "://")
+        else { return false }
+        return origin[schemeEnd.upperBound...] == host
+    }
+
+    /// The client's address without its port, which the lockout counts by.
+    static func address(of client: String) -> String {
+        guard let colon = client.lastIndex(of: ":") else { return client }
+        return String(client[..<colon])
+    }
+
+    /// The value of `name` in an `application/x-www-form-urlencoded` body.
+    static func formField(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            guard key == name else { continue }
+            let value = parts.count == 2 ? String(parts[1]) : ""
+            return value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+}
+
+extension HTTPFields.Element.Name {
+    /// `X-Frame-Options`, for browsers that predate the policy's `frame-ancestors`.
+    fileprivate static let reportFrameOptions = Self("X-Frame-Options")!
+    /// `Referrer-Policy`: the report's URLs (day, device) are not told to any other site. Not `no-referrer`: with
+    /// it a browser posts the login form with `Origin: null`, and the form could not be told from another site's.
+    fileprivate static let reportReferrerPolicy = Self("Referrer-Policy")!
+}
