@@ -83,8 +83,9 @@ done
 
 # The docs, laid out as in the repository so that their links between each other hold.
 install -m 0644 README.md "$doc/"
-install -d "$doc/docs" "$doc/Systemd" "$doc/Udev"
+install -d "$doc/docs" "$doc/docs/images" "$doc/Systemd" "$doc/Udev"
 install -m 0644 docs/*.md "$doc/docs/"
+install -m 0644 docs/images/*.png "$doc/docs/images/"
 install -m 0644 Systemd/README.md "$doc/Systemd/"
 install -m 0644 Udev/README.md "$doc/Udev/"
 cat >"$doc/copyright" <<EOF

@@ -353,8 +353,10 @@ enum OperatorReportPage {
 
     private static func table(caption: String, head: [String], rows: [String]) -> String {
         let header = head.map { "<th scope=\"col\">\(escape($0))</th>" }.joined()
+        // On a phone a wide table scrolls sideways in its box: the box takes the keyboard's focus (arrow keys
+        // scroll it) and is named by the table's caption for screen readers.
         return """
-            <div class="table-wrap"><table>
+            <div class="table-wrap" tabindex="0" role="region" aria-label="\(escape(caption))"><table>
             <caption>\(escape(caption))</caption>
             <thead><tr>\(header)</tr></thead>
             <tbody>

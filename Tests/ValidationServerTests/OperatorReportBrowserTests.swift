@@ -131,6 +131,9 @@ struct OperatorReportBrowserTests {
         #expect(try await Self.text(browser, "#lag table tbody tr:last-child").contains("5 min 00 s"))
         // The hostile device id is shown as the text it is, never run as markup.
         #expect(try await Self.count(browser, "main b") == 0)
+        // axe-core's WCAG 2 A and AA rules (contrast, names, structure) find nothing on the report.
+        let violations = try await browser.accessibilityViolations()
+        #expect(violations.isEmpty, "\(violations.map(\.description).joined(separator: "\n"))")
         HeadlessChromium.keep(try await browser.screenshot(), as: "report-1280.png")
 
         try await Self.filter(browser, day: "2026-03-14", device: "tram-7")
@@ -181,6 +184,8 @@ struct OperatorReportBrowserTests {
             try await browser.evaluate(
                 "[...document.querySelectorAll('svg.plot')].every(s => s.getBoundingClientRect().right <= window.innerWidth)"
             ) as? Bool == true)
+        let violations = try await browser.accessibilityViolations()
+        #expect(violations.isEmpty, "at 320 px: \(violations.map(\.description).joined(separator: "\n"))")
         HeadlessChromium.keep(try await browser.screenshot(), as: "report-320.png")
         try await browser.quit()
         await fleet.stop()
