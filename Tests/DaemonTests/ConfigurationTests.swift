@@ -48,6 +48,8 @@ struct ConfigurationTests {
             tls_cert = "/etc/farecheck/page.pem"
             tls_key = "/etc/farecheck/page.key"
             gate_holder_data = true
+            language = "fr"
+            time_zone = "Europe/Paris"
             max_connections = 16
             request_timeout = 5
             idle_timeout = 30
@@ -64,6 +66,7 @@ struct ConfigurationTests {
         #expect(configuration.http.tlsAddress?.port == 8443)
         #expect(configuration.http.tlsKey == "/etc/farecheck/page.key")
         #expect(configuration.http.gateHolderData)
+        #expect(configuration.http.language == .french && configuration.http.timeZone == "Europe/Paris")
         #expect(configuration.http.maxConnections == 16 && configuration.http.requestTimeout == 5)
         #expect(configuration.http.idleTimeout == 30 && configuration.http.handshakeTimeout == 4)
         #expect(configuration.pinSecretFile == "/etc/farecheck/pin.secret")
@@ -76,11 +79,15 @@ struct ConfigurationTests {
         #expect(!defaults.http.gateHolderData && !defaults.logHolderData)
         #expect(defaults.minimumPINLength == 6 && defaults.lockoutFailures == 5 && defaults.lockoutSeconds == 60)
         #expect(defaults.http.hosts == nil && defaults.http.tlsListen == nil)
+        // No language: the browser's; no time zone: the validator's own.
+        #expect(defaults.http.language == nil && defaults.http.timeZone == nil)
 
         let refused: [(String, String)] = [
             ("[http]\ntls_listen = \"0.0.0.0:8443\"", "http.tls_cert: is required with tls_listen"),
             ("[http]\ntls_cert = \"a.pem\"\ntls_key = \"a.key\"", "http.tls_listen: is required"),
             ("[http]\nhosts = []", "http.hosts: must list host names"),
+            ("[http]\nlanguage = \"it\"", "http.language: must be one of \"en\", \"de\", \"fr\" (got \"it\")"),
+            ("[http]\ntime_zone = \"Europe/Atlantis\"", "http.time_zone: must be a time zone name such as"),
             ("[inspector]\nmin_pin_length = 3", "inspector.min_pin_length: must be between 4 and 64"),
             ("[log]\nholder = true", "log.holder: unknown key"),
             (

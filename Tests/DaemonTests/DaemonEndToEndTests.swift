@@ -77,7 +77,9 @@ struct DaemonEndToEndTests {
             ]).status == 0)
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
-        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let daemon = try await DaemonProcess.start(
+            config: try setup.config(
+                scanner: scanner.devicePath, extra: "language = \"de\"\ntime_zone = \"Europe/Berlin\""))
         let socket = try await LineSocket.connect(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         let port = try #require(daemon.httpPort, "no HTTP port in \(daemon.stderr.text)")
@@ -122,6 +124,9 @@ struct DaemonEndToEndTests {
         #expect(samples["farecheck_journal_unsent"] == 6)
         let health = try await LoopbackHTTP.request(port: port, "GET", "/healthz")
         #expect(health.status == 200 && health.text.contains(#""status":"ok""#))
+        // The page speaks the configured language, in the configured time zone.
+        let page = try await LoopbackHTTP.request(port: port, "GET", "/")
+        #expect(page.text.contains(#"data-language="de" data-time-zone="Europe/Berlin""#))
 
         // SIGTERM: everything stops promptly, the journal is closed with its write-ahead log emptied.
         let started = Date()
