@@ -29,12 +29,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        // Heap allocations counted per thread by the bench program's own malloc family (allocations per verdict).
+        .target(name: "CAllocationCounter"),
         .executableTarget(
             name: "farecheck-bench",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
             ].map(farecheck) + [
+                "CAllocationCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -42,7 +45,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -368,6 +368,8 @@ public final class InspectionJournal: Sendable {
         configuration.prepareDatabase { db in
             // A verdict that was shown must survive power loss: sync every commit to disk.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // A command that only reads opens and closes the journal without a write (see `WriteAheadLog`).
+            WriteAheadLog.keepOnClose(db)
         }
         do {
             try PrivateFiles.prepare(path)

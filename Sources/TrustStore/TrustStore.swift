@@ -74,6 +74,7 @@ public final class TrustStore: Sendable {
             // time by a third (measured with `farecheck bench sync`). Only an empty file takes it; an existing
             // store keeps its page size.
             if !existed { try db.execute(sql: "PRAGMA page_size = \(Self.newStorePageSize)") }
+            WriteAheadLog.keepOnClose(db)
         }
         let journalPaths = InspectionJournal.paths(besideStore: path)
         inspectionJournal = try InspectionJournal(
@@ -421,7 +422,15 @@ public final class TrustStore: Sendable {
             underlying: StoreError.Cause(description: String(describing: error)))
     }
 
-    /// Closes the store: the write-ahead log is checkpointed into the main file and removed. Further calls fail.
+    /// A log kept large by a bulk write is emptied here, when the store goes away without `close()` (a command's end):
+    /// see `WriteAheadLog`.
+    deinit {
+        if WriteAheadLog.size(besideDatabase: path) > WriteAheadLog.keptSizeLimit {
+            _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        }
+    }
+
+    /// Closes the store: the write-ahead log is checkpointed into the main file and emptied. Further calls fail.
     public func close() throws(StoreError) {
         do {
             // Everything into the main file, the log emptied: a clean store a backup can copy alone.

@@ -6,6 +6,7 @@ import ValidationServer
 /// `devices`: the validators allowed to call the API.
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "Register, revoke and list validators (devices).",
         subcommands: [Add.self, Revoke.self, List.self]
     )
@@ -13,6 +14,7 @@ struct Devices: AsyncParsableCommand {
     /// `devices add ID`.
     struct Add: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Register a device and print its bearer token (shown once; only its hash is kept).")
 
         @OptionGroup var database: DatabaseOptions
@@ -33,6 +35,7 @@ struct Devices: AsyncParsableCommand {
     /// `devices revoke ID`.
     struct Revoke: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke a device: its token gets 401 from now on.")
 
         @OptionGroup var database: DatabaseOptions
@@ -50,7 +53,8 @@ struct Devices: AsyncParsableCommand {
 
     /// `devices list`.
     struct List: StoreCommand {
-        static let configuration = CommandConfiguration(abstract: "List devices: id, state, registration time.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List devices: id, state, registration time.")
 
         @OptionGroup var database: DatabaseOptions
 

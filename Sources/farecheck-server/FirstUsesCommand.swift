@@ -14,6 +14,7 @@ struct FirstUses: AsyncParsableCommand {
     /// `first-uses conflicts`.
     struct Conflicts: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "conflicts",
             abstract: "List the tickets a device passed after another device's first use, newest first.",
             discussion: """
                 A gate that is offline (or whose online check failed) can pass a single-use ticket another gate \

@@ -10,6 +10,7 @@ import Verification
 /// `keys`: the issuer keys the server publishes to validators in signed bundles.
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keys",
         abstract: "Add, remove and list issuer keys; sign and publish them as a key bundle.",
         discussion: """
             Validators see a change of keys only after `keys publish`, which signs a new bundle (sequence one \
@@ -21,6 +22,7 @@ struct Keys: AsyncParsableCommand {
     /// `keys add FILE`.
     struct Add: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add (or replace) an issuer key from a certificate or public key file (PEM or DER).",
             discussion: """
                 --format vdv reads a VDV CA certificate instead (a CV certificate or its bare body, the files \
@@ -297,6 +299,7 @@ struct Keys: AsyncParsableCommand {
     /// `keys remove`.
     struct Remove: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove an issuer key from the next bundle (revoke it too, to stop validators trusting it now).")
 
         @OptionGroup var database: DatabaseOptions
@@ -343,6 +346,7 @@ struct Keys: AsyncParsableCommand {
     /// `keys list`.
     struct List: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List issuer keys, and the sequence of the bundle last published.")
 
         @OptionGroup var database: DatabaseOptions
@@ -382,6 +386,7 @@ struct Keys: AsyncParsableCommand {
     /// `keys publish --anchor-key PATH`.
     struct Publish: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "publish",
             abstract: "Sign every issuer key into a new key bundle with the trust anchor's key, and publish it.")
 
         @OptionGroup var database: DatabaseOptions

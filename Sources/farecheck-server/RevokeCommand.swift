@@ -72,6 +72,7 @@ struct RevocationTarget: ParsableArguments {
 /// `revoke`: adds a ticket or key to the revocation list validators sync.
 struct Revoke: StoreCommand {
     static let configuration = CommandConfiguration(
+        commandName: "revoke",
         abstract: """
             Revoke a ticket (--issuer I --ticket-id HEX, or --vdv-org ORG --entitlement N for VDV-KA) or an issuer \
             key (--issuer I --key KID --format F), or import a published blocklist (--vdv-blocklist FILE.db, \
@@ -218,6 +219,7 @@ struct BlocklistImportOptions: ParsableArguments {
 /// `unrevoke`: lifts a revocation.
 struct Unrevoke: StoreCommand {
     static let configuration = CommandConfiguration(
+        commandName: "unrevoke",
         abstract: "Lift the revocation of a ticket or key (same options as revoke).")
 
     @OptionGroup var database: DatabaseOptions
@@ -242,6 +244,7 @@ struct Unrevoke: StoreCommand {
 /// `revocations`: the list and its change log.
 struct Revocations: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "revocations",
         abstract: "Show revocations, or prune their change log.",
         subcommands: [List.self, Prune.self]
     )
@@ -249,6 +252,7 @@ struct Revocations: AsyncParsableCommand {
     /// `revocations list`.
     struct List: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "Print what a validator with the given cursor would receive (default: everything), as JSON.")
 
         @OptionGroup var database: DatabaseOptions
@@ -267,6 +271,7 @@ struct Revocations: AsyncParsableCommand {
     /// `revocations prune --keep N`.
     struct Prune: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Drop all but the newest N logged changes; validators with older cursors get a full snapshot.")
 
         @OptionGroup var database: DatabaseOptions
@@ -284,13 +289,15 @@ struct Revocations: AsyncParsableCommand {
 /// `inspections`: what validators handed in.
 struct Inspections: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspections",
         abstract: "List the inspection records validators uploaded.",
         subcommands: [List.self]
     )
 
     /// `inspections list`.
     struct List: StoreCommand {
-        static let configuration = CommandConfiguration(abstract: "List inspections, newest first.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List inspections, newest first.")
 
         @OptionGroup var database: DatabaseOptions
 

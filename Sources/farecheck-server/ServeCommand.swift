@@ -7,6 +7,7 @@ import ValidationServer
 /// `serve`: runs the API until SIGTERM or SIGINT.
 struct Serve: StoreCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve the API over HTTPS (--tls-cert, --tls-key), or plain HTTP on loopback and behind a proxy.",
         discussion: """
             Prints "farecheck-server listening on https://HOST:PORT" (http:// without --tls-cert) once the socket \
@@ -156,6 +157,7 @@ func readAnchorKey(_ path: String) throws(ServerError) -> PrivateKey {
 /// `init`: creates (or upgrades) the database and exits.
 struct Init: StoreCommand {
     static let configuration = CommandConfiguration(
+        commandName: "init",
         abstract: "Create the server database (or bring its schema up to date).")
 
     @OptionGroup var database: DatabaseOptions

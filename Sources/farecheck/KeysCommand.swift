@@ -17,6 +17,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate",
             abstract: "Create a signing key pair: the private key goes to a file, the public key into the store.",
             discussion:
                 "The key id (kid) is the first 8 bytes of SHA-256 over the public key (DER SubjectPublicKeyInfo), printed in hex."
@@ -72,6 +73,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Trust public keys: a certificate or public key file, or the UIC public key list.",
             discussion: """
                 FILE is a PEM or DER X.509 certificate, or a PEM/DER public key (SPKI). An issuer that is a \
@@ -377,7 +379,7 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the trusted keys.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Show the trusted keys.")
 
         @Flag(help: "One JSON object per line per key.") var json = false
         @OptionGroup var store: StoreOptions
@@ -480,7 +482,7 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop trusting a key.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop trusting a key.")
 
         @Argument(help: "The key id (hex for FC1; as the ticket header writes it for UIC; the CHR for VDV).")
         var kid: String

@@ -20,6 +20,7 @@ struct ScannersCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract:
                 "Show the scanners (Zebra 05e0, Honeywell 0c2e, Datalogic 05f9, Newland 1eab, or --id) and cameras attached.",
             discussion: """
@@ -119,6 +120,7 @@ struct ScannersCommand: AsyncParsableCommand {
 
     struct Listen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "listen",
             abstract: "Read scans from one scanner and print each as it arrives (Ctrl-C to stop).",
             discussion: """
                 The scanner is reopened when it is unplugged and comes back. Protocols: ssi (Zebra SSI over \

@@ -16,6 +16,7 @@ struct StaffCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add an inspector, or set a new PIN for one (the PIN is read from standard input).",
             discussion: """
                 The PIN is read from the first line of standard input (so it is not in the shell history or \
@@ -81,7 +82,8 @@ struct StaffCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the inspectors (never their PINs).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the inspectors (never their PINs).")
         @OptionGroup var store: StoreOptions
 
         func run() throws {
@@ -104,7 +106,7 @@ struct StaffCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an inspector.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove an inspector.")
         @Argument(help: "The staff id.") var staffID: String
         @OptionGroup var store: StoreOptions
 
@@ -123,6 +125,7 @@ struct StaffCommand: AsyncParsableCommand {
 
     struct Secret: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "secret",
             abstract: "Create a PIN secret: 256 random bits in a new file readable by its owner only.",
             discussion: """
                 Keep it apart from the store (e.g. /etc/farecheck/pin.secret, owned by the daemon's user, or a \

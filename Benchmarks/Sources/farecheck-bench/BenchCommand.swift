@@ -25,15 +25,18 @@ struct BenchCommand: AsyncParsableCommand {
             and a DTVG blocklist of --blocklist-entries entries each, imported by `farecheck revoke` (time, peak \
             memory), looked up as the daemon does, and imported by `farecheck-server revoke`. formats: bare \
             signature checks, DOSIPAS, ERA SSB and VDV-KA samples from bytes to verdict (--fixtures), beside \
-            `openssl speed`, and the trusted-time floor's cost per verdict.
+            `openssl speed`, heap allocations per verdict, and the trusted-time floor's cost per verdict (--json, \
+            --max-allocations, --allocations-only). startup: `farecheck scan` and `farecheck verify --image` as \
+            whole processes, beside `farecheck --version`, ZXingReader and zbarimg.
             """
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist, all
+        case verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist, all
     }
 
-    @Argument(help: "verify, uic, formats, scan, scanner, daemon, sync, pin, blocklist or all.") var part: Part = .all
+    @Argument(help: "verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist or all.")
+    var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
     var uicKeyList: String = "Tests/Fixtures/uic/uic-publickeys-snapshot.xml"
@@ -64,6 +67,21 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: .hidden) var applyPages: String?
     @Option(help: .hidden) var applyStore: String?
     @Option(help: .hidden) var applyReport: String?
+    @Option(
+        help: ArgumentHelp(
+            "Write the verify and formats figures (rates, ratios, allocations per verdict) as JSON to FILE (- for "
+                + "standard output).", valueName: "file"))
+    var json: String?
+    @Option(
+        name: .customLong("max-allocations"),
+        help: ArgumentHelp(
+            """
+            A JSON file written by --json (Benchmarks/allocation-baseline.json): exit with status 1 when a verify or \
+            formats figure allocates more per verdict than its baseline, plus two allocations and 10 %.
+            """, valueName: "file"))
+    var maxAllocations: String?
+    @Flag(help: "With verify and formats: count allocations per verdict only, without timing (seconds, not minutes).")
+    var allocationsOnly = false
 
     func run() async throws {
         if let applyPages, let applyStore, let applyReport {
@@ -71,14 +89,24 @@ struct BenchCommand: AsyncParsableCommand {
                 pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport)
         }
         printLine("machine: \(MachineDescription.current)")
-        if part == .verify || part == .all { try benchVerify() }
+        let figures = FigureLog()
+        if part == .verify || part == .all || part == .formats {
+            try AllocationCount.selfCheck()
+        }
+        if part == .verify || part == .all { try benchVerify(figures) }
         if part == .uic || part == .all {
             try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
         }
         if part == .formats || part == .all {
-            try FormatsBenchmark(seconds: seconds, compare: !noCompare, fixtures: fixtures).run()
+            try FormatsBenchmark(
+                seconds: seconds, compare: !noCompare, fixtures: fixtures, allocationsOnly: allocationsOnly,
+                figures: figures
+            ).run()
         }
+        if let json { try figures.write(to: json) }
+        if let maxAllocations, !(try figures.meetsAllocationBaseline(maxAllocations)) { throw ExitCode(1) }
         if part == .scan || part == .all { try ScanBenchmark(runs: runs, compare: !noCompare).run() }
+        if part == .startup || part == .all { try StartupBenchmark(runs: max(runs, 20), compare: !noCompare).run() }
         if part == .pin || part == .all { try PINBenchmark(runs: max(runs, 20)).run() }
         if part == .scanner || part == .all {
             let result = try await SerialLatencyBenchmark.run(scans: scans)
@@ -105,11 +133,39 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }
     }
 
-    private func benchVerify() throws {
+    private func benchVerify(_ figures: FigureLog) throws {
         printLine(
             "verify throughput per CPU second, one thread (FC1 text form, payload bytes → verdict), median of \(Self.rounds) rounds alternating with `openssl speed`:"
         )
-        let speedNames = ["ES256": "ecdsap256", "EdDSA": "ed25519", "PS256": "rsa2048"]
+        for (name, verifier, payload) in try Self.fc1Verdicts() {
+            let body = {
+                let verdict = try verifier.verify(payload)
+                precondition(verdict.isValid)
+            }
+            let allocations = try AllocationCount.perCall(body)
+            let reference = Self.fc1SpeedNames[name]
+            var figure = Figure(name: "verify: \(name)", allocationsPerCall: allocations)
+            if allocationsOnly {
+                printLine(Self.line(name, width: 6, allocations: allocations))
+            } else {
+                let (rate, bare) = try Self.compared(seconds: seconds, reference: noCompare ? nil : reference, body)
+                figure.record(rate: rate, reference: reference.map { "openssl speed \($0)" }, bare: bare)
+                printLine(
+                    Self.line(
+                        name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) },
+                        allocations: allocations))
+            }
+            figures.add(figure)
+        }
+    }
+
+    /// `openssl speed`'s names for the FC1 algorithms.
+    static let fc1SpeedNames = ["ES256": "ecdsap256", "EdDSA": "ed25519", "PS256": "rsa2048"]
+
+    /// An FC1 QR ticket (text form) for each demo issuing key (ES256, EdDSA, PS256), with a warm verifier that
+    /// finds it valid: the algorithm's name, the verifier and the payload.
+    static func fc1Verdicts() throws -> [(String, TicketVerifier, [UInt8])] {
+        var verdicts: [(String, TicketVerifier, [UInt8])] = []
         for demo in DemoKeys.issuingKeys {
             let key = try IssuingKey.parse(demo.text, source: demo.file)
             var trust = TrustSnapshot()
@@ -128,15 +184,9 @@ struct BenchCommand: AsyncParsableCommand {
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(key.algorithm.name) ticket does not verify")
             }
-            let (rate, bare) = try Self.compared(
-                seconds: seconds, reference: noCompare ? nil : speedNames[key.algorithm.name]
-            ) {
-                let verdict = try verifier.verify(payload)
-                precondition(verdict.isValid)
-            }
-            printLine(
-                Self.line(key.algorithm.name, width: 6, rate: rate, reference: bare.map { ("openssl speed", $0) }))
+            verdicts.append((key.algorithm.name, verifier, payload))
         }
+        return verdicts
     }
 
     /// Rounds of each measurement: the two figures are taken alternately, so that a neighbour's load on a
@@ -164,13 +214,21 @@ struct BenchCommand: AsyncParsableCommand {
         return sorted[sorted.count / 2]
     }
 
-    /// `  NAME  farecheck N/s   REFERENCE N/s   ratio P %`.
-    static func line(_ name: String, width: Int, rate: Double, reference: (String, Double)?) -> String {
+    /// `  NAME  farecheck N/s   REFERENCE N/s   ratio P %   A allocations`.
+    static func line(
+        _ name: String, width: Int, rate: Double, reference: (String, Double)?, allocations: Double? = nil
+    ) -> String {
         var line = "  \(name.padding(toLength: width, withPad: " ", startingAt: 0)) farecheck \(format(rate))/s"
         if let (label, bare) = reference {
             line += "   \(label) \(format(bare))/s   ratio \(String(format: "%.0f", rate / bare * 100)) %"
         }
+        if let allocations { line += "   \(FigureLog.format(allocations)) allocations" }
         return line
+    }
+
+    /// `  NAME  A allocations per call`, for `--allocations-only`.
+    static func line(_ name: String, width: Int, allocations: Double) -> String {
+        "  \(name.padding(toLength: width, withPad: " ", startingAt: 0)) \(FigureLog.format(allocations)) allocations"
     }
 
     /// Calls `body` repeatedly for about `seconds` of this thread's CPU time and returns calls per CPU second.

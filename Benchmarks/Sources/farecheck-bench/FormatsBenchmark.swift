@@ -17,17 +17,24 @@ struct FormatsBenchmark {
     let compare: Bool
     /// The verification tests' fixtures: the real samples and the key lists that verify them.
     let fixtures: String
+    /// Whether to count allocations per verdict only, without timing.
+    var allocationsOnly = false
+    /// Where each line's figures go, for `--json` and the allocation gate.
+    var figures = FigureLog()
 
     func run() throws {
         printLine(
-            "format throughput per CPU second, one thread, median of \(BenchCommand.rounds) rounds alternating with `openssl speed`:"
+            allocationsOnly
+                ? "heap allocations per call, on the calling thread, average of \(AllocationCount.calls) calls:"
+                : "format throughput per CPU second, one thread, median of \(BenchCommand.rounds) rounds alternating with `openssl speed`, and heap allocations per call:"
         )
+        try benchFC1()
         try benchSignatures()
         try benchDOSIPAS()
         try benchSSB()
         try benchVDV()
         try benchRSP6()
-        try benchTrustedTimeFloor()
+        if !allocationsOnly { try benchTrustedTimeFloor() }
     }
 
     private func file(_ path: String) throws -> [UInt8] {
@@ -39,10 +46,30 @@ struct FormatsBenchmark {
     }
 
     private func measure(_ name: String, reference: String?, divisor: Double = 1, _ body: () throws -> Void) throws {
+        let allocations = try AllocationCount.perCall(body)
+        var figure = Figure(name: "formats: \(name)", allocationsPerCall: allocations)
+        defer { figures.add(figure) }
+        if allocationsOnly {
+            printLine(BenchCommand.line(name, width: 34, allocations: allocations))
+            return
+        }
         let (rate, bare) = try BenchCommand.compared(seconds: seconds, reference: compare ? reference : nil, body)
         let label =
             divisor == 1 ? "openssl speed \(reference ?? "")" : "openssl speed \(reference ?? "") ÷ \(Int(divisor))"
-        printLine(BenchCommand.line(name, width: 34, rate: rate, reference: bare.map { (label, $0 / divisor) }))
+        figure.record(rate: rate, reference: reference.map { _ in label }, bare: bare.map { $0 / divisor })
+        printLine(
+            BenchCommand.line(
+                name, width: 34, rate: rate, reference: bare.map { (label, $0 / divisor) }, allocations: allocations))
+    }
+
+    /// FC1 QR tickets (text form: base45, inflate, COSE, key, signature, claims, policies), as `verify` measures them.
+    private func benchFC1() throws {
+        for (name, verifier, payload) in try BenchCommand.fc1Verdicts() {
+            try measure("FC1 \(name) (QR text form)", reference: BenchCommand.fc1SpeedNames[name]) {
+                let holds = try verifier.verify(payload).isValid
+                precondition(holds)
+            }
+        }
     }
 
     /// `isValidSignature` alone for a 150-byte message (a COSE Sig_structure of a typical FC1 ticket).
