@@ -6,6 +6,7 @@ import ValidationServer
 /// `operators`: the people allowed to read the operator report (`/report`).
 struct Operators: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "operators",
         abstract: "Add, revoke and list operators, who read the report at /report (not devices).",
         subcommands: [Add.self, Revoke.self, List.self]
     )
@@ -13,6 +14,7 @@ struct Operators: AsyncParsableCommand {
     /// `operators add NAME`.
     struct Add: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add an operator and print its token (shown once; only its hash is kept).",
             discussion: """
                 The operator logs in to /report with the token, or sends it as `Authorization: Bearer TOKEN` to \
@@ -38,6 +40,7 @@ struct Operators: AsyncParsableCommand {
     /// `operators revoke NAME`.
     struct Revoke: StoreCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke an operator: its token and its open sessions are refused from now on.")
 
         @OptionGroup var database: DatabaseOptions
@@ -55,7 +58,8 @@ struct Operators: AsyncParsableCommand {
 
     /// `operators list`.
     struct List: StoreCommand {
-        static let configuration = CommandConfiguration(abstract: "List operators: name, state, creation time.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List operators: name, state, creation time.")
 
         @OptionGroup var database: DatabaseOptions
 
