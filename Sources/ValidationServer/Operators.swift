@@ -49,13 +49,7 @@ extension ServerStore {
     /// - Throws: `ServerError` with code `.invalidInput` for a name that is not 1 to 128 printable characters
     ///   without spaces (it goes into log lines and onto the report page), `.conflict` for a name taken.
     public func registerOperator(name: String, at date: Date = Date()) async throws(ServerError) -> String {
-        let printable = name.unicodeScalars.allSatisfy { scalar in
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator: false
-            default: !scalar.properties.isWhitespace
-            }
-        }
-        guard !name.isEmpty, name.utf8.count <= 128, printable else {
+        guard isAccountName(name) else {
             throw ServerError(
                 code: .invalidInput,
                 message: "An operator name is 1 to 128 printable characters without spaces, not "

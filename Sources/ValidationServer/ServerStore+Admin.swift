@@ -3,18 +3,24 @@ import Foundation
 import Signatures
 import ValidationAPI
 
+/// Whether `name` may name a device or an operator: 1 to 128 bytes of printable characters without spaces, as it goes
+/// into log lines, listings and the report page.
+func isAccountName(_ name: String) -> Bool {
+    let printable = name.unicodeScalars.allSatisfy { scalar in
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator: false
+        default: !scalar.properties.isWhitespace
+        }
+    }
+    return !name.isEmpty && name.utf8.count <= 128 && printable
+}
+
 extension ServerStore {
     /// Registers a device under a fresh random token and returns the token, which is shown once and never
     /// stored (only its hash is).
     public func registerDevice(id: String, at date: Date = Date()) async throws(ServerError) -> String {
         // Printable characters only: the id goes into every log line and listing about the device.
-        let printable = id.unicodeScalars.allSatisfy { scalar in
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator: false
-            default: !scalar.properties.isWhitespace
-            }
-        }
-        guard !id.isEmpty, id.utf8.count <= 128, printable else {
+        guard isAccountName(id) else {
             throw ServerError(
                 code: .invalidInput,
                 message: "A device id is 1 to 128 printable characters without spaces, not \"\(PrintableText(id))\".")

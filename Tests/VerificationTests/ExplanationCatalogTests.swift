@@ -16,21 +16,19 @@ import TicketFormats
 /// The catalogs are the page's resource files, read here from the source tree beside this test.
 @Suite("The page's translations of farecheck's sentences")
 struct ExplanationCatalogTests {
-    /// The sentences of one language, by English template.
-    static func sentences(_ language: String) throws -> [String: String] {
+    /// One part of one language's catalog (`sentences`, `labels`), by English key.
+    static func catalog(_ language: String, _ part: String) throws -> [String: String] {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/Resources/inspector-\(language).json")
         let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
-        return catalog?["sentences"] as? [String: String] ?? [:]
+        return catalog?[part] as? [String: String] ?? [:]
     }
 
+    /// The sentences of one language, by English template.
+    static func sentences(_ language: String) throws -> [String: String] { try catalog(language, "sentences") }
+
     /// The field labels of one language, by English label.
-    static func labels(_ language: String) throws -> [String: String] {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/Resources/inspector-\(language).json")
-        let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
-        return catalog?["labels"] as? [String: String] ?? [:]
-    }
+    static func labels(_ language: String) throws -> [String: String] { try catalog(language, "labels") }
 
     /// A label as the page looks it up: a document's number (`document 2 places`) is its own word.
     static func labelKey(_ label: String) -> String {
