@@ -82,6 +82,11 @@ struct BenchCommand: AsyncParsableCommand {
     var maxAllocations: String?
     @Flag(help: "With verify and formats: count allocations per verdict only, without timing (seconds, not minutes).")
     var allocationsOnly = false
+    @Option(
+        help: ArgumentHelp(
+            "With formats: measure only the figures whose name contains TEXT (to profile one, e.g. under perf).",
+            valueName: "text"))
+    var only: String?
 
     func run() async throws {
         if let applyPages, let applyStore, let applyReport {
@@ -100,7 +105,7 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .formats || part == .all {
             try FormatsBenchmark(
                 seconds: seconds, compare: !noCompare, fixtures: fixtures, allocationsOnly: allocationsOnly,
-                figures: figures
+                only: only, figures: figures
             ).run()
         }
         if let json { try figures.write(to: json) }

@@ -19,6 +19,8 @@ struct FormatsBenchmark {
     let fixtures: String
     /// Whether to count allocations per verdict only, without timing.
     var allocationsOnly = false
+    /// Measures only the figures whose name contains this text; nil for all.
+    var only: String?
     /// Where each line's figures go, for `--json` and the allocation gate.
     var figures = FigureLog()
 
@@ -34,7 +36,7 @@ struct FormatsBenchmark {
         try benchSSB()
         try benchVDV()
         try benchRSP6()
-        if !allocationsOnly { try benchTrustedTimeFloor() }
+        if !allocationsOnly, only == nil { try benchTrustedTimeFloor() }
     }
 
     private func file(_ path: String) throws -> [UInt8] {
@@ -46,6 +48,7 @@ struct FormatsBenchmark {
     }
 
     private func measure(_ name: String, reference: String?, divisor: Double = 1, _ body: () throws -> Void) throws {
+        if let only, !name.contains(only) { return }
         let allocations = try AllocationCount.perCall(body)
         var figure = Figure(name: "formats: \(name)", allocationsPerCall: allocations)
         defer { figures.add(figure) }
