@@ -200,15 +200,21 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// Our rate and `openssl speed`'s for `reference` (an `openssl speed` algorithm name), alternating.
     static func compared(seconds: Double, reference: String?, _ body: () throws -> Void) throws -> (Double, Double?) {
+        try compared(
+            seconds: seconds,
+            anchor: reference.map { reference in
+                { seconds in OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int(seconds.rounded()))) }
+            }, body)
+    }
+
+    /// The same against any anchor: `anchor` measures for the given seconds and returns its rate, or nil.
+    static func compared(
+        seconds: Double, anchor: ((Double) -> Double?)?, _ body: () throws -> Void
+    ) throws -> (Double, Double?) {
         var ours: [Double] = []
         var theirs: [Double] = []
         for _ in 0..<rounds {
-            if let reference,
-                let bare = OpenSSLSpeed.verifyRate(
-                    reference, seconds: max(1, Int((seconds / Double(rounds)).rounded())))
-            {
-                theirs.append(bare)
-            }
+            if let anchor, let bare = anchor(seconds / Double(rounds)) { theirs.append(bare) }
             ours.append(try rate(seconds: seconds / Double(rounds), body))
         }
         return (median(ours), theirs.isEmpty ? nil : median(theirs))
