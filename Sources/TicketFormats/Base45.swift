@@ -34,49 +34,71 @@ public enum Base45 {
 
     /// Decodes Base45 text; every failure names the offset of the offending character.
     public static func decode(_ text: some Collection<UInt8>) throws(FormatError) -> [UInt8] {
-        let chars = ContiguousArray(text)
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count / 3 * 2 + 1)
-        // One pass over contiguous bytes: this runs for every scanned QR ticket.
-        let failure: FormatError? = chars.withUnsafeBufferPointer { buffer -> FormatError? in
-            let table = values
-            var index = 0
-            while index < buffer.count {
-                let width = min(3, buffer.count - index)
-                guard width >= 2 else {
-                    return .malformed(
-                        "base45 text has a dangling character at offset \(index) (length \(buffer.count) is 1 more than a multiple of 3)"
-                    )
-                }
-                var n = 0
-                var factor = 1
-                for k in 0..<width {
-                    let value = table[Int(buffer[index + k])]
-                    guard value != 0xFF else {
-                        return .malformed(
-                            "base45 text has an invalid character 0x\(String(buffer[index + k], radix: 16)) at offset \(index + k)"
-                        )
+        let decoded =
+            text.withContiguousStorageIfAvailable { decode(buffer: $0) }
+            ?? ContiguousArray(text).withUnsafeBufferPointer { decode(buffer: $0) }
+        return try decoded.get()
+    }
+
+    /// One pass over contiguous bytes into an array of the exact size: this runs for every scanned QR ticket.
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>) -> Result<[UInt8], FormatError> {
+        let count = buffer.count
+        var failure: FormatError?
+        let output = values.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: count / 3 * 2 + 1) { out, initialized in
+                var index = 0
+                var written = 0
+                // Whole triples first, without per-character branching beyond the alphabet check.
+                while index + 3 <= count {
+                    let a = table[Int(buffer[index])]
+                    let b = table[Int(buffer[index + 1])]
+                    let c = table[Int(buffer[index + 2])]
+                    guard a != 0xFF, b != 0xFF, c != 0xFF else {
+                        let bad = a == 0xFF ? index : b == 0xFF ? index + 1 : index + 2
+                        failure = Self.invalidCharacter(buffer[bad], at: bad)
+                        initialized = written
+                        return
                     }
-                    n += Int(value) * factor
-                    factor *= 45
-                }
-                if width == 3 {
+                    let n = Int(a) + Int(b) * 45 + Int(c) * 2025
                     guard n <= 0xFFFF else {
-                        return .malformed("base45 triple at offset \(index) encodes \(n), more than two bytes hold")
+                        failure = .malformed(
+                            "base45 triple at offset \(index) encodes \(n), more than two bytes hold")
+                        initialized = written
+                        return
                     }
-                    out.append(UInt8(n >> 8))
-                    out.append(UInt8(n & 0xFF))
-                } else {
-                    guard n <= 0xFF else {
-                        return .malformed("base45 pair at offset \(index) encodes \(n), more than one byte holds")
-                    }
-                    out.append(UInt8(n))
+                    out[written] = UInt8(truncatingIfNeeded: n >> 8)
+                    out[written + 1] = UInt8(truncatingIfNeeded: n)
+                    written += 2
+                    index += 3
                 }
-                index += width
+                switch count - index {
+                case 0: break
+                case 1:
+                    failure = .malformed(
+                        "base45 text has a dangling character at offset \(index) (length \(count) is 1 more than a multiple of 3)"
+                    )
+                default:
+                    let a = table[Int(buffer[index])]
+                    let b = table[Int(buffer[index + 1])]
+                    if a == 0xFF || b == 0xFF {
+                        let bad = a == 0xFF ? index : index + 1
+                        failure = Self.invalidCharacter(buffer[bad], at: bad)
+                    } else if Int(a) + Int(b) * 45 > 0xFF {
+                        failure = .malformed(
+                            "base45 pair at offset \(index) encodes \(Int(a) + Int(b) * 45), more than one byte holds")
+                    } else {
+                        out[written] = a &+ b &* 45
+                        written += 1
+                    }
+                }
+                initialized = written
             }
-            return nil
         }
-        if let failure { throw failure }
-        return out
+        if let failure { return .failure(failure) }
+        return .success(output)
+    }
+
+    private static func invalidCharacter(_ byte: UInt8, at offset: Int) -> FormatError {
+        .malformed("base45 text has an invalid character 0x\(String(byte, radix: 16)) at offset \(offset)")
     }
 }

@@ -32,7 +32,8 @@ struct FormatsBenchmark {
         )
         if !allocationsOnly, compare, only == nil || "calibration".contains(only ?? "") {
             printLine(
-                "`openssl speed`'s loop on a format's own key, where speed has no figure for the key; first on keys it has:")
+                "`openssl speed`'s loop on a format's own key, where speed has no figure for the key; first on keys it has:"
+            )
             try SameKeyAnchor.calibrate(seconds: seconds)
         }
         try benchFC1()
@@ -99,7 +100,8 @@ struct FormatsBenchmark {
         let message = [UInt8](repeating: 0x5A, count: 150)
         let key = try PrivateKey.generate(.rsa(bits: 2048))
         return .pss(
-            "OpenSSL loop, RSA-2048 PSS", key: key.publicKey, signature: try key.signature(for: message, scheme: .ps256),
+            "OpenSSL loop, RSA-2048 PSS", key: key.publicKey,
+            signature: try key.signature(for: message, scheme: .ps256),
             message: message)
     }
 

@@ -54,7 +54,8 @@ struct SameKeyAnchor {
         // The modulus with its top byte lowered: below it, and as long.
         var input = modulus
         input[0] -= 1
-        return SameKeyAnchor(label: label, operation: COpenSSLSpeedLoopRSAPublic, spki: key.spkiDER, signature: input, digest: [])
+        return SameKeyAnchor(
+            label: label, operation: COpenSSLSpeedLoopRSAPublic, spki: key.spkiDER, signature: input, digest: [])
     }
 
     /// The DER form (SEQUENCE of two INTEGERs) of a raw `r ‖ s` signature split in half.
@@ -65,7 +66,9 @@ struct SameKeyAnchor {
             return [0x02] + length(value.count) + value
         }
         func length(_ count: Int) -> [UInt8] {
-            count < 0x80 ? [UInt8(count)] : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+            count < 0x80
+                ? [UInt8(count)]
+                : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
         }
         let half = raw.count / 2
         let body = integer(raw[..<half]) + integer(raw[half...])
