@@ -39,9 +39,9 @@ struct FC1ClaimScanningTests {
 
     /// The same fields, compared as an inspector would see them.
     static func summary(_ ticket: Ticket) -> String {
-        "\(ticket.issuer)|\(ticket.ticketID)|\(String(describing: ticket.validFrom))|\(ticket.validUntil)|"
-            + "\(String(describing: ticket.issuedAt))|\(ticket.product)|\(String(describing: ticket.zones))|"
-            + "\(String(describing: ticket.category))|\(ticket.passengers)|\(String(describing: ticket.holder))|"
+        "\(ticket.issuer)|\(ticket.ticketID)|\(String(describing: ticket.validFrom))|\(String(describing: ticket.validUntil))|"
+            + "\(String(describing: ticket.issuedAt))|\(String(describing: ticket.product))|\(String(describing: ticket.zones))|"
+            + "\(String(describing: ticket.category))|\(String(describing: ticket.passengers))|\(String(describing: ticket.holder))|"
             + "\(String(describing: ticket.activatedAt))|\(String(describing: ticket.reactivations))|"
             + "\(ticket.details.map { "\($0.label)=\($0.value)" })|\(String(describing: ticket.holderCheck))"
     }
