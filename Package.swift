@@ -240,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SignaturesTests",
-            dependencies: ["Signatures", "TestSupport"],
+            dependencies: ["Signatures", "TestSupport", "RSATestKeys", "SeededRandom"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -31,6 +31,23 @@ static inline void COpenSSL_SHA1(const unsigned char *data, size_t count, unsign
 #pragma clang diagnostic pop
 }
 
+/// SHA-256 of up to three parts laid end to end, with the low-level functions (see COpenSSL_SHA1): RSASSA-PSS
+/// verification hashes eight zero bytes ‖ the message digest ‖ the salt, and MGF1 hashes H ‖ a counter, each a
+/// block or two, where EVP's dispatch would cost as much as the hashing.
+static inline void COpenSSL_SHA256_parts(const unsigned char *a, size_t a_count, const unsigned char *b,
+                                         size_t b_count, const unsigned char *c, size_t c_count,
+                                         unsigned char *out) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    if (a_count) SHA256_Update(&context, a, a_count);
+    if (b_count) SHA256_Update(&context, b, b_count);
+    if (c_count) SHA256_Update(&context, c, c_count);
+    SHA256_Final(out, &context);
+#pragma clang diagnostic pop
+}
+
 /// OPENSSL_free is a macro (it passes __FILE__/__LINE__), so Swift cannot call it.
 static inline void COpenSSL_free(void *pointer) {
     OPENSSL_free(pointer);

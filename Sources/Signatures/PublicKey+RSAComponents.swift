@@ -15,7 +15,7 @@ extension PublicKey {
     }
 
     /// The big-number parameter `name` of `pkey` (OpenSSL 3's `EVP_PKEY_get_bn_param`), big-endian.
-    private static func bigNumber(_ name: String, of pkey: OpaquePointer) -> [UInt8]? {
+    static func bigNumber(_ name: String, of pkey: OpaquePointer) -> [UInt8]? {
         var number: OpaquePointer? = nil
         guard EVP_PKEY_get_bn_param(pkey, name, &number) == 1, let number else { return nil }
         defer { BN_free(number) }

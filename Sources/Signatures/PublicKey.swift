@@ -25,6 +25,8 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     nonisolated(unsafe) private let pssVerifyTemplates: [OpaquePointer?]
     /// For EdDSA: an `EVP_MD_CTX` after `EVP_DigestVerifyInit`, copied for each check.
     nonisolated(unsafe) private let eddsaVerifyTemplate: OpaquePointer?
+    /// For RSA: the raw form, which checks PS256 signatures (`RSAPSS`) faster than OpenSSL's general path.
+    private let pssRawKey: RSARawPublicKey?
 
     /// Reads a DER `SubjectPublicKeyInfo`.
     ///
@@ -102,6 +104,15 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
         self.digestVerifyTemplate = digestVerifyTemplate
         self.pssVerifyTemplates = pssVerifyTemplates
         self.eddsaVerifyTemplate = eddsaVerifyTemplate
+        // Outside 512–8192 bits or with an unusual exponent the raw form is refused: OpenSSL then checks alone.
+        self.pssRawKey =
+            if case .rsa = family, let n = Self.bigNumber(OSSL_PKEY_PARAM_RSA_N, of: pkey),
+                let e = Self.bigNumber(OSSL_PKEY_PARAM_RSA_E, of: pkey)
+            {
+                try? RSARawPublicKey(modulus: n, exponent: e)
+            } else {
+                nil
+            }
     }
 
     deinit {
@@ -176,10 +187,20 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// of any size is turned away before it reaches a parser.
     private static let maximumSignatureByteCount = 4096
 
+    /// The same check through OpenSSL alone, never `RSAPSS`: for the tests that hold the two to the same answers.
+    func isValidSignatureThroughOpenSSL(_ signature: [UInt8], for message: [UInt8], scheme: SignatureScheme) -> Bool {
+        guard let algorithm = scheme.digestAlgorithm, supports(scheme) else { return false }
+        let digest = Signatures.digest(algorithm, message)
+        return digest.withUnsafeBufferPointer {
+            isValidSignature(signature, digest: $0, scheme: scheme, openSSLOnly: true)
+        }
+    }
+
     private func isValidSignature(
         _ signature: [UInt8],
         digest: UnsafeBufferPointer<UInt8>,
-        scheme: SignatureScheme
+        scheme: SignatureScheme,
+        openSSLOnly: Bool = false
     ) -> Bool {
         let template: OpaquePointer?
         let encodedSignature: [UInt8]
@@ -197,6 +218,9 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             // RFC 8017 wants exactly k bytes; OpenSSL would also take fewer (as if zeros were cut from the
             // front), which would make one signature valid in several forms.
             guard signature.count == modulusByteCount else { return false }
+            if algorithm == .sha256, let pssRawKey, !openSSLOnly {
+                return RSAPSS.isValid(signature, messageDigest: digest, key: pssRawKey)
+            }
             (template, encodedSignature) = (pssVerifyTemplates[algorithm.index], signature)
         default:
             return false

@@ -38,6 +38,7 @@ struct FormatsBenchmark {
         }
         try benchFC1()
         try benchSignatures()
+        try benchRSAPublicOperation()
         try benchDOSIPAS()
         try benchSSB()
         try benchVDV()
@@ -131,6 +132,21 @@ struct FormatsBenchmark {
                 }
             try measure(name, reference: reference, sameKey: sameKey) {
                 precondition(publicKey.isValidSignature(signature, for: message, scheme: scheme))
+            }
+        }
+    }
+
+    /// The unpadded RSA public operation of `RSARawPublicKey` (RSP6, VDV-KA) on RSA-2048 and RSA-1024 keys with
+    /// e = 65537, beside OpenSSL's own public operation with the same key.
+    private func benchRSAPublicOperation() throws {
+        for bits in [1024, 2048] {
+            guard let key = SameKeyAnchor.rsaKey(bits: bits, exponent: 65537),
+                let anchor = SameKeyAnchor.rsaPublic("OpenSSL loop, same key", key: key)
+            else { continue }
+            let raw = try RSARawPublicKey(key)
+            let input = anchor.signature
+            try measure("RSA-\(bits) public operation alone", reference: nil, sameKey: anchor) {
+                _ = try raw.publicOperation(input)
             }
         }
     }
