@@ -16,6 +16,20 @@ extension Sequence where Element == UInt8 {
 }
 
 extension Array where Element == UInt8 {
+    /// Lowercase hex, two digits a byte, written straight into the string's storage: a key id is turned into
+    /// text on every verdict, and the generic form above is not specialised across modules.
+    public var hexString: String {
+        withUnsafeBufferPointer { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+                for (index, byte) in bytes.enumerated() {
+                    out[2 * index] = hexDigits[Int(byte >> 4)]
+                    out[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+                }
+                return bytes.count * 2
+            }
+        }
+    }
+
     /// Parses hex (either case, optional `0x`, spaces and colons ignored); `nil` for anything else.
     public init?(hex text: some StringProtocol) {
         var body = Substring(text)
