@@ -84,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
     var allocationsOnly = false
     @Option(
         help: ArgumentHelp(
-            "With formats: measure only the figures whose name contains TEXT (to profile one, e.g. under perf).",
+            "With formats and uic: measure only the figures whose name contains TEXT (to profile one, e.g. under perf).",
             valueName: "text"))
     var only: String?
 
@@ -100,7 +100,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if part == .verify || part == .all { try benchVerify(figures) }
         if part == .uic || part == .all {
-            try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList).run()
+            try UICBenchmark(seconds: seconds, compare: !noCompare, keyList: uicKeyList, only: only).run()
         }
         if part == .formats || part == .all {
             try FormatsBenchmark(

@@ -11,6 +11,8 @@ struct UICBenchmark {
     var seconds: Double
     var compare: Bool
     var keyList: String
+    /// Measures only the figures whose name contains this text; nil for all.
+    var only: String? = nil
 
     func run() throws {
         printLine(
@@ -19,12 +21,13 @@ struct UICBenchmark {
         let cases: [(String, KeyKind, DigestAlgorithm, Int, String?)] = [
             ("DSA-1024/160 SHA-1, v1", .dsa(bits: 1024, qBits: 160), .sha1, 1, "dsa1024"),
             // `openssl speed dsa2048` uses a 160-bit q; UIC's 2048-bit keys have a 256-bit q, a third slower.
-            ("DSA-2048/256 SHA-256, v2", .dsa(bits: 2048, qBits: 256), .sha256, 2, "dsa2048"),
-            ("ECDSA P-256 SHA-256, v2", .ecP256, .sha256, 2, nil),
+            // Compared with `openssl speed`'s loop on the same key (`SameKeyAnchor`).
+            ("DSA-2048/256 SHA-256, v2", .dsa(bits: 2048, qBits: 256), .sha256, 2, nil),
+            ("ECDSA P-256 SHA-256, v2", .ecP256, .sha256, 2, "ecdsap256"),
         ]
         let from = UICDay(year: 2026, month: 1, day: 1)!
         let until = UICDay(year: 2099, month: 12, day: 31)!
-        for (name, kind, hash, version, referenceName) in cases {
+        for (name, kind, hash, version, referenceName) in cases where only.map({ name.contains($0) }) ?? true {
             let key: PrivateKey
             do {
                 key = try PrivateKey.generate(kind)
@@ -54,16 +57,26 @@ struct UICBenchmark {
             guard (try? verifier.verify(payload))?.kind == .valid else {
                 throw CommandFailure.exit("bench: the \(name) ticket does not verify")
             }
-            let (rate, bare) = try BenchCommand.compared(seconds: seconds, reference: compare ? referenceName : nil) {
+            let message = [UInt8](repeating: 0x5A, count: 150)
+            let sameKey: SameKeyAnchor? =
+                referenceName == nil
+                ? .verify(
+                    "OpenSSL loop, same key", key: key.publicKey,
+                    signature: try key.signature(for: message, scheme: scheme), message: message, algorithm: hash)
+                : nil
+            let anchor: ((Double) -> Double?)? =
+                if !compare { nil } else if let sameKey { sameKey.rate(seconds:) } else {
+                    { seconds in OpenSSLSpeed.verifyRate(referenceName!, seconds: max(1, Int(seconds.rounded()))) }
+                }
+            let (rate, bare) = try BenchCommand.compared(seconds: seconds, anchor: anchor) {
                 let verdict = try verifier.verify(payload)
                 precondition(verdict.isValid)
             }
-            printLine(
-                BenchCommand.line(
-                    name, width: 26, rate: rate, reference: bare.map { ("openssl speed \(referenceName ?? "")", $0) }))
+            let label = sameKey?.label ?? "openssl speed \(referenceName ?? "")"
+            printLine(BenchCommand.line(name, width: 26, rate: rate, reference: bare.map { (label, $0) }))
         }
-        try benchFlex()
-        try benchImport()
+        if only == nil || "DB v1 with U_FLEX".contains(only ?? "") { try benchFlex() }
+        if only == nil { try benchImport() }
     }
 
     /// DB's sample tickets with U_FLEX: the FCB decode alone per record, and a v1 ticket (DSA-1024, SHA-1) with
