@@ -20,7 +20,7 @@ import ValidationAPI
 /// is sent at a time: the figure is latency, not queueing.
 ///
 /// Then, with `duringSync` or `uploadBacklog`, a second daemon on the same store, which syncs with a real
-/// `farecheck-server` (SQLite, 127.0.0.1, stopped by `timeout` at the latest) and finds its journal holding
+/// `farecheck-server` (SQLite, 127.0.0.1, stopped when the run ends) and finds its journal holding
 /// `uploadBacklog` earlier inspections to upload, while another process applies a signed delta of `duringSync`
 /// revocations into the store: the scans go on until both are done, and those that arrived meanwhile make the
 /// figure under sync, beside the disk's own fdatasync times taken meanwhile.
@@ -479,8 +479,8 @@ final class BenchDaemon {
     }
 }
 
-/// A real `farecheck-server serve` (SQLite) on a free loopback port with one device enrolled, under `timeout`: it
-/// stops by itself after 15 minutes even if the bench dies.
+/// A real `farecheck-server serve` (SQLite) on a free loopback port with one device enrolled; stopped with SIGTERM,
+/// and SIGKILL when it has not exited 5 s later.
 final class BenchServer: Sendable {
     let baseURL: String
     let tokenFile: String
@@ -503,9 +503,9 @@ final class BenchServer: Sendable {
                 attributes: [.posixPermissions: 0o600])
         else { throw CommandFailure.exit("bench: cannot write \(tokenFile)") }
         child = try ServerChild(
-            program: "/usr/bin/timeout",
+            program: program,
             arguments: [
-                "--kill-after=5", "900", program, "serve", "--listen", "127.0.0.1:0", "--db", database,
+                "serve", "--listen", "127.0.0.1:0", "--db", database,
                 "--anchor-key", anchorKeyPath, "--log-level", "error",
             ], log: directory + "/server.log")
         baseURL = child.baseURL
@@ -520,8 +520,16 @@ final class BenchServer: Sendable {
         return (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection") ?? 0 }) ?? -1
     }
 
-    /// Stops the server (SIGTERM to `timeout`, which passes it on) and waits for it.
-    func stop() { child.stop() }
+    /// Stops the server and waits for it.
+    func stop() {
+        let process = child.process
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { child.kill() }
+        process.waitUntilExit()
+    }
 
     /// Runs an admin command: its status and standard output (standard error goes to the bench's).
     private static func run(_ program: String, _ arguments: [String]) -> (Int32, String) {
