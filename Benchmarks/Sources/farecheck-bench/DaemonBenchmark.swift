@@ -552,6 +552,8 @@ private final class NotificationSocket {
 
     init(path: String) throws {
         self.path = path
+        // The idle daemon's, when the daemon under sync starts.
+        unlink(path)
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
