@@ -42,7 +42,8 @@ public struct FarecheckDaemon: Sendable {
         let started = ContinuousClock.now
         let configuration = self.configuration
         let logger = self.logger
-        let store = try TrustStore(path: configuration.store)
+        // The journal's log is checkpointed by a service of the daemon's, not by a verdict's append.
+        let store = try TrustStore(path: configuration.store, journalCheckpoints: .byOwner)
         let journal = store.inspectionJournal
         if !journal.reserveAvailable {
             logger.warning(
@@ -132,6 +133,7 @@ public struct FarecheckDaemon: Sendable {
                 "\(journal.pendingCount) inspection(s) from an earlier run still wait for room in the journal")
         }
         services.append(JournalRecoveryService(pipeline: pipeline))
+        services.append(JournalCheckpointService(journal: journal))
 
         // Readiness: every listener reports once bound; then systemd and the caller are told.
         var listeners: Set<String> = []

@@ -125,14 +125,40 @@ public actor InspectionPipeline {
 final class BlockingIO: Sendable {
     private let queue: DispatchQueue
 
-    init(label: String) {
-        queue = DispatchQueue(label: label, qos: .userInitiated)
+    init(label: String, qos: DispatchQoS = .userInitiated) {
+        queue = DispatchQueue(label: label, qos: qos)
     }
 
     /// Runs `body` on the I/O thread and returns its result.
     func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: body()) }
+        }
+    }
+}
+
+/// Checkpoints the journal's write-ahead log once a second on a thread of its own (the journal is opened with
+/// `InspectionJournal.Checkpoints.byOwner`), so that no verdict's append copies the log into the file and syncs it
+/// before the verdict can be shown: with SQLite's automatic checkpoint, every few hundredth append did.
+struct JournalCheckpointService: Service {
+    let journal: InspectionJournal
+    /// How often.
+    var interval: Duration = .seconds(1)
+    private let io = BlockingIO(label: "farecheck.journal.checkpoint", qos: .utility)
+
+    init(journal: InspectionJournal) {
+        self.journal = journal
+    }
+
+    func run() async throws {
+        let journal = self.journal
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                // A failure (the disk is full) leaves the log as it is: the next second tries again, and SQLite's
+                // backstop checkpoints in a commit should the log grow large.
+                _ = await io.run { (try? journal.checkpoint()) != nil }
+            }
         }
     }
 }

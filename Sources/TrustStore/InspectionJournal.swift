@@ -166,8 +166,25 @@ public final class InspectionJournal: Sendable {
         case heldInMemory
     }
 
+    /// Who copies the journal's write-ahead log into its file (a checkpoint).
+    public enum Checkpoints: Sendable, Equatable {
+        /// SQLite, in whichever commit takes the log past 1,000 pages: an append now and then (the CLI).
+        case automatic
+        /// The owner, by calling ``checkpoint()`` from outside the verdict path (the daemon, every second), so that
+        /// no append copies the log and syncs the file before its verdict can be shown. SQLite still checkpoints
+        /// in a commit once the log passes ``backstopPages``, should the owner fall behind.
+        case byOwner
+    }
+
+    /// With ``Checkpoints/byOwner``: the log size, in pages, past which a commit checkpoints after all (64 MiB).
+    public static let backstopPages = 16_384
+
     /// The journal database file.
     public let path: String
+    /// Who checkpoints the write-ahead log.
+    public let checkpoints: Checkpoints
+    /// The connection that checkpoints (``checkpoint()``): its own, so that it never holds the writer's turn.
+    private let checkpointer = Mutex<DatabaseQueue?>(nil)
     /// The reserve file, `nil` when it could not be made (then waiting records are held in memory).
     private let reserve: JournalReserve?
     private struct State {
@@ -197,14 +214,18 @@ public final class InspectionJournal: Sendable {
     ///
     /// - Throws: `StoreError` when the database cannot be opened. A reserve that cannot be made is no reason to
     ///   refuse: the journal then holds waiting records in memory, as `reserveAvailable` tells.
-    public init(path: String, reservePath: String, reserveBytes: Int = defaultReserveBytes) throws(StoreError) {
+    public init(
+        path: String, reservePath: String, reserveBytes: Int = defaultReserveBytes,
+        checkpoints: Checkpoints = .automatic
+    ) throws(StoreError) {
         self.path = path
+        self.checkpoints = checkpoints
         let reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
         self.reserve = reserve
         var pool: DatabasePool?
         var failure: StoreError?
         do {
-            pool = try Self.open(path)
+            pool = try Self.open(path, checkpoints: checkpoints)
         } catch  where error.code == .ioFailure && reserve != nil {
             // A full disk at start (a restart while it is full): inspections go to the reserve, and the database
             // is opened with the first write that finds room.
@@ -299,7 +320,7 @@ public final class InspectionJournal: Sendable {
     /// Writes `records` in one transaction (`INSERT OR IGNORE`: a record already there is not written twice).
     private func writeLocked(_ state: inout State, _ records: [InspectionRecord]) throws {
         do {
-            let pool = try state.pool ?? Self.open(path)
+            let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
             state.pool = pool
             try pool.write { db in
                 for record in records { try record.insert(db, onConflict: .ignore) }
@@ -321,7 +342,7 @@ public final class InspectionJournal: Sendable {
         do {
             let pool = try state.withLock { state throws(StoreError) -> DatabasePool in
                 if let pool = state.pool { return pool }
-                let pool = try Self.open(path)
+                let pool = try Self.open(path, checkpoints: checkpoints)
                 state.pool = pool
                 return pool
             }
@@ -337,9 +358,62 @@ public final class InspectionJournal: Sendable {
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try state.withLock { state throws -> T in
-                let pool = try state.pool ?? Self.open(path)
+                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
                 state.pool = pool
                 return try pool.write(body)
+            }
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    /// Runs `body` in a write transaction whose commit is not synced to disk at once (`synchronous = NORMAL`): for
+    /// what can be redone (marking records sent), so that it costs the appends that wait for the writer no fsync. A
+    /// power cut may lose the transaction, never part of it; the next append's sync makes it durable.
+    func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try state.withLock { state throws -> T in
+                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
+                state.pool = pool
+                return try pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                    var result: T?
+                    try db.inTransaction(.immediate) {
+                        result = try body(db)
+                        return .commit
+                    }
+                    return result!
+                }
+            }
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    /// Copies the write-ahead log into the journal file as far as no reader needs it (`PASSIVE`), on a connection of
+    /// its own: appends go on meanwhile, and the next one after a complete copy starts the log from its beginning.
+    /// Blocking (it writes and syncs the file): call it off the verdict path. Returns the log's size in pages and
+    /// how many of them are in the file.
+    @discardableResult
+    public func checkpoint() throws(StoreError) -> (logPages: Int, copiedPages: Int) {
+        do {
+            return try checkpointer.withLock { checkpointer throws -> (logPages: Int, copiedPages: Int) in
+                let queue: DatabaseQueue
+                if let checkpointer {
+                    queue = checkpointer
+                } else {
+                    var configuration = Configuration()
+                    configuration.label = "farecheck.journal.checkpoint"
+                    configuration.busyMode = .immediateError
+                    configuration.prepareDatabase { db in WriteAheadLog.keepOnClose(db) }
+                    queue = try DatabaseQueue(path: path, configuration: configuration)
+                    checkpointer = queue
+                }
+                return try queue.writeWithoutTransaction { db in
+                    let result = try db.checkpoint(.passive)
+                    return (result.walFrameCount, result.checkpointedFrameCount)
+                }
             }
         } catch {
             throw Self.classify(error, path: path)
@@ -349,6 +423,10 @@ public final class InspectionJournal: Sendable {
     /// Closes the journal: the write-ahead log is checkpointed into the file and removed.
     public func close() throws(StoreError) {
         do {
+            try checkpointer.withLock { checkpointer in
+                try checkpointer?.close()
+                checkpointer = nil
+            }
             try state.withLock { state in
                 guard let pool = state.pool else { return }
                 try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -361,13 +439,16 @@ public final class InspectionJournal: Sendable {
         }
     }
 
-    private static func open(_ path: String) throws(StoreError) -> DatabasePool {
+    private static func open(_ path: String, checkpoints: Checkpoints) throws(StoreError) -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.label = "farecheck.journal"
         configuration.prepareDatabase { db in
             // A verdict that was shown must survive power loss: sync every commit to disk.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            if checkpoints == .byOwner {
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(backstopPages)")
+            }
             // A command that only reads opens and closes the journal without a write (see `WriteAheadLog`).
             WriteAheadLog.keepOnClose(db)
         }
@@ -447,7 +528,7 @@ public final class InspectionJournal: Sendable {
     func adopt(inspectionsOf storePath: String) throws(StoreError) {
         do {
             try state.withLock { state in
-                let pool = try state.pool ?? Self.open(path)
+                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
                 state.pool = pool
                 try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "ATTACH DATABASE ? AS old_store", arguments: [storePath])
@@ -528,11 +609,22 @@ extension InspectionJournal {
         }
     }
 
+    /// Inspections marked sent or refused per transaction: appends wait for the writer between two such
+    /// transactions only, never for a whole upload batch.
+    static let marksPerTransaction = 50
+
     /// Marks inspections as acknowledged by the server, only after it said so.
+    ///
+    /// A few at a time, each transaction unsynced (``writeUnsynced(_:)``): a mark lost to a power cut sends the
+    /// record again, and the server stores an upload sent twice once.
     public func markInspectionsSent(_ ids: [String], at date: Date = Date()) throws(StoreError) {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        try write { db in
-            _ = try InspectionRecord.filter(ids.contains(Column("id"))).updateAll(db, Column("sent_at").set(to: stamp))
+        for start in stride(from: 0, to: ids.count, by: Self.marksPerTransaction) {
+            let part = Array(ids[start..<min(start + Self.marksPerTransaction, ids.count)])
+            try writeUnsynced { db in
+                _ = try InspectionRecord.filter(part.contains(Column("id"))).updateAll(
+                    db, Column("sent_at").set(to: stamp))
+            }
         }
     }
 
@@ -543,10 +635,14 @@ extension InspectionJournal {
     {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let refusals = refusals.map { (id: $0.id, reason: $0.reason) }
-        try write { db in
-            for refusal in refusals {
-                try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
-                    db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason))
+        // As marking sent: a few per unsynced transaction; a refusal lost to a power cut is asked again.
+        for start in stride(from: 0, to: refusals.count, by: Self.marksPerTransaction) {
+            let part = Array(refusals[start..<min(start + Self.marksPerTransaction, refusals.count)])
+            try writeUnsynced { db in
+                for refusal in part {
+                    try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
+                        db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason))
+                }
             }
         }
     }

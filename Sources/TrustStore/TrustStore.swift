@@ -36,7 +36,13 @@ public final class TrustStore: Sendable {
     ///
     /// A store of schema v3–v8 kept the journal in its own file: its inspections are copied into the journal file
     /// first, and only then does migration v9 drop them from the store, so an interrupted upgrade loses nothing.
-    public init(path: String, journalReserveBytes: Int = InspectionJournal.defaultReserveBytes) throws(StoreError) {
+    ///
+    /// - Parameter journalCheckpoints: Who checkpoints the journal's write-ahead log (the daemon: itself, off the
+    ///   verdict path; see ``InspectionJournal/Checkpoints``).
+    public init(
+        path: String, journalReserveBytes: Int = InspectionJournal.defaultReserveBytes,
+        journalCheckpoints: InspectionJournal.Checkpoints = .automatic
+    ) throws(StoreError) {
         self.path = path
         let fileManager = FileManager.default
         let directory = (path as NSString).deletingLastPathComponent
@@ -78,7 +84,8 @@ public final class TrustStore: Sendable {
         }
         let journalPaths = InspectionJournal.paths(besideStore: path)
         inspectionJournal = try InspectionJournal(
-            path: journalPaths.journal, reservePath: journalPaths.reserve, reserveBytes: journalReserveBytes)
+            path: journalPaths.journal, reservePath: journalPaths.reserve, reserveBytes: journalReserveBytes,
+            checkpoints: journalCheckpoints)
         do {
             pool = try Self.openPool(path: path, configuration: configuration, journal: inspectionJournal)
             let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }

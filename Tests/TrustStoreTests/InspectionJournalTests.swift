@@ -248,6 +248,46 @@ struct JournalFileTests {
         #expect(try TrustStore(path: path).allInspections().count == 300)
     }
 
+    @Test("an upload's acknowledgement of more records than one marking transaction holds marks every one of them")
+    func marksInParts() throws {
+        let store = try TrustStore(path: directory.path + "/j.sqlite")
+        let count = InspectionJournal.marksPerTransaction * 2 + 7
+        for index in 0..<count {
+            try store.journal(
+                InspectionRecord(
+                    id: "m\(index)", verdict: verdict(ticket: [UInt8(index % 256)], at: Double(100 + index)),
+                    device: "d", symbology: nil, payloadDigest: [3]))
+        }
+        try store.markInspectionsSent((0..<count - 3).map { "m\($0)" })
+        try store.markInspectionsRefused((count - 3..<count - 1).map { (id: "m\($0)", reason: "conflicting-record") })
+        #expect(try store.unsentInspections(limit: 1000).map(\.id) == ["m\(count - 1)"])
+        #expect(try store.refusedInspectionCount() == 2)
+    }
+
+    @Test("a journal whose owner checkpoints: appends leave the log to it, and its checkpoint copies the log")
+    func checkpointsByOwner() throws {
+        let paths = InspectionJournal.paths(besideStore: directory.path + "/c.sqlite")
+        let journal = try InspectionJournal(
+            path: paths.journal, reservePath: paths.reserve, checkpoints: .byOwner)
+        // Well past the 1,000 pages at which SQLite would have checkpointed in an append.
+        for index in 0..<1_500 {
+            let record = InspectionRecord(
+                verdict: verdict(ticket: [UInt8(index % 256), UInt8(index / 256)], at: Double(index)), device: "gate",
+                symbology: .qr, payloadDigest: [UInt8](repeating: 7, count: 32))
+            #expect(journal.append(record) == .journaled)
+        }
+        let copied = try journal.checkpoint()
+        #expect(copied.logPages > 1_000)
+        #expect(copied.copiedPages == copied.logPages)
+        #expect(try journal.allInspections().count == 1_500)
+        // The next append starts the log again from its beginning.
+        _ = journal.append(
+            InspectionRecord(
+                verdict: verdict(ticket: [0xFF], at: 9_999), device: "gate", symbology: .qr, payloadDigest: [1]))
+        #expect(try journal.checkpoint().logPages < 100)
+        try journal.close()
+    }
+
     @Test("a record written while a store transaction is open is not held up by it")
     func journalDoesNotWaitForTheStore() throws {
         let store = try TrustStore(path: directory.path + "/s.sqlite")

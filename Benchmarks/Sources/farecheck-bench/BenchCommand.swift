@@ -59,6 +59,13 @@ struct BenchCommand: AsyncParsableCommand {
         name: .customLong("during-sync"),
         help: "With daemon: revocations a sync apply writes into the daemon's store while the scans run (0: none).")
     var duringSync: Int = 0
+    @Option(
+        name: .customLong("upload-backlog"),
+        help: """
+            With daemon and --during-sync: earlier inspections in the journal that the daemon uploads to a \
+            farecheck-server on loopback while the sync applies (0: no upload).
+            """)
+    var uploadBacklog: Int = 50_000
     @Option(help: "Entries per revocation page for the sync figures (as farecheck sync asks the server).")
     var pageLimit: Int = RevocationDelta.maximumPageLimit
     @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
@@ -67,6 +74,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: .hidden) var applyPages: String?
     @Option(help: .hidden) var applyStore: String?
     @Option(help: .hidden) var applyReport: String?
+    @Flag(help: .hidden) var applyWithoutVerifier = false
     @Option(
         help: ArgumentHelp(
             "Write the verify and formats figures (rates, ratios, allocations per verdict) as JSON to FILE (- for "
@@ -91,7 +99,8 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         if let applyPages, let applyStore, let applyReport {
             return try SyncBenchmark.applyPages(
-                pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport)
+                pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport,
+                verifying: !applyWithoutVerifier)
         }
         printLine("machine: \(MachineDescription.current)")
         let figures = FigureLog()
@@ -123,7 +132,7 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .daemon || part == .all {
             try await DaemonBenchmark(
                 scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
-                anchorKeyPath: anchorKey
+                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey
             ).run()
         }
         if part == .sync || part == .all {

@@ -1,6 +1,7 @@
 import Daemon
 import FareCore
 import Foundation
+import GRDB
 import Issuing
 import ScannerSimulation
 import Scanners
@@ -17,6 +18,12 @@ import ValidationAPI
 /// spawn to systemd's READY=1; memory is the idle daemon's VmRSS; latency runs from the scanner writing a
 /// scan's last byte to the verdict line arriving on the unix socket, journal write (fsync) included. One scan
 /// is sent at a time: the figure is latency, not queueing.
+///
+/// Then, with `duringSync` or `uploadBacklog`, a second daemon on the same store, which syncs with a real
+/// `farecheck-server` (SQLite, 127.0.0.1, stopped when the run ends) and finds its journal holding
+/// `uploadBacklog` earlier inspections to upload, while another process applies a signed delta of `duringSync`
+/// revocations into the store: the scans go on until both are done, and those that arrived meanwhile make the
+/// figure under sync, beside the disk's own fdatasync times taken meanwhile.
 struct DaemonBenchmark {
     var scans: Int
     var keys: Int
@@ -24,6 +31,9 @@ struct DaemonBenchmark {
     /// Revoked tickets that a sync apply (another process, as `farecheck sync` would) writes into the daemon's
     /// store while the scans run; 0 for none.
     var duringSync: Int = 0
+    /// Earlier inspections in the daemon's journal that its uploader sends to a `farecheck-server` on loopback while
+    /// the scans (and the sync apply) run; 0 for none.
+    var uploadBacklog: Int = 0
     /// The anchor key that signs those pages.
     var anchorKeyPath: String = "Keys/demo-anchor.key"
 
@@ -87,35 +97,62 @@ struct DaemonBenchmark {
                 barcode: .aztec)
         }
 
+        // Idle: the daemon alone, without sync.
+        let idle = try BenchDaemon(directory: directory, storePath: storePath)
+        defer { idle.kill() }
+        printLine("  start-up, spawn to READY=1: \(Self.format(idle.startup)) (goal: under 500 ms)")
+        try await Task.sleep(for: .seconds(1))
+        let idleRSS = idle.residentKilobytes()
+        printLine("  resident memory, idle: \(idleRSS.map { "\($0 / 1024) MB" } ?? "unknown") (goal: under 60 MB)")
+        let (idleSyncMedian, idleSyncP99) = Self.fsyncCost(directory: directory)
+        let quiet = try await measure(idle, payloads: payloads, count: scans) { _ in false }
+        printLine(
+            "  idle: scan → verdict on the socket, \(scans) scans (SSI over a pty, verify, replay lookup, journal fsync, "
+                + "sinks): \(quiet.summary) (goal: p99 under 5 ms); this disk's 4 KiB write + fdatasync: median "
+                + "\(Self.format(idleSyncMedian)), p99 \(Self.format(idleSyncP99)) (load \(Self.loadAverage()))")
+        printLine(
+            "    of which scan arrival → journal written, inside the daemon: \(quiet.journalSummary); "
+                + "\(quiet.rate) scans/s end to end")
+        printLine(
+            "  resident memory after the scans: \(idle.residentKilobytes().map { "\($0 / 1024) MB" } ?? "unknown")")
+        let stopping = ContinuousClock.now
+        let status = idle.terminate()
+        printLine("  SIGTERM → exited (status \(status)): \(Self.format(stopping.duration(to: .now)))")
+        guard duringSync > 0 || uploadBacklog > 0 else { return }
+        try await measureUnderSync(directory: directory, storePath: storePath, payloads: payloads)
+    }
+
+    /// The second daemon run: the same store, a daemon that syncs with a real `farecheck-server` on loopback, a
+    /// journal holding `uploadBacklog` earlier inspections (and the idle run's) for its uploader to send, and a sync
+    /// apply of `duringSync` revocations into the store by another process, all while the scans run.
+    private func measureUnderSync(directory: String, storePath: String, payloads: [[UInt8]]) async throws {
         var pagesDirectory: String?
         if duringSync > 0 {
             let pages = directory + "/pages"
             let written = try SyncBenchmark.writePages(
                 revocations: duringSync, pageLimit: RevocationDelta.maximumPageLimit,
                 signedBy: try SyncBenchmark.anchorKey(anchorKeyPath), into: pages)
-            printLine("  during the scans, sync applies \(duringSync) revocations in \(written.pages) signed pages")
+            printLine("  under sync: an apply of \(duringSync) revocations in \(written.pages) signed pages")
             pagesDirectory = pages
         }
+        let unsent = try Self.journalBacklog(uploadBacklog, storePath: storePath)
+        let server = try BenchServer(directory: directory + "/server", anchorKeyPath: anchorKeyPath)
+        defer { server.stop() }
+        printLine(
+            "  under sync: the daemon's uploader sends \(unsent) journaled inspections to farecheck-server (SQLite) "
+                + "on \(server.baseURL)")
 
-        let daemon = try BenchDaemon(directory: directory, storePath: storePath)
+        let daemon = try BenchDaemon(
+            directory: directory, storePath: storePath, sync: (server.baseURL, server.tokenFile))
         defer { daemon.kill() }
-        let scanner = daemon.scanner
-        printLine("  start-up, spawn to READY=1: \(Self.format(daemon.startup)) (goal: under 500 ms)")
-        try await Task.sleep(for: .seconds(1))
-        let idleRSS = daemon.residentKilobytes()
-        printLine("  resident memory, idle: \(idleRSS.map { "\($0 / 1024) MB" } ?? "unknown") (goal: under 60 MB)")
-
-        let socket = try await VerdictSocketClient.connect(path: daemon.socketPath)
-        guard await scanner.waitUntil(timeout: .seconds(10), { $0.isEnabled }) else {
-            throw CommandFailure.exit("bench: the daemon never enabled the scanner")
-        }
-        // The sync apply runs in a process of its own, into the daemon's store, while the scans go on.
+        // Started together: the daemon's first sync round (and its upload) began at READY=1.
+        let uploading = Mutex<(started: ContinuousClock.Instant, ended: ContinuousClock.Instant?)>((.now, nil))
         let applying = Mutex<(started: ContinuousClock.Instant?, ended: ContinuousClock.Instant?, status: Int32?)>(
             (nil, nil, nil))
         if let pagesDirectory {
             let arguments = [
                 "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report",
-                directory + "/apply-report.json",
+                directory + "/apply-report.json", "--apply-without-verifier",
             ]
             let thread = Thread {
                 applying.withLock { $0.started = .now }
@@ -126,76 +163,175 @@ struct DaemonBenchmark {
                 }
             }
             thread.start()
-            try await Task.sleep(for: .milliseconds(500))
+        } else {
+            applying.withLock { $0 = (.now, .now, 0) }
         }
-        var latencies: [Duration] = []
-        var duringApply: [Duration] = []
-        var journalLatencies: [Int] = []
-        latencies.reserveCapacity(scans)
-        let warmUp = min(100, scans)
-        let benchStarted = ContinuousClock.now
-        for index in 0..<(scans + warmUp) {
+        let uploadWatch = Thread {
+            let deadline = ContinuousClock.now + .seconds(600)
+            while ContinuousClock.now < deadline, server.storedInspections() < unsent {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            uploading.withLock { $0.ended = .now }
+        }
+        uploadWatch.start()
+        // The disk's floor while the sync writes: a 4 KiB write + fdatasync every 50 ms, on the same disk.
+        let floor = Mutex<[Duration]>([])
+        let busy: @Sendable () -> Bool = {
+            applying.withLock { $0.ended == nil } || uploading.withLock { $0.ended == nil }
+        }
+        let probe = Thread {
+            let path = directory + "/fsync-probe-busy"
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            defer {
+                close(descriptor)
+                unlink(path)
+            }
+            let block = [UInt8](repeating: 0x5A, count: 4096)
+            while busy() {
+                let started = ContinuousClock.now
+                _ = block.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                fdatasync(descriptor)
+                let took = started.duration(to: .now)
+                floor.withLock { $0.append(took) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        probe.start()
+        let loaded = try await measure(daemon, payloads: payloads, count: scans) { _ in busy() }
+        while busy() { try await Task.sleep(for: .milliseconds(100)) }
+        let load = Self.loadAverage()
+        let apply = applying.withLock { $0 }
+        let upload = uploading.withLock { $0 }
+        let floorTimes = floor.withLock { $0 }.sorted()
+        let floorText =
+            floorTimes.isEmpty
+            ? "none"
+            : "median \(Self.format(Self.percentile(floorTimes, 0.5))), p99 \(Self.format(Self.percentile(floorTimes, 0.99)))"
+        printLine(
+            "  under sync: apply \(apply.started.flatMap { s in apply.ended.map { Self.format(s.duration(to: $0)) } } ?? "?") "
+                + "(status \(apply.status.map(String.init) ?? "?")), upload of \(unsent) inspections "
+                + "\(upload.ended.map { Self.format(upload.started.duration(to: $0)) } ?? "?")")
+        printLine(
+            "  during sync + upload: scan → verdict, \(loaded.during.count) scans while either ran: "
+                + "\(loaded.duringSummary) (goal: p99 under 5 ms); this disk's 4 KiB write + fdatasync meanwhile "
+                + "(\(floorTimes.count) probes): \(floorText) (load \(load))")
+        printLine("    of which scan arrival → journal written, inside the daemon: \(loaded.journalDuringSummary)")
+        printLine("    all \(scans) scans of this run: \(loaded.summary)")
+        _ = daemon.terminate()
+    }
+
+    /// Latencies of one run of scans.
+    struct Latencies {
+        var all: [Duration] = []
+        var during: [Duration] = []
+        var journal: [Int] = []
+        var journalDuring: [Int] = []
+        var elapsed: Duration = .zero
+
+        var summary: String { Self.describe(all) }
+        var duringSummary: String { Self.describe(during) }
+        var journalSummary: String { Self.describeMicros(journal) }
+        var journalDuringSummary: String { Self.describeMicros(journalDuring) }
+        var rate: String { String(format: "%.0f", Double(all.count) / DaemonBenchmark.seconds(elapsed)) }
+
+        static func describe(_ values: [Duration]) -> String {
+            guard !values.isEmpty else { return "none" }
+            let sorted = values.sorted()
+            return "median \(DaemonBenchmark.format(DaemonBenchmark.percentile(sorted, 0.5))), "
+                + "p90 \(DaemonBenchmark.format(DaemonBenchmark.percentile(sorted, 0.9))), "
+                + "p99 \(DaemonBenchmark.format(DaemonBenchmark.percentile(sorted, 0.99))), "
+                + "max \(DaemonBenchmark.format(sorted.last ?? .zero))"
+        }
+
+        static func describeMicros(_ values: [Int]) -> String {
+            guard !values.isEmpty else { return "none" }
+            let sorted = values.sorted()
+            return
+                "median \(DaemonBenchmark.percentile(sorted, 0.5)) µs, p99 \(DaemonBenchmark.percentile(sorted, 0.99)) µs, "
+                + "max \(sorted.last ?? 0) µs"
+        }
+    }
+
+    /// Sends `count` scans one at a time (after 100 unmeasured), and more while `keepGoing` holds, to `daemon`;
+    /// a scan also counts as `during` when `keepGoing` held as its verdict arrived.
+    private func measure(
+        _ daemon: BenchDaemon, payloads: [[UInt8]], count: Int, keepGoing: (Int) -> Bool
+    ) async throws -> Latencies {
+        let scanner = daemon.scanner
+        let socket = try await VerdictSocketClient.connect(path: daemon.socketPath)
+        guard await scanner.waitUntil(timeout: .seconds(10), { $0.isEnabled }) else {
+            throw CommandFailure.exit("bench: the daemon never enabled the scanner")
+        }
+        var result = Latencies()
+        result.all.reserveCapacity(count)
+        let warmUp = min(100, count)
+        let started = ContinuousClock.now
+        let deadline = started + .seconds(900)
+        var index = 0
+        while index < count + warmUp || (keepGoing(index) && ContinuousClock.now < deadline) {
             scanner.scan(payloads[index % payloads.count])
             guard let line = await socket.readLine(timeout: 30) else {
                 throw CommandFailure.exit("bench: no verdict for scan \(index)")
             }
             let arrived = ContinuousClock.now
+            defer { index += 1 }
             guard index >= warmUp else { continue }
             // The simulator notes a send after its write returns; under load the verdict can come back first.
             while scanner.sendTimes.count <= index { try await Task.sleep(for: .microseconds(50)) }
-            let sent = scanner.sendTimes[index]
-            latencies.append(sent.duration(to: arrived))
-            if pagesDirectory != nil, applying.withLock({ $0.ended == nil }) {
-                duringApply.append(sent.duration(to: arrived))
-            }
+            let latency = scanner.sendTimes[index].duration(to: arrived)
+            let during = keepGoing(index)
+            result.all.append(latency)
+            if during { result.during.append(latency) }
             if let event = try? VerdictEvent.decoder.decode(VerdictEvent.self, from: Data(line.utf8)) {
-                journalLatencies.append(event.latencyMicros)
+                result.journal.append(event.latencyMicros)
+                if during { result.journalDuring.append(event.latencyMicros) }
                 if index == warmUp, event.verdict != .valid {
                     throw CommandFailure.exit("bench: the bench ticket verified \(event.verdict): \(event.reason)")
                 }
             }
             if index % 1000 == 0, isatty(2) != 0 {
-                FileHandle.standardError.write(Data("\r  \(index - warmUp)/\(scans) scans".utf8))
+                FileHandle.standardError.write(Data("\r  \(index - warmUp) scans".utf8))
             }
         }
         if isatty(2) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        let elapsed = benchStarted.duration(to: .now)
-        latencies.sort()
-        journalLatencies.sort()
-        func percentile<T>(_ sorted: [T], _ fraction: Double) -> T {
-            sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
+        result.elapsed = started.duration(to: .now)
+        return result
+    }
+
+    /// Journals `count` earlier inspections (the last day's, oldest first) into the store's journal in one
+    /// transaction, as a validator that was offline for a while holds them; returns how many wait for upload.
+    static func journalBacklog(_ count: Int, storePath: String) throws -> Int {
+        let journal = InspectionJournal.paths(besideStore: storePath).journal
+        let queue = try DatabaseQueue(path: journal)
+        defer { try? queue.close() }
+        let now = Date()
+        try queue.write { db in
+            for index in 0..<count {
+                let verdict = Verdict(
+                    kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
+                    inspectedAt: now.addingTimeInterval(-86_400 + Double(index) * 86_000 / Double(max(count, 1))))
+                let record = InspectionRecord(
+                    Inspection(
+                        source: "bench-scanner", symbology: .aztec, payloadByteCount: 170,
+                        payloadDigest: (0..<32).map { UInt8(truncatingIfNeeded: index >> ($0 % 4 * 8)) },
+                        verdict: verdict))
+                try record.insert(db)
+            }
         }
-        printLine(
-            "  scan → verdict on the socket, \(scans) scans (SSI over a pty, verify, replay lookup, journal fsync, sinks): "
-                + "median \(Self.format(percentile(latencies, 0.5))), p90 \(Self.format(percentile(latencies, 0.9))), "
-                + "p99 \(Self.format(percentile(latencies, 0.99))), max \(Self.format(latencies.last ?? .zero)) (goal: p99 under 5 ms)"
-        )
-        printLine(
-            "  of which scan arrival → journal written, inside the daemon: median \(percentile(journalLatencies, 0.5)) µs, "
-                + "p99 \(percentile(journalLatencies, 0.99)) µs; \(String(format: "%.0f", Double(scans) / Self.seconds(elapsed))) scans/s end to end"
-        )
-        if pagesDirectory != nil {
-            while applying.withLock({ $0.ended == nil }) { try await Task.sleep(for: .milliseconds(100)) }
-            let run = applying.withLock { $0 }
-            duringApply.sort()
-            let took = run.started.flatMap { start in run.ended.map { start.duration(to: $0) } } ?? .zero
-            printLine(
-                "  sync apply of \(duringSync) revocations into the same store: \(Self.format(took)) "
-                    + "(status \(run.status.map(String.init) ?? "?")); \(duringApply.count) scans while it ran: "
-                    + (duringApply.isEmpty
-                        ? "none"
-                        : "median \(Self.format(percentile(duringApply, 0.5))), p99 \(Self.format(percentile(duringApply, 0.99))), "
-                            + "max \(Self.format(duringApply.last ?? .zero)) (goal: p99 under 10 ms)"))
+        return try queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection WHERE sent_at IS NULL AND refused_at IS NULL")
+                ?? 0
         }
-        let (syncMedian, syncP99) = Self.fsyncCost(directory: directory)
-        printLine(
-            "  this disk's floor: one 4 KiB write + fdatasync takes median \(Self.format(syncMedian)), p99 \(Self.format(syncP99)) "
-                + "(every verdict waits for one before any sink fires)")
-        let busyRSS = daemon.residentKilobytes()
-        printLine("  resident memory after the run: \(busyRSS.map { "\($0 / 1024) MB" } ?? "unknown")")
-        let stopping = ContinuousClock.now
-        let status = daemon.terminate()
-        printLine("  SIGTERM → exited (status \(status)): \(Self.format(stopping.duration(to: .now)))")
+    }
+
+    /// The load average over the last minute, as `uptime` prints it.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+        return String(text.split(separator: " ").first ?? "?")
+    }
+
+    static func percentile<T>(_ sorted: [T], _ fraction: Double) -> T {
+        sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
     }
 
     /// Opens a bench store, or exits with the store's error.
@@ -265,10 +401,11 @@ final class BenchDaemon {
     private let process = Process()
 
     /// Writes the configuration into `directory`, spawns the daemon on `storePath` and waits for READY=1.
-    init(directory: String, storePath: String) throws {
+    init(directory: String, storePath: String, sync: (url: String, tokenFile: String)? = nil) throws {
         scanner = try SimulatedSSIScanner()
         socketPath = directory + "/verdicts.sock"
-        let config = """
+        try? FileManager.default.removeItem(atPath: socketPath)
+        var config = """
             mode = "gate"
             validator = "bench"
             store = "\(storePath)"
@@ -284,6 +421,18 @@ final class BenchDaemon {
             [http]
             listen = "127.0.0.1:0"
             """
+        if let sync {
+            config += """
+
+                [sync]
+                url = "\(sync.url)"
+                device_id = "bench"
+                token_file = "\(sync.tokenFile)"
+                anchors = ["demo"]
+                allow_demo_anchor = true
+                interval = 3600
+                """
+        }
         try config.write(toFile: directory + "/farecheck.toml", atomically: true, encoding: .utf8)
 
         let notify = try NotificationSocket(path: directory + "/notify.sock")
@@ -330,6 +479,72 @@ final class BenchDaemon {
     }
 }
 
+/// A real `farecheck-server serve` (SQLite) on a free loopback port with one device enrolled; stopped with SIGTERM,
+/// and SIGKILL when it has not exited 5 s later.
+final class BenchServer: Sendable {
+    let baseURL: String
+    let tokenFile: String
+    private let database: String
+    private let child: ServerChild
+
+    init(directory: String, anchorKeyPath: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        database = directory + "/server.sqlite"
+        let program = URL(fileURLWithPath: FarecheckProgram.path).deletingLastPathComponent()
+            .appendingPathComponent("farecheck-server").path
+        let (initialised, initOutput) = Self.run(program, ["init", "--db", database])
+        guard initialised == 0 else { throw CommandFailure.exit("bench: farecheck-server init: \(initOutput)") }
+        let (added, token) = Self.run(program, ["devices", "add", "--db", database, "bench"])
+        guard added == 0 else { throw CommandFailure.exit("bench: farecheck-server devices add: \(token)") }
+        tokenFile = directory + "/token"
+        guard
+            FileManager.default.createFile(
+                atPath: tokenFile, contents: Data(token.trimmingCharacters(in: .whitespacesAndNewlines).utf8),
+                attributes: [.posixPermissions: 0o600])
+        else { throw CommandFailure.exit("bench: cannot write \(tokenFile)") }
+        child = try ServerChild(
+            program: program,
+            arguments: [
+                "serve", "--listen", "127.0.0.1:0", "--db", database,
+                "--anchor-key", anchorKeyPath, "--log-level", "error",
+            ], log: directory + "/server.log")
+        baseURL = child.baseURL
+    }
+
+    /// Inspections the server holds (read from its database, -1 when it cannot be read).
+    func storedInspections() -> Int {
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: database, configuration: configuration) else { return -1 }
+        defer { try? queue.close() }
+        return (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection") ?? 0 }) ?? -1
+    }
+
+    /// Stops the server and waits for it.
+    func stop() {
+        let process = child.process
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { child.kill() }
+        process.waitUntilExit()
+    }
+
+    /// Runs an admin command: its status and standard output (standard error goes to the bench's).
+    private static func run(_ program: String, _ arguments: [String]) -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do { try process.run() } catch { return (-1, "\(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
 /// systemd's side of the notification socket, to time start-up to READY=1.
 private final class NotificationSocket {
     let path: String
@@ -337,6 +552,8 @@ private final class NotificationSocket {
 
     init(path: String) throws {
         self.path = path
+        // The idle daemon's, when the daemon under sync starts.
+        unlink(path)
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -153,8 +153,11 @@ struct SyncBenchmark {
         var verifyMaxMicros: Int
     }
 
-    /// The child's side: applies every page in `pagesDirectory` to the store while a thread verifies tickets.
-    static func applyPages(pagesDirectory: String, storePath: String, reportPath: String) throws {
+    /// The child's side: applies every page in `pagesDirectory` to the store while a thread verifies tickets
+    /// (unless not `verifying`: the daemon figures' apply is a sync alone, with the daemon verifying).
+    static func applyPages(pagesDirectory: String, storePath: String, reportPath: String, verifying: Bool = true)
+        throws
+    {
         let store = try DaemonBenchmark.openStore(storePath)
         let trust = StoreTrust(store: store)
         let verifier = TicketVerifier(keys: trust, revocations: trust)
@@ -183,7 +186,7 @@ struct SyncBenchmark {
             var measured: [Duration] = []
             measured.reserveCapacity(200_000)
             var index = 0
-            while applying.load(ordering: .relaxed) {
+            while verifying, applying.load(ordering: .relaxed) {
                 let started = ContinuousClock.now
                 let verdict = try? verifier.verify(payloads[index % payloads.count])
                 measured.append(started.duration(to: .now))
