@@ -114,15 +114,38 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
 
     private func publicOperation(_ input: UnsafeRawBufferPointer) throws(SignatureError) -> [UInt8] {
         let k = modulusByteCount
-        guard input.count == k, let base = input.baseAddress else {
+        guard input.count == k else {
             throw SignatureError(
                 code: .invalidSignature, message: "The signature has \(input.count) bytes; this RSA key needs \(k).")
         }
-        // OpenSSL refuses s >= n as well, but through its error queue; checking here gives a clear reason.
-        let precedes = modulus.withUnsafeBytes { modulus in
-            modulus.baseAddress.map { memcmp(base, $0, k) < 0 } ?? false
+        return try publicOperation(prefix: input)
+    }
+
+    /// The same for s given as its first bytes only, the rest of its `modulusByteCount` bytes being zeros: an RSP6
+    /// barcode's number is that prefix, and the zeros are appended here by a shift rather than by a copy.
+    ///
+    /// - Parameter prefix: s's leading bytes, big-endian, at most `modulusByteCount` of them.
+    /// - Throws: as `publicOperation(_:)`; `.invalidSignature` when the prefix is longer than the modulus.
+    public func publicOperation(zeroPaddedPrefix prefix: [UInt8]) throws(SignatureError) -> [UInt8] {
+        guard prefix.count <= modulusByteCount else {
+            throw SignatureError(
+                code: .invalidSignature,
+                message: "The signature has \(prefix.count) bytes; this RSA key needs at most \(modulusByteCount).")
         }
-        guard precedes else {
+        return try prefix.withUnsafeBytes { buffer in
+            Result { () throws(SignatureError) in try publicOperation(prefix: buffer) }
+        }.get()
+    }
+
+    /// s^e mod n for s = `prefix` followed by zero bytes up to k bytes; `prefix.count <= k`, checked by the callers.
+    private func publicOperation(prefix: UnsafeRawBufferPointer) throws(SignatureError) -> [UInt8] {
+        let k = modulusByteCount
+        let count = prefix.count
+        // OpenSSL refuses s >= n as well, but through its error queue; checking here gives a clear reason. With
+        // fewer bytes than n, s < n unless its bytes exceed n's first ones (n is odd: its last byte is not zero).
+        let order =
+            count == 0 ? Int32(0) : modulus.withUnsafeBytes { memcmp(prefix.baseAddress!, $0.baseAddress!, count) }
+        guard order < 0 || (order == 0 && count < k) else {
             throw SignatureError(
                 code: .invalidSignature, message: "The signature is not smaller than the RSA modulus: not a signature.")
         }
@@ -133,7 +156,8 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
         BN_CTX_start(context)
         defer { BN_CTX_end(context) }
         guard let s = BN_CTX_get(context), let m = BN_CTX_get(context),
-            BN_bin2bn(base.assumingMemoryBound(to: UInt8.self), Int32(k), s) != nil,
+            BN_bin2bn(prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(count), s) != nil,
+            count == k || BN_lshift(s, s, Int32(8 * (k - count))) == 1,
             exponentiate(s, into: m, context: context)
         else {
             throw .fromOpenSSL(.encodingFailed, "OpenSSL could not apply the RSA public key to the signature.")

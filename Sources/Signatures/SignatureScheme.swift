@@ -32,12 +32,23 @@ public enum SignatureScheme: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The scheme as people write it, e.g. `DSA with SHA-1 (der)`.
+    /// Read from tables made once: a verdict names the scheme that matched (DOSIPAS, for each level), and building
+    /// the text anew each time cost an allocation per piece.
     public var description: String {
         switch self {
-        case .ecdsa(let digest, let encoding): "ECDSA with \(digest) (\(encoding))"
+        case .ecdsa(let digest, let encoding): Self.names.ecdsa[digest.index * 2 + (encoding == .der ? 0 : 1)]
         case .eddsa: "EdDSA"
-        case .rsaPSS(let digest): "RSASSA-PSS with \(digest)"
-        case .dsa(let digest, let encoding): "DSA with \(digest) (\(encoding))"
+        case .rsaPSS(let digest): Self.names.pss[digest.index]
+        case .dsa(let digest, let encoding): Self.names.dsa[digest.index * 2 + (encoding == .der ? 0 : 1)]
         }
     }
+
+    /// The names of the ECDSA and DSA schemes (by digest, then DER before raw) and of the PSS ones (by digest).
+    private static let names: (ecdsa: [String], dsa: [String], pss: [String]) = {
+        let digests: [DigestAlgorithm] = [.sha1, .sha224, .sha256, .sha384, .sha512]
+        func withEncodings(_ prefix: String) -> [String] {
+            digests.flatMap { ["\(prefix) with \($0) (der)", "\(prefix) with \($0) (raw)"] }
+        }
+        return (withEncodings("ECDSA"), withEncodings("DSA"), digests.map { "RSASSA-PSS with \($0)" })
+    }()
 }

@@ -71,7 +71,8 @@ public struct RSP6Barcode: Sendable, Hashable {
     ///   printable ASCII, a character after the header that is not a letter `A`–`Z`, a text too short to hold a
     ///   block or longer than `maximumLetters` allows.
     public init(parsing bytes: [UInt8]) throws(FormatError) {
-        let payload = Array(Self.withoutLineEnd(bytes[...]))
+        // Indices from 0: `bytes` is an array, and the slice keeps its indices.
+        let payload = Self.withoutLineEnd(bytes[...])
         guard payload.count > Self.headerLength else {
             throw .malformed(
                 "an RSP6 text has \(Self.headerLength) characters of header and then the ticket; this one has "
@@ -90,7 +91,7 @@ public struct RSP6Barcode: Sendable, Hashable {
                 "the RSP6 ticket has \(letters.count) letters; a block of a 4096-bit key takes at most "
                     + "\(Self.maximumLetters)")
         }
-        for index in letters.indices where !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(letters[index]) {
+        if let index = letters.firstIndex(where: { !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
             throw .malformed(
                 "character \(index) of the RSP6 text is \(Self.describe(letters[index])), not a letter A–Z")
         }
@@ -103,44 +104,53 @@ public struct RSP6Barcode: Sendable, Hashable {
 
     /// The RSA input of `letters`: the base-26 number (last letter most significant), its bytes reversed.
     static func blockBytes(_ letters: ArraySlice<UInt8>) -> [UInt8] {
-        // The number in 32-bit limbs, least significant first, built from the most significant letter: six letters
-        // at a time (26^6 < 2^32), each step one multiply-add over the limbs. A byte at a time, the same took a
-        // tenth of a 1024-bit RSA operation per ticket.
-        var limbs: [UInt32] = []
-        limbs.reserveCapacity(letters.count / 6 + 2)
-        var index = letters.endIndex
-        while index > letters.startIndex {
-            let start = max(letters.startIndex, index - 6)
-            var multiplier: UInt64 = 1
-            var chunk: UInt64 = 0
-            // The letters of this step, from the most significant (the last) down.
-            var position = index
-            while position > start {
-                position -= 1
-                chunk = chunk * 26 + UInt64(letters[position] &- UInt8(ascii: "A"))
-                multiplier *= 26
+        // The number in 64-bit limbs, least significant first, built from the most significant letter: thirteen
+        // letters at a time (26^13 < 2^64), each step one multiply-add over the limbs with 128-bit products. The
+        // limbs live on the stack; the bytes are the one array made.
+        let limbCapacity = letters.count / 13 + 2
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: limbCapacity) { limbs in
+            var used = 0
+            var index = letters.endIndex
+            while index > letters.startIndex {
+                let start = max(letters.startIndex, index - 13)
+                let multiplier = Self.powersOf26[index - start]
+                var carry: UInt64 = 0
+                // The letters of this step, each times its power of 26 (the last the highest): products that do
+                // not wait on each other, where a running `carry * 26 + letter` would make one long chain.
+                var position = start
+                while position < index {
+                    carry &+= UInt64(letters[position] &- UInt8(ascii: "A")) &* Self.powersOf26[position - start]
+                    position += 1
+                }
+                for limb in 0..<used {
+                    let (high, low) = limbs[limb].multipliedFullWidth(by: multiplier)
+                    let (sum, overflow) = low.addingReportingOverflow(carry)
+                    limbs[limb] = sum
+                    carry = high &+ (overflow ? 1 : 0)
+                }
+                if carry > 0 {
+                    limbs[used] = carry
+                    used += 1
+                }
+                index = start
             }
-            var carry = chunk
-            for limb in limbs.indices {
-                let value = UInt64(limbs[limb]) * multiplier + carry
-                limbs[limb] = UInt32(truncatingIfNeeded: value)
-                carry = value >> 32
+            // Little-endian bytes, without the number's leading (most significant) zero bytes.
+            let topBytes = used == 0 ? 0 : (64 - limbs[used - 1].leadingZeroBitCount + 7) / 8
+            let byteCount = used == 0 ? 0 : (used - 1) * 8 + topBytes
+            // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, starts with the number
+            // as it stands (leading zero bytes of c included: they are the number's low zero bytes).
+            return [UInt8](unsafeUninitializedCapacity: byteCount) { bytes, initialized in
+                for offset in 0..<byteCount {
+                    bytes[offset] = UInt8(truncatingIfNeeded: limbs[offset >> 3] >> UInt64((offset & 7) * 8))
+                }
+                initialized = byteCount
             }
-            if carry > 0 { limbs.append(UInt32(truncatingIfNeeded: carry)) }
-            index = start
         }
-        // Little-endian bytes, without the number's leading (most significant) zero bytes.
-        var number: [UInt8] = []
-        number.reserveCapacity(limbs.count * 4)
-        for limb in limbs {
-            for shift in stride(from: 0, to: 32, by: 8) {
-                number.append(UInt8(truncatingIfNeeded: limb >> UInt32(shift)))
-            }
-        }
-        while number.last == 0 { number.removeLast() }
-        // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, starts with `number` as it
-        // stands (leading zero bytes of c included: they are the number's low zero bytes).
-        return number
+    }
+
+    /// 26^0 to 26^13 (26^13 < 2^64).
+    private static let powersOf26: [UInt64] = (0...13).map { power in
+        (0..<power).reduce(1) { product, _ in product * 26 }
     }
 
     /// The RSA input c for a key whose modulus has `byteCount` bytes: `block`, then zero bytes up to that length
@@ -148,7 +158,11 @@ public struct RSP6Barcode: Sendable, Hashable {
     /// when the number has more bytes than that, so cannot be an input of that key.
     public func rsaInput(byteCount: Int) -> [UInt8]? {
         guard block.count <= byteCount else { return nil }
-        return block + [UInt8](repeating: 0, count: byteCount - block.count)
+        return [UInt8](unsafeUninitializedCapacity: byteCount) { bytes, initialized in
+            _ = bytes.initialize(fromContentsOf: block)
+            bytes[block.count...].initialize(repeating: 0)
+            initialized = byteCount
+        }
     }
 
     /// The base-26 letters that carry the RSA input `c` (big-endian, any length): the inverse of `blockBytes` and

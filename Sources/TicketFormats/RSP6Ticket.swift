@@ -92,16 +92,20 @@ public struct RSP6Ticket: Sendable, Hashable {
     public var travelDay: UICDay { UKTime.localFields(of: departure).day }
 
     /// The first instant of validity: the start of the travel day in UK time.
-    public var validFrom: Date { UKTime.date(travelDay, hour: 0, minute: 0) }
+    public var validFrom: Date { validity.from }
 
     /// The last second of validity: the end of the last day of validity in UK time (the travel day plus the days
     /// of validity less one; a ticket without purchase data is judged on its travel day alone, and
     /// `statesDaysOfValidity` is false).
-    public var validUntil: Date {
+    public var validUntil: Date { validity.until }
+
+    /// `validFrom` and `validUntil`, from one reading of the travel day.
+    var validity: (from: Date, until: Date) {
+        let day = travelDay
         let days = max(1, purchase?.daysOfValidity ?? 1)
         // 14 bits of days from 1997 plus 9 bits of days of validity stay far inside UICDay's years.
-        let dayAfter = SSBCalendar.adding(days, to: travelDay) ?? travelDay
-        return UKTime.date(dayAfter, hour: 0, minute: 0).addingTimeInterval(-1)
+        let dayAfter = SSBCalendar.adding(days, to: day) ?? day
+        return (UKTime.date(day, hour: 0, minute: 0), UKTime.date(dayAfter, hour: 0, minute: 0).addingTimeInterval(-1))
     }
 
     /// Whether the ticket says for how many days it is valid (its purchase data do).
@@ -112,16 +116,14 @@ public struct RSP6Ticket: Sendable, Hashable {
     /// - Throws: `malformed`, naming the field and its bits, when the payload ends before a field its flags
     ///   announce, or when a date-time names a minute past midnight's 1440.
     public init(decoding payload: ArraySlice<UInt8>) throws(FormatError) {
-        let bits = SSBBitReader(Array(payload))
+        let bits = SSBBitReader(payload)
         guard bits.bitCount >= Self.fixedPartBits else {
             throw .malformed(
                 "the RSP6 ticket has \(payload.count) bytes; its fixed part takes \(Self.fixedPartBits) bits "
                     + "(\((Self.fixedPartBits + 7) / 8) bytes)")
         }
-        func text(_ field: String, _ offset: Int, _ count: Int) throws(FormatError) -> String? {
-            let value = try bits.text(field, at: offset, count: count, .ascii)
-            let trimmed = value.drop { $0 == " " }
-            return trimmed.isEmpty ? nil : String(trimmed)
+        func text(_ field: @autoclosure () -> String, _ offset: Int, _ count: Int) throws(FormatError) -> String? {
+            try bits.trimmedText(field(), at: offset, count: count, .ascii)
         }
         reference = try text("ticket reference", 8, 9) ?? ""
         version = try bits.value("version", at: 68, width: 4)
@@ -157,15 +159,16 @@ public struct RSP6Ticket: Sendable, Hashable {
         }
         var reservations: [Reservation] = []
         for index in 0..<reservationCount {
-            let name = "reservation \(index + 1)"
-            let coach = try text("\(name)'s coach", offset + 26, 1)
+            // The field names are built only for an error.
+            let name = { "reservation \(index + 1)" }
+            let coach = try text("\(name())'s coach", offset + 26, 1)
             reservations.append(
                 Reservation(
-                    trainOperator: try text("\(name)'s train operator", offset, 2) ?? "",
-                    trainNumber: try bits.value("\(name)'s train number", at: offset + 12, width: 14),
+                    trainOperator: try text("\(name())'s train operator", offset, 2) ?? "",
+                    trainNumber: try bits.value("\(name())'s train number", at: offset + 12, width: 14),
                     coach: coach == "*" ? nil : coach,
-                    seatLetter: try text("\(name)'s seat letter", offset + 32, 1),
-                    seatNumber: try bits.value("\(name)'s seat number", at: offset + 38, width: 7).nonZero))
+                    seatLetter: try text("\(name())'s seat letter", offset + 32, 1),
+                    seatNumber: try bits.value("\(name())'s seat number", at: offset + 38, width: 7).nonZero))
             offset += Self.reservationBits
         }
         self.reservations = reservations
@@ -173,12 +176,14 @@ public struct RSP6Ticket: Sendable, Hashable {
     }
 
     /// A date-time field: 14 bits of days since 1997-01-01, then 11 bits of minutes, UK local time.
-    static func dateTime(_ field: String, at offset: Int, in bits: SSBBitReader) throws(FormatError) -> Date {
-        let days = try bits.value(field, at: offset, width: 14)
-        let minutes = try bits.value(field, at: offset + 14, width: 11)
+    static func dateTime(_ field: @autoclosure () -> String, at offset: Int, in bits: SSBBitReader)
+        throws(FormatError) -> Date
+    {
+        let days = try bits.value(field(), at: offset, width: 14)
+        let minutes = try bits.value(field(), at: offset + 14, width: 11)
         guard minutes < 1_440 else {
             throw .malformed(
-                "the \(field) at bit \(offset) says \(minutes) minutes after midnight; a day has 1440")
+                "the \(field()) at bit \(offset) says \(minutes) minutes after midnight; a day has 1440")
         }
         let day = SSBCalendar.adding(days, to: UKTime.epoch) ?? UKTime.epoch
         return UKTime.date(day, hour: minutes / 60, minute: minutes % 60)

@@ -14,9 +14,10 @@ public enum RSP6 {
     ///   (the holder check's `name`, as printed, title included);
     ///   `details`: every field in plain words, the codes kept beside them (docs/uk-rsp6.md).
     public static func ticket(from ticket: RSP6Ticket, barcode: RSP6Barcode) -> Ticket {
+        let validity = ticket.validity
         return Ticket(
             format: .ukRSP6, issuer: barcode.issuerID, ticketID: Array(barcode.ticketReference.utf8),
-            validFrom: ticket.validFrom, validUntil: ticket.validUntil, issuedAt: ticket.purchase?.purchasedAt,
+            validFrom: validity.from, validUntil: validity.until, issuedAt: ticket.purchase?.purchasedAt,
             product: ticket.fareLabel ?? ticket.ticketType, holder: ticket.passengerName,
             holderCheck: ticket.passengerName.map { TicketHolder(name: $0) },
             deferredDetails: { details(of: ticket, barcode: barcode) })

@@ -3,10 +3,15 @@
 /// Private to the SSB decoder (internal, named for SSB) so that it does not clash with the other bit readers of
 /// the module; SSB needs nothing more than unsigned fields and 6-bit characters at fixed offsets.
 struct SSBBitReader {
-    /// The bytes read.
-    let bytes: [UInt8]
+    /// The bytes read (a slice keeps its indices: reads start at `bytes.startIndex`).
+    let bytes: ArraySlice<UInt8>
 
     init(_ bytes: [UInt8]) {
+        self.bytes = bytes[...]
+    }
+
+    /// Reads `bytes` where they are, without copying them out (an RSP6 ticket inside its recovered block).
+    init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
     }
 
@@ -15,36 +20,96 @@ struct SSBBitReader {
 
     /// The unsigned integer in bits `offset ..< offset + width` (width at most 62).
     ///
-    /// - Throws: `malformed`, naming the field and its bits, when they are not all inside the bytes.
-    func value(_ field: String, at offset: Int, width: Int) throws(FormatError) -> Int {
+    /// - Throws: `malformed`, naming the field and its bits, when they are not all inside the bytes. The field's
+    ///   name is only built then.
+    func value(_ field: @autoclosure () -> String, at offset: Int, width: Int) throws(FormatError) -> Int {
         guard width >= 0, width <= 62, offset >= 0, offset <= bitCount - width else {
             throw .malformed(
-                "the \(field) (bits \(offset)–\(offset + width - 1)) lies past the end of the "
+                "the \(field()) (bits \(offset)–\(offset + width - 1)) lies past the end of the "
                     + "\(bytes.count)-byte ticket")
         }
-        var value = 0
-        var bit = offset
-        while bit < offset + width {
-            value = value << 1 | Int(bytes[bit >> 3] >> (7 - (bit & 7)) & 1)
-            bit += 1
+        return unchecked(at: offset, width: width)
+    }
+
+    /// The value of bits inside the bytes (checked by the caller).
+    private func unchecked(at offset: Int, width: Int) -> Int {
+        guard width > 0 else { return 0 }
+        // The bytes the field touches, at most 9 for 62 bits, gathered a byte at a time (not a bit at a time),
+        // then the field cut out of them.
+        let end = offset + width
+        let first = bytes.startIndex + offset >> 3
+        let last = bytes.startIndex + (end - 1) >> 3
+        var window: UInt64 = 0
+        var index = first
+        var high: UInt64 = 0
+        while index <= last {
+            high = high << 8 | window >> 56
+            window = window << 8 | UInt64(bytes[index])
+            index += 1
         }
-        return value
+        let shift = UInt64(7 - (end - 1) & 7)
+        // `high` holds the bits shifted out of the window when the field spans 9 bytes.
+        let value = window >> shift | (shift == 0 ? 0 : high << (64 - shift))
+        return Int(truncatingIfNeeded: value & (UInt64(1) << UInt64(width) &- 1))
     }
 
     /// Whether bit `offset` is set.
-    func flag(_ field: String, at offset: Int) throws(FormatError) -> Bool {
-        try value(field, at: offset, width: 1) == 1
+    func flag(_ field: @autoclosure () -> String, at offset: Int) throws(FormatError) -> Bool {
+        try value(field(), at: offset, width: 1) == 1
     }
 
-    /// `count` six-bit characters from bit `offset`, read with `set`, trailing spaces removed.
-    func text(_ field: String, at offset: Int, count: Int, _ set: SSBCharacterSet) throws(FormatError) -> String {
-        var ascii: [UInt8] = []
-        ascii.reserveCapacity(count)
-        for index in 0..<count {
-            ascii.append(set.character(try value(field, at: offset + 6 * index, width: 6)))
+    /// `count` six-bit characters from bit `offset`, read with `set`, leading and trailing spaces removed; `nil`
+    /// when nothing else is left. Built in place, as `text` is.
+    func trimmedText(_ field: @autoclosure () -> String, at offset: Int, count: Int, _ set: SSBCharacterSet)
+        throws(FormatError) -> String?
+    {
+        guard count >= 0, offset >= 0, offset <= bitCount - 6 * count else {
+            for index in 0..<max(0, count) { _ = try value(field(), at: offset + 6 * index, width: 6) }
+            return nil
         }
-        while ascii.last == 0x20 { ascii.removeLast() }
-        return String(decoding: ascii, as: UTF8.self)
+        var first = -1
+        var last = -1
+        for index in 0..<count where set.character(sixBits(at: offset + 6 * index)) != 0x20 {
+            if first < 0 { first = index }
+            last = index
+        }
+        guard first >= 0 else { return nil }
+        return String(unsafeUninitializedCapacity: last - first + 1) { ascii in
+            for index in first...last {
+                ascii[index - first] = set.character(sixBits(at: offset + 6 * index))
+            }
+            return last - first + 1
+        }
+    }
+
+    /// The 6 bits from bit `offset` (inside the bytes, checked by the caller): one byte, or the two they straddle.
+    private func sixBits(at offset: Int) -> Int {
+        let index = bytes.startIndex + offset >> 3
+        let within = offset & 7
+        var window = Int(bytes[index]) << 8
+        if within > 2 { window |= Int(bytes[index + 1]) }
+        return window >> (10 - within) & 0x3F
+    }
+
+    /// `count` six-bit characters from bit `offset`, read with `set`, trailing spaces removed. Built in place: a
+    /// text of up to 15 characters is a small string, with no allocation.
+    func text(_ field: @autoclosure () -> String, at offset: Int, count: Int, _ set: SSBCharacterSet)
+        throws(FormatError) -> String
+    {
+        guard count >= 0, offset >= 0, offset <= bitCount - 6 * count else {
+            // Some character lies past the end: name the first, as reading them in turn would.
+            for index in 0..<max(0, count) { _ = try value(field(), at: offset + 6 * index, width: 6) }
+            return ""
+        }
+        return String(unsafeUninitializedCapacity: count) { ascii in
+            var length = 0
+            for index in 0..<count {
+                let character = set.character(sixBits(at: offset + 6 * index))
+                ascii[index] = character
+                if character != 0x20 { length = index + 1 }
+            }
+            return length
+        }
     }
 }
 

@@ -29,50 +29,59 @@ extension TicketVerifier {
                     + "(farecheck keys import --rsp6 \(issuer).json).",
                 signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
         }
-        // What came of each key, put into sentences only when the verdict is explained (`Verdict.keys`).
-        var trials: [(key: TrustedKey, trial: RSP6KeyTrial)] = []
-        var recovered: (key: TrustedKey, payload: ArraySlice<UInt8>, padding: RSP6Padding)?
+        // What came of each key (by its index in `keys`: no key is copied), put into sentences only when the
+        // verdict is explained (`Verdict.keys`).
+        var trials: [RSP6Attempt] = []
+        trials.reserveCapacity(keys.count)
+        var recovered: (index: Int, payload: ArraySlice<UInt8>, padding: RSP6Padding)?
+        // Whether a type-1 block was recovered: it ends the search; after a type-2 one, another key may still make a
+        // type-1 block.
+        var proven = false
         // The key that recovered this issuer's last ticket first: tickets in circulation mostly carry the newest
-        // key, so most verdicts then take one RSA operation, not one per older key.
-        var ordered = keys
-        if let preferred = rsp6RawKeys.lastRecovering(issuer: issuer),
-            let index = ordered.firstIndex(where: { $0.keyID == preferred }), index > 0
-        {
-            ordered.insert(ordered.remove(at: index), at: 0)
+        // key, so most verdicts then take one RSA operation, not one per older key. That key's index, and the
+        // others in their order after it (no reordered copy of the array is made).
+        let preferred = rsp6RawKeys.lastRecovering(issuer: issuer).flatMap { id in
+            keys.firstIndex { $0.keyID == id }
         }
-        for key in ordered {
-            // A type-1 block ends the search; after a type-2 one, another key may still make a type-1 block.
-            if let found = recovered, found.padding == .type1 {
-                trials.append((key, .notTried))
+        let first = preferred ?? 0
+        for position in 0..<keys.count {
+            let index = position == 0 ? first : (position <= first ? position - 1 : position)
+            if proven {
+                trials.append(RSP6Attempt(index: index, trial: .notTried))
                 continue
             }
-            guard let raw = rsp6RawKeys.key(for: key.publicKey) else {
-                trials.append((key, .notRSA))
+            guard let raw = rsp6RawKeys.key(for: keys[index].publicKey) else {
+                trials.append(RSP6Attempt(index: index, trial: .notRSA))
                 continue
             }
-            guard let input = barcode.rsaInput(byteCount: raw.modulusByteCount) else {
-                trials.append((key, .longerThanModulus(bits: raw.bits)))
+            // c is the barcode's block followed by zeros up to the modulus's length (`RSP6Barcode.rsaInput`).
+            guard barcode.block.count <= raw.modulusByteCount else {
+                trials.append(RSP6Attempt(index: index, trial: .longerThanModulus(bits: raw.bits)))
                 continue
             }
             let block: [UInt8]
             do {
-                block = try raw.publicOperation(input)
+                block = try raw.publicOperation(zeroPaddedPrefix: barcode.block)
             } catch {
-                trials.append((key, .refused(error.message)))
+                trials.append(RSP6Attempt(index: index, trial: .refused(error.message)))
                 continue
             }
             guard let (payload, padding) = RSP6Padding.unpad(block) else {
-                trials.append((key, .noBlock))
+                trials.append(RSP6Attempt(index: index, trial: .noBlock))
                 continue
             }
-            trials.append((key, .recovered(padding)))
-            if recovered == nil || padding == .type1 { recovered = (key, payload, padding) }
-            if padding == .type1 { rsp6RawKeys.recovered(issuer: issuer, keyID: key.keyID) }
+            trials.append(RSP6Attempt(index: index, trial: .recovered(padding)))
+            if recovered == nil || padding == .type1 { recovered = (index, payload, padding) }
+            if padding == .type1 {
+                proven = true
+                // Noted only when it changes: the lock is then not taken on every verdict.
+                if position != 0 || preferred == nil { rsp6RawKeys.recovered(issuer: issuer, keyID: keys[index].keyID) }
+            }
         }
-        let considerations: @Sendable () -> [KeyConsideration] = { [trials] in
-            trials.map { KeyConsideration(rsp6: $0.key, $0.trial) }
+        let considerations: @Sendable () -> [KeyConsideration] = { [trials, keys] in
+            trials.map { KeyConsideration(rsp6: keys[$0.index], $0.trial) }
         }
-        guard let (key, payload, padding) = recovered else {
+        guard let (keyIndex, payload, padding) = recovered else {
             var verdict = Verdict(
                 kind: .invalidSignature,
                 reason: "None of the \(keys.count) keys of RSP6 issuer \(issuer) recovers a well-formed block from "
@@ -81,6 +90,7 @@ extension TicketVerifier {
             verdict.deferKeys(considerations)
             return verdict
         }
+        let key = keys[keyIndex]
         if padding == .type2 {
             // Type 2 pads with any non-zero bytes: the public key turns a random number into such a block about once
             // in a hundred thousand tries, so a forger needs no private key, only a few seconds. Never valid, never
@@ -152,6 +162,12 @@ extension TicketVerifier {
         }
         return warnings
     }
+}
+
+/// One RSP6 key tried on a barcode: its index among the issuer's keys, and what came of it.
+struct RSP6Attempt: Sendable {
+    let index: Int
+    let trial: RSP6KeyTrial
 }
 
 /// What came of trying one RSP6 key on a barcode.

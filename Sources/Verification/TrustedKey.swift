@@ -190,14 +190,16 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) -> Revocation? {
-        revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)]
+        // Most snapshots revoke nothing: no key is then built and hashed for every verdict.
+        revokedTickets.isEmpty ? nil : revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)]
     }
 
     public func revocation(ofKey key: TrustedKey) -> Revocation? {
-        revokedKeys[RevokedKeyIndex(family: key.family, issuer: key.issuer, keyID: key.keyID)]
+        revokedKeys.isEmpty
+            ? nil : revokedKeys[RevokedKeyIndex(family: key.family, issuer: key.issuer, keyID: key.keyID)]
     }
 
     public func blocklistRevocation(for key: BlocklistKey) -> BlocklistRevocation? {
-        blocklistEntries[key]
+        blocklistEntries.isEmpty ? nil : blocklistEntries[key]
     }
 }
