@@ -375,16 +375,7 @@ public final class InspectionJournal: Sendable {
             return try state.withLock { state throws -> T in
                 let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
                 state.pool = pool
-                return try pool.writeWithoutTransaction { db in
-                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                    defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                    var result: T?
-                    try db.inTransaction(.immediate) {
-                        result = try body(db)
-                        return .commit
-                    }
-                    return result!
-                }
+                return try pool.writeUnsyncedTransaction(body)
             }
         } catch {
             throw Self.classify(error, path: path)

@@ -462,16 +462,7 @@ public final class TrustStore: Sendable {
     /// and nothing else (the journal) waits on it. The connection is back to `FULL` afterwards.
     func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                var result: T?
-                try db.inTransaction(.immediate) {
-                    result = try body(db)
-                    return .commit
-                }
-                return result!
-            }
+            return try pool.writeUnsyncedTransaction(body)
         } catch {
             throw Self.classify(error, path: path, opening: false)
         }
@@ -645,5 +636,23 @@ public final class TrustStore: Sendable {
                 Revocation(reason: key.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(key.revokedAt))))
         }
         return (trust, skipped)
+    }
+}
+
+extension DatabasePool {
+    /// Runs `body` in one immediate transaction committed with `synchronous = NORMAL` (not synced to disk at once),
+    /// the connection back to `FULL` afterwards: for what can be fetched or done again. A power cut may lose the
+    /// whole transaction, never part of it.
+    func writeUnsyncedTransaction<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
+        try writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
     }
 }
