@@ -70,8 +70,8 @@ struct CBORScanner {
     mutating func integer() -> Int64? {
         guard let head = head() else { return nil }
         switch head.major {
-        case 0: return head.value <= UInt64(Int64.max) ? Int64(head.value) : nil
-        case 1: return head.value <= UInt64(Int64.max) ? -1 - Int64(head.value) : nil
+        case 0: return CBOR.unsigned(head.value).intValue
+        case 1: return CBOR.negative(head.value).intValue
         default: return nil
         }
     }

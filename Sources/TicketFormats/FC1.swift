@@ -356,7 +356,7 @@ private struct ClaimValues {
 extension CBORScanner {
     /// A NumericDate (whole seconds) within the range `ClaimReader.date` accepts.
     fileprivate mutating func date() -> Date? {
-        guard let seconds = integer(), seconds > -(1 << 40), seconds < 1 << 40 else { return nil }
+        guard let seconds = integer(), ClaimReader.isNumericDate(seconds) else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
@@ -388,12 +388,15 @@ private struct ClaimReader {
             return nil
         }
         // NumericDate: whole seconds; bounded so that Date arithmetic never overflows.
-        // (Compared on both sides: `abs` of the most negative integer CBOR can carry would overflow.)
-        guard let seconds = item.intValue, seconds > -(1 << 40), seconds < 1 << 40 else {
+        guard let seconds = item.intValue, Self.isNumericDate(seconds) else {
             throw .malformed("\(context) \(name) must be a date in whole seconds, found a \(item.typeName)")
         }
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
+
+    /// Whether `seconds` is within the NumericDate range read: bounded so that Date arithmetic never overflows
+    /// (compared on both sides: `abs` of the most negative integer CBOR can carry would overflow).
+    static func isNumericDate(_ seconds: Int64) -> Bool { seconds > -(1 << 40) && seconds < 1 << 40 }
 
     func count(_ item: CBOR?, name: String) throws(FormatError) -> Int? {
         guard let item else { return nil }

@@ -356,26 +356,23 @@ public final class InspectionJournal: Sendable {
 
     /// Runs `body` in a write transaction (marking records sent); after waiting records, in order.
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
-        do {
-            return try state.withLock { state throws -> T in
-                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
-                state.pool = pool
-                return try pool.write(body)
-            }
-        } catch {
-            throw Self.classify(error, path: path)
-        }
+        try withWriter { try $0.write(body) }
     }
 
     /// Runs `body` in a write transaction whose commit is not synced to disk at once (`synchronous = NORMAL`): for
     /// what can be redone (marking records sent), so that it costs the appends that wait for the writer no fsync. A
     /// power cut may lose the transaction, never part of it; the next append's sync makes it durable.
     func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        try withWriter { try $0.writeUnsyncedTransaction(body) }
+    }
+
+    /// Runs `write` on the pool (opened on first use) under the writer's lock, its errors classified.
+    private func withWriter<T: Sendable>(_ write: (DatabasePool) throws -> T) throws(StoreError) -> T {
         do {
             return try state.withLock { state throws -> T in
                 let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
                 state.pool = pool
-                return try pool.writeUnsyncedTransaction(body)
+                return try write(pool)
             }
         } catch {
             throw Self.classify(error, path: path)

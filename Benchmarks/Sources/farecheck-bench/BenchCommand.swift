@@ -211,9 +211,7 @@ struct BenchCommand: AsyncParsableCommand {
     static func compared(seconds: Double, reference: String?, _ body: () throws -> Void) throws -> (Double, Double?) {
         try compared(
             seconds: seconds,
-            anchor: reference.map { reference in
-                { seconds in OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int(seconds.rounded()))) }
-            }, body)
+            anchor: reference.map(OpenSSLSpeed.anchor), body)
     }
 
     /// The same against any anchor: `anchor` measures for the given seconds and returns its rate, or nil.
@@ -337,6 +335,12 @@ enum OpenSSLSpeed {
     /// Verify operations per second that `openssl speed ALGORITHM` reports (e.g. `ecdsap256`, `dsa1024`).
     static func verifyRate(_ algorithm: String, seconds: Int) -> Double? {
         verifyRates(seconds: seconds, algorithms: [algorithm]).values.first
+    }
+
+    /// `openssl speed ALGORITHM` as an anchor for `BenchCommand.compared`: run for the seconds given (at least one,
+    /// whole seconds as speed takes them).
+    static func anchor(_ algorithm: String) -> (Double) -> Double? {
+        { seconds in verifyRate(algorithm, seconds: max(1, Int(seconds.rounded()))) }
     }
 
     /// Verify operations per second for `openssl speed` algorithm names; keys ES256, EdDSA, PS256

@@ -68,9 +68,7 @@ struct FormatsBenchmark {
         }
         let anchor: ((Double) -> Double?)? =
             if !compare { nil } else if let sameKey { sameKey.rate(seconds:) } else {
-                reference.map { reference in
-                    { seconds in OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int(seconds.rounded()))) }
-                }
+                reference.map(OpenSSLSpeed.anchor)
             }
         let (rate, bare) = try BenchCommand.compared(seconds: seconds, anchor: anchor, body)
         let base = sameKey?.label ?? "openssl speed \(reference ?? "")"

@@ -115,7 +115,7 @@ struct SameKeyAnchor {
             var speed: [Double] = []
             for _ in 0..<BenchCommand.rounds {
                 let round = seconds / Double(BenchCommand.rounds)
-                if let rate = OpenSSLSpeed.verifyRate(reference, seconds: max(1, Int(round.rounded()))) {
+                if let rate = OpenSSLSpeed.anchor(reference)(round) {
                     speed.append(rate)
                 }
                 if let rate = anchor.rate(seconds: round) { loop.append(rate) }

@@ -66,7 +66,7 @@ struct UICBenchmark {
                 : nil
             let anchor: ((Double) -> Double?)? =
                 if !compare { nil } else if let sameKey { sameKey.rate(seconds:) } else {
-                    { seconds in OpenSSLSpeed.verifyRate(referenceName!, seconds: max(1, Int(seconds.rounded()))) }
+                    referenceName.map(OpenSSLSpeed.anchor)
                 }
             let (rate, bare) = try BenchCommand.compared(seconds: seconds, anchor: anchor) {
                 let verdict = try verifier.verify(payload)
