@@ -48,6 +48,56 @@ static inline void COpenSSL_SHA256_parts(const unsigned char *a, size_t a_count,
 #pragma clang diagnostic pop
 }
 
+/// An EC public key on `group` from a SEC1 point (compressed or not), or NULL when the point is not on the curve.
+///
+/// A key that a barcode brings along (DOSIPAS's level-2 key) is checked once or twice and dropped: through
+/// `EVP_PKEY_fromdata` OpenSSL 3 builds the curve's group again for every key (its constants, a Montgomery
+/// context) and then a verify context, three times the cost of this key on a group built once. The EC_KEY
+/// functions are deprecated in OpenSSL 3 in favour of that path; the warning is silenced here only.
+static inline EC_KEY *COpenSSL_EC_KEY_from_point(const EC_GROUP *group, const unsigned char *point, size_t count) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    EC_KEY *key = EC_KEY_new();
+    if (key == NULL) return NULL;
+    if (EC_KEY_set_group(key, group) != 1 || EC_KEY_oct2key(key, point, count, NULL) != 1) {
+        EC_KEY_free(key);
+        return NULL;
+    }
+    return key;
+#pragma clang diagnostic pop
+}
+
+/// An EVP_PKEY holding its own reference to `key` (see COpenSSL_EC_KEY_from_point), or NULL.
+static inline EVP_PKEY *COpenSSL_EVP_PKEY_holding_EC_KEY(EC_KEY *key) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    EVP_PKEY *pkey = EVP_PKEY_new();
+    if (pkey == NULL) return NULL;
+    if (EVP_PKEY_set1_EC_KEY(pkey, key) != 1) {
+        EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    return pkey;
+#pragma clang diagnostic pop
+}
+
+/// ECDSA_verify on a DER signature (see COpenSSL_EC_KEY_from_point): 1 valid, 0 not valid, -1 an error.
+static inline int COpenSSL_ECDSA_verify(const unsigned char *digest, size_t digest_count,
+                                        const unsigned char *signature, size_t signature_count, EC_KEY *key) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    if (digest_count > 64 || signature_count > 4096) return 0;
+    return ECDSA_verify(0, digest, (int)digest_count, signature, (int)signature_count, key);
+#pragma clang diagnostic pop
+}
+
+static inline void COpenSSL_EC_KEY_free(EC_KEY *key) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    EC_KEY_free(key);
+#pragma clang diagnostic pop
+}
+
 /// OPENSSL_free is a macro (it passes __FILE__/__LINE__), so Swift cannot call it.
 static inline void COpenSSL_free(void *pointer) {
     OPENSSL_free(pointer);

@@ -32,6 +32,9 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     private let readyContexts = VerifyContextPool()
     /// For RSA: the raw form, which checks PS256 signatures (`RSAPSS`) faster than OpenSSL's general path.
     private let pssRawKey: RSARawPublicKey?
+    /// For an EC key read from a bare point (`init(ecPoint:curve:)`): the `EC_KEY` that checks its ECDSA signatures
+    /// itself, without a verify context (such a key comes with one barcode and is checked once or twice).
+    nonisolated(unsafe) private let pointKey: OpaquePointer?
 
     /// Reads a DER `SubjectPublicKeyInfo`.
     ///
@@ -118,6 +121,21 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             } else {
                 nil
             }
+        self.pointKey = nil
+    }
+
+    /// Takes ownership of `pointKey` (an `EC_KEY` on a named curve, whose point OpenSSL checked lies on it) and of
+    /// `pkey`, which holds the same key for anything but a signature check.
+    init(pointKey: OpaquePointer, pkey: OpaquePointer, kind: KeyKind, scalarByteCount: Int, spkiDER: [UInt8]) {
+        self.pkey = pkey
+        self.kind = kind
+        self.spkiDER = spkiDER
+        self.family = .ec(scalarByteCount: scalarByteCount)
+        self.digestVerifyTemplate = nil
+        self.pssVerifyTemplates = [OpaquePointer?](repeating: nil, count: DigestAlgorithm.allCases.count)
+        self.eddsaVerifyTemplate = nil
+        self.pssRawKey = nil
+        self.pointKey = pointKey
     }
 
     deinit {
@@ -126,6 +144,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             EVP_PKEY_CTX_free(template)
         }
         EVP_MD_CTX_free(eddsaVerifyTemplate)
+        COpenSSL_EC_KEY_free(pointKey)
         EVP_PKEY_free(pkey)
     }
 
@@ -142,7 +161,8 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// accepts the combination).
     public func supports(_ scheme: SignatureScheme) -> Bool {
         switch (scheme, family) {
-        case (.ecdsa, .ec), (.dsa, .dsa): digestVerifyTemplate != nil
+        case (.ecdsa, .ec): digestVerifyTemplate != nil || pointKey != nil
+        case (.dsa, .dsa): digestVerifyTemplate != nil
         case (.rsaPSS(let algorithm), .rsa): pssVerifyTemplates[algorithm.index] != nil
         case (.eddsa, .eddsa): eddsaVerifyTemplate != nil
         default: false
@@ -214,6 +234,13 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             // COSE fixes the raw length to twice the curve's size; anything else is malformed.
             if encoding == .raw && signature.count != 2 * scalarByteCount { return false }
             guard let der = Self.canonicalDER(signature, encoding) else { return false }
+            if let pointKey {
+                let result = der.withUnsafeBufferPointer {
+                    COpenSSL_ECDSA_verify(digest.baseAddress, digest.count, $0.baseAddress, $0.count, pointKey)
+                }
+                if result != 1 { OpenSSLError.discardQueue() }
+                return result == 1
+            }
             (template, encodedSignature) = (digestVerifyTemplate, der)
         case (.dsa(_, let encoding), .dsa):
             // UIC 918.3 raw fields are split in half whatever the key's q size, so any even length is read.

@@ -38,6 +38,21 @@ public enum EllipticCurve: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The curve's OpenSSL group, built once and then copied into each key read from a point; `nil` when OpenSSL
+    /// does not have the curve.
+    fileprivate var group: OpaquePointer? {
+        switch self {
+        case .p256: Self.p256Group
+        case .p384: Self.p384Group
+        case .p521: Self.p521Group
+        }
+    }
+
+    // Read only once built: OpenSSL lets threads copy one group at the same time.
+    nonisolated(unsafe) private static let p256Group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
+    nonisolated(unsafe) private static let p384Group = EC_GROUP_new_by_curve_name(NID_secp384r1)
+    nonisolated(unsafe) private static let p521Group = EC_GROUP_new_by_curve_name(NID_secp521r1)
+
     /// The DER of the curve's OBJECT IDENTIFIER (tag, length and contents).
     fileprivate var oidDER: [UInt8] {
         switch self {
@@ -52,9 +67,10 @@ extension PublicKey {
     /// Reads an EC public key given as a bare SEC1 point (compressed `0x02`/`0x03` or uncompressed `0x04`), the
     /// form DOSIPAS barcodes carry their level-2 key in.
     ///
-    /// The point is handed to OpenSSL as key parameters (`EVP_PKEY_fromdata`), which checks that it lies on the
-    /// curve: a tenth of the cost of wrapping it in a SubjectPublicKeyInfo and decoding that, which matters
-    /// because every DOSIPAS barcode brings its own level-2 key. `spkiDER` is the wrapped form.
+    /// The point is read onto the curve's group, built once (`EllipticCurve.group`), and OpenSSL checks that it lies
+    /// on the curve. Every DOSIPAS barcode brings its own level-2 key, so this is paid per passenger: OpenSSL 3's
+    /// general path (`EVP_PKEY_fromdata`, then a verify context) builds the group again for each key and costs
+    /// three times as much; decoding a SubjectPublicKeyInfo ten times. `spkiDER` is the wrapped form.
     ///
     /// - Throws: `SignatureError` with code `.invalidKey` when the point is not one of `curve`.
     public convenience init(ecPoint point: [UInt8], curve: EllipticCurve) throws(SignatureError) {
@@ -75,46 +91,18 @@ extension PublicKey {
         let bitString = [0x03] + Self.derLength(point.count + 1) + [0x00] + point
         let spki = Self.derSequence(algorithm + bitString)
         ERR_clear_error()
-        guard let pkey = Self.ecKey(point: point, groupName: curve.openSSLName) else {
+        guard let group = curve.group,
+            let key = point.withUnsafeBufferPointer({ COpenSSL_EC_KEY_from_point(group, $0.baseAddress, $0.count) })
+        else {
             throw .fromOpenSSL(.invalidKey, "The bytes are not a point on \(curve.rawValue).")
         }
-        try self.init(adopting: pkey, spkiDER: spki)
-    }
-
-    /// An OpenSSL EC public key from its group and point, or `nil` when OpenSSL refuses them.
-    private static func ecKey(point: [UInt8], groupName: String) -> OpaquePointer? {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else { return nil }
-        var pkey: OpaquePointer?
-        var group = Array(groupName.utf8CString)
-        var octets = point
-        // OSSL_PARAM keeps pointers to its key names and values: every one must outlive EVP_PKEY_fromdata, so none
-        // may be a temporary C string bridged from a Swift String.
-        var groupKey = Array(OSSL_PKEY_PARAM_GROUP_NAME.utf8CString)
-        var pointKey = Array(OSSL_PKEY_PARAM_PUB_KEY.utf8CString)
-        let result = groupKey.withUnsafeMutableBufferPointer { groupKeyBuffer in
-            pointKey.withUnsafeMutableBufferPointer { pointKeyBuffer in
-                group.withUnsafeMutableBufferPointer { groupBuffer in
-                    octets.withUnsafeMutableBytes { pointBuffer in
-                        var parameters = [
-                            OSSL_PARAM_construct_utf8_string(groupKeyBuffer.baseAddress, groupBuffer.baseAddress, 0),
-                            OSSL_PARAM_construct_octet_string(
-                                pointKeyBuffer.baseAddress, pointBuffer.baseAddress, pointBuffer.count),
-                            OSSL_PARAM_construct_end(),
-                        ]
-                        return EVP_PKEY_fromdata(context, &pkey, Self.publicKeySelection, &parameters)
-                    }
-                }
-            }
+        guard let pkey = COpenSSL_EVP_PKEY_holding_EC_KEY(key) else {
+            COpenSSL_EC_KEY_free(key)
+            throw .fromOpenSSL(.invalidKey, "OpenSSL could not make a key of the point on \(curve.rawValue).")
         }
-        guard result == 1, let pkey else { return nil }
-        return pkey
+        let kind: KeyKind = curve == .p256 ? .ecP256 : .other("EC \(curve.openSSLName)")
+        self.init(pointKey: key, pkey: pkey, kind: kind, scalarByteCount: n, spkiDER: spki)
     }
-
-    /// `EVP_PKEY_PUBLIC_KEY`, a macro expression Swift does not import: the key's domain parameters
-    /// (`OSSL_KEYMGMT_SELECT_ALL_PARAMETERS`, 0x84) and its public part (0x02).
-    private static let publicKeySelection: Int32 = 0x86
 
     /// Reads a bare 32-byte Ed25519 public key.
     ///

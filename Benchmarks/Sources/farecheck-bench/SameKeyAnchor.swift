@@ -48,6 +48,17 @@ struct SameKeyAnchor {
             digest: Signatures.digest(.sha256, message))
     }
 
+    /// An ECDSA P-256 verify under a key made anew for every check from `key`'s compressed point, as a barcode that
+    /// carries its own key needs (DOSIPAS's level 2); `signature` is DER.
+    static func newPoint(_ label: String, key: PublicKey, signature: [UInt8], message: [UInt8]) -> SameKeyAnchor {
+        // A P-256 SubjectPublicKeyInfo ends with the uncompressed point, 0x04 ‖ x ‖ y.
+        let uncompressed = Array(key.spkiDER.suffix(65))
+        let compressed = [0x02 | (uncompressed[64] & 1)] + uncompressed[1...32]
+        return SameKeyAnchor(
+            label: label, operation: COpenSSLSpeedLoopVerifyNewPoint, spki: compressed, signature: signature,
+            digest: Signatures.digest(.sha256, message))
+    }
+
     /// The RSA public operation alone with `key` on an input below its modulus.
     static func rsaPublic(_ label: String, key: PublicKey) -> SameKeyAnchor? {
         guard let (modulus, _) = key.rsaComponents else { return nil }

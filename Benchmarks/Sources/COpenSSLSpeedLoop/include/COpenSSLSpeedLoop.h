@@ -16,6 +16,11 @@ typedef enum {
     /// The RSA public operation alone (`EVP_PKEY_verify_recover`, no padding), as `openssl speed rsa1024` performs it
     /// before its PKCS#1 check.
     COpenSSLSpeedLoopRSAPublic = 2,
+    /// ECDSA under a key OpenSSL has not seen: for every check the key is made anew from its SEC1 point (passed as
+    /// `spki`) on a P-256 group made once (`EC_KEY_new`, `EC_KEY_set_group`, `EC_KEY_oct2key`: a compressed point
+    /// costs a modular square root), then `ECDSA_verify`: OpenSSL's cheapest check of a signature under a key that a
+    /// barcode brings (DOSIPAS's level-2 key, a new one per passenger).
+    COpenSSLSpeedLoopVerifyNewPoint = 3,
 } COpenSSLSpeedLoopOperation;
 
 /// Runs `operation` with the key `spki` (DER SubjectPublicKeyInfo) on `signature` and `digest` for about `seconds`
