@@ -225,24 +225,25 @@ public struct UIC0080BL: Sendable, Hashable {
     ) throws(FormatError) -> [ValidityBlock] {
         var blocks: [ValidityBlock] = []
         for index in 0..<count {
-            let name = "validity block \(index + 1)"
+            // Named only in an error: not built for every scan.
+            func name() -> String { "validity block \(index + 1)" }
             let firstStart = cursor.position
-            let first = try cursor.take(8, "\(name)'s first day")
+            let first = try cursor.take(8, "\(name())'s first day")
             let lastStart = cursor.position
-            let last = try cursor.take(8, "\(name)'s last day")
+            let last = try cursor.take(8, "\(name())'s last day")
             guard let firstDay = UICDay.compact(first) else {
                 throw .malformed(
-                    "the first day of \(name) of the 0080BL record at byte \(firstStart) is "
+                    "the first day of \(name()) of the 0080BL record at byte \(firstStart) is "
                         + "\(UICFieldCursor.describe(first)), not a day DDMMYYYY"
                 )
             }
             guard let lastDay = UICDay.compact(last) else {
                 throw .malformed(
-                    "the last day of \(name) of the 0080BL record at byte \(lastStart) is "
+                    "the last day of \(name()) of the 0080BL record at byte \(lastStart) is "
                         + "\(UICFieldCursor.describe(last)), not a day DDMMYYYY"
                 )
             }
-            let serial = UICFieldCursor.trimmedText(try cursor.take(serialWidth, "\(name)'s serial number"))
+            let serial = UICFieldCursor.trimmedText(try cursor.take(serialWidth, "\(name())'s serial number"))
             blocks.append(ValidityBlock(firstDay: firstDay, lastDay: lastDay, serial: serial))
         }
         return blocks

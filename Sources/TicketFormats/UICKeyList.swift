@@ -174,6 +174,13 @@ public struct UICKeyList: Sendable {
     /// A code for matching: trimmed; all digits → without leading zeros (`0080` → `80`, `00007` → `7`,
     /// `0` stays `0`); anything else kept as text (`TT005`).
     public static func normalizedCode(_ text: String) -> String {
+        // Most codes are already as matched (`1080`, `TT005`): returned as they are, for every scan.
+        let utf8 = text.utf8
+        if let first = utf8.first, let last = utf8.last, first != UInt8(ascii: "0") || utf8.count == 1,
+            first > 0x20, last > 0x20
+        {
+            return text
+        }
         let trimmed = text.trimmingASCIIWhitespace()
         guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return trimmed }
         let stripped = trimmed.drop { $0 == "0" }

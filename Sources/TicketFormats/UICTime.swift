@@ -56,7 +56,12 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Reads `DDMMYYYY` (8 ASCII digits).
     static func compact(_ bytes: some Collection<UInt8>) -> UICDay? {
-        let digits = Array(bytes)
+        // In place where the bytes are contiguous (an array slice always is): this runs for every scan.
+        if let day = bytes.withContiguousStorageIfAvailable({ compact(digits: $0) }) { return day }
+        return Array(bytes).withUnsafeBufferPointer { compact(digits: $0) }
+    }
+
+    private static func compact(digits: UnsafeBufferPointer<UInt8>) -> UICDay? {
         guard digits.count == 8,
             let day = UICFieldCursor.asciiNumber(digits[0..<2]),
             let month = UICFieldCursor.asciiNumber(digits[2..<4]),
@@ -67,15 +72,21 @@ public struct UICDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Reads `DD.MM.YYYY`, with surrounding spaces tolerated.
     static func dotted(_ text: String) -> UICDay? {
-        // On the UTF-8 bytes: String splitting is far slower, and this runs for every scan.
-        let parts = Array(text.trimmingASCIIWhitespace().utf8).split(
-            separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, parts[2].count == 4,
-            let day = UICFieldCursor.asciiNumber(parts[0]),
-            let month = UICFieldCursor.asciiNumber(parts[1]),
-            let year = UICFieldCursor.asciiNumber(parts[2])
-        else { return nil }
-        return UICDay(year: year, month: month, day: day)
+        // On the UTF-8 bytes in place: String splitting is far slower, and this runs for every scan.
+        var text = text
+        return text.withUTF8 { bytes in
+            var start = 0
+            var end = bytes.count
+            while start < end, isASCIIWhitespace(bytes[start]) { start += 1 }
+            while end > start, isASCIIWhitespace(bytes[end - 1]) { end -= 1 }
+            let digits = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard digits.count == 10, digits[2] == UInt8(ascii: "."), digits[5] == UInt8(ascii: "."),
+                let day = UICFieldCursor.asciiNumber(digits[0..<2]),
+                let month = UICFieldCursor.asciiNumber(digits[3..<5]),
+                let year = UICFieldCursor.asciiNumber(digits[6..<10])
+            else { return nil }
+            return UICDay(year: year, month: month, day: day)
+        }
     }
 
     /// `DDMMYYYY`, the compact form of validity blocks.
@@ -229,4 +240,9 @@ public enum UICTime {
         let q = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
+}
+
+/// The bytes `trimmingASCIIWhitespace()` trims: space, tab, line feed, carriage return.
+private func isASCIIWhitespace(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
 }

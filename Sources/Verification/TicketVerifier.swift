@@ -246,7 +246,8 @@ public struct TicketVerifier: Sendable {
         let format = TicketFormat.uic9183
         let issuer = UICKeyList.normalizedCode(container.issuerCode)
         let keyID = UICKeyList.normalizedCode(container.keyID)
-        let label = "\(container.issuerCode)/\(container.keyID)"
+        // Named only in a verdict without a valid signature: not built for every scan.
+        func label() -> String { "\(container.issuerCode)/\(container.keyID)" }
         let frame = UICBarcodeFrame.container(version: container.version)
         let encoding: SignatureEncoding = container.signatureForm == .der ? .der : .raw
         let shape = UICSignatureShape(
@@ -255,7 +256,8 @@ public struct TicketVerifier: Sendable {
         guard !candidates.isEmpty else {
             return Verdict(
                 kind: .unknownKey,
-                reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's certificate.",
+                reason:
+                    "No trusted key \(label()) (issuer/key id); import the UIC key list or the issuer's certificate.",
                 signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
             )
         }
@@ -266,7 +268,7 @@ public struct TicketVerifier: Sendable {
             // Unsigned data, read only to tell which failed keys were trusted when the ticket says it was issued.
             let issuedAt = try? UIC918_3.ticket(from: container).issuedAt
             return unmatchedVerdict(
-                trial, issuedAt: issuedAt, frame: frame, format: format, issuer: issuer, keyID: keyID, label: label,
+                trial, issuedAt: issuedAt, frame: frame, format: format, issuer: issuer, keyID: keyID, label: label(),
                 at: now)
         }
         // Strict where validity is decided, liberal where a record only informs (docs/issuer-quirks.md): the
