@@ -144,7 +144,8 @@ public struct UIC0080BL: Sendable, Hashable {
 
         let preferred = record.version == "03" ? 10 : 8
         var chosen: (width: Int, blocks: [ValidityBlock], cursor: UICFieldCursor)?
-        for width in [preferred, 18 - preferred] {
+        for attempt in 0..<2 {
+            let width = attempt == 0 ? preferred : 18 - preferred
             var trial = cursor
             guard let blocks = try? Self.validityBlocks(blockCount, serialWidth: width, from: &trial),
                 Self.continuesWithFields(trial)
@@ -224,6 +225,7 @@ public struct UIC0080BL: Sendable, Hashable {
         _ count: Int, serialWidth: Int, from cursor: inout UICFieldCursor
     ) throws(FormatError) -> [ValidityBlock] {
         var blocks: [ValidityBlock] = []
+        blocks.reserveCapacity(count)
         for index in 0..<count {
             // Named only in an error: not built for every scan.
             func name() -> String { "validity block \(index + 1)" }

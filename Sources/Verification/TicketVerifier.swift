@@ -315,21 +315,25 @@ public struct TicketVerifier: Sendable {
         let ticket = context.ticket
         var warnings = leading
         // Records of one ticket that state different things: the structured record decided, the inspector is told.
-        warnings += ticket.disagreements.map {
-            VerdictWarning(
-                code: VerdictWarning.recordsDisagreeCode,
-                message:
-                    "The ticket's records disagree on the \($0.subjectPhrase): \($0.kept) decides, not \($0.overruled)."
-            )
+        if !ticket.disagreements.isEmpty {
+            warnings += ticket.disagreements.map {
+                VerdictWarning(
+                    code: VerdictWarning.recordsDisagreeCode,
+                    message:
+                        "The ticket's records disagree on the \($0.subjectPhrase): \($0.kept) decides, not \($0.overruled)."
+                )
+            }
         }
         // Records that cannot be read but do not decide (they inform, or are in a version not decoded): the ticket
         // was judged without them, and they are listed.
-        warnings += ticket.unreadableRecords.map {
-            VerdictWarning(
-                code: VerdictWarning.unreadableRecordCode,
-                message: deciding.contains($0)
-                    ? "The \($0.location) cannot be read, and it decides the ticket's validity. \($0.reason)"
-                    : "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
+        if !ticket.unreadableRecords.isEmpty {
+            warnings += ticket.unreadableRecords.map {
+                VerdictWarning(
+                    code: VerdictWarning.unreadableRecordCode,
+                    message: deciding.contains($0)
+                        ? "The \($0.location) cannot be read, and it decides the ticket's validity. \($0.reason)"
+                        : "The \($0.location) cannot be read; the ticket was judged on its other records. \($0.reason)")
+            }
         }
         for policy in policies {
             // A clock that cannot be trusted judges nothing that depends on the instant.

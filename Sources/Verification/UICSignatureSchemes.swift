@@ -21,6 +21,8 @@ enum UICSignatureSchemes {
                 }
             return unique(named + fitting).map { .dsa($0, encoding) }
         case .ecP256:
+            // Without a named hash (most keys): the one scheme, without the arrays that merge them.
+            guard !named.isEmpty else { return [.ecdsa(.sha256, encoding)] }
             return unique(named + [.sha256]).map { .ecdsa($0, encoding) }
         default:
             return []
