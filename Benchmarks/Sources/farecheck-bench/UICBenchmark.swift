@@ -74,6 +74,21 @@ struct UICBenchmark {
             }
             let label = sameKey?.label ?? "openssl speed \(referenceName ?? "")"
             printLine(BenchCommand.line(name, width: 26, rate: rate, reference: bare.map { (label, $0) }))
+            // farecheck's own check of the same signature, alone: what the verdict costs beside it, whatever the
+            // check costs beside OpenSSL's (DSA keys check with tables of their powers, `DSAFixedBase`).
+            let container = try UICContainer(parsing: payload)
+            // As the container carries it: DER, or r ‖ s where the DER form would not fit its field.
+            let encoding: SignatureEncoding = container.signatureForm == .der ? .der : .raw
+            let carried: SignatureScheme = kind == .ecP256 ? .ecdsa(hash, encoding) : .dsa(hash, encoding)
+            let check = try BenchCommand.rate(seconds: seconds / 2) {
+                let holds = key.publicKey.isValidSignature(
+                    container.signature, for: container.signedData, scheme: carried)
+                precondition(holds)
+            }
+            printLine(
+                "    its signature check alone: \(String(format: "%.0f", check))/s; the verdict is "
+                    + String(
+                        format: "%.0f %% of it (%.1f µs beside it)", rate / check * 100, (1 / rate - 1 / check) * 1e6))
         }
         if only == nil || "DB v1 with U_FLEX".contains(only ?? "") { try benchFlex() }
         if only == nil { try benchImport() }
