@@ -122,7 +122,8 @@ extension TicketVerifier {
             ticket.appendDetails { [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")] }
             return ticket
         }
-        let label = "\(issuer)/\(keyID)"
+        // Only the verdicts without a valid level 1 name the key: not built for the others.
+        var label: String { "\(issuer)/\(keyID)" }
 
         // A barcode is never generated in the future: an FDC1 time stamp (which has no year) is the latest such
         // day and time not after now plus the clock tolerance.
@@ -184,7 +185,10 @@ extension TicketVerifier {
                 .valid)
         }
         ticket = annotated(ticket)
-        ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
+        // The mapping normalises the issuer already: a setter makes a new storage for the ticket, so only when
+        // the code changes.
+        let issuerCode = UICKeyList.normalizedCode(ticket.issuer)
+        if issuerCode != ticket.issuer { ticket.issuer = issuerCode }
         issuedAt = ticket.issuedAt
 
         var result = withKeys(try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now)))
@@ -417,7 +421,14 @@ extension TicketVerifier {
 /// only enters through a barcode whose level-2 signature is then checked with it, and it is only trusted after
 /// level 1 vouches for its bytes, so caching it changes no verdict.
 final class DOSIPASLevel2Keys: Sendable {
-    private let keys = Mutex<[[UInt8]: PublicKey]>([:])
+    /// A key's bytes and the curve a bare point is read on: the algorithm decides that curve, so it is part of
+    /// the identity. The bytes are the barcode's own array, shared, not copied.
+    private struct Identity: Hashable {
+        var bytes: [UInt8]
+        var tag: UInt8
+    }
+
+    private let keys = Mutex<[Identity: PublicKey]>([:])
     private let capacity: Int
 
     init(capacity: Int = 1_024) {
@@ -428,9 +439,7 @@ final class DOSIPASLevel2Keys: Sendable {
     func key(
         _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?, make: () throws(SignatureError) -> PublicKey
     ) throws(SignatureError) -> PublicKey {
-        // The algorithm decides the curve of a bare point, so it is part of the identity.
-        var identity = bytes
-        identity.append(Self.tag(algorithm))
+        let identity = Identity(bytes: bytes, tag: Self.tag(algorithm))
         if let known = keys.withLock({ $0[identity] }) { return known }
         let key = try make()
         keys.withLock { keys in

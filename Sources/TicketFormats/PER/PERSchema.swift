@@ -221,6 +221,10 @@ struct PERNameIndex: Sendable {
     private let names: [String]
     /// For each slot, the position of a name plus one; 0 for an empty slot.
     private let slots: [Int32]
+    /// For each slot, the full hash of its name: a name that is not there (most lookups of the optional fields
+    /// of another version, or of the other form of a `…Num`/`…IA5` pair) is told apart without comparing
+    /// strings.
+    private let hashes: [Int]
     private let mask: Int
 
     /// An index of `names`; where a name occurs twice, the first position is found.
@@ -228,9 +232,11 @@ struct PERNameIndex: Sendable {
         var capacity = 8
         while capacity < names.count * 2 { capacity *= 2 }
         var slots = [Int32](repeating: 0, count: capacity)
+        var hashes = [Int](repeating: 0, count: capacity)
         let mask = capacity - 1
         for (position, name) in names.enumerated() {
-            var slot = Self.hash(name) & mask
+            let hash = Self.hash(name)
+            var slot = hash & mask
             var duplicate = false
             while slots[slot] != 0 {
                 if names[Int(slots[slot]) - 1] == name {
@@ -239,20 +245,25 @@ struct PERNameIndex: Sendable {
                 }
                 slot = (slot + 1) & mask
             }
-            if !duplicate { slots[slot] = Int32(position + 1) }
+            if !duplicate {
+                slots[slot] = Int32(position + 1)
+                hashes[slot] = hash
+            }
         }
         self.names = names
         self.slots = slots
+        self.hashes = hashes
         self.mask = mask
     }
 
     /// The first position of `name`, or `nil`.
     func index(of name: String) -> Int? {
-        var slot = Self.hash(name) & mask
+        let hash = Self.hash(name)
+        var slot = hash & mask
         while true {
             let entry = Int(slots[slot])
             if entry == 0 { return nil }
-            if names[entry - 1] == name { return entry - 1 }
+            if hashes[slot] == hash, names[entry - 1] == name { return entry - 1 }
             slot = (slot + 1) & mask
         }
     }
