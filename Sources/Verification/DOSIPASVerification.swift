@@ -116,10 +116,13 @@ extension TicketVerifier {
                     kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
                     ticket: ticket, warnings: warnings, inspectedAt: now, keys: report.keys))
         }
+        let checks = (report.level1, report.level2)
+        let checkLines: @Sendable () -> [(label: String, value: String)] = {
+            [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")]
+        }
         func annotated(_ ticket: Ticket) -> Ticket {
             var ticket = ticket
-            let checks = (report.level1, report.level2)
-            ticket.appendDetails { [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")] }
+            ticket.appendDetails(checkLines)
             return ticket
         }
         // Only the verdicts without a valid level 1 name the key: not built for the others.
@@ -175,7 +178,8 @@ extension TicketVerifier {
         var ticket: Ticket
         let freshness: DOSIPASFreshness?
         do {
-            let content = try DOSIPAS.content(of: barcode, at: latestGeneration)
+            // The check lines go in with the content: appending them to the ticket afterwards made it again.
+            let content = try DOSIPAS.content(of: barcode, at: latestGeneration, appendingDetails: checkLines)
             ticket = content.ticket
             // Only level-2 data that level 2 authenticates says anything about freshness.
             freshness = report.level2.isValid ? content.freshness : nil
@@ -184,7 +188,6 @@ extension TicketVerifier {
                 .malformed, "The signatures are valid but the content makes no ticket: \(sentence(error.message))",
                 .valid)
         }
-        ticket = annotated(ticket)
         // The mapping normalises the issuer already: a setter makes a new storage for the ticket, so only when
         // the code changes.
         let issuerCode = UICKeyList.normalizedCode(ticket.issuer)
@@ -344,7 +347,7 @@ extension TicketVerifier {
             // No level-2 algorithm named: ECDSA with the hash that goes with the curve, or EdDSA.
             switch key.kind {
             case .ed25519: schemes = [.eddsa]
-            case .ecP256: schemes = [.ecdsa(.sha256, .der), .ecdsa(.sha256, .raw)]
+            case .ecP256: schemes = ecdsaSHA256Schemes
             default: schemes = [.ecdsa(.sha384, .der), .ecdsa(.sha512, .der), .ecdsa(.sha256, .der)]
             }
         }
@@ -386,12 +389,16 @@ extension TicketVerifier {
     /// one farecheck cannot check.
     private static func candidateSchemes(for algorithm: DOSIPASSigningAlgorithm) -> [SignatureScheme]? {
         switch algorithm {
+        // The schemes of nearly every barcode, made once rather than an array per check.
+        case .ecdsa(.sha256): ecdsaSHA256Schemes
         case .ecdsa(let hash): [.ecdsa(digest(hash), .der), .ecdsa(digest(hash), .raw)]
         case .dsa(let hash): [.dsa(digest(hash), .der), .dsa(digest(hash), .raw)]
         case .ed25519: [.eddsa]
         case .rsaPKCS1, .other: nil
         }
     }
+
+    private static let ecdsaSHA256Schemes: [SignatureScheme] = [.ecdsa(.sha256, .der), .ecdsa(.sha256, .raw)]
 
     private static func raw(_ scheme: SignatureScheme) -> SignatureScheme {
         switch scheme {

@@ -271,14 +271,29 @@ struct PERNameIndex: Sendable {
     private static func hash(_ name: String) -> Int {
         // Through the contiguous bytes (native strings, small or not, have them): iterating `utf8` one
         // element at a time costs several times more.
-        name.utf8.withContiguousStorageIfAvailable(hash(bytes:)) ?? hash(bytes: Array(name.utf8))
+        name.utf8.withContiguousStorageIfAvailable(hash(bytes:))
+            ?? Array(name.utf8).withUnsafeBufferPointer(hash(bytes:))
     }
 
-    private static func hash(bytes: some Collection<UInt8>) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    /// Eight bytes a step, each step a multiply: names are 5 to 30 bytes, and a byte a step (FNV-1a) made
+    /// the hash most of a lookup's cost.
+    private static func hash(bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let count = bytes.count
+        var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
+        guard let base = bytes.baseAddress, count > 0 else { return Int(truncatingIfNeeded: hash) }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index &+ 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            index &+= 8
         }
+        var tail: UInt64 = 0
+        while index < count {
+            tail = tail << 8 | UInt64(base[index])
+            index &+= 1
+        }
+        hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 }

@@ -140,17 +140,21 @@ public struct PERSlots: RandomAccessCollection, MutableCollection, @unchecked Se
     }
 
     private var storage: Storage
+    /// The number of slots, kept beside the storage: reading a class's property is checked for exclusive
+    /// access at run time, on every subscript.
+    private let slotCount: Int
 
     /// `count` empty slots.
     init(count: Int) {
         storage = Storage.make(count: count) { _ in nil }
+        slotCount = count
     }
 
     /// 0.
     public var startIndex: Int { 0 }
 
     /// The number of slots.
-    public var endIndex: Int { storage.header }
+    public var endIndex: Int { slotCount }
 
     /// The value in slot `index`, `nil` when empty.
     public subscript(index: Int) -> PERValue? {
@@ -163,7 +167,7 @@ public struct PERSlots: RandomAccessCollection, MutableCollection, @unchecked Se
             if !isKnownUniquelyReferenced(&storage) {
                 let old = storage
                 storage = old.withUnsafeMutablePointerToElements { slots in
-                    Storage.make(count: old.header) { slots[$0] }
+                    Storage.make(count: slotCount) { slots[$0] }
                 }
             }
             storage.withUnsafeMutablePointerToElements { $0[index] = newValue }
