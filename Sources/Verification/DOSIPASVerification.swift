@@ -116,13 +116,17 @@ extension TicketVerifier {
                     kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
                     ticket: ticket, warnings: warnings, inspectedAt: now, keys: report.keys))
         }
+        let checks = (report.level1, report.level2)
+        let checkLines: @Sendable () -> [(label: String, value: String)] = {
+            [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")]
+        }
         func annotated(_ ticket: Ticket) -> Ticket {
             var ticket = ticket
-            let checks = (report.level1, report.level2)
-            ticket.appendDetails { [("level 1 check", "\(checks.0)"), ("level 2 check", "\(checks.1)")] }
+            ticket.appendDetails(checkLines)
             return ticket
         }
-        let label = "\(issuer)/\(keyID)"
+        // Only the verdicts without a valid level 1 name the key: not built for the others.
+        var label: String { "\(issuer)/\(keyID)" }
 
         // A barcode is never generated in the future: an FDC1 time stamp (which has no year) is the latest such
         // day and time not after now plus the clock tolerance.
@@ -174,7 +178,8 @@ extension TicketVerifier {
         var ticket: Ticket
         let freshness: DOSIPASFreshness?
         do {
-            let content = try DOSIPAS.content(of: barcode, at: latestGeneration)
+            // The check lines go in with the content: appending them to the ticket afterwards made it again.
+            let content = try DOSIPAS.content(of: barcode, at: latestGeneration, appendingDetails: checkLines)
             ticket = content.ticket
             // Only level-2 data that level 2 authenticates says anything about freshness.
             freshness = report.level2.isValid ? content.freshness : nil
@@ -183,8 +188,10 @@ extension TicketVerifier {
                 .malformed, "The signatures are valid but the content makes no ticket: \(sentence(error.message))",
                 .valid)
         }
-        ticket = annotated(ticket)
-        ticket.issuer = UICKeyList.normalizedCode(ticket.issuer)
+        // The mapping normalises the issuer already: a setter makes a new storage for the ticket, so only when
+        // the code changes.
+        let issuerCode = UICKeyList.normalizedCode(ticket.issuer)
+        if issuerCode != ticket.issuer { ticket.issuer = issuerCode }
         issuedAt = ticket.issuedAt
 
         var result = withKeys(try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now)))
@@ -340,7 +347,7 @@ extension TicketVerifier {
             // No level-2 algorithm named: ECDSA with the hash that goes with the curve, or EdDSA.
             switch key.kind {
             case .ed25519: schemes = [.eddsa]
-            case .ecP256: schemes = [.ecdsa(.sha256, .der), .ecdsa(.sha256, .raw)]
+            case .ecP256: schemes = ecdsaSHA256Schemes
             default: schemes = [.ecdsa(.sha384, .der), .ecdsa(.sha512, .der), .ecdsa(.sha256, .der)]
             }
         }
@@ -382,12 +389,16 @@ extension TicketVerifier {
     /// one farecheck cannot check.
     private static func candidateSchemes(for algorithm: DOSIPASSigningAlgorithm) -> [SignatureScheme]? {
         switch algorithm {
+        // The schemes of nearly every barcode, made once rather than an array per check.
+        case .ecdsa(.sha256): ecdsaSHA256Schemes
         case .ecdsa(let hash): [.ecdsa(digest(hash), .der), .ecdsa(digest(hash), .raw)]
         case .dsa(let hash): [.dsa(digest(hash), .der), .dsa(digest(hash), .raw)]
         case .ed25519: [.eddsa]
         case .rsaPKCS1, .other: nil
         }
     }
+
+    private static let ecdsaSHA256Schemes: [SignatureScheme] = [.ecdsa(.sha256, .der), .ecdsa(.sha256, .raw)]
 
     private static func raw(_ scheme: SignatureScheme) -> SignatureScheme {
         switch scheme {
@@ -417,7 +428,14 @@ extension TicketVerifier {
 /// only enters through a barcode whose level-2 signature is then checked with it, and it is only trusted after
 /// level 1 vouches for its bytes, so caching it changes no verdict.
 final class DOSIPASLevel2Keys: Sendable {
-    private let keys = Mutex<[[UInt8]: PublicKey]>([:])
+    /// A key's bytes and the curve a bare point is read on: the algorithm decides that curve, so it is part of
+    /// the identity. The bytes are the barcode's own array, shared, not copied.
+    private struct Identity: Hashable {
+        var bytes: [UInt8]
+        var tag: UInt8
+    }
+
+    private let keys = Mutex<[Identity: PublicKey]>([:])
     private let capacity: Int
 
     init(capacity: Int = 1_024) {
@@ -428,9 +446,7 @@ final class DOSIPASLevel2Keys: Sendable {
     func key(
         _ bytes: [UInt8], algorithm: DOSIPASKeyAlgorithm?, make: () throws(SignatureError) -> PublicKey
     ) throws(SignatureError) -> PublicKey {
-        // The algorithm decides the curve of a bare point, so it is part of the identity.
-        var identity = bytes
-        identity.append(Self.tag(algorithm))
+        let identity = Identity(bytes: bytes, tag: Self.tag(algorithm))
         if let known = keys.withLock({ $0[identity] }) { return known }
         let key = try make()
         keys.withLock { keys in

@@ -80,6 +80,57 @@ struct DOSIPASTests {
         #expect(ter.level1.namesLevel2Key == false)
     }
 
+    @Test("algorithms named from decoded arcs are the ones their dotted identifiers name, and read the same")
+    func algorithmsFromArcs() throws {
+        let signing = [
+            "1.2.840.10045.4.3.2", "1.2.840.10045.4.3.3", "1.2.840.10045.4.3.4", "2.16.840.1.101.3.4.3.1",
+            "2.16.840.1.101.3.4.3.2", "1.2.840.10040.4.3", "1.3.101.112", "1.2.840.113549.1.1.11",
+            "1.2.840.10045.4.3", "1.2.840.10045.4.3.2.1", "2.999.7",
+        ]
+        let keys = [
+            "1.2.840.10045.3.1.7", "1.3.132.0.34", "1.3.132.0.35", "1.2.840.10045.2.1", "1.2.840.10040.4.1",
+            "1.2.840.113549.1.1.1", "1.3.101.112", "1.3.132.0.10", "0.39.1",
+        ]
+        // Each identifier as the barcode carries it (BER contents in an OBJECT IDENTIFIER), decoded to arcs.
+        func arcs(_ dotted: String) throws -> [Int] {
+            let numbers = dotted.split(separator: ".").compactMap { Int($0) }
+            var contents: [UInt8] = []
+            for arc in [numbers[0] * 40 + numbers[1]] + numbers.dropFirst(2) {
+                var groups = [UInt8(arc & 0x7F)]
+                var rest = arc >> 7
+                while rest > 0 {
+                    groups.insert(UInt8(rest & 0x7F) | 0x80, at: 0)
+                    rest >>= 7
+                }
+                contents += groups
+            }
+            let value = try PERDecoder.decode([UInt8(contents.count)] + contents, as: .objectIdentifier)
+            guard case .objectIdentifier(let arcs) = value else { throw FormatError.malformed("not an identifier") }
+            #expect(value.objectIdentifier == dotted)
+            return arcs
+        }
+        for oid in signing {
+            let fromArcs = DOSIPASSigningAlgorithm(arcs: try arcs(oid))
+            #expect(fromArcs == DOSIPASSigningAlgorithm(oid: oid), "\(oid)")
+            #expect(fromArcs.description == DOSIPASSigningAlgorithm(oid: oid).description)
+        }
+        for oid in keys {
+            #expect(DOSIPASKeyAlgorithm(arcs: try arcs(oid)) == DOSIPASKeyAlgorithm(oid: oid), "\(oid)")
+        }
+        let names = DOSIPASHash.allCases.flatMap { hash in
+            [DOSIPASSigningAlgorithm.ecdsa(hash), .dsa(hash), .rsaPKCS1(hash)].map(\.description)
+        }
+        #expect(
+            names == [
+                "ECDSA with SHA-1", "DSA with SHA-1", "RSA PKCS#1 with SHA-1",
+                "ECDSA with SHA-224", "DSA with SHA-224", "RSA PKCS#1 with SHA-224",
+                "ECDSA with SHA-256", "DSA with SHA-256", "RSA PKCS#1 with SHA-256",
+                "ECDSA with SHA-384", "DSA with SHA-384", "RSA PKCS#1 with SHA-384",
+                "ECDSA with SHA-512", "DSA with SHA-512", "RSA PKCS#1 with SHA-512",
+            ])
+        #expect(DOSIPASSigningAlgorithm(oid: "2.999.7").description == "algorithm 2.999.7")
+    }
+
     @Test("FDC1 time stamps, durations and ends of validity of the U2 samples")
     func fdc1() throws {
         let cts = try Self.barcode("cts-ticket.bin")

@@ -252,6 +252,75 @@ struct PERDecoderTests {
         #expect(value(decode(shallow, nested)) != nil)
     }
 
+    @Test("numbers of 1 to 64 bits read at every bit offset are the bits written there, most significant first")
+    func readsAtEveryOffset() throws {
+        // A fixed pseudo-random pattern: each number read is checked against the pattern's bits one by one.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let bytes: [UInt8] = (0..<24).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        func bit(_ offset: Int) -> UInt64 { UInt64(bytes[offset / 8] >> (7 - UInt8(offset % 8)) & 1) }
+        for offset in 0..<64 {
+            for count in 1...64 {
+                var reader = PERBitReader(bytes, position: offset)
+                let read = try reader.readBits(count)
+                let expected = (0..<count).reduce(UInt64(0)) { $0 << 1 | bit(offset + $1) }
+                #expect(read == expected, "\(count) bits at \(offset)")
+                #expect(reader.position == offset + count)
+            }
+        }
+        // One bit short: an error, and the position is where the read started.
+        var reader = PERBitReader(bytes, position: bytes.count * 8 - 6)
+        #expect(throws: FormatError.self) { try reader.readBits(7) }
+        #expect(reader.position == bytes.count * 8 - 6)
+    }
+
+    @Test("IA5 and UTF-8 strings read at every bit offset, short and long, and invalid UTF-8 refused")
+    func stringsAtEveryOffset() throws {
+        let short = "U2"
+        let long = "Deutschland-Ticket 2. Klasse"
+        let accented = "Zürich HB – Genève"
+        for shift in 0..<8 {
+            for text in [short, long] {
+                // An IA5String without SIZE: an 8-bit length, then 7 bits a character; `shift` bits before it.
+                let ascii = Array(text.utf8)
+                let encoded =
+                    String(repeating: "1", count: shift) + binary(ascii.count, 8)
+                    + ascii.map { binary(Int($0), 7) }.joined()
+                var reader = PERBitReader(bits(encoded), position: shift)
+                #expect(try reader.decode(.ia5String(nil)).text == text, "IA5 \(text) after \(shift) bits")
+            }
+            for text in [short, accented] {
+                let utf8 = Array(text.utf8)
+                let encoded =
+                    String(repeating: "0", count: shift) + binary(utf8.count, 8)
+                    + utf8.map { binary(Int($0), 8) }.joined()
+                var reader = PERBitReader(bits(encoded), position: shift)
+                #expect(try reader.decode(.utf8String(nil)).text == text, "UTF-8 \(text) after \(shift) bits")
+            }
+            // A lone continuation octet is not UTF-8.
+            var reader = PERBitReader(
+                bits(String(repeating: "0", count: shift) + binary(1, 8) + "10000000"), position: shift)
+            #expect(throws: FormatError.self) { try reader.decode(.utf8String(nil)) }
+        }
+    }
+
+    @Test("a copy of a record keeps its slots when the original's change")
+    func recordCopiesAreValues() throws {
+        let type = PERSequence(
+            "Pair", extensible: false,
+            [PERComponent("a", .integer(0, 7), .optional), PERComponent("b", .integer(0, 7), .defaulted(.integer(3)))])
+        var record = try #require(value(decode(bits("10 101"), .sequence(type)))?.record)
+        let copy = record
+        record.values[0] = .integer(1)
+        record.values[1] = .integer(6)
+        #expect(record["a"]?.integer == 1 && record["b"]?.integer == 6)
+        #expect(copy["a"]?.integer == 5 && copy["b"]?.integer == 3)
+        #expect(copy.isPresent(at: 0) && !copy.isPresent(at: 1))
+        #expect(copy.values.count == 2 && copy.values.compactMap { $0?.integer } == [5])
+    }
+
     static let via: PERRecursion = PERRecursion("Via") { PERDecoderTests.viaType }
     static let viaType = PERType.sequence(
         PERSequence("Via", extensible: false, [PERComponent("route", .sequenceOf(.recursive(via), nil))]))

@@ -34,13 +34,41 @@ public enum DOSIPASSigningAlgorithm: Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// The algorithm an OBJECT IDENTIFIER names, from its arcs as decoded: the same as `init(oid:)` with the
+    /// dotted form, which is only written out for an identifier that is not known.
+    init(arcs: [Int]) {
+        self = Self.known.first { $0.arcs == arcs }?.algorithm ?? .other(DOSIPASObjectIdentifier.dotted(arcs))
+    }
+
+    /// The identifiers `init(oid:)` knows, as arcs (made once: an array literal in a `case` pattern is built for
+    /// every comparison).
+    private static let known: [(arcs: [Int], algorithm: DOSIPASSigningAlgorithm)] = [
+        ([1, 2, 840, 10045, 4, 3, 2], .ecdsa(.sha256)),
+        ([1, 2, 840, 10045, 4, 3, 3], .ecdsa(.sha384)),
+        ([1, 2, 840, 10045, 4, 3, 4], .ecdsa(.sha512)),
+        ([2, 16, 840, 1, 101, 3, 4, 3, 1], .dsa(.sha224)),
+        ([2, 16, 840, 1, 101, 3, 4, 3, 2], .dsa(.sha256)),
+        ([1, 2, 840, 10040, 4, 3], .dsa(.sha1)),
+        ([1, 3, 101, 112], .ed25519),
+        ([1, 2, 840, 113549, 1, 1, 11], .rsaPKCS1(.sha256)),
+    ]
+
     /// E.g. `ECDSA with SHA-256`, or the identifier when unknown.
     public var description: String {
+        // Whole literals: the verifier names the algorithm for every DOSIPAS barcode it checks.
         switch self {
-        case .ecdsa(let hash): "ECDSA with \(hash.rawValue.uppercased().replacingSHA())"
-        case .dsa(let hash): "DSA with \(hash.rawValue.uppercased().replacingSHA())"
+        case .ecdsa(.sha1): "ECDSA with SHA-1"
+        case .ecdsa(.sha224): "ECDSA with SHA-224"
+        case .ecdsa(.sha256): "ECDSA with SHA-256"
+        case .ecdsa(.sha384): "ECDSA with SHA-384"
+        case .ecdsa(.sha512): "ECDSA with SHA-512"
+        case .dsa(.sha1): "DSA with SHA-1"
+        case .dsa(.sha224): "DSA with SHA-224"
+        case .dsa(.sha256): "DSA with SHA-256"
+        case .dsa(.sha384): "DSA with SHA-384"
+        case .dsa(.sha512): "DSA with SHA-512"
         case .ed25519: "Ed25519"
-        case .rsaPKCS1(let hash): "RSA PKCS#1 with \(hash.rawValue.uppercased().replacingSHA())"
+        case .rsaPKCS1(let hash): "RSA PKCS#1 with " + hash.displayName
         case .other(let oid): "algorithm \(oid)"
         }
     }
@@ -79,6 +107,23 @@ public enum DOSIPASKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The algorithm an OBJECT IDENTIFIER names, from its arcs as decoded (see
+    /// `DOSIPASSigningAlgorithm.init(arcs:)`).
+    init(arcs: [Int]) {
+        self = Self.known.first { $0.arcs == arcs }?.algorithm ?? .other(DOSIPASObjectIdentifier.dotted(arcs))
+    }
+
+    /// The identifiers `init(oid:)` knows, as arcs.
+    private static let known: [(arcs: [Int], algorithm: DOSIPASKeyAlgorithm)] = [
+        ([1, 2, 840, 10045, 3, 1, 7], .ecP256),
+        ([1, 3, 132, 0, 34], .ecP384),
+        ([1, 3, 132, 0, 35], .ecP521),
+        ([1, 2, 840, 10045, 2, 1], .ecPublicKey),
+        ([1, 2, 840, 10040, 4, 1], .dsa),
+        ([1, 2, 840, 113549, 1, 1, 1], .rsa),
+        ([1, 3, 101, 112], .ed25519),
+    ]
+
     /// E.g. `EC P-256`.
     public var description: String {
         switch self {
@@ -94,9 +139,23 @@ public enum DOSIPASKeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension String {
-    /// `SHA256` → `SHA-256`.
-    fileprivate func replacingSHA() -> String {
-        hasPrefix("SHA") ? "SHA-" + dropFirst(3) : self
+extension DOSIPASHash {
+    /// `SHA-256`: the name people read.
+    var displayName: String {
+        switch self {
+        case .sha1: "SHA-1"
+        case .sha224: "SHA-224"
+        case .sha256: "SHA-256"
+        case .sha384: "SHA-384"
+        case .sha512: "SHA-512"
+        }
+    }
+}
+
+/// OBJECT IDENTIFIER arcs as text.
+enum DOSIPASObjectIdentifier {
+    /// `1.2.840.10045.4.3.2`, as `PERValue.objectIdentifier` writes it.
+    static func dotted(_ arcs: [Int]) -> String {
+        arcs.map(String.init).joined(separator: ".")
     }
 }

@@ -108,11 +108,12 @@ public struct DOSIPASLevel1: Sendable {
     init(_ record: PERRecord) {
         securityProvider = FCBCode(record, number: "securityProviderNum", text: "securityProviderIA5")
         keyID = record["keyId"]?.integer
-        dataSequence = (record["dataSequence"]?.items ?? []).compactMap(\.record).map(DOSIPASDataBlock.init)
-        level1KeyAlgorithm = record["level1KeyAlg"]?.objectIdentifier.map(DOSIPASKeyAlgorithm.init(oid:))
-        level2KeyAlgorithm = record["level2KeyAlg"]?.objectIdentifier.map(DOSIPASKeyAlgorithm.init(oid:))
-        level1SigningAlgorithm = record["level1SigningAlg"]?.objectIdentifier.map(DOSIPASSigningAlgorithm.init(oid:))
-        level2SigningAlgorithm = record["level2SigningAlg"]?.objectIdentifier.map(DOSIPASSigningAlgorithm.init(oid:))
+        dataSequence = (record["dataSequence"]?.items ?? []).compactMap { $0.record.map(DOSIPASDataBlock.init) }
+        // Named from the arcs: writing each identifier out in dotted form to match it cost several allocations.
+        level1KeyAlgorithm = Self.arcs(record["level1KeyAlg"]).map(DOSIPASKeyAlgorithm.init(arcs:))
+        level2KeyAlgorithm = Self.arcs(record["level2KeyAlg"]).map(DOSIPASKeyAlgorithm.init(arcs:))
+        level1SigningAlgorithm = Self.arcs(record["level1SigningAlg"]).map(DOSIPASSigningAlgorithm.init(arcs:))
+        level2SigningAlgorithm = Self.arcs(record["level2SigningAlg"]).map(DOSIPASSigningAlgorithm.init(arcs:))
         level2PublicKey = record["level2PublicKey"]?.octets
         if let year = record["endOfValidityYear"]?.integer, let day = record["endOfValidityDay"]?.integer {
             // The module asks for all three; a missing time is read as the end of that day.
@@ -121,6 +122,12 @@ public struct DOSIPASLevel1: Sendable {
             endOfValidity = Date(timeIntervalSince1970: TimeInterval(epochDay &* 86_400 &+ minute &* 60))
         }
         validityDuration = record["validityDuration"]?.integer
+    }
+
+    /// The arcs of an OBJECT IDENTIFIER value.
+    private static func arcs(_ value: PERValue?) -> [Int]? {
+        if case .objectIdentifier(let arcs)? = value { return arcs }
+        return nil
     }
 
     /// The first FCB block of the data sequence, with its version.
@@ -193,6 +200,7 @@ public struct DOSIPASBarcode: Sendable {
     ///   naming the bit offset and field when the bits break the header's schema, run out, or are followed by
     ///   whole octets that belong to nothing.
     public init(decoding bytes: [UInt8]) throws(FormatError) {
+        // Messages are built only on failure: each interpolated subject was an allocation per barcode.
         let subject = "the DOSIPAS barcode"
         var reader = PERBitReader(bytes)
         let hasLevel2Signature = try reader.readBits(1, subject: subject) == 1

@@ -79,10 +79,16 @@ public enum DOSIPAS {
     /// The ticket (as `ticket(from:at:)` maps it), the FCB rail ticket it came from, and the barcode's
     /// generation time and allowed age: everything the verifier reads, decoded once.
     ///
-    /// - Parameter reference: the latest instant the barcode can have been generated (see `ticket(from:at:)`).
-    ///
+    /// - Parameters:
+    ///   - reference: the latest instant the barcode can have been generated (see `ticket(from:at:)`).
+    ///   - more: lines to show after the barcode's own `details` (the verifier's judgement of each signature
+    ///     level), built when read like them: the same as `Ticket.appendDetails(_:)` afterwards, without making
+    ///     the ticket again.
     /// - Throws: `malformed` when the FCB block or the dynamic content is broken, naming the bit offset.
-    public static func content(of barcode: DOSIPASBarcode, at reference: Date) throws(FormatError) -> DOSIPASContent {
+    public static func content(
+        of barcode: DOSIPASBarcode, at reference: Date,
+        appendingDetails more: (@Sendable () -> [(label: String, value: String)])? = nil
+    ) throws(FormatError) -> DOSIPASContent {
         let level1 = barcode.level1
         var flex: FCBTicket?
         if let (version, block) = level1.railTicketBlock {
@@ -92,7 +98,8 @@ public enum DOSIPAS {
 
         let dynamic = try barcode.dynamicContent()
         let freshness = barcode.freshness(of: dynamic, notAfter: reference, issuingDay: flex?.issuing.issuingDay)
-        let decoded = DOSIPASDecodedContent(barcode: barcode, dynamic: dynamic, freshness: freshness, railTicket: flex)
+        let decoded = DOSIPASDecodedContent(
+            barcode: barcode, dynamic: dynamic, freshness: freshness, railTicket: flex, moreDetails: more)
 
         guard let flex else {
             let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
@@ -293,9 +300,12 @@ public struct DOSIPASDecodedContent: DecodedTicketContent {
     let dynamic: DOSIPASDynamicContent?
     let freshness: DOSIPASFreshness?
     let railTicket: FCBTicket?
+    /// Lines after the barcode's own (see `DOSIPAS.content(of:at:appendingDetails:)`).
+    let moreDetails: (@Sendable () -> [(label: String, value: String)])?
 
     public func detailLines() -> [(label: String, value: String)] {
-        DOSIPAS.detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: railTicket)
+        let lines = DOSIPAS.detailLines(barcode, dynamic: dynamic, freshness: freshness, railTicket: railTicket)
+        return moreDetails.map { lines + $0() } ?? lines
     }
 
     /// The rail ticket's FCB tree as `DOSIPAS.railTicketJSON(of:)` tells it, from the block the mapping decoded.

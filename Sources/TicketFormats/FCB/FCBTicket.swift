@@ -38,11 +38,12 @@ public struct FCBTicket: Sendable {
         let issuingRecord = root["issuingDetail"]?.record
         issuing = FCBIssuing(issuingRecord)
         let travelerDetail = root["travelerDetail"]?.record
-        travelers = (travelerDetail?["traveler"]?.items ?? []).compactMap(\.record).map(FCBTraveler.init)
+        // Closures rather than key paths (`compactMap(\.record)`): a key path is applied through the runtime.
+        travelers = (travelerDetail?["traveler"]?.items ?? []).compactMap { $0.record.map(FCBTraveler.init) }
         groupName = travelerDetail?["groupName"]?.text
         let base = issuing.issuingDay
-        documents = (root["transportDocument"]?.items ?? []).compactMap(\.record).map {
-            FCBDocument($0, issuingDay: base)
+        documents = (root["transportDocument"]?.items ?? []).compactMap { item in
+            item.record.map { FCBDocument($0, issuingDay: base) }
         }
     }
 
@@ -233,8 +234,16 @@ public struct FCBTraveler: Sendable {
 
     /// `First Second Last`, from the names that are there.
     public var name: String? {
-        let parts = [firstName, secondName, lastName].compactMap { $0 }.filter { !$0.isEmpty }
-        return parts.isEmpty ? nil : parts.joined(separator: " ")
+        var text = ""
+        func append(_ part: String?) {
+            guard let part, !part.isEmpty else { return }
+            if !text.isEmpty { text += " " }
+            text += part
+        }
+        append(firstName)
+        append(secondName)
+        append(lastName)
+        return text.isEmpty ? nil : text
     }
 
     /// The traveler as the fields an inspector compares with an ID: the name (given names `firstName secondName`, as
@@ -457,7 +466,7 @@ public struct FCBDocument: Sendable {
         destination = Self.station(
             record, number: "toStationNum", text: "toStationIA5", name: "toStationNameUTF8", table: codeTable)
         if let list = record["tariffs"] {
-            tariffs = list.items.compactMap(\.record).map(FCBTariff.init)
+            tariffs = list.items.compactMap { $0.record.map(FCBTariff.init) }
         } else if let single = record["tariff"]?.record {
             tariffs = [FCBTariff(single)]
         }
@@ -467,7 +476,10 @@ public struct FCBDocument: Sendable {
 
     /// The product's name for people: the first tariff description, else the product id.
     public var productName: String? {
-        tariffs.lazy.compactMap(\.description).first ?? productID?.description
+        for tariff in tariffs {
+            if let description = tariff.description { return description }
+        }
+        return productID?.description
     }
 
     /// The number of passengers the tariffs cover (`nil` without tariffs).

@@ -33,10 +33,22 @@ public enum UICFlex {
 
 extension FCBTicket {
     /// The earliest start of validity among the documents (`nil` when none states one).
-    public var validFrom: Date? { documents.compactMap { $0.validFrom?.date }.min() }
+    public var validFrom: Date? {
+        var earliest: Date?
+        for document in documents {
+            if let date = document.validFrom?.date, earliest.map({ date < $0 }) ?? true { earliest = date }
+        }
+        return earliest
+    }
 
     /// The latest end of validity among the documents (`nil` when none states one).
-    public var validUntil: Date? { documents.compactMap { $0.validUntil?.date }.max() }
+    public var validUntil: Date? {
+        var latest: Date?
+        for document in documents {
+            if let date = document.validUntil?.date, latest.map({ date > $0 }) ?? true { latest = date }
+        }
+        return latest
+    }
 
     /// The document that names the product and passengers: the first with a product name or tariffs.
     public var mainDocument: FCBDocument? {
@@ -46,8 +58,10 @@ extension FCBTicket {
     /// `adult`, `child` or `senior` when every tariff of the main document is for that passenger type (an
     /// absent type counts as adult, FCB's first value), else `nil`.
     public var category: String? {
-        let types = Set((mainDocument?.tariffs ?? []).map { $0.passengerType ?? .adult })
-        guard types.count == 1, let type = types.first else { return nil }
+        // One pass, no set: tariffs of one type, or nothing to say.
+        guard let tariffs = mainDocument?.tariffs, let type = tariffs.first.map({ $0.passengerType ?? .adult }),
+            tariffs.allSatisfy({ ($0.passengerType ?? .adult) == type })
+        else { return nil }
         switch type {
         case .adult: return "adult"
         case .child: return "child"
@@ -69,12 +83,12 @@ extension FCBTicket {
     /// The holder for the inspector: name, date of birth and ID card, e.g. `Max Mustermann, born 2001-01-01`.
     public var holderText: String? {
         guard let holder else { return nil }
-        var parts: [String] = []
-        if let name = holder.name { parts.append(name) }
-        if let born = holder.dateOfBirth { parts.append("born \(born)") }
-        if let card = holder.idCard { parts.append("ID card \(card)") }
-        if let passport = holder.passportID { parts.append("passport \(passport)") }
-        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+        var text = ""
+        if let name = holder.name { text.appendPart(name) }
+        if let born = holder.dateOfBirth { text.appendPart("born ", born) }
+        if let card = holder.idCard { text.appendPart("ID card ", card) }
+        if let passport = holder.passportID { text.appendPart("passport ", passport) }
+        return text.isEmpty ? nil : text
     }
 
     /// The holder check as fields, from the same traveler as `holderText` (see `FCBTraveler.holderCheck`).
@@ -175,28 +189,59 @@ extension FCBDocument {
     /// One line: product, class, passengers, route or region, e.g.
     /// `Deutschland-Ticket, 2nd class, 1 adult, Mannheim (8000244) – Reutlingen (8000314)`.
     public var summary: String {
-        var parts: [String] = []
-        if let productName { parts.append(productName) }
+        // Written into one string, part after part: this runs for every document of every scanned ticket.
+        var text = ""
+        if let productName { text.appendPart(productName) }
         if let travelClass {
             switch travelClass {
-            case .first: parts.append("1st class")
-            case .second: parts.append("2nd class")
+            case .first: text.appendPart("1st class")
+            case .second: text.appendPart("2nd class")
             case .notApplicable: break
-            default: parts.append("class \(travelClass.rawValue)")
+            default: text.appendPart("class ", travelClass.rawValue)
             }
         }
-        let passengers = tariffs.map { tariff in
-            "\(tariff.numberOfPassengers) \(tariff.passengerType?.rawValue ?? "passenger")"
+        for (index, tariff) in tariffs.enumerated() {
+            let count = String(tariff.numberOfPassengers)
+            let type = tariff.passengerType?.rawValue ?? "passenger"
+            if index == 0 {
+                text.appendPart(count, " ", type)
+            } else {
+                text += " + "
+                text += count
+                text += " "
+                text += type
+            }
         }
-        if !passengers.isEmpty { parts.append(passengers.joined(separator: " + ")) }
         switch (origin, destination) {
-        case (let from?, let to?): parts.append("\(from) – \(to)")
-        case (let from?, nil): parts.append("at \(from)")
-        case (nil, let to?): parts.append("to \(to)")
+        case (let from?, let to?): text.appendPart(from.description, " – ", to.description)
+        case (let from?, nil): text.appendPart("at ", from.description)
+        case (nil, let to?): text.appendPart("to ", to.description)
         case (nil, nil): break
         }
-        if let train { parts.append("train \(train)") }
-        if let places { parts.append(places) }
-        return parts.isEmpty ? "\(kind)" : parts.joined(separator: ", ")
+        if let train { text.appendPart("train ", train.description) }
+        if let places { text.appendPart(places) }
+        return text.isEmpty ? kind.description : text
+    }
+}
+
+extension String {
+    /// Appends `part` as one more part of a list separated by `, `.
+    fileprivate mutating func appendPart(_ part: String) {
+        if !isEmpty { self += ", " }
+        self += part
+    }
+
+    /// Appends `first` and `second` together as one more part (two arguments, not a variadic list: that would
+    /// be an array each time).
+    fileprivate mutating func appendPart(_ first: String, _ second: String) {
+        appendPart(first)
+        self += second
+    }
+
+    /// Appends three strings together as one more part.
+    fileprivate mutating func appendPart(_ first: String, _ second: String, _ third: String) {
+        appendPart(first)
+        self += second
+        self += third
     }
 }

@@ -40,26 +40,32 @@ public struct PERBitReader: Sendable {
 
     /// Decodes one value of `type` at the current position.
     ///
-    /// - Parameter subject: what the bytes are, for messages, e.g. `the DOSIPAS header`.
+    /// - Parameter subject: what the bytes are, for messages, e.g. `the DOSIPAS header`; built only when there is
+    ///   an error.
     /// - Throws: `malformed`, naming the bit offset and the field path, when the bits break the type's
     ///   rules or run out.
-    public mutating func decode(_ type: PERType, subject: String = "the PER data") throws(FormatError) -> PERValue {
+    public mutating func decode(
+        _ type: PERType, subject: @autoclosure () -> String = "the PER data"
+    ) throws(FormatError) -> PERValue {
         do {
             return try value(type)
         } catch {
-            throw error.formatError(subject: subject)
+            throw error.formatError(subject: subject())
         }
     }
 
     /// Reads `count` bits (0…64) as an unsigned number, most significant first: for fields read by hand.
     ///
+    /// - Parameter subject: what the bytes are, for messages; built only when there is an error.
     /// - Throws: `malformed` naming the bit offset when fewer than `count` bits are left.
-    public mutating func readBits(_ count: Int, subject: String = "the PER data") throws(FormatError) -> UInt64 {
-        guard count <= 64 else { throw .malformed("\(subject): a read of \(count) bits is wider than 64") }
+    public mutating func readBits(
+        _ count: Int, subject: @autoclosure () -> String = "the PER data"
+    ) throws(FormatError) -> UInt64 {
+        guard count <= 64 else { throw .malformed("\(subject()): a read of \(count) bits is wider than 64") }
         do {
             return try read(count)
         } catch {
-            throw error.formatError(subject: subject)
+            throw error.formatError(subject: subject())
         }
     }
 
@@ -81,13 +87,8 @@ public struct PERBitReader: Sendable {
         case .ia5String(let size):
             return .text(try ia5String(size))
         case .utf8String:
-            let start = position
             // SIZE is not PER-visible for UTF8String (it counts characters, not octets): always a determinant.
-            let octets = try octets(count: try length(nil, unit: "octets"))
-            guard let text = String(utf8Validating: octets) else {
-                throw PERFailure(bitOffset: start, reason: "the UTF8String is not valid UTF-8")
-            }
-            return .text(text)
+            return .text(try utf8String())
         case .octetString(let size):
             return .octets(try octets(count: try length(size, unit: "octets")))
         case .bitString(let size):
@@ -301,26 +302,66 @@ public struct PERBitReader: Sendable {
     private mutating func ia5String(_ size: PERSize?) throws(PERFailure) -> String {
         let count = try length(size, unit: "characters")
         try need(count &* 7, "\(count) IA5 characters")
-        var ascii = [UInt8](repeating: 0, count: count)
-        for index in 0..<count { ascii[index] = UInt8(try read(7)) }
-        return String(decoding: ascii, as: UTF8.self)
+        // Straight into the string's storage (none at all for 15 characters or fewer): a temporary array per
+        // string was an allocation for every text field of a ticket. Seven-bit characters are ASCII, so the
+        // string is valid UTF-8 as written.
+        var at = position
+        let text = String(unsafeUninitializedCapacity: count) { buffer in
+            for index in 0..<count {
+                buffer[index] = UInt8(truncatingIfNeeded: bits(7, at: at))
+                at &+= 7
+            }
+            return count
+        }
+        position = at
+        return text
+    }
+
+    /// A UTF8String's octets after their length determinant, validated.
+    private mutating func utf8String() throws(PERFailure) -> String {
+        let start = position
+        let count = try length(nil, unit: "octets")
+        try need(count &* 8, "\(count) octets")
+        // Copied out to the stack, then validated into the string: no array between them.
+        let text = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            copyOctets(count, into: buffer.baseAddress)
+            return String(utf8Validating: UnsafeBufferPointer(start: buffer.baseAddress, count: count))
+        }
+        position &+= count &* 8
+        guard let text else { throw PERFailure(bitOffset: start, reason: "the UTF8String is not valid UTF-8") }
+        return text
     }
 
     /// Reads `count` whole octets (not aligned).
     mutating func octets(count: Int) throws(PERFailure) -> [UInt8] {
         try need(count &* 8, "\(count) octets")
-        // Whole octets at a bit offset: two shifts each, not eight one-bit steps (DOSIPAS data blocks, keys and
-        // signatures are hundreds of octets).
-        let shift = position & 7
-        var source = position >> 3
-        var result = [UInt8](repeating: 0, count: count)
-        for index in 0..<count {
-            // `need` checked the bits through position + 8·count − 1, so with a shift the byte after is there.
-            result[index] = shift == 0 ? bytes[source] : bytes[source] << shift | bytes[source + 1] >> (8 - shift)
-            source += 1
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            copyOctets(count, into: buffer.baseAddress)
+            initialized = count
         }
         position &+= count &* 8
         return result
+    }
+
+    /// Copies the `count` octets at the current position to `target`, without moving.
+    ///
+    /// - Precondition: `need(8 · count)` holds.
+    private func copyOctets(_ count: Int, into target: UnsafeMutablePointer<UInt8>?) {
+        guard let target, count > 0 else { return }
+        // Whole octets at a bit offset: two shifts each, not eight one-bit steps (DOSIPAS data blocks, keys and
+        // signatures are hundreds of octets).
+        let shift = position & 7
+        let source = position >> 3
+        bytes.withUnsafeBufferPointer { bytes in
+            if shift == 0 {
+                target.update(from: bytes.baseAddress! + source, count: count)
+                return
+            }
+            for index in 0..<count {
+                // `need` checked the bits through position + 8·count − 1, so with a shift the byte after is there.
+                target[index] = bytes[source &+ index] << shift | bytes[source &+ index &+ 1] >> (8 &- shift)
+            }
+        }
     }
 
     /// A length: a constrained number when `size` allows (no bits at all for a fixed size), else a length
@@ -376,9 +417,32 @@ public struct PERBitReader: Sendable {
         return count
     }
 
+    /// The `count` bits (0…57) at bit `offset` as an unsigned number, most significant first, unchecked.
+    ///
+    /// - Precondition: the bits lie within `bytes`.
+    private func bits(_ count: Int, at offset: Int) -> UInt64 {
+        // At most 8 bytes hold 57 bits at any offset: gather them, then shift the wanted bits down.
+        let first = offset >> 3
+        let last = (offset &+ count &- 1) >> 3
+        var window: UInt64 = 0
+        var index = first
+        while index <= last {
+            window = window << 8 | UInt64(bytes[index])
+            index &+= 1
+        }
+        let used = (last &- first &+ 1) &* 8
+        let shift = used &- (offset & 7) &- count
+        return (window >> UInt64(shift)) & ((1 << UInt64(count)) &- 1)
+    }
+
     /// Reads `count` bits (0…64) as an unsigned number, most significant first.
     mutating func read(_ count: Int) throws(PERFailure) -> UInt64 {
         try need(count, "\(count) bits")
+        if count > 0, count <= 57 {
+            let result = bits(count, at: position)
+            position &+= count
+            return result
+        }
         var result: UInt64 = 0
         var left = count
         var at = position

@@ -221,6 +221,10 @@ struct PERNameIndex: Sendable {
     private let names: [String]
     /// For each slot, the position of a name plus one; 0 for an empty slot.
     private let slots: [Int32]
+    /// For each slot, the full hash of its name: a name that is not there (most lookups of the optional fields
+    /// of another version, or of the other form of a `…Num`/`…IA5` pair) is told apart without comparing
+    /// strings.
+    private let hashes: [Int]
     private let mask: Int
 
     /// An index of `names`; where a name occurs twice, the first position is found.
@@ -228,9 +232,11 @@ struct PERNameIndex: Sendable {
         var capacity = 8
         while capacity < names.count * 2 { capacity *= 2 }
         var slots = [Int32](repeating: 0, count: capacity)
+        var hashes = [Int](repeating: 0, count: capacity)
         let mask = capacity - 1
         for (position, name) in names.enumerated() {
-            var slot = Self.hash(name) & mask
+            let hash = Self.hash(name)
+            var slot = hash & mask
             var duplicate = false
             while slots[slot] != 0 {
                 if names[Int(slots[slot]) - 1] == name {
@@ -239,20 +245,25 @@ struct PERNameIndex: Sendable {
                 }
                 slot = (slot + 1) & mask
             }
-            if !duplicate { slots[slot] = Int32(position + 1) }
+            if !duplicate {
+                slots[slot] = Int32(position + 1)
+                hashes[slot] = hash
+            }
         }
         self.names = names
         self.slots = slots
+        self.hashes = hashes
         self.mask = mask
     }
 
     /// The first position of `name`, or `nil`.
     func index(of name: String) -> Int? {
-        var slot = Self.hash(name) & mask
+        let hash = Self.hash(name)
+        var slot = hash & mask
         while true {
             let entry = Int(slots[slot])
             if entry == 0 { return nil }
-            if names[entry - 1] == name { return entry - 1 }
+            if hashes[slot] == hash, names[entry - 1] == name { return entry - 1 }
             slot = (slot + 1) & mask
         }
     }
@@ -260,14 +271,29 @@ struct PERNameIndex: Sendable {
     private static func hash(_ name: String) -> Int {
         // Through the contiguous bytes (native strings, small or not, have them): iterating `utf8` one
         // element at a time costs several times more.
-        name.utf8.withContiguousStorageIfAvailable(hash(bytes:)) ?? hash(bytes: Array(name.utf8))
+        name.utf8.withContiguousStorageIfAvailable(hash(bytes:))
+            ?? Array(name.utf8).withUnsafeBufferPointer(hash(bytes:))
     }
 
-    private static func hash(bytes: some Collection<UInt8>) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    /// Eight bytes a step, each step a multiply: names are 5 to 30 bytes, and a byte a step (FNV-1a) made
+    /// the hash most of a lookup's cost.
+    private static func hash(bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let count = bytes.count
+        var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
+        guard let base = bytes.baseAddress, count > 0 else { return Int(truncatingIfNeeded: hash) }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index &+ 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            index &+= 8
         }
+        var tail: UInt64 = 0
+        while index < count {
+            tail = tail << 8 | UInt64(base[index])
+            index &+= 1
+        }
+        hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 }

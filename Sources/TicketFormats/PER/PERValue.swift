@@ -86,14 +86,14 @@ public struct PERRecord: Sendable {
     /// The SEQUENCE type, which names the slots.
     public let type: PERSequence
     /// The values on the wire by component index (`type.component(at:)`); `nil` for absent components.
-    public var values: [PERValue?]
+    public var values: PERSlots
     /// How many extension additions were present but unknown to the schema (decoded by skipping them).
     public var unknownAdditions: Int
 
     /// A record of `type` with every slot empty.
     init(type: PERSequence) {
         self.type = type
-        values = Array(repeating: nil, count: type.slotCount)
+        values = PERSlots(count: type.slotCount)
         unknownAdditions = 0
     }
 
@@ -110,4 +110,67 @@ public struct PERRecord: Sendable {
 
     /// Whether component `index` was on the wire (a DEFAULT component that was not reads as its default).
     public func isPresent(at index: Int) -> Bool { values[index] != nil }
+}
+
+/// The slots of a decoded record: a fixed number of optional values, indexed from 0, shared by copies until one
+/// of them changes a slot.
+///
+/// An `Array<PERValue?>` would do, but on this platform every new array of a type the standard library does not
+/// know looks its storage class up in the runtime's generic-metadata table, and a record is made for every
+/// SEQUENCE decoded (a fifth of an FCB decode went to those look-ups). This storage is a class of its own, whose
+/// metadata is made once.
+///
+/// `@unchecked Sendable`: the storage (a `ManagedBuffer`, which is not `Sendable`) is only written while uniquely
+/// referenced (see `subscript`'s setter), so copies on other threads never see a change.
+public struct PERSlots: RandomAccessCollection, MutableCollection, @unchecked Sendable {
+    /// The slot count as header, then the slots.
+    final class Storage: ManagedBuffer<Int, PERValue?> {
+        deinit {
+            _ = withUnsafeMutablePointers { count, slots in slots.deinitialize(count: count.pointee) }
+        }
+
+        /// A storage of `count` slots, each made by `slot`.
+        static func make(count: Int, _ slot: (Int) -> PERValue?) -> Storage {
+            let storage = unsafeDowncast(create(minimumCapacity: count) { _ in count }, to: Storage.self)
+            storage.withUnsafeMutablePointerToElements { slots in
+                for index in 0..<count { (slots + index).initialize(to: slot(index)) }
+            }
+            return storage
+        }
+    }
+
+    private var storage: Storage
+    /// The number of slots, kept beside the storage: reading a class's property is checked for exclusive
+    /// access at run time, on every subscript.
+    private let slotCount: Int
+
+    /// `count` empty slots.
+    init(count: Int) {
+        storage = Storage.make(count: count) { _ in nil }
+        slotCount = count
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+
+    /// The number of slots.
+    public var endIndex: Int { slotCount }
+
+    /// The value in slot `index`, `nil` when empty.
+    public subscript(index: Int) -> PERValue? {
+        get {
+            precondition(index >= 0 && index < endIndex, "slot \(index) of \(endIndex)")
+            return storage.withUnsafeMutablePointerToElements { $0[index] }
+        }
+        set {
+            precondition(index >= 0 && index < endIndex, "slot \(index) of \(endIndex)")
+            if !isKnownUniquelyReferenced(&storage) {
+                let old = storage
+                storage = old.withUnsafeMutablePointerToElements { slots in
+                    Storage.make(count: slotCount) { slots[$0] }
+                }
+            }
+            storage.withUnsafeMutablePointerToElements { $0[index] = newValue }
+        }
+    }
 }
