@@ -111,9 +111,9 @@ extension TrustStore {
         }
     }
 
-    /// Runs `body` with the calling thread's disk I/O at the idle priority (restored afterwards): a scheduler that
-    /// honours priorities (bfq) then serves a verdict's journal write first. mq-deadline ignores it: the pacing is
-    /// what keeps the queue short there.
+    /// Runs `body` with the calling thread's disk I/O in the idle class (restored afterwards): a scheduler that keeps
+    /// classes apart (bfq; mq-deadline since Linux 5.14, up to its `prio_aging_expire`) serves a verdict's journal
+    /// write first. Not every scheduler does (none, kyber): the pacing is what bounds the queue whatever the scheduler.
     static func withIdleIOPriority<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         let previous = CLinuxShims_threadIOPriority()
         let lowered = previous >= 0 && CLinuxShims_setThreadIOPriorityIdle() == 0
