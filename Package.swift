@@ -91,6 +91,8 @@ let package = Package(
             name: "TrustStore",
             dependencies: [
                 "FareCore", "TicketFormats", "Verification", "Signatures", "SystemCalls",
+                // sync_file_range and ioprio_set, to pace a sync page's writes (BulkWritePacing).
+                "CLinuxShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SyncState binds bulk inserts through SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

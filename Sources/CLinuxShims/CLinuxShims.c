@@ -72,3 +72,27 @@ int CLinuxShims_openPseudoTerminal(char *path, size_t capacity) {
     }
     return fd;
 }
+
+// --- Disk writes.
+#include <fcntl.h>
+
+int CLinuxShims_writeBackRange(int fd, int64_t offset, int64_t bytes) {
+    unsigned int flags = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+    return sync_file_range(fd, (off64_t)offset, (off64_t)bytes, flags) == 0 ? 0 : -errno;
+}
+
+#include <sys/syscall.h>
+#include <linux/ioprio.h>
+
+int CLinuxShims_threadIOPriority(void) {
+    long priority = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+    return priority >= 0 ? (int)priority : -errno;
+}
+
+int CLinuxShims_setThreadIOPriority(int priority) {
+    return syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, priority) == 0 ? 0 : -errno;
+}
+
+int CLinuxShims_setThreadIOPriorityIdle(void) {
+    return CLinuxShims_setThreadIOPriority(IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
+}

@@ -157,7 +157,8 @@ struct JournalCheckpointService: Service {
                 try await Task.sleep(for: interval)
                 // A failure (the disk is full) leaves the log as it is: the next second tries again, and SQLite's
                 // backstop checkpoints in a commit should the log grow large.
-                _ = await io.run { (try? journal.checkpoint()) != nil }
+                // Paced: the copy reaches the disk in small steps, so that an append's fsync never queues behind it.
+                _ = await io.run { (try? journal.checkpoint(pacing: .standard)) != nil }
             }
         }
     }

@@ -170,7 +170,7 @@ public final class InspectionJournal: Sendable {
     public enum Checkpoints: Sendable, Equatable {
         /// SQLite, in whichever commit takes the log past 1,000 pages: an append now and then (the CLI).
         case automatic
-        /// The owner, by calling ``checkpoint()`` from outside the verdict path (the daemon, every second), so that
+        /// The owner, by calling ``checkpoint(pacing:)`` from outside the verdict path (the daemon, every second), so that
         /// no append copies the log and syncs the file before its verdict can be shown. SQLite still checkpoints
         /// in a commit once the log passes ``backstopPages``, should the owner fall behind.
         case byOwner
@@ -183,7 +183,7 @@ public final class InspectionJournal: Sendable {
     public let path: String
     /// Who checkpoints the write-ahead log.
     public let checkpoints: Checkpoints
-    /// The connection that checkpoints (``checkpoint()``): its own, so that it never holds the writer's turn.
+    /// The connection that checkpoints (``checkpoint(pacing:)``): its own, so that it never holds the writer's turn.
     private let checkpointer = Mutex<DatabaseQueue?>(nil)
     /// The reserve file, `nil` when it could not be made (then waiting records are held in memory).
     private let reserve: JournalReserve?
@@ -383,28 +383,56 @@ public final class InspectionJournal: Sendable {
     /// its own: appends go on meanwhile, and the next one after a complete copy starts the log from its beginning.
     /// Blocking (it writes and syncs the file): call it off the verdict path. Returns the log's size in pages and
     /// how many of them are in the file.
+    ///
+    /// With `pacing`, the copy reaches the disk in paced steps (``BulkWritePacing``) instead of one `fsync` of all of
+    /// it, so that an append's own `fsync` never waits behind much of it: the log is written back and synced first
+    /// (marks committed unsynced are in it), then copied with `synchronous = OFF` while a read transaction holds the
+    /// log's last frame (no append starts the log over meanwhile), then the file is written back and synced, as
+    /// `TrustStore` does after a sync page.
     @discardableResult
-    public func checkpoint() throws(StoreError) -> (logPages: Int, copiedPages: Int) {
-        do {
-            return try checkpointer.withLock { checkpointer throws -> (logPages: Int, copiedPages: Int) in
-                let queue: DatabaseQueue
-                if let checkpointer {
-                    queue = checkpointer
-                } else {
-                    var configuration = Configuration()
-                    configuration.label = "farecheck.journal.checkpoint"
-                    configuration.busyMode = .immediateError
-                    configuration.prepareDatabase { db in WriteAheadLog.keepOnClose(db) }
-                    queue = try DatabaseQueue(path: path, configuration: configuration)
-                    checkpointer = queue
-                }
-                return try queue.writeWithoutTransaction { db in
-                    let result = try db.checkpoint(.passive)
-                    return (result.walFrameCount, result.checkpointedFrameCount)
-                }
+    public func checkpoint(pacing: BulkWritePacing? = nil) throws(StoreError) -> (logPages: Int, copiedPages: Int) {
+        if let pacing {
+            let writeBack = PacedWriteBack(pacing: pacing)
+            do {
+                try writeBack.flush(path + "-wal")
+            } catch {
+                throw StoreError(.ioFailure, "The journal could not be written to disk", path: path, underlying: error)
             }
+            let path = self.path
+            return try read { _ -> (logPages: Int, copiedPages: Int) in
+                let copied = try self.checkpointOwnConnection(synchronous: false)
+                try writeBack.flush(path)
+                return copied
+            }
+        }
+        do {
+            return try checkpointOwnConnection(synchronous: true)
         } catch {
             throw Self.classify(error, path: path)
+        }
+    }
+
+    /// `PASSIVE` on the checkpointing connection (opened on first use); with `synchronous: false`, SQLite neither
+    /// syncs the log before the copy nor the file after it (the caller does).
+    private func checkpointOwnConnection(synchronous: Bool) throws -> (logPages: Int, copiedPages: Int) {
+        try checkpointer.withLock { checkpointer throws -> (logPages: Int, copiedPages: Int) in
+            let queue: DatabaseQueue
+            if let checkpointer {
+                queue = checkpointer
+            } else {
+                var configuration = Configuration()
+                configuration.label = "farecheck.journal.checkpoint"
+                configuration.busyMode = .immediateError
+                configuration.prepareDatabase { db in WriteAheadLog.keepOnClose(db) }
+                queue = try DatabaseQueue(path: path, configuration: configuration)
+                checkpointer = queue
+            }
+            return try queue.writeWithoutTransaction { db in
+                if !synchronous { try db.execute(sql: "PRAGMA synchronous = OFF") }
+                defer { if !synchronous { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
+                let result = try db.checkpoint(.passive)
+                return (result.walFrameCount, result.checkpointedFrameCount)
+            }
         }
     }
 

@@ -10,7 +10,8 @@ import Verification
 /// Unlike ``TrustStore/snapshot()``, nothing is loaded at start, so a daemon with 100,000 keys and millions
 /// of revocations is ready at once and holds little memory; and a key or revocation written by sync or the
 /// CLI counts from the next scan on, with no reload. WAL lets these reads run while a writer applies a
-/// bundle. Parsed public keys are cached by their SPKI bytes, so OpenSSL parses each key once.
+/// bundle. Each lookup is one statement outside an explicit transaction (`TrustStore.lookup`): it sees a sync page
+/// whole or not at all, as a transaction would. Parsed public keys are cached by their SPKI bytes, so OpenSSL parses each key once.
 public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     private let store: TrustStore
     private let parsedKeys = Mutex<[[UInt8]: PublicKey]>([:])
@@ -23,7 +24,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? {
-        let records = try store.read { db in
+        let records = try store.lookup { db in
             var request = KeyRecord.filter(Column("format") == family.storeName && Column("key_id") == keyID)
             if let issuer { request = request.filter(Column("issuer") == issuer) }
             return try request.limit(1).fetchAll(db)
@@ -33,7 +34,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] {
-        let records = try store.read { db in
+        let records = try store.lookup { db in
             try KeyRecord.fetchAll(
                 db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ?"),
                 arguments: [family.storeName, keyID, issuer])
@@ -46,7 +47,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
 
     /// Every key of `family` of `issuer`: a read of the key table's primary key (format, issuer, key id) prefix.
     public func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] {
-        let records = try store.read { db in
+        let records = try store.lookup { db in
             try KeyRecord.fetchAll(
                 db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND issuer = ? ORDER BY key_id"),
                 arguments: [family.storeName, issuer])
@@ -58,7 +59,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
-        let record = try store.read { db in
+        let record = try store.lookup { db in
             // A statement prepared once per connection: preparing it again was most of a lookup's time.
             try TicketRevocationRecord.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?"),
@@ -70,7 +71,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
-        let record = try store.read { db in
+        let record = try store.lookup { db in
             try KeyRevocationRecord.filter(
                 Column("format") == key.family.storeName && Column("issuer") == key.issuer
                     && Column("key_id") == key.keyID
@@ -86,7 +87,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     public func blocklistRevocation(for key: BlocklistKey) throws -> BlocklistRevocation? {
         switch key {
         case .vdvEntitlement(let organisation, let number):
-            let row = try store.read { db in
+            let row = try store.lookup { db in
                 try Row.fetchOne(
                     db.cachedStatement(
                         sql: """
@@ -103,7 +104,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
                 item: .entitlement, organisation: organisation, number: number, instance: row.instance, lockMode: mode)
             return BlocklistRevocation(version: row.version ?? "unknown", entry: .vdv(entry))
         case .dtvgTicket(let rics, let ticketID):
-            let row = try store.read { db in
+            let row = try store.lookup { db in
                 try Row.fetchOne(
                     db.cachedStatement(
                         sql: """

@@ -116,9 +116,33 @@ extension TrustStore {
         blocklists: [(list: BlocklistKind, version: String)] = [], addedBlocklistEntries: [BlocklistEntry] = [],
         removedBlocklistEntries: [BlocklistEntry] = []
     ) throws(StoreError) {
-        let path = self.path
         let blocklists = blocklists.map { SyncedBlocklist(list: $0.list, version: $0.version) }
-        try writeUnsynced { db in
+        guard let pacing = bulkWritePacing else {
+            try applyRevocationsTransaction(
+                from: from, next: next, full: full, addedTickets: addedTickets, addedKeys: addedKeys, removed: removed,
+                blocklists: blocklists, addedBlocklistEntries: addedBlocklistEntries,
+                removedBlocklistEntries: removedBlocklistEntries, checkpointing: true)
+            return
+        }
+        // The page in one transaction as before, committed without a checkpoint; then its log and the file written
+        // back in paced steps, at the idle I/O priority where the scheduler has one.
+        try Self.withIdleIOPriority { () throws(StoreError) in
+            try applyRevocationsTransaction(
+                from: from, next: next, full: full, addedTickets: addedTickets, addedKeys: addedKeys, removed: removed,
+                blocklists: blocklists, addedBlocklistEntries: addedBlocklistEntries,
+                removedBlocklistEntries: removedBlocklistEntries, checkpointing: false)
+            checkpointPaced(pacing)
+        }
+    }
+
+    /// `applyRevocations`' transaction; `checkpointing: false` leaves the log to the caller.
+    private func applyRevocationsTransaction(
+        from: Int64, next: Int64, full: Bool, addedTickets: [TicketRevocationRecord],
+        addedKeys: [KeyRevocationRecord], removed: [RevocationReference], blocklists: [SyncedBlocklist],
+        addedBlocklistEntries: [BlocklistEntry], removedBlocklistEntries: [BlocklistEntry], checkpointing: Bool
+    ) throws(StoreError) {
+        let path = self.path
+        try writeUnsynced(checkpointing: checkpointing) { db in
             let held =
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'revocation_cursor'")
                 .flatMap { Int64($0) } ?? 0

@@ -18,6 +18,8 @@ public final class TrustStore: Sendable {
     public let inspectionJournal: InspectionJournal
     /// The trusted-time floor kept in the store, as last read, and when (see `trustedTimeFloor()`).
     let storedFloor = Mutex<(floor: TrustedTimeFloor?, readAt: ContinuousClock.Instant)?>(nil)
+    /// How a sync page's writes reach the disk (``BulkWritePacing``); `nil`: all at once, when SQLite checkpoints.
+    public let bulkWritePacing: BulkWritePacing?
 
     /// The store path: `explicit` if given, else `$FARECHECK_DB`, else
     /// `$XDG_DATA_HOME/farecheck/farecheck.sqlite` (default `~/.local/share/…`).
@@ -37,13 +39,18 @@ public final class TrustStore: Sendable {
     /// A store of schema v3–v8 kept the journal in its own file: its inspections are copied into the journal file
     /// first, and only then does migration v9 drop them from the store, so an interrupted upgrade loses nothing.
     ///
-    /// - Parameter journalCheckpoints: Who checkpoints the journal's write-ahead log (the daemon: itself, off the
-    ///   verdict path; see ``InspectionJournal/Checkpoints``).
+    /// - Parameters:
+    ///   - journalCheckpoints: Who checkpoints the journal's write-ahead log (the daemon: itself, off the verdict
+    ///     path; see ``InspectionJournal/Checkpoints``).
+    ///   - bulkWritePacing: How a sync page's writes reach the disk; `nil` leaves them to SQLite (one `fsync` of
+    ///     everything at each checkpoint).
     public init(
         path: String, journalReserveBytes: Int = InspectionJournal.defaultReserveBytes,
-        journalCheckpoints: InspectionJournal.Checkpoints = .automatic
+        journalCheckpoints: InspectionJournal.Checkpoints = .automatic,
+        bulkWritePacing: BulkWritePacing? = .standard
     ) throws(StoreError) {
         self.path = path
+        self.bulkWritePacing = bulkWritePacing
         let fileManager = FileManager.default
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !fileManager.fileExists(atPath: directory) {
@@ -406,7 +413,7 @@ public final class TrustStore: Sendable {
         return migrator
     }
 
-    private static func classify(_ error: any Error, path: String, opening: Bool) -> StoreError {
+    static func classify(_ error: any Error, path: String, opening: Bool) -> StoreError {
         if let error = error as? StoreError { return error }
         if let dbError = error as? DatabaseError {
             switch dbError.resultCode {
@@ -460,9 +467,14 @@ public final class TrustStore: Sendable {
     /// Runs `body` in one transaction whose commit is not synced to disk at once (`synchronous = NORMAL`),
     /// for bulk data that can be fetched again: a power cut may lose the whole transaction, never part of it,
     /// and nothing else (the journal) waits on it. The connection is back to `FULL` afterwards.
-    func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+    ///
+    /// With `checkpointing: false` the commit does not checkpoint however long the log (the caller does: see
+    /// `checkpointPaced(_:)`).
+    func writeUnsynced<T: Sendable>(
+        checkpointing: Bool = true, _ body: @Sendable (Database) throws -> T
+    ) throws(StoreError) -> T {
         do {
-            return try pool.writeUnsyncedTransaction(body)
+            return try pool.writeUnsyncedTransaction(checkpointing: checkpointing, body)
         } catch {
             throw Self.classify(error, path: path, opening: false)
         }
@@ -471,6 +483,18 @@ public final class TrustStore: Sendable {
     func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)
+        } catch {
+            throw Self.classify(error, path: path, opening: false)
+        }
+    }
+
+    /// Runs `body`, which must make one statement (a single `SELECT` is atomic on its own in SQLite), on a pooled
+    /// reader without the `BEGIN`/`COMMIT` that `read` wraps around it: the verifier's lookups, one per verdict, where
+    /// the transaction cost as much as the indexed read itself. Two statements here could each see another state of
+    /// the store (a sync page committed between them): use `read` for those.
+    func lookup<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.unsafeRead(body)
         } catch {
             throw Self.classify(error, path: path, opening: false)
         }
@@ -643,10 +667,21 @@ extension DatabasePool {
     /// Runs `body` in one immediate transaction committed with `synchronous = NORMAL` (not synced to disk at once),
     /// the connection back to `FULL` afterwards: for what can be fetched or done again. A power cut may lose the
     /// whole transaction, never part of it.
-    func writeUnsyncedTransaction<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
+    ///
+    /// With `checkpointing: false`, the commit does not copy the log into the database however long it is (SQLite's
+    /// automatic checkpoint is off for the transaction, back on afterwards): the caller checkpoints.
+    func writeUnsyncedTransaction<T: Sendable>(
+        checkpointing: Bool = true, _ body: @Sendable (Database) throws -> T
+    ) throws -> T {
         try writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+            var automatic: Int?
+            if !checkpointing {
+                automatic = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            }
+            defer { if let automatic { try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(automatic)") } }
             var result: T?
             try db.inTransaction(.immediate) {
                 result = try body(db)

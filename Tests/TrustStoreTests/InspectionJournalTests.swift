@@ -264,8 +264,10 @@ struct JournalFileTests {
         #expect(try store.refusedInspectionCount() == 2)
     }
 
-    @Test("a journal whose owner checkpoints: appends leave the log to it, and its checkpoint copies the log")
-    func checkpointsByOwner() throws {
+    @Test(
+        "a journal whose owner checkpoints: appends leave the log to it, its checkpoint (paced or not) copies it in",
+        arguments: [nil, BulkWritePacing.standard])
+    func checkpointsByOwner(pacing: BulkWritePacing?) throws {
         let paths = InspectionJournal.paths(besideStore: directory.path + "/c.sqlite")
         let journal = try InspectionJournal(
             path: paths.journal, reservePath: paths.reserve, checkpoints: .byOwner)
@@ -276,15 +278,21 @@ struct JournalFileTests {
                 symbology: .qr, payloadDigest: [UInt8](repeating: 7, count: 32))
             #expect(journal.append(record) == .journaled)
         }
-        let copied = try journal.checkpoint()
+        let copied = try journal.checkpoint(pacing: pacing)
         #expect(copied.logPages > 1_000)
         #expect(copied.copiedPages == copied.logPages)
         #expect(try journal.allInspections().count == 1_500)
+        // The file alone (copied without its log) holds every record.
+        let copy = directory.path + "/copy.journal.sqlite"
+        try FileManager.default.copyItem(atPath: paths.journal, toPath: copy)
+        let queue = try DatabaseQueue(path: copy)
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection") } == 1_500)
+        try queue.close()
         // The next append starts the log again from its beginning.
         _ = journal.append(
             InspectionRecord(
                 verdict: verdict(ticket: [0xFF], at: 9_999), device: "gate", symbology: .qr, payloadDigest: [1]))
-        #expect(try journal.checkpoint().logPages < 100)
+        #expect(try journal.checkpoint(pacing: pacing).logPages < 100)
         try journal.close()
     }
 

@@ -75,6 +75,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: .hidden) var applyStore: String?
     @Option(help: .hidden) var applyReport: String?
     @Flag(help: .hidden) var applyWithoutVerifier = false
+    @Flag(
+        help: """
+            With sync, or daemon and --during-sync: apply the revocation pages without pacing their writes to disk \
+            (as before issue 27's BulkWritePacing), for comparison.
+            """)
+    var unpaced = false
     @Option(
         help: ArgumentHelp(
             "Write the verify and formats figures (rates, ratios, allocations per verdict) as JSON to FILE (- for "
@@ -100,7 +106,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let applyPages, let applyStore, let applyReport {
             return try SyncBenchmark.applyPages(
                 pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport,
-                verifying: !applyWithoutVerifier)
+                verifying: !applyWithoutVerifier, paced: !unpaced)
         }
         printLine("machine: \(MachineDescription.current)")
         let figures = FigureLog()
@@ -132,7 +138,7 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .daemon || part == .all {
             try await DaemonBenchmark(
                 scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
-                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey
+                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey, pacedApply: !unpaced
             ).run()
         }
         if part == .sync || part == .all {
@@ -141,7 +147,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
             try SyncBenchmark(
                 revocations: revocations ?? 1_000_000, storeEntries: storeEntries, pageLimit: pageLimit,
-                anchorKeyPath: anchorKey
+                anchorKeyPath: anchorKey, paced: !unpaced
             ).run()
         }
         if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }

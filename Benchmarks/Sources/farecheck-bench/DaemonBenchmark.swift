@@ -36,6 +36,8 @@ struct DaemonBenchmark {
     var uploadBacklog: Int = 0
     /// The anchor key that signs those pages.
     var anchorKeyPath: String = "Keys/demo-anchor.key"
+    /// Whether that apply paces its writes to disk (`BulkWritePacing.standard`) or leaves them to SQLite, as before.
+    var pacedApply = true
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -132,7 +134,9 @@ struct DaemonBenchmark {
             let written = try SyncBenchmark.writePages(
                 revocations: duringSync, pageLimit: RevocationDelta.maximumPageLimit,
                 signedBy: try SyncBenchmark.anchorKey(anchorKeyPath), into: pages)
-            printLine("  under sync: an apply of \(duringSync) revocations in \(written.pages) signed pages")
+            printLine(
+                "  under sync: an apply of \(duringSync) revocations in \(written.pages) signed pages, "
+                    + (pacedApply ? "written back paced (BulkWritePacing.standard)" : "unpaced (--unpaced)"))
             pagesDirectory = pages
         }
         let unsent = try Self.journalBacklog(uploadBacklog, storePath: storePath)
@@ -150,10 +154,11 @@ struct DaemonBenchmark {
         let applying = Mutex<(started: ContinuousClock.Instant?, ended: ContinuousClock.Instant?, status: Int32?)>(
             (nil, nil, nil))
         if let pagesDirectory {
-            let arguments = [
-                "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report",
-                directory + "/apply-report.json", "--apply-without-verifier",
-            ]
+            let arguments =
+                [
+                    "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report",
+                    directory + "/apply-report.json", "--apply-without-verifier",
+                ] + (pacedApply ? [] : ["--unpaced"])
             let thread = Thread {
                 applying.withLock { $0.started = .now }
                 let status = (try? SyncBenchmark.spawnSelf(arguments))?.0
@@ -335,9 +340,9 @@ struct DaemonBenchmark {
     }
 
     /// Opens a bench store, or exits with the store's error.
-    static func openStore(_ path: String) throws -> TrustStore {
+    static func openStore(_ path: String, pacing: BulkWritePacing? = .standard) throws -> TrustStore {
         do {
-            return try TrustStore(path: path)
+            return try TrustStore(path: path, bulkWritePacing: pacing)
         } catch {
             throw CommandFailure.exit(error.description)
         }

@@ -26,6 +26,8 @@ struct SyncBenchmark {
     var pageLimit: Int
     /// The anchor's private key that signs the pages (the demo anchor's by default).
     var anchorKeyPath: String
+    /// Whether the apply paces its writes to disk (`BulkWritePacing.standard`, the default) or leaves them to SQLite.
+    var paced = true
 
     func run() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -119,9 +121,11 @@ struct SyncBenchmark {
         }
 
         let reportPath = directory + "/apply-report.json"
-        let (status, usage) = try Self.spawnSelf([
-            "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report", reportPath,
-        ])
+        let (status, usage) = try Self.spawnSelf(
+            [
+                "bench", "sync", "--apply-pages", pagesDirectory, "--apply-store", storePath, "--apply-report",
+                reportPath,
+            ] + (paced ? [] : ["--unpaced"]))
         guard status == 0, let data = FileManager.default.contents(atPath: reportPath) else {
             throw CommandFailure.exit("bench: the applying child failed (status \(status))")
         }
@@ -129,7 +133,7 @@ struct SyncBenchmark {
         let seconds = report.openSeconds + report.applySeconds
         printLine(
             "  apply \(report.entries) entries in \(report.pages) pages, each decoded, signature-checked and "
-                + "applied in one transaction: \(String(format: "%.2f s", seconds)) (goal: under 10 s); "
+                + "applied in one transaction (\(paced ? "written back paced" : "unpaced")): \(String(format: "%.2f s", seconds)) (goal: under 10 s); "
                 + "peak RSS of the applying process \(usage.ru_maxrss / 1024) MB (goal: under 200 MB)")
         printLine(
             "  of which JSON decode + signature check \(String(format: "%.2f s", report.openSeconds)), "
@@ -155,10 +159,10 @@ struct SyncBenchmark {
 
     /// The child's side: applies every page in `pagesDirectory` to the store while a thread verifies tickets
     /// (unless not `verifying`: the daemon figures' apply is a sync alone, with the daemon verifying).
-    static func applyPages(pagesDirectory: String, storePath: String, reportPath: String, verifying: Bool = true)
-        throws
-    {
-        let store = try DaemonBenchmark.openStore(storePath)
+    static func applyPages(
+        pagesDirectory: String, storePath: String, reportPath: String, verifying: Bool = true, paced: Bool = true
+    ) throws {
+        let store = try DaemonBenchmark.openStore(storePath, pacing: paced ? .standard : nil)
         let trust = StoreTrust(store: store)
         let verifier = TicketVerifier(keys: trust, revocations: trust)
 

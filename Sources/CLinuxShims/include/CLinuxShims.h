@@ -41,4 +41,22 @@ static inline int CLinuxShims_setTerminalExclusive(int fd, int exclusive) {
 /// _XOPEN_SOURCE/_GNU_SOURCE, which Swift's Glibc module does not define.
 int CLinuxShims_openPseudoTerminal(char *path, size_t capacity);
 
+// --- Disk writes: pacing a bulk write (the store's sync) so that it never queues much ahead of a verdict's fsync.
+
+/// Starts writeback of the dirty pages of `fd` in [offset, offset + bytes) and waits for it (sync_file_range with
+/// SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER): declared only with _GNU_SOURCE, which Swift's Glibc module
+/// does not define. Data only, no metadata and no disk cache flush (fdatasync does those). Returns 0 or -errno.
+int CLinuxShims_writeBackRange(int fd, int64_t offset, int64_t bytes);
+
+/// The calling thread's I/O priority (ioprio_get(IOPRIO_WHO_PROCESS, 0)): glibc has no wrapper, and syscall is
+/// variadic. Returns the priority value, or -errno.
+int CLinuxShims_threadIOPriority(void);
+
+/// Sets the calling thread's I/O priority to a value `CLinuxShims_threadIOPriority` returned. Returns 0 or -errno.
+int CLinuxShims_setThreadIOPriority(int priority);
+
+/// Puts the calling thread's I/O in the idle class (IOPRIO_CLASS_IDLE): served when no other I/O waits, by a
+/// scheduler that honours classes. Returns 0 or -errno.
+int CLinuxShims_setThreadIOPriorityIdle(void);
+
 #endif
