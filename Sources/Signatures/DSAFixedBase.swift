@@ -64,32 +64,21 @@ final class DSAFixedBase: Sendable {
         let rows = (qBits + 3) / 4
         let tableBytes = 2 * rows * 15 * ((pBits + 63) / 64 * 8 + 24)
         guard Self.reserve(tableBytes) else { return nil }
-        guard let context = BN_CTX_new() else {
-            Self.release(tableBytes)
-            return nil
-        }
+        let context = BN_CTX_new()
         defer { BN_CTX_free(context) }
-        guard let montgomery = BN_MONT_CTX_new() else {
-            Self.release(tableBytes)
-            return nil
-        }
+        let montgomery = BN_MONT_CTX_new()
         let one = BN_new()
-        guard let one, BN_MONT_CTX_set(montgomery, p, context) == 1, BN_set_word(one, 1) == 1,
-            BN_to_montgomery(one, one, montgomery, context) == 1
-        else {
-            BN_free(one)
-            BN_MONT_CTX_free(montgomery)
-            Self.release(tableBytes)
-            return nil
+        var gPowers: [OpaquePointer]?
+        var yPowers: [OpaquePointer]?
+        if let context, let montgomery, let one, BN_MONT_CTX_set(montgomery, p, context) == 1,
+            BN_set_word(one, 1) == 1, BN_to_montgomery(one, one, montgomery, context) == 1
+        {
+            gPowers = Self.powers(of: g, rows: rows, montgomery: montgomery, context: context)
+            if gPowers != nil { yPowers = Self.powers(of: y, rows: rows, montgomery: montgomery, context: context) }
         }
-        guard let gPowers = Self.powers(of: g, rows: rows, montgomery: montgomery, context: context) else {
-            BN_free(one)
-            BN_MONT_CTX_free(montgomery)
-            Self.release(tableBytes)
-            return nil
-        }
-        guard let yPowers = Self.powers(of: y, rows: rows, montgomery: montgomery, context: context) else {
-            for number in gPowers { BN_free(number) }
+        guard let montgomery, let one, let gPowers, let yPowers else {
+            // Whatever was made is freed (OpenSSL's free functions take NULL), and the budget given back.
+            for number in (gPowers ?? []) + (yPowers ?? []) { BN_free(number) }
             BN_free(one)
             BN_MONT_CTX_free(montgomery)
             Self.release(tableBytes)
@@ -124,8 +113,8 @@ final class DSAFixedBase: Sendable {
     ///
     /// - Returns: `nil` when OpenSSL's arithmetic fails (out of memory), for the caller to ask OpenSSL itself.
     func isValid(r: ArraySlice<UInt8>, s: ArraySlice<UInt8>, digest: UnsafeBufferPointer<UInt8>) -> Bool? {
-        guard let context = Self.contexts.take() else { return nil }
-        defer { Self.contexts.give(back: context) }
+        guard let context = BNContextPool.shared.take() else { return nil }
+        defer { BNContextPool.shared.give(back: context) }
         BN_CTX_start(context)
         defer { BN_CTX_end(context) }
         guard let rNumber = BN_CTX_get(context), let sNumber = BN_CTX_get(context), let w = BN_CTX_get(context),
@@ -219,9 +208,6 @@ final class DSAFixedBase: Sendable {
     private static func release(_ bytes: Int) {
         bytesInUse.subtract(bytes, ordering: .relaxed)
     }
-
-    /// Scratch contexts, one per thread, as for `RSARawPublicKey`.
-    private static let contexts = BNContextPool()
 }
 
 /// Where a DSA key stands with its tables (`DSAFixedBase`): still counting its checks, its tables made, or none to be

@@ -263,12 +263,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             (template, encodedSignature) = (digestVerifyTemplate, der)
         case (.dsa(_, let encoding), .dsa):
             // UIC 918.3 raw fields are split in half whatever the key's q size, so any even length is read.
-            let integers =
-                switch encoding {
-                case .raw: SignatureIntegers.splitRaw(signature)
-                case .der: SignatureIntegers.parseDER(signature)
-                }
-            guard let (r, s) = integers else { return false }
+            guard let (r, s) = Self.integers(signature, encoding) else { return false }
             if !openSSLOnly, digestVerifyTemplate != nil,
                 let tables = dsaTables.withLock({ $0.tablesForCheck(pkey: pkey) }),
                 let valid = tables.isValid(r: r, s: s, digest: digest)
@@ -328,13 +323,18 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// The minimal DER form of an ECDSA or DSA signature; OpenSSL only accepts minimal DER, while
     /// tickets carry raw `r ‖ s` or DER followed by zero padding.
     private static func canonicalDER(_ signature: [UInt8], _ encoding: SignatureEncoding) -> [UInt8]? {
-        let integers =
-            switch encoding {
-            case .raw: SignatureIntegers.splitRaw(signature)
-            case .der: SignatureIntegers.parseDER(signature)
-            }
-        guard let (r, s) = integers else { return nil }
+        guard let (r, s) = integers(signature, encoding) else { return nil }
         return SignatureIntegers.der(r: r, s: s)
+    }
+
+    /// r and s of a signature in `encoding`, as unsigned magnitudes; nil when it is not one.
+    private static func integers(_ signature: [UInt8], _ encoding: SignatureEncoding) -> (
+        r: ArraySlice<UInt8>, s: ArraySlice<UInt8>
+    )? {
+        switch encoding {
+        case .raw: SignatureIntegers.splitRaw(signature)
+        case .der: SignatureIntegers.parseDER(signature)
+        }
     }
 
     /// Makes a context for `EVP_PKEY_verify` with this key, configured by `configure`, or nil.

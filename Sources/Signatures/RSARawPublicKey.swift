@@ -149,10 +149,10 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
             throw SignatureError(
                 code: .invalidSignature, message: "The signature is not smaller than the RSA modulus: not a signature.")
         }
-        guard let context = Self.contexts.take() else {
+        guard let context = BNContextPool.shared.take() else {
             throw .fromOpenSSL(.encodingFailed, "OpenSSL could not allocate for the RSA operation.")
         }
-        defer { Self.contexts.give(back: context) }
+        defer { BNContextPool.shared.give(back: context) }
         BN_CTX_start(context)
         defer { BN_CTX_end(context) }
         guard let s = BN_CTX_get(context), let m = BN_CTX_get(context),
@@ -200,10 +200,6 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
         return BN_mod_mul_montgomery(power, power, power, montgomery, context) == 1
             && BN_mod_mul_montgomery(m, power, s, montgomery, context) == 1
     }
-
-    /// Scratch contexts for the operation, kept between operations: a fresh `BN_CTX` allocates its pool of
-    /// numbers and their digits again on every operation, a tenth of a 1024-bit one.
-    private static let contexts = BNContextPool()
 
     /// The same key as a `PublicKey`, e.g. to record it as a `TrustedKey`.
     ///
@@ -264,6 +260,12 @@ public final class RSARawPublicKey: Sendable, CustomStringConvertible {
 /// one thread from start to end and never starts another inside, so a thread's context is used by one
 /// operation at a time; no lock is taken. Freed when its thread ends.
 final class BNContextPool: Sendable {
+    /// Scratch contexts for the big-number operations of this module (the RSA public operation, the DSA tables'
+    /// checks), kept between operations: a fresh `BN_CTX` allocates its pool of numbers and their digits again on
+    /// every operation, a tenth of a 1024-bit one. One per thread; the operations never nest, each starts and ends
+    /// its own frame (`BN_CTX_start`, `BN_CTX_end`).
+    static let shared = BNContextPool()
+
     private let key: pthread_key_t
 
     init() {
