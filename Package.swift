@@ -148,7 +148,7 @@ let package = Package(
             name: "Sync",
             dependencies: [
                 "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
-                "SyncConfig",
+                "SyncConfig", "CLinuxShims",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

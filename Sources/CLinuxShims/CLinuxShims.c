@@ -96,3 +96,15 @@ int CLinuxShims_setThreadIOPriority(int priority) {
 int CLinuxShims_setThreadIOPriorityIdle(void) {
     return CLinuxShims_setThreadIOPriority(IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
 }
+
+#include <sched.h>
+
+int CLinuxShims_setThreadSchedulingIdle(void) {
+    struct sched_param parameters = {.sched_priority = 0};
+    return sched_setscheduler((pid_t)syscall(SYS_gettid), SCHED_IDLE, &parameters) == 0 ? 0 : -errno;
+}
+
+int CLinuxShims_threadSchedulingIsIdle(void) {
+    int policy = sched_getscheduler((pid_t)syscall(SYS_gettid));
+    return policy < 0 ? -errno : (policy & ~SCHED_RESET_ON_FORK) == SCHED_IDLE;
+}

@@ -101,8 +101,14 @@ public struct SyncRound: Sendable {
         self.clockFloorTolerance = clockFloorTolerance
     }
 
-    /// Runs the round; throws at the first step that fails (the steps before it stay applied).
+    /// Runs the round on the sync thread (`SyncThread`, below every other thread's priority); throws at the first
+    /// step that fails (the steps before it stay applied).
     public func run() async throws(SyncError) -> SyncReport {
+        try await SyncThread.shared.run { () async throws(SyncError) -> SyncReport in try await runSteps() }
+    }
+
+    /// `run()`'s steps, on the thread it runs them on.
+    private func runSteps() async throws(SyncError) -> SyncReport {
         guard !anchors.isEmpty else {
             throw SyncError(
                 code: .misconfigured,
@@ -302,7 +308,8 @@ public struct SyncRound: Sendable {
             }
             let counts: (added: Int, removed: Int)
             do {
-                counts = try await Self.applyOnItsThread(delta, to: store)
+                // Blocks the sync thread for the transaction and its paced write-back, and nothing else.
+                counts = try Self.apply(delta, to: store)
             } catch  where error.code == .outOfSequence {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message).", cause: error)
             } catch {
@@ -342,24 +349,6 @@ public struct SyncRound: Sendable {
         guard let family = KeyFamily(wireName: wireName) else { return nil }
         guard family == .uic else { return (family, issuer, keyID) }
         return (family, UICKeyList.normalizedCode(issuer), UICKeyList.normalizedCode(keyID))
-    }
-
-    /// The thread revocation pages are applied on, at the utility QoS: an apply blocks for seconds (its transaction,
-    /// then its paced write-back, `BulkWritePacing`), which on one of Swift's cooperative threads (two on two cores)
-    /// would hold up the daemon's other tasks meanwhile.
-    private static let applying = DispatchQueue(label: "farecheck.sync.apply", qos: .utility)
-
-    /// `apply(_:to:)` on the `applying` thread.
-    static func applyOnItsThread(_ delta: RevocationDelta, to store: TrustStore) async throws(StoreError) -> (
-        added: Int, removed: Int
-    ) {
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<(added: Int, removed: Int), StoreError>, Never>) in
-            applying.async {
-                continuation.resume(returning: Result { () throws(StoreError) in try apply(delta, to: store) })
-            }
-        }
-        return try result.get()
     }
 
     /// Applies a verified revocation delta to the store in one transaction (see

@@ -104,7 +104,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let applyPages, let applyStore, let applyReport {
-            return try SyncBenchmark.applyPages(
+            return try await SyncBenchmark.applyPages(
                 pagesDirectory: applyPages, storePath: applyStore, reportPath: applyReport,
                 verifying: !applyWithoutVerifier, paced: !unpaced)
         }

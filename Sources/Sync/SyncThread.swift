@@ -1,0 +1,74 @@
+import CLinuxShims
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The thread every sync round runs on: its store reads and writes, the decoding and signature checks of what the
+/// server sent, the apply of revocation pages and the encoding of uploads. One thread for the process, in the
+/// SCHED_IDLE policy and the idle I/O class.
+///
+/// A sync of a million revocations takes seconds of CPU and disk on a gate whose two cores also serve scans. Any
+/// other thread that wakes (a scan's verdict) takes the CPU from this one at once, and a scheduler that keeps I/O
+/// classes apart serves a verdict's journal write before this thread's writes. The policy is set once, when the
+/// thread starts, because an unprivileged thread may lower its priority but never raise it back: sync work therefore
+/// never runs on Swift's cooperative threads or on Dispatch's, which other work shares.
+///
+/// A round runs here as its task's executor preference (`run(_:)`): its non-isolated async functions and their
+/// synchronous calls run on this thread; network I/O waits on the HTTP client's event loop and resumes here.
+public final class SyncThread: TaskExecutor, Sendable {
+    /// The process's sync thread, started on first use.
+    public static let shared = SyncThread(name: "farecheck.sync")
+
+    /// What the thread could lower when it started (a seccomp filter may refuse either call with EPERM).
+    public struct Lowering: Sendable, Equatable {
+        /// The thread is in the SCHED_IDLE policy.
+        public var cpu: Bool
+        /// The thread's I/O is in the idle class.
+        public var disk: Bool
+    }
+
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let available = DispatchSemaphore(value: 0)
+    private let loweredAtStart = Mutex<Lowering?>(nil)
+
+    /// Starts the thread and waits until it has set its priorities.
+    init(name: String) {
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            let lowering = Lowering(
+                cpu: CLinuxShims_setThreadSchedulingIdle() == 0, disk: CLinuxShims_setThreadIOPriorityIdle() == 0)
+            loweredAtStart.withLock { $0 = lowering }
+            started.signal()
+            serve()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    /// What the thread lowered when it started.
+    public var lowering: Lowering {
+        loweredAtStart.withLock { $0 } ?? Lowering(cpu: false, disk: false)
+    }
+
+    /// Runs `body` with this thread as its task's executor: `body`'s non-isolated async calls and everything
+    /// synchronous in them run on this thread.
+    public func run<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        try await withTaskExecutorPreference(self, operation: body)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    private func serve() -> Never {
+        let executor = asUnownedTaskExecutor()
+        while true {
+            available.wait()
+            guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            job.runSynchronously(on: executor)
+        }
+    }
+}
