@@ -215,7 +215,7 @@ struct SyncBenchmark {
                 let delta = try SignedDocument(jsonBytes: Array(bytes)).openRevocationDelta(trusting: [.demo])
                 let applied = ContinuousClock.now
                 openSeconds += DaemonBenchmark.seconds(opened.duration(to: applied))
-                do {
+                do throws(StoreError) {
                     try SyncRound.apply(delta, to: store)
                 } catch {
                     throw CommandFailure.exit(error.description)
