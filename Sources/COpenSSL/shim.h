@@ -31,6 +31,22 @@ static inline void COpenSSL_SHA1(const unsigned char *data, size_t count, unsign
 #pragma clang diagnostic pop
 }
 
+/// A SHA-2 digest of a message in one call, with the low-level functions (see COpenSSL_SHA1): every ECDSA and DSA
+/// verdict hashes its few hundred signed bytes, where EVP_Digest's context and dispatch cost as much as the hashing.
+/// `output_count` picks the function (28, 32, 48 or 64 bytes); returns 0 for another, 1 when `out` holds the digest.
+static inline int COpenSSL_SHA2(size_t output_count, const unsigned char *data, size_t count, unsigned char *out) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    switch (output_count) {
+    case 28: return SHA224(data, count, out) != NULL;
+    case 32: return SHA256(data, count, out) != NULL;
+    case 48: return SHA384(data, count, out) != NULL;
+    case 64: return SHA512(data, count, out) != NULL;
+    default: return 0;
+    }
+#pragma clang diagnostic pop
+}
+
 /// SHA-256 of up to three parts laid end to end, with the low-level functions (see COpenSSL_SHA1): RSASSA-PSS
 /// verification hashes eight zero bytes ‖ the message digest ‖ the salt, and MGF1 hashes H ‖ a counter, each a
 /// block or two, where EVP's dispatch would cost as much as the hashing.
@@ -81,13 +97,37 @@ static inline EVP_PKEY *COpenSSL_EVP_PKEY_holding_EC_KEY(EC_KEY *key) {
 #pragma clang diagnostic pop
 }
 
-/// ECDSA_verify on a DER signature (see COpenSSL_EC_KEY_from_point): 1 valid, 0 not valid, -1 an error.
-static inline int COpenSSL_ECDSA_verify(const unsigned char *digest, size_t digest_count,
-                                        const unsigned char *signature, size_t signature_count, EC_KEY *key) {
+/// ECDSA_do_verify on r and s as unsigned big-endian magnitudes (see COpenSSL_EC_KEY_from_point): 1 valid, 0 not
+/// valid, -1 an error. What ECDSA_verify and EVP_PKEY_verify do after decoding their DER, without the DER: tickets
+/// carry raw r ‖ s (or DER that was parsed already), and the DER round trip (encode here, decode and encode again
+/// there to compare) cost more than a microsecond a check.
+static inline int COpenSSL_ECDSA_verify_integers(const unsigned char *digest, size_t digest_count,
+                                                 const unsigned char *r, size_t r_count, const unsigned char *s,
+                                                 size_t s_count, EC_KEY *key) {
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
-    if (digest_count > 64 || signature_count > 4096) return 0;
-    return ECDSA_verify(0, digest, (int)digest_count, signature, (int)signature_count, key);
+    if (digest_count > 64 || r_count > 2048 || s_count > 2048) return 0;
+    ECDSA_SIG *signature = ECDSA_SIG_new();
+    if (signature == NULL) return -1;
+    BIGNUM *r_number = BN_bin2bn(r, (int)r_count, NULL);
+    BIGNUM *s_number = BN_bin2bn(s, (int)s_count, NULL);
+    if (r_number == NULL || s_number == NULL || ECDSA_SIG_set0(signature, r_number, s_number) != 1) {
+        BN_free(r_number);
+        BN_free(s_number);
+        ECDSA_SIG_free(signature);
+        return -1;
+    }
+    int result = ECDSA_do_verify(digest, (int)digest_count, signature, key);
+    ECDSA_SIG_free(signature);
+    return result;
+#pragma clang diagnostic pop
+}
+
+/// The EC_KEY inside an EC `pkey` (a reference of its own, for COpenSSL_ECDSA_verify_integers), or NULL.
+static inline EC_KEY *COpenSSL_EC_KEY_of(EVP_PKEY *pkey) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    return EVP_PKEY_get1_EC_KEY(pkey);
 #pragma clang diagnostic pop
 }
 

@@ -97,6 +97,9 @@ func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8], into output: UnsafeM
         withBytes(bytes) { base, count in COpenSSL_SHA1(base, count, output) }
         return algorithm.outputByteCount
     }
+    if withBytes(bytes, { base, count in COpenSSL_SHA2(algorithm.outputByteCount, base, count, output) }) == 1 {
+        return algorithm.outputByteCount
+    }
     var size: UInt32 = 0
     let ok = withBytes(bytes) { base, count in
         EVP_Digest(base, count, output, &size, algorithm.evpMD, nil)

@@ -32,9 +32,12 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     private let readyContexts = VerifyContextPool()
     /// For RSA: the raw form, which checks PS256 signatures (`RSAPSS`) faster than OpenSSL's general path.
     private let pssRawKey: RSARawPublicKey?
-    /// For an EC key read from a bare point (`init(ecPoint:curve:)`): the `EC_KEY` that checks its ECDSA signatures
-    /// itself, without a verify context (such a key comes with one barcode and is checked once or twice).
-    nonisolated(unsafe) private let pointKey: OpaquePointer?
+    /// For an EC key: the `EC_KEY` that checks its ECDSA signatures from r and s themselves, without a verify
+    /// context and without the DER that `EVP_PKEY_verify` decodes and encodes again (more than a microsecond a check
+    /// beside a P-256 check's 70). A key read from a bare point (`init(ecPoint:curve:)`) has this alone: it comes
+    /// with one barcode and is checked once or twice. Only read after `init`, and OpenSSL's ECDSA verification only
+    /// reads the key, so checks on several threads share it.
+    nonisolated(unsafe) private let ecKey: OpaquePointer?
     /// For DSA: the key's tables of powers once it has been used a few times (`DSAFixedBase`), which check its
     /// signatures in about a third of OpenSSL's time.
     private let dsaTables = Mutex<DSATableState>(.counting(0))
@@ -124,7 +127,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             } else {
                 nil
             }
-        self.pointKey = nil
+        self.ecKey = if case .ec = family { COpenSSL_EC_KEY_of(pkey) } else { nil }
     }
 
     /// Takes ownership of `pointKey` (an `EC_KEY` on a named curve, whose point OpenSSL checked lies on it) and of
@@ -138,7 +141,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
         self.pssVerifyTemplates = [OpaquePointer?](repeating: nil, count: DigestAlgorithm.allCases.count)
         self.eddsaVerifyTemplate = nil
         self.pssRawKey = nil
-        self.pointKey = pointKey
+        self.ecKey = pointKey
     }
 
     deinit {
@@ -147,7 +150,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             EVP_PKEY_CTX_free(template)
         }
         EVP_MD_CTX_free(eddsaVerifyTemplate)
-        COpenSSL_EC_KEY_free(pointKey)
+        COpenSSL_EC_KEY_free(ecKey)
         EVP_PKEY_free(pkey)
     }
 
@@ -164,7 +167,7 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// accepts the combination).
     public func supports(_ scheme: SignatureScheme) -> Bool {
         switch (scheme, family) {
-        case (.ecdsa, .ec): digestVerifyTemplate != nil || pointKey != nil
+        case (.ecdsa, .ec): digestVerifyTemplate != nil || ecKey != nil
         case (.dsa, .dsa): digestVerifyTemplate != nil
         case (.rsaPSS(let algorithm), .rsa): pssVerifyTemplates[algorithm.index] != nil
         case (.eddsa, .eddsa): eddsaVerifyTemplate != nil
@@ -252,15 +255,18 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
         case (.ecdsa(_, let encoding), .ec(let scalarByteCount)):
             // COSE fixes the raw length to twice the curve's size; anything else is malformed.
             if encoding == .raw && signature.count != 2 * scalarByteCount { return false }
-            guard let der = Self.canonicalDER(signature, encoding) else { return false }
-            if let pointKey {
-                let result = der.withUnsafeBufferPointer {
-                    COpenSSL_ECDSA_verify(digest.baseAddress, digest.count, $0.baseAddress, $0.count, pointKey)
+            guard let (r, s) = Self.integers(signature, encoding) else { return false }
+            if let ecKey, !openSSLOnly || digestVerifyTemplate == nil {
+                let result = r.withUnsafeBufferPointer { r in
+                    s.withUnsafeBufferPointer { s in
+                        COpenSSL_ECDSA_verify_integers(
+                            digest.baseAddress, digest.count, r.baseAddress, r.count, s.baseAddress, s.count, ecKey)
+                    }
                 }
                 if result != 1 { OpenSSLError.discardQueue() }
                 return result == 1
             }
-            (template, encodedSignature) = (digestVerifyTemplate, der)
+            (template, encodedSignature) = (digestVerifyTemplate, SignatureIntegers.der(r: r, s: s))
         case (.dsa(_, let encoding), .dsa):
             // UIC 918.3 raw fields are split in half whatever the key's q size, so any even length is read.
             guard let (r, s) = Self.integers(signature, encoding) else { return false }
@@ -318,13 +324,6 @@ public final class PublicKey: Sendable, Hashable, CustomStringConvertible {
             return false
         }
         return true
-    }
-
-    /// The minimal DER form of an ECDSA or DSA signature; OpenSSL only accepts minimal DER, while
-    /// tickets carry raw `r ‖ s` or DER followed by zero padding.
-    private static func canonicalDER(_ signature: [UInt8], _ encoding: SignatureEncoding) -> [UInt8]? {
-        guard let (r, s) = integers(signature, encoding) else { return nil }
-        return SignatureIntegers.der(r: r, s: s)
     }
 
     /// r and s of a signature in `encoding`, as unsigned magnitudes; nil when it is not one.
