@@ -296,13 +296,14 @@ public struct UICContainer: Sendable, Hashable {
         let field = bytes[fieldStart..<lengthStart]
         let signature: [UInt8]
         let form: UICSignatureForm
-        switch UICSignatureField.derLength(field) {
-        case .success(let length):
+        if let length = UICSignatureField.derLength(field) {
             signature = Array(field.prefix(length))
             form = .der
-        case .failure(let reason):
+        } else {
             guard !derOnly else {
-                throw .malformed("the \(fieldLength)-byte signature field at byte \(fieldStart) \(reason)")
+                throw .malformed(
+                    "the \(fieldLength)-byte signature field at byte \(fieldStart) \(UICSignatureField.whyNotDER(field))"
+                )
             }
             signature = Array(field)
             form = .raw

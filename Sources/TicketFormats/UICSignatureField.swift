@@ -3,28 +3,24 @@
 /// Only the structure is checked (`SEQUENCE` of two `INTEGER`s that fill it exactly, zero padding
 /// after it); whether the integers make a valid signature is for the signature check to say.
 enum UICSignatureField {
-    /// The length of the DER `SEQUENCE { r INTEGER, s INTEGER }` at the start of `field`, whose
-    /// remaining bytes must all be zero; or a reason (a sentence tail such as "does not start with …").
-    static func derLength(_ field: ArraySlice<UInt8>) -> Result<Int, Reason> {
-        guard let (_, _, end) = parse(field) else {
-            return .failure(Reason(text: explainFailure(field)))
-        }
-        if let nonZero = field[(field.startIndex + end)...].firstIndex(where: { $0 != 0 }) {
-            // Slices keep the indices of the container, so `nonZero` is already the offset in the barcode.
-            return .failure(
-                Reason(
-                    text: "has 0x\(String(field[nonZero], radix: 16)) at byte \(nonZero), after its \(end)-byte DER "
-                        + "signature, where only zero padding may follow"
-                )
-            )
-        }
-        return .success(end)
+    /// The length of the DER `SEQUENCE { r INTEGER, s INTEGER }` at the start of `field`, whose remaining bytes
+    /// must all be zero; nil when the field is not one (`whyNotDER` says why, when a reason is wanted: a raw
+    /// `r ‖ s` field is not DER on every scan of a version 2 ticket, and that needs no sentence).
+    static func derLength(_ field: ArraySlice<UInt8>) -> Int? {
+        guard let (_, _, end) = parse(field) else { return nil }
+        guard field[(field.startIndex + end)...].allSatisfy({ $0 == 0 }) else { return nil }
+        return end
     }
 
-    /// Why a field is not a DER signature, as the end of a sentence about the field.
-    struct Reason: Error, CustomStringConvertible {
-        var text: String
-        var description: String { text }
+    /// Why `derLength(field)` is nil, as a sentence tail such as "does not start with …".
+    static func whyNotDER(_ field: ArraySlice<UInt8>) -> String {
+        guard let (_, _, end) = parse(field) else { return explainFailure(field) }
+        guard let nonZero = field[(field.startIndex + end)...].firstIndex(where: { $0 != 0 }) else {
+            return "holds a DER signature"
+        }
+        // Slices keep the indices of the container, so `nonZero` is already the offset in the barcode.
+        return "has 0x\(String(field[nonZero], radix: 16)) at byte \(nonZero), after its \(end)-byte DER "
+            + "signature, where only zero padding may follow"
     }
 
     /// `r`, `s` and the end of the sequence, relative to the start of `bytes`; `nil` when it is not one.
