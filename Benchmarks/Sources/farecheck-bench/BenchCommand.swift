@@ -83,6 +83,12 @@ struct BenchCommand: AsyncParsableCommand {
     var unpaced = false
     @Option(
         help: ArgumentHelp(
+            """
+            With daemon and --during-sync: the nice value of the farecheck-server that takes the upload. It stands in             for the agency's server, which runs on another machine, not on the gate's cores (default 0: it competes             with the daemon as an equal).
+            """, valueName: "n"))
+    var serverNice: Int32 = 0
+    @Option(
+        help: ArgumentHelp(
             "Write the verify and formats figures (rates, ratios, allocations per verdict) as JSON to FILE (- for "
                 + "standard output).", valueName: "file"))
     var json: String?
@@ -138,7 +144,8 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .daemon || part == .all {
             try await DaemonBenchmark(
                 scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
-                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey, pacedApply: !unpaced
+                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey, pacedApply: !unpaced,
+                serverNice: serverNice
             ).run()
         }
         if part == .sync || part == .all {

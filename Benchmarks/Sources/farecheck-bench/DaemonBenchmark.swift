@@ -38,6 +38,8 @@ struct DaemonBenchmark {
     var anchorKeyPath: String = "Keys/demo-anchor.key"
     /// Whether that apply paces its writes to disk (`BulkWritePacing.standard`) or leaves them to SQLite, as before.
     var pacedApply = true
+    /// The nice value of the server that takes the upload (a stand-in for a server on another machine).
+    var serverNice: Int32 = 0
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -142,9 +144,11 @@ struct DaemonBenchmark {
         let unsent = try Self.journalBacklog(uploadBacklog, storePath: storePath)
         let server = try BenchServer(directory: directory + "/server", anchorKeyPath: anchorKeyPath)
         defer { server.stop() }
+        if serverNice != 0 { server.renice(serverNice) }
         printLine(
             "  under sync: the daemon's uploader sends \(unsent) journaled inspections to farecheck-server (SQLite) "
-                + "on \(server.baseURL)")
+                + "on \(server.baseURL)"
+                + (serverNice != 0 ? " (the server at nice \(serverNice), as if on another machine)" : ""))
 
         let daemon = try BenchDaemon(
             directory: directory, storePath: storePath, sync: (server.baseURL, server.tokenFile))
@@ -514,6 +518,15 @@ final class BenchServer: Sendable {
                 "--anchor-key", anchorKeyPath, "--log-level", "error",
             ], log: directory + "/server.log")
         baseURL = child.baseURL
+    }
+
+    /// Gives the server (every thread of it) the nice value `value`.
+    func renice(_ value: Int32) {
+        let pid = child.process.processIdentifier
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for thread in threads.compactMap({ id_t($0) }) {
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, value)
+        }
     }
 
     /// Inspections the server holds (read from its database, -1 when it cannot be read).
