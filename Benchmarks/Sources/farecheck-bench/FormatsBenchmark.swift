@@ -184,6 +184,12 @@ struct FormatsBenchmark {
             precondition(holds)
         }
         try measure("DOSIPAS header decode", reference: nil) { _ = try DOSIPASBarcode(decoding: payload) }
+        // The content the verdict reads after both checks (FCB rail ticket, dynamic content, the ticket), alone.
+        let barcode = try DOSIPASBarcode(decoding: payload)
+        let generation = clock.now().addingTimeInterval(300)
+        try measure("DOSIPAS content decode", reference: nil) {
+            _ = try DOSIPAS.content(of: barcode, at: generation)
+        }
     }
 
     /// SŽ's SSB ticket (DSA 2048/224, SHA-224), its signature check alone, and the same frame signed with a

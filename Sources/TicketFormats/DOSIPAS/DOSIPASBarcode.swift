@@ -76,8 +76,25 @@ public struct DOSIPASDataBlock: Sendable, Hashable {
     }
 
     init(_ record: PERRecord) {
-        formatText = record["dataFormat"]?.text ?? ""
-        data = record["data"]?.octets ?? []
+        let fields = Self.fields.sequence === record.type ? Self.fields : DOSIPASDataTypeFields(record.type)
+        formatText = record[position: fields.dataFormat]?.text ?? ""
+        data = record[position: fields.data]?.octets ?? []
+    }
+
+    /// The positions in `DataType`, resolved once: every block of every barcode is read there.
+    private static let fields = DOSIPASDataTypeFields(DOSIPASSchema.dataType.recordSequence!)
+}
+
+/// Where `DOSIPASDataBlock` reads `DataType`.
+private struct DOSIPASDataTypeFields: Sendable {
+    let sequence: PERSequence
+    let dataFormat: Int?
+    let data: Int?
+
+    init(_ sequence: PERSequence) {
+        self.sequence = sequence
+        dataFormat = sequence.index(of: "dataFormat")
+        data = sequence.index(of: "data")
     }
 }
 
@@ -106,22 +123,31 @@ public struct DOSIPASLevel1: Sendable {
     public var validityDuration: Int?
 
     init(_ record: PERRecord) {
-        securityProvider = FCBCode(record, number: "securityProviderNum", text: "securityProviderIA5")
-        keyID = record["keyId"]?.integer
-        dataSequence = (record["dataSequence"]?.items ?? []).compactMap { $0.record.map(DOSIPASDataBlock.init) }
+        let fields = DOSIPASLevel1Fields.of(record.type)
+        securityProvider = FCBCode(record, number: fields.securityProviderNum, text: fields.securityProviderIA5)
+        keyID = record[position: fields.keyId]?.integer
+        var blocks: [DOSIPASDataBlock] = []
+        for item in record[position: fields.dataSequence]?.items ?? [] {
+            if let block = item.record { blocks.append(DOSIPASDataBlock(block)) }
+        }
+        dataSequence = blocks
         // Named from the arcs: writing each identifier out in dotted form to match it cost several allocations.
-        level1KeyAlgorithm = Self.arcs(record["level1KeyAlg"]).map(DOSIPASKeyAlgorithm.init(arcs:))
-        level2KeyAlgorithm = Self.arcs(record["level2KeyAlg"]).map(DOSIPASKeyAlgorithm.init(arcs:))
-        level1SigningAlgorithm = Self.arcs(record["level1SigningAlg"]).map(DOSIPASSigningAlgorithm.init(arcs:))
-        level2SigningAlgorithm = Self.arcs(record["level2SigningAlg"]).map(DOSIPASSigningAlgorithm.init(arcs:))
-        level2PublicKey = record["level2PublicKey"]?.octets
-        if let year = record["endOfValidityYear"]?.integer, let day = record["endOfValidityDay"]?.integer {
+        level1KeyAlgorithm = Self.arcs(record[position: fields.level1KeyAlg]).map(DOSIPASKeyAlgorithm.init(arcs:))
+        level2KeyAlgorithm = Self.arcs(record[position: fields.level2KeyAlg]).map(DOSIPASKeyAlgorithm.init(arcs:))
+        level1SigningAlgorithm = Self.arcs(record[position: fields.level1SigningAlg])
+            .map(DOSIPASSigningAlgorithm.init(arcs:))
+        level2SigningAlgorithm = Self.arcs(record[position: fields.level2SigningAlg])
+            .map(DOSIPASSigningAlgorithm.init(arcs:))
+        level2PublicKey = record[position: fields.level2PublicKey]?.octets
+        if let year = record[position: fields.endOfValidityYear]?.integer,
+            let day = record[position: fields.endOfValidityDay]?.integer
+        {
             // The module asks for all three; a missing time is read as the end of that day.
-            let minute = record["endOfValidityTime"]?.integer ?? 1_439
+            let minute = record[position: fields.endOfValidityTime]?.integer ?? 1_439
             let epochDay = FCBDay(year: year, dayOfYear: day).epochDay
             endOfValidity = Date(timeIntervalSince1970: TimeInterval(epochDay &* 86_400 &+ minute &* 60))
         }
-        validityDuration = record["validityDuration"]?.integer
+        validityDuration = record[position: fields.validityDuration]?.integer
     }
 
     /// The arcs of an OBJECT IDENTIFIER value.
@@ -256,19 +282,73 @@ public struct DOSIPASBarcode: Sendable {
     /// - Precondition: `range` lies within `bytes` (the decoder read those bits).
     static func realigned(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
         let count = range.count
-        var result = [UInt8](repeating: 0, count: (count + 7) / 8)
-        guard count > 0 else { return result }
+        let octetCount = (count + 7) / 8
+        guard count > 0 else { return [] }
         let shift = range.lowerBound & 7
-        var source = range.lowerBound >> 3
-        for index in result.indices {
-            var byte = bytes[source] << shift
-            if shift != 0, source + 1 < bytes.count { byte |= bytes[source + 1] >> (8 - shift) }
-            result[index] = byte
-            source += 1
+        let first = range.lowerBound >> 3
+        precondition(
+            range.lowerBound >= 0 && first + octetCount <= bytes.count, "bits \(range) of \(bytes.count) octets")
+        // Through buffers, checked once above rather than at every octet: this copies most of the barcode twice.
+        return [UInt8](unsafeUninitializedCapacity: octetCount) { result, initialized in
+            bytes.withUnsafeBufferPointer { bytes in
+                let end = bytes.count
+                for index in 0..<octetCount {
+                    let source = first &+ index
+                    var byte = bytes[source] << shift
+                    if shift != 0, source &+ 1 < end { byte |= bytes[source &+ 1] >> (8 &- shift) }
+                    result[index] = byte
+                }
+            }
+            // Clear the bits past the range: they belong to the next field, and the padding is zero.
+            let tail = count & 7
+            if tail != 0 { result[octetCount - 1] &= 0xFF << (8 - tail) }
+            initialized = octetCount
         }
-        // Clear the bits past the range: they belong to the next field, and the padding is zero.
-        let tail = count & 7
-        if tail != 0 { result[result.count - 1] &= 0xFF << (8 - tail) }
-        return result
+    }
+}
+
+/// Where `DOSIPASLevel1` reads `Level1DataType`, resolved once per header version: every barcode's level-1 data
+/// is read there, and a name lookup per field cost a hash and a string comparison each time.
+private struct DOSIPASLevel1Fields: Sendable {
+    let sequence: PERSequence
+    let securityProviderNum: Int?
+    let securityProviderIA5: Int?
+    let keyId: Int?
+    let dataSequence: Int?
+    let level1KeyAlg: Int?
+    let level2KeyAlg: Int?
+    let level1SigningAlg: Int?
+    let level2SigningAlg: Int?
+    let level2PublicKey: Int?
+    let endOfValidityYear: Int?
+    let endOfValidityDay: Int?
+    let endOfValidityTime: Int?
+    let validityDuration: Int?
+
+    init(_ sequence: PERSequence) {
+        self.sequence = sequence
+        securityProviderNum = sequence.index(of: "securityProviderNum")
+        securityProviderIA5 = sequence.index(of: "securityProviderIA5")
+        keyId = sequence.index(of: "keyId")
+        dataSequence = sequence.index(of: "dataSequence")
+        level1KeyAlg = sequence.index(of: "level1KeyAlg")
+        level2KeyAlg = sequence.index(of: "level2KeyAlg")
+        level1SigningAlg = sequence.index(of: "level1SigningAlg")
+        level2SigningAlg = sequence.index(of: "level2SigningAlg")
+        level2PublicKey = sequence.index(of: "level2PublicKey")
+        endOfValidityYear = sequence.index(of: "endOfValidityYear")
+        endOfValidityDay = sequence.index(of: "endOfValidityDay")
+        endOfValidityTime = sequence.index(of: "endOfValidityTime")
+        validityDuration = sequence.index(of: "validityDuration")
+    }
+
+    private static let v1 = DOSIPASLevel1Fields(DOSIPASSchema.level1DataV1.recordSequence!)
+    private static let v2 = DOSIPASLevel1Fields(DOSIPASSchema.level1DataV2.recordSequence!)
+
+    /// The positions in `sequence`: those resolved for U1 or U2 when it is one of them, else resolved now.
+    static func of(_ sequence: PERSequence) -> DOSIPASLevel1Fields {
+        if sequence === v2.sequence { return v2 }
+        if sequence === v1.sequence { return v1 }
+        return DOSIPASLevel1Fields(sequence)
     }
 }

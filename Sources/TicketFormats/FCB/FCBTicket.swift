@@ -4,8 +4,9 @@ import Foundation
 /// An FCB ticket (UIC 918.9 `UicRailTicketData`) read into types: who issued it, for whom, and each transport
 /// document with its validity resolved to instants.
 ///
-/// Built from the generic tree (`FCBData`) by field name, so one reader serves v1.3, v2 and v3. Fields the
-/// ticket leaves out stay `nil`; every decoded field, including those not modelled here, is in `data.json`.
+/// Built from the generic tree (`FCBData`) by field name, so one reader serves v1.3, v2 and v3: the names are
+/// resolved to positions once per version (`FCBLayout`) and each record is read by position. Fields the ticket
+/// leaves out stay `nil`; every decoded field, including those not modelled here, is in `data.json`.
 public struct FCBTicket: Sendable {
     /// The decoded tree this ticket was read from.
     public var data: FCBData
@@ -33,18 +34,31 @@ public struct FCBTicket: Sendable {
     /// Reads a decoded tree into types.
     public init(_ data: FCBData) {
         self.data = data
+        let layout = FCBLayout.of(data.version)
         let root = data.root
+        let rootFields = FCBLayout.fields(layout.root, for: root)
         // issuingDetail is mandatory in every version: a decoded tree always has it.
-        let issuingRecord = root["issuingDetail"]?.record
-        issuing = FCBIssuing(issuingRecord)
-        let travelerDetail = root["travelerDetail"]?.record
-        // Closures rather than key paths (`compactMap(\.record)`): a key path is applied through the runtime.
-        travelers = (travelerDetail?["traveler"]?.items ?? []).compactMap { $0.record.map(FCBTraveler.init) }
-        groupName = travelerDetail?["groupName"]?.text
-        let base = issuing.issuingDay
-        documents = (root["transportDocument"]?.items ?? []).compactMap { item in
-            item.record.map { FCBDocument($0, issuingDay: base) }
+        let issuingRecord = root[position: rootFields.issuingDetail]?.record
+        issuing = FCBIssuing(issuingRecord, fields: layout.issuing)
+        let travelerDetail = root[position: rootFields.travelerDetail]?.record
+        let detailFields = travelerDetail.map { FCBLayout.fields(layout.travelerDetail, for: $0) }
+        var travelers: [FCBTraveler] = []
+        if let travelerDetail, let detailFields {
+            for item in travelerDetail[position: detailFields.traveler]?.items ?? [] {
+                guard let record = item.record else { continue }
+                travelers.append(FCBTraveler(record, fields: FCBLayout.fields(layout.traveler, for: record)))
+            }
+            groupName = travelerDetail[position: detailFields.groupName]?.text
         }
+        self.travelers = travelers
+        let base = issuing.issuingDay
+        var documents: [FCBDocument] = []
+        for item in root[position: rootFields.transportDocument]?.items ?? [] {
+            guard let record = item.record else { continue }
+            documents.append(
+                FCBDocument(record, fields: FCBLayout.fields(layout.document, for: record), issuingDay: base))
+        }
+        self.documents = documents
     }
 
     /// The traveler marked as ticket holder, else the only traveler.
@@ -68,13 +82,13 @@ public enum FCBCode: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The `<stem>Num` or `<stem>IA5` component of `record` (the number when both are there), named in full by
-    /// the caller: joining the stem for every lookup allocated a string each time (most names exceed the 15
-    /// bytes Swift keeps inline).
-    init?(_ record: PERRecord, number numberName: String, text textName: String) {
-        if let number = record[numberName]?.integer {
+    /// The `<stem>Num` or `<stem>IA5` component of `record` (the number when both are there), from their
+    /// positions in its type (`nil` where it has no such component), resolved once per type by the caller: a
+    /// lookup by name per record hashed and compared each name every time.
+    init?(_ record: PERRecord, number: Int?, text: Int?) {
+        if let number = record[position: number]?.integer {
             self = .number(number)
-        } else if let text = record[textName]?.text {
+        } else if let text = record[position: text]?.text {
             self = .text(text)
         } else {
             return nil
@@ -109,23 +123,27 @@ public struct FCBIssuing: Sendable {
     /// `issuerPNR`: the booking code.
     public var issuerPNR: String?
 
-    init(_ record: PERRecord?) {
-        securityProvider = record.flatMap {
-            FCBCode($0, number: "securityProviderNum", text: "securityProviderIA5")
+    /// Reads `issuingDetail`, at the positions `cached` when they were resolved in its type.
+    init(_ record: PERRecord?, fields cached: FCBIssuingFields?) {
+        let fields = record.map { FCBLayout.fields(cached, for: $0) }
+        func value(_ position: Int?) -> PERValue? { record?[position: position] }
+        if let record, let fields {
+            securityProvider = FCBCode(
+                record, number: fields.securityProviderNum, text: fields.securityProviderIA5)
+            issuer = FCBCode(record, number: fields.issuerNum, text: fields.issuerIA5)
         }
-        issuer = record.flatMap { FCBCode($0, number: "issuerNum", text: "issuerIA5") }
-        issuerName = record?["issuerName"]?.text
+        issuerName = value(fields?.issuerName)?.text
         issuingDay = FCBDay(
-            year: record?["issuingYear"]?.integer ?? 2016, dayOfYear: record?["issuingDay"]?.integer ?? 1)
-        issuingMinute = record?["issuingTime"]?.integer
+            year: value(fields?.issuingYear)?.integer ?? 2016, dayOfYear: value(fields?.issuingDay)?.integer ?? 1)
+        issuingMinute = value(fields?.issuingTime)?.integer
         issuedAt = Date(
             timeIntervalSince1970: TimeInterval(issuingDay.epochDay * 86_400 + (issuingMinute ?? 0) * 60))
-        isSpecimen = record?["specimen"]?.boolean ?? false
-        isSecurePaperTicket = record?["securePaperTicket"]?.boolean ?? false
-        isActivated = record?["activated"]?.boolean ?? true
-        currency = record?["currency"]?.text ?? "EUR"
-        currencyFraction = record?["currencyFract"]?.integer ?? 2
-        issuerPNR = record?["issuerPNR"]?.text
+        isSpecimen = value(fields?.specimen)?.boolean ?? false
+        isSecurePaperTicket = value(fields?.securePaperTicket)?.boolean ?? false
+        isActivated = value(fields?.activated)?.boolean ?? true
+        currency = value(fields?.currency)?.text ?? "EUR"
+        currencyFraction = value(fields?.currencyFract)?.integer ?? 2
+        issuerPNR = value(fields?.issuerPNR)?.text
     }
 }
 
@@ -208,16 +226,17 @@ public struct FCBTraveler: Sendable {
     /// `passengerType`.
     public var passengerType: FCBPassengerType?
 
-    init(_ record: PERRecord) {
-        firstName = record["firstName"]?.text
-        secondName = record["secondName"]?.text
-        lastName = record["lastName"]?.text
-        title = record["title"]?.text
-        yearOfBirth = record["yearOfBirth"]?.integer
-        if let month = record["monthOfBirth"]?.integer {
+    /// Reads a `TravelerType` record at the positions `fields` (resolved in its type).
+    init(_ record: PERRecord, fields: FCBTravelerFields) {
+        firstName = record[position: fields.firstName]?.text
+        secondName = record[position: fields.secondName]?.text
+        lastName = record[position: fields.lastName]?.text
+        title = record[position: fields.title]?.text
+        yearOfBirth = record[position: fields.yearOfBirth]?.integer
+        if let month = record[position: fields.monthOfBirth]?.integer {
             monthOfBirth = month
-            dayOfBirth = record["dayOfBirthInMonth"]?.integer
-        } else if let dayOfYear = record["dayOfBirth"]?.integer, let year = yearOfBirth, dayOfYear >= 1 {
+            dayOfBirth = record[position: fields.dayOfBirthInMonth]?.integer
+        } else if let dayOfYear = record[position: fields.dayOfBirth]?.integer, let year = yearOfBirth, dayOfYear >= 1 {
             // v1.3 writes the day of the year (1 January = 1).
             let civil = FCBDay(year: year, dayOfYear: dayOfYear).civil
             if civil.year == year {
@@ -225,11 +244,11 @@ public struct FCBTraveler: Sendable {
                 dayOfBirth = civil.day
             }
         }
-        idCard = record["idCard"]?.text
-        passportID = record["passportId"]?.text
-        customerID = FCBCode(record, number: "customerIdNum", text: "customerIdIA5")
-        isTicketHolder = record["ticketHolder"]?.boolean ?? false
-        passengerType = FCBPassengerType(record["passengerType"])
+        idCard = record[position: fields.idCard]?.text
+        passportID = record[position: fields.passportId]?.text
+        customerID = FCBCode(record, number: fields.customerIdNum, text: fields.customerIdIA5)
+        isTicketHolder = record[position: fields.ticketHolder]?.boolean ?? false
+        passengerType = FCBPassengerType(record[position: fields.passengerType])
     }
 
     /// `First Second Last`, from the names that are there.
@@ -292,11 +311,12 @@ public struct FCBTariff: Sendable {
     /// `tariffIdNum` / `tariffIdIA5`.
     public var tariffID: FCBCode?
 
-    init(_ record: PERRecord) {
-        numberOfPassengers = record["numberOfPassengers"]?.integer ?? 1
-        passengerType = FCBPassengerType(record["passengerType"])
-        description = record["tariffDesc"]?.text
-        tariffID = FCBCode(record, number: "tariffIdNum", text: "tariffIdIA5")
+    /// Reads a `TariffType` record at the positions `fields` (resolved in its type).
+    init(_ record: PERRecord, fields: FCBTariffFields) {
+        numberOfPassengers = record[position: fields.numberOfPassengers]?.integer ?? 1
+        passengerType = FCBPassengerType(record[position: fields.passengerType])
+        description = record[position: fields.tariffDesc]?.text
+        tariffID = FCBCode(record, number: fields.tariffIdNum, text: fields.tariffIdIA5)
     }
 }
 
@@ -439,7 +459,13 @@ public struct FCBDocument: Sendable {
     ///   validUntilYear` and `validUntilDay` (31 December without a day), whole days;
     /// - delayConfirmation, extension and unknown kinds: no validity.
     init(_ document: PERRecord, issuingDay: FCBDay) {
-        guard case .choice(let index, let value)? = document["ticket"] else {
+        self.init(document, fields: FCBDocumentDataFields(document.type), issuingDay: issuingDay)
+    }
+
+    /// The same, reading `document` at the positions `fields` (resolved in its type) and the alternative at the
+    /// positions resolved for it there, when they were resolved in its type.
+    init(_ document: PERRecord, fields: FCBDocumentDataFields, issuingDay: FCBDay) {
+        guard case .choice(let index, let value)? = document[position: fields.ticket] else {
             kind = .other(-1)
             tariffs = []
             return
@@ -449,29 +475,30 @@ public struct FCBDocument: Sendable {
         self.record = record
         tariffs = []
         guard let record else { return }
+        let fields = FCBLayout.fields(fields.alternative(index), for: record)
 
-        reference = FCBCode(record, number: "referenceNum", text: "referenceIA5")
-        productOwner = FCBCode(record, number: "productOwnerNum", text: "productOwnerIA5")
-        productID = FCBCode(record, number: "productIdNum", text: "productIdIA5")
-        travelClass = FCBTravelClass(record["classCode"])
-        infoText = record["infoText"]?.text
-        regionDescription = record["validRegionDesc"]?.text
-        train = FCBCode(record, number: "trainNum", text: "trainIA5")
-        let codeTable = Self.codeTableName(record["stationCodeTable"])
+        reference = FCBCode(record, number: fields.referenceNum, text: fields.referenceIA5)
+        productOwner = FCBCode(record, number: fields.productOwnerNum, text: fields.productOwnerIA5)
+        productID = FCBCode(record, number: fields.productIdNum, text: fields.productIdIA5)
+        travelClass = FCBTravelClass(record[position: fields.classCode])
+        infoText = record[position: fields.infoText]?.text
+        regionDescription = record[position: fields.validRegionDesc]?.text
+        train = FCBCode(record, number: fields.trainNum, text: fields.trainIA5)
+        let codeTable = Self.codeTableName(record[position: fields.stationCodeTable])
         origin =
-            Self.station(
-                record, number: "fromStationNum", text: "fromStationIA5", name: "fromStationNameUTF8", table: codeTable)
-            ?? Self.station(
-                record, number: "stationNum", text: "stationIA5", name: "stationNameUTF8", table: codeTable)
-        destination = Self.station(
-            record, number: "toStationNum", text: "toStationIA5", name: "toStationNameUTF8", table: codeTable)
-        if let list = record["tariffs"] {
-            tariffs = list.items.compactMap { $0.record.map(FCBTariff.init) }
-        } else if let single = record["tariff"]?.record {
-            tariffs = [FCBTariff(single)]
+            Self.station(record, fields.fromStation, table: codeTable)
+            ?? Self.station(record, fields.station, table: codeTable)
+        destination = Self.station(record, fields.toStation, table: codeTable)
+        if let list = record[position: fields.tariffs] {
+            for item in list.items {
+                guard let tariff = item.record else { continue }
+                tariffs.append(FCBTariff(tariff, fields: FCBLayout.fields(fields.tariffFields, for: tariff)))
+            }
+        } else if let single = record[position: fields.tariff]?.record {
+            tariffs = [FCBTariff(single, fields: FCBLayout.fields(fields.tariffFields, for: single))]
         }
-        places = Self.places(record)
-        (validFrom, validUntil) = Self.validity(kind, record, issuingDay: issuingDay)
+        places = Self.places(record, fields)
+        (validFrom, validUntil) = Self.validity(kind, record, fields, issuingDay: issuingDay)
     }
 
     /// The product's name for people: the first tariff description, else the product id.
@@ -490,51 +517,55 @@ public struct FCBDocument: Sendable {
     // MARK: - Validity
 
     private static func validity(
-        _ kind: FCBDocumentKind, _ record: PERRecord, issuingDay: FCBDay
+        _ kind: FCBDocumentKind, _ record: PERRecord, _ fields: FCBDocumentFields, issuingDay: FCBDay
     ) -> (FCBInstant?, FCBInstant?) {
-        func int(_ name: String) -> Int? { record[name]?.integer }
+        func int(_ position: Int?) -> Int? { record[position: position]?.integer }
         switch kind {
         case .openTicket, .pass, .counterMark, .stationPassage, .fipTicket:
             let timed = kind != .fipTicket
-            let fromDay = issuingDay.adding(days: int("validFromDay") ?? 0)
-            let untilDay = fromDay.adding(days: int("validUntilDay") ?? 0)
-            let fromOffset = timed ? int("validFromUTCOffset") : nil
-            let untilOffset = timed ? int("validUntilUTCOffset") ?? fromOffset : nil
-            let start = FCBInstant(day: fromDay, minute: timed ? int("validFromTime") ?? 0 : 0, utcOffset: fromOffset)
-            return (start, end(untilDay, minute: timed ? int("validUntilTime") : nil, utcOffset: untilOffset))
+            let fromDay = issuingDay.adding(days: int(fields.validFromDay) ?? 0)
+            let untilDay = fromDay.adding(days: int(fields.validUntilDay) ?? 0)
+            let fromOffset = timed ? int(fields.validFromUTCOffset) : nil
+            let untilOffset = timed ? int(fields.validUntilUTCOffset) ?? fromOffset : nil
+            let start = FCBInstant(
+                day: fromDay, minute: timed ? int(fields.validFromTime) ?? 0 : 0, utcOffset: fromOffset)
+            return (start, end(untilDay, minute: timed ? int(fields.validUntilTime) : nil, utcOffset: untilOffset))
         case .reservation:
-            let departureDay = issuingDay.adding(days: int("departureDate") ?? 0)
-            let arrivalDay = departureDay.adding(days: int("arrivalDate") ?? 0)
-            let departureOffset = int("departureUTCOffset")
-            let start = FCBInstant(day: departureDay, minute: int("departureTime") ?? 0, utcOffset: departureOffset)
+            let departureDay = issuingDay.adding(days: int(fields.departureDate) ?? 0)
+            let arrivalDay = departureDay.adding(days: int(fields.arrivalDate) ?? 0)
+            let departureOffset = int(fields.departureUTCOffset)
+            let start = FCBInstant(
+                day: departureDay, minute: int(fields.departureTime) ?? 0, utcOffset: departureOffset)
             return (
                 start,
-                end(arrivalDay, minute: int("arrivalTime"), utcOffset: int("arrivalUTCOffset") ?? departureOffset)
+                end(
+                    arrivalDay, minute: int(fields.arrivalTime),
+                    utcOffset: int(fields.arrivalUTCOffset) ?? departureOffset)
             )
         case .carCarriageReservation:
-            let day = issuingDay.adding(days: int("beginLoadingDate") ?? 0)
-            let offset = int("loadingUTCOffset")
-            let start = FCBInstant(day: day, minute: int("beginLoadingTime") ?? 0, utcOffset: offset)
-            return (start, end(day, minute: int("endLoadingTime"), utcOffset: offset))
+            let day = issuingDay.adding(days: int(fields.beginLoadingDate) ?? 0)
+            let offset = int(fields.loadingUTCOffset)
+            let start = FCBInstant(day: day, minute: int(fields.beginLoadingTime) ?? 0, utcOffset: offset)
+            return (start, end(day, minute: int(fields.endLoadingTime), utcOffset: offset))
         case .parkingGround:
-            guard let from = int("fromParkingDate") else { return (nil, nil) }
+            guard let from = int(fields.fromParkingDate) else { return (nil, nil) }
             let fromDay = issuingDay.adding(days: from)
-            let untilDay = fromDay.adding(days: int("untilParkingDate") ?? 0)
+            let untilDay = fromDay.adding(days: int(fields.untilParkingDate) ?? 0)
             return (FCBInstant(day: fromDay, minute: 0, utcOffset: nil), end(untilDay, minute: nil, utcOffset: nil))
         case .voucher:
-            guard let fromYear = int("validFromYear"), let fromDay = int("validFromDay"),
-                let untilYear = int("validUntilYear"), let untilDay = int("validUntilDay")
+            guard let fromYear = int(fields.validFromYear), let fromDay = int(fields.validFromDay),
+                let untilYear = int(fields.validUntilYear), let untilDay = int(fields.validUntilDay)
             else { return (nil, nil) }
             return (
                 FCBInstant(day: FCBDay(year: fromYear, dayOfYear: fromDay), minute: 0, utcOffset: nil),
                 end(FCBDay(year: untilYear, dayOfYear: untilDay), minute: nil, utcOffset: nil)
             )
         case .customerCard:
-            guard let fromYear = int("validFromYear") else { return (nil, nil) }
-            let untilYear = fromYear &+ (int("validUntilYear") ?? 0)
-            let fromDay = FCBDay(year: fromYear, dayOfYear: int("validFromDay") ?? 1)
+            guard let fromYear = int(fields.validFromYear) else { return (nil, nil) }
+            let untilYear = fromYear &+ (int(fields.validUntilYear) ?? 0)
+            let fromDay = FCBDay(year: fromYear, dayOfYear: int(fields.validFromDay) ?? 1)
             let untilDay =
-                int("validUntilDay").map { FCBDay(year: untilYear, dayOfYear: $0) }
+                int(fields.validUntilDay).map { FCBDay(year: untilYear, dayOfYear: $0) }
                 ?? FCBDay(year: untilYear &+ 1, dayOfYear: 0)
             return (FCBInstant(day: fromDay, minute: 0, utcOffset: nil), end(untilDay, minute: nil, utcOffset: nil))
         case .extensionData, .delayConfirmation, .other:
@@ -560,30 +591,29 @@ public struct FCBDocument: Sendable {
         return codeTableNames[index]
     }
 
-    private static func station(
-        _ record: PERRecord, number: String, text: String, name: String, table: String?
-    ) -> FCBStation? {
-        let code = FCBCode(record, number: number, text: text)
-        let name = record[name]?.text
+    private static func station(_ record: PERRecord, _ fields: FCBStationFields, table: String?) -> FCBStation? {
+        let code = FCBCode(record, number: fields.number, text: fields.text)
+        let name = record[position: fields.name]?.text
         guard code != nil || name != nil else { return nil }
         return FCBStation(code: code, name: name, codeTable: table)
     }
 
-    private static func places(_ record: PERRecord) -> String? {
-        guard let places = record["places"]?.record else {
-            if let coach = record["coach"]?.text {
-                return ["coach \(coach)", record["place"]?.text.map { "place \($0)" }].compactMap { $0 }
-                    .joined(separator: ", ")
+    private static func places(_ record: PERRecord, _ documentFields: FCBDocumentFields) -> String? {
+        guard let places = record[position: documentFields.places]?.record else {
+            if let coach = record[position: documentFields.coach]?.text {
+                return ["coach \(coach)", record[position: documentFields.place]?.text.map { "place \($0)" }]
+                    .compactMap { $0 }.joined(separator: ", ")
             }
             return nil
         }
+        let fields = FCBLayout.fields(documentFields.placesFields, for: places)
         var parts: [String] = []
-        if let coach = places["coach"]?.text { parts.append("coach \(coach)") }
-        var seats = places["placeIA5"]?.items.compactMap(\.text) ?? []
-        seats += places["placeNum"]?.items.compactMap(\.integer).map(String.init) ?? []
-        if let text = places["placeString"]?.text { seats.append(text) }
+        if let coach = places[position: fields.coach]?.text { parts.append("coach \(coach)") }
+        var seats = places[position: fields.placeIA5]?.items.compactMap(\.text) ?? []
+        seats += places[position: fields.placeNum]?.items.compactMap(\.integer).map(String.init) ?? []
+        if let text = places[position: fields.placeString]?.text { seats.append(text) }
         if !seats.isEmpty { parts.append("place \(seats.joined(separator: ", "))") }
-        if let description = places["placeDescription"]?.text { parts.append(description) }
+        if let description = places[position: fields.placeDescription]?.text { parts.append(description) }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 }

@@ -258,11 +258,17 @@ public struct PERBitReader: Sendable {
     /// group holds 40·X + Y (X is 2 for any value from 80 on).
     private mutating func objectIdentifier() throws(PERFailure) -> [Int] {
         let start = position
-        let contents = try octets(count: try length(nil, unit: "octets"))
+        let count = try length(nil, unit: "octets")
+        try need(count &* 8, "\(count) octets")
+        // Read octet by octet from the bits, into an array sized once: copying the contents out first and
+        // growing the arcs one by one were three allocations per identifier (a DOSIPAS header has four).
         var arcs: [Int] = []
+        arcs.reserveCapacity(count &+ 1)
         var current = 0
         var inGroup = false
-        for byte in contents {
+        for _ in 0..<count {
+            let byte = UInt8(truncatingIfNeeded: bits(8, at: position))
+            position &+= 8
             guard current <= (Int.max >> 7) else {
                 throw PERFailure(bitOffset: start, reason: "an OBJECT IDENTIFIER arc is too large")
             }
@@ -273,7 +279,8 @@ public struct PERBitReader: Sendable {
             inGroup = byte & 0x80 != 0
             guard !inGroup else { continue }
             if arcs.isEmpty {
-                arcs = current < 80 ? [current / 40, current % 40] : [2, current - 80]
+                arcs.append(current < 80 ? current / 40 : 2)
+                arcs.append(current < 80 ? current % 40 : current - 80)
             } else {
                 arcs.append(current)
             }

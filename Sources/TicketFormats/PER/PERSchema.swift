@@ -297,3 +297,30 @@ struct PERNameIndex: Sendable {
         return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 }
+
+extension PERType {
+    /// The SEQUENCE this type is, or that the items of a SEQUENCE OF are (through recursion): what a record of
+    /// this component, or each item of it, points at. `nil` for any other type.
+    public var recordSequence: PERSequence? {
+        switch self {
+        case .sequence(let sequence): sequence
+        case .sequenceOf(let item, _): item.recordSequence
+        case .recursive(let recursion): recursion.resolve().recordSequence
+        default: nil
+        }
+    }
+}
+
+extension PERSequence {
+    /// The SEQUENCE of the component called `name` (or of its items, for a SEQUENCE OF); `nil` when there is no
+    /// such component or it holds no SEQUENCE.
+    public func componentSequence(_ name: String) -> PERSequence? {
+        index(of: name).flatMap { slotTypes[$0].recordSequence }
+    }
+
+    /// The CHOICE of the component called `name`; `nil` when there is no such component or it is no CHOICE.
+    public func componentChoice(_ name: String) -> PERChoice? {
+        guard let index = index(of: name), case .choice(let choice) = slotTypes[index] else { return nil }
+        return choice
+    }
+}

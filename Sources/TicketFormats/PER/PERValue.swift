@@ -174,3 +174,15 @@ public struct PERSlots: RandomAccessCollection, MutableCollection, @unchecked Se
         }
     }
 }
+
+extension PERRecord {
+    /// The value at a component position resolved beforehand with `PERSequence.index(of:)`: as encoded, else its
+    /// DEFAULT; `nil` when the position is `nil` (the type has no such component) or the slot is empty.
+    ///
+    /// Readers that map many records of one type resolve the names once per type and read by position: a name
+    /// lookup hashes and compares the name for every field of every record.
+    public subscript(position position: Int?) -> PERValue? {
+        guard let position else { return nil }
+        return value(at: position)
+    }
+}
