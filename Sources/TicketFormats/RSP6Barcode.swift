@@ -81,8 +81,9 @@ public struct RSP6Barcode: Sendable, Hashable {
         for (index, byte) in payload[..<Self.headerLength].enumerated() where !(0x21...0x7E).contains(byte) {
             throw .malformed("character \(index) of the RSP6 header is byte \(byte), not a printable character")
         }
-        let version = String(decoding: payload[0..<2], as: UTF8.self)
-        guard version == Self.supportedVersion else {
+        // The version is compared as bytes: its text is only made for the error.
+        guard payload[0] == UInt8(ascii: "0"), payload[1] == UInt8(ascii: "6") else {
+            let version = String(decoding: payload[0..<2], as: UTF8.self)
             throw .unsupported("the RSP6 version at character 0 is \"\(version)\"; farecheck reads version 06")
         }
         let letters = payload[Self.headerLength...]
@@ -91,59 +92,79 @@ public struct RSP6Barcode: Sendable, Hashable {
                 "the RSP6 ticket has \(letters.count) letters; a block of a 4096-bit key takes at most "
                     + "\(Self.maximumLetters)")
         }
-        if let index = letters.firstIndex(where: { !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+        // Read through a buffer: a check per letter without the slice's bounds checks, on every scan.
+        let firstNonLetter = letters.withUnsafeBufferPointer { digits in
+            digits.firstIndex { $0 &- UInt8(ascii: "A") > 25 }
+        }
+        if let offset = firstNonLetter {
+            let index = letters.startIndex + offset
             throw .malformed(
                 "character \(index) of the RSP6 text is \(Self.describe(letters[index])), not a letter A–Z")
         }
-        self.version = version
+        self.version = Self.supportedVersion
         reference = String(decoding: payload[2..<11], as: UTF8.self)
         unknownCharacters = String(decoding: payload[11..<13], as: UTF8.self)
         issuerID = String(decoding: payload[13..<15], as: UTF8.self)
         block = Self.blockBytes(letters)
     }
 
-    /// The RSA input of `letters`: the base-26 number (last letter most significant), its bytes reversed.
+    /// The RSA input of `letters` (each `A`–`Z`): the base-26 number (last letter most significant), its bytes
+    /// reversed.
     static func blockBytes(_ letters: ArraySlice<UInt8>) -> [UInt8] {
         // The number in 64-bit limbs, least significant first, built from the most significant letter: thirteen
-        // letters at a time (26^13 < 2^64), each step one multiply-add over the limbs with 128-bit products. The
-        // limbs live on the stack; the bytes are the one array made.
-        let limbCapacity = letters.count / 13 + 2
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: limbCapacity) { limbs in
-            var used = 0
-            var index = letters.endIndex
-            while index > letters.startIndex {
-                let start = max(letters.startIndex, index - 13)
-                let multiplier = Self.powersOf26[index - start]
-                var carry: UInt64 = 0
-                // The letters of this step, each times its power of 26 (the last the highest): products that do
-                // not wait on each other, where a running `carry * 26 + letter` would make one long chain.
-                var position = start
-                while position < index {
-                    carry &+= UInt64(letters[position] &- UInt8(ascii: "A")) &* Self.powersOf26[position - start]
-                    position += 1
+        // letters at a time (26^13 < 2^64), each step one multiply-add over the limbs with 128-bit products. After
+        // k steps the number is below 26^(13k) < 2^(64k): k limbs at most. The limbs are written little-endian
+        // straight into the array returned, whose bytes they then are (the number's little-endian bytes, which is
+        // what `block` holds): no second buffer, no copy.
+        let limbCapacity = (letters.count + 12) / 13
+        return letters.withUnsafeBufferPointer { digits in
+            Self.powersOf26.withUnsafeBufferPointer { powers in
+                [UInt8](unsafeUninitializedCapacity: limbCapacity * 8) { bytes, initialized in
+                    guard let limbs = UnsafeMutableRawPointer(bytes.baseAddress) else {
+                        initialized = 0
+                        return
+                    }
+                    var used = 0
+                    var end = digits.count
+                    while end > 0 {
+                        let start = max(0, end - 13)
+                        let multiplier = powers[end - start]
+                        var carry: UInt64 = 0
+                        // The letters of this step, each times its power of 26 (the last the highest): products
+                        // that do not wait on each other, where a running `carry * 26 + letter` would make one
+                        // long chain.
+                        var position = start
+                        while position < end {
+                            carry &+= UInt64(digits[position] &- UInt8(ascii: "A")) &* powers[position - start]
+                            position += 1
+                        }
+                        var limb = 0
+                        while limb < used {
+                            let value = UInt64(
+                                littleEndian: limbs.loadUnaligned(fromByteOffset: limb &* 8, as: UInt64.self))
+                            let (high, low) = value.multipliedFullWidth(by: multiplier)
+                            let (sum, overflow) = low.addingReportingOverflow(carry)
+                            limbs.storeBytes(of: sum.littleEndian, toByteOffset: limb &* 8, as: UInt64.self)
+                            carry = high &+ (overflow ? 1 : 0)
+                            limb += 1
+                        }
+                        if carry > 0 {
+                            limbs.storeBytes(of: carry.littleEndian, toByteOffset: used &* 8, as: UInt64.self)
+                            used += 1
+                        }
+                        end = start
+                    }
+                    // Without the number's leading (most significant) zero bytes: c, read big-endian, starts with
+                    // the number as it stands (leading zero bytes of c included: they are the number's low zero
+                    // bytes).
+                    guard used > 0 else {
+                        initialized = 0
+                        return
+                    }
+                    let top = UInt64(
+                        littleEndian: limbs.loadUnaligned(fromByteOffset: (used - 1) &* 8, as: UInt64.self))
+                    initialized = (used - 1) * 8 + (64 - top.leadingZeroBitCount + 7) / 8
                 }
-                for limb in 0..<used {
-                    let (high, low) = limbs[limb].multipliedFullWidth(by: multiplier)
-                    let (sum, overflow) = low.addingReportingOverflow(carry)
-                    limbs[limb] = sum
-                    carry = high &+ (overflow ? 1 : 0)
-                }
-                if carry > 0 {
-                    limbs[used] = carry
-                    used += 1
-                }
-                index = start
-            }
-            // Little-endian bytes, without the number's leading (most significant) zero bytes.
-            let topBytes = used == 0 ? 0 : (64 - limbs[used - 1].leadingZeroBitCount + 7) / 8
-            let byteCount = used == 0 ? 0 : (used - 1) * 8 + topBytes
-            // Its big-endian bytes reversed are its little-endian bytes: c, read big-endian, starts with the number
-            // as it stands (leading zero bytes of c included: they are the number's low zero bytes).
-            return [UInt8](unsafeUninitializedCapacity: byteCount) { bytes, initialized in
-                for offset in 0..<byteCount {
-                    bytes[offset] = UInt8(truncatingIfNeeded: limbs[offset >> 3] >> UInt64((offset & 7) * 8))
-                }
-                initialized = byteCount
             }
         }
     }

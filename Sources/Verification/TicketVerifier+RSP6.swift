@@ -30,9 +30,10 @@ extension TicketVerifier {
                 signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
         }
         // What came of each key (by its index in `keys`: no key is copied), put into sentences only when the
-        // verdict is explained (`Verdict.keys`).
+        // verdict is explained (`Verdict.keys`). Left empty (no array made) when the first key tried proves the
+        // ticket, as it mostly does: `provenFirst` then says it all.
         var trials: [RSP6Attempt] = []
-        trials.reserveCapacity(keys.count)
+        var provenFirst = false
         var recovered: (index: Int, payload: ArraySlice<UInt8>, padding: RSP6Padding)?
         // Whether a type-1 block was recovered: it ends the search; after a type-2 one, another key may still make a
         // type-1 block.
@@ -45,7 +46,7 @@ extension TicketVerifier {
         }
         let first = preferred ?? 0
         for position in 0..<keys.count {
-            let index = position == 0 ? first : (position <= first ? position - 1 : position)
+            let index = Self.rsp6KeyIndex(position: position, first: first)
             if proven {
                 trials.append(RSP6Attempt(index: index, trial: .notTried))
                 continue
@@ -70,16 +71,26 @@ extension TicketVerifier {
                 trials.append(RSP6Attempt(index: index, trial: .noBlock))
                 continue
             }
-            trials.append(RSP6Attempt(index: index, trial: .recovered(padding)))
             if recovered == nil || padding == .type1 { recovered = (index, payload, padding) }
             if padding == .type1 {
                 proven = true
                 // Noted only when it changes: the lock is then not taken on every verdict.
                 if position != 0 || preferred == nil { rsp6RawKeys.recovered(issuer: issuer, keyID: keys[index].keyID) }
+                if position == 0 {
+                    // The others are not tried: nothing more to note.
+                    provenFirst = true
+                    break
+                }
             }
+            trials.append(RSP6Attempt(index: index, trial: .recovered(padding)))
         }
-        let considerations: @Sendable () -> [KeyConsideration] = { [trials, keys] in
-            trials.map { KeyConsideration(rsp6: keys[$0.index], $0.trial) }
+        let considerations: @Sendable () -> [KeyConsideration] = { [trials, keys, provenFirst, first] in
+            guard provenFirst else { return trials.map { KeyConsideration(rsp6: keys[$0.index], $0.trial) } }
+            return (0..<keys.count).map { position in
+                KeyConsideration(
+                    rsp6: keys[Self.rsp6KeyIndex(position: position, first: first)],
+                    position == 0 ? .recovered(.type1) : .notTried)
+            }
         }
         guard let (keyIndex, payload, padding) = recovered else {
             var verdict = Verdict(
@@ -130,6 +141,12 @@ extension TicketVerifier {
             rsp6Policies, PolicyContext(ticket: ticket, key: key, now: now), warnings: Self.warnings(decoded))
         verdict.deferKeys(considerations)
         return verdict
+    }
+
+    /// The index in the issuer's keys of the key tried at `position`: the one at `first` (the key that recovered
+    /// the issuer's last ticket) first, then the others in their order.
+    static func rsp6KeyIndex(position: Int, first: Int) -> Int {
+        position == 0 ? first : (position <= first ? position - 1 : position)
     }
 
     /// What the fields do not let farecheck decide, said as warnings (docs/uk-rsp6.md).

@@ -141,6 +141,71 @@ struct RSP6Tests {
         #expect(RSP6Barcode.blockBytes(Array("AB".utf8)[...]) == [26])
     }
 
+    @Test("base 26: the limb conversion gives the bytes a digit-by-digit conversion gives, at every length")
+    func base26AgainstDigits() throws {
+        var random = SeededRandomNumberGenerator(seed: 2_626)
+        // Lengths around the 13-letter steps, up to the longest text read; all As (zero), all Zs, and random.
+        var lengths = Array(1...40) + [64, 103, 104, 105, 168, 169, 170, 217, 218, 219, 871, 872, 899, 900]
+        lengths += (0..<20).map { _ in Int.random(in: 1...RSP6Barcode.maximumLetters, using: &random) }
+        for length in lengths {
+            let texts: [[UInt8]] = [
+                Array(repeating: UInt8(ascii: "A"), count: length),
+                Array(repeating: UInt8(ascii: "Z"), count: length),
+                (0..<length).map { _ in UInt8.random(in: UInt8(ascii: "A")...UInt8(ascii: "Z"), using: &random) },
+                (0..<length).map { index in index == length - 1 ? UInt8(ascii: "B") : UInt8(ascii: "A") },
+            ]
+            for letters in texts {
+                #expect(RSP6Barcode.blockBytes(letters[...]) == Self.digitByDigit(letters), "length \(length)")
+                // As the scanned text holds them: after the header, in a larger array.
+                let text = Array("06ABCDEFGHI00ZZ".utf8) + letters
+                #expect(try RSP6Barcode(parsing: text).block == Self.digitByDigit(letters))
+            }
+        }
+    }
+
+    /// The base-26 number's little-endian bytes without its top zero bytes, one letter at a time (most significant,
+    /// the last, first): number = number × 26 + letter over bytes.
+    static func digitByDigit(_ letters: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for letter in letters.reversed() {
+            var carry = Int(letter - UInt8(ascii: "A"))
+            for index in bytes.indices {
+                let value = Int(bytes[index]) * 26 + carry
+                bytes[index] = UInt8(value & 0xFF)
+                carry = value >> 8
+            }
+            while carry > 0 {
+                bytes.append(UInt8(carry & 0xFF))
+                carry >>= 8
+            }
+        }
+        return bytes
+    }
+
+    @Test("6-bit texts: read in one pass as the SSB reader reads them, blanks, spaces and the end of the bytes")
+    func sixBitTexts() {
+        var random = SeededRandomNumberGenerator(seed: 6)
+        for trial in 0..<40 {
+            // Every third byte a pattern that makes spaces (value 0), so that texts are blank or trimmed.
+            let bytes = (0..<Int.random(in: 1...24, using: &random)).map { index in
+                trial % 3 == 0 || index % 3 == 0 ? 0 : UInt8.random(in: 0...255, using: &random)
+            }
+            let bits = SSBBitReader(Array(repeating: 0xAA, count: 3) + bytes)
+            let slice = SSBBitReader(bits.bytes[3...])
+            for offset in 0...(bytes.count * 8 + 2) {
+                for count in 0...16 {
+                    let fast = Result { () throws(FormatError) in try slice.rsp6Text("field", at: offset, count: count)
+                    }
+                    let reference = Result { () throws(FormatError) in
+                        try slice.trimmedText("field", at: offset, count: count, .ascii)
+                    }
+                    #expect(
+                        String(describing: fast) == String(describing: reference), "offset \(offset), count \(count)")
+                }
+            }
+        }
+    }
+
     @Test("bad texts: a clear error naming what is wrong, never a crash")
     func badTexts() throws {
         let good = Array("06DNQL4XHVK00TT".utf8) + Array(repeating: UInt8(ascii: "Q"), count: 200)
