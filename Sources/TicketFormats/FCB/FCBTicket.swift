@@ -609,8 +609,12 @@ public struct FCBDocument: Sendable {
         let fields = FCBLayout.fields(documentFields.placesFields, for: places)
         var parts: [String] = []
         if let coach = places[position: fields.coach]?.text { parts.append("coach \(coach)") }
-        var seats = places[position: fields.placeIA5]?.items.compactMap(\.text) ?? []
-        seats += places[position: fields.placeNum]?.items.compactMap(\.integer).map(String.init) ?? []
+        let written: [PERValue] = places[position: fields.placeIA5]?.items ?? []
+        let numbered: [PERValue] = places[position: fields.placeNum]?.items ?? []
+        var seats: [String] = written.compactMap { (value: PERValue) -> String? in value.text }
+        for value in numbered {
+            if let number = value.integer { seats.append(String(number)) }
+        }
         if let text = places[position: fields.placeString]?.text { seats.append(text) }
         if !seats.isEmpty { parts.append("place \(seats.joined(separator: ", "))") }
         if let description = places[position: fields.placeDescription]?.text { parts.append(description) }
