@@ -37,13 +37,25 @@ static inline void COpenSSL_SHA1(const unsigned char *data, size_t count, unsign
 static inline int COpenSSL_SHA2(size_t output_count, const unsigned char *data, size_t count, unsigned char *out) {
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
-    switch (output_count) {
-    case 28: return SHA224(data, count, out) != NULL;
-    case 32: return SHA256(data, count, out) != NULL;
-    case 48: return SHA384(data, count, out) != NULL;
-    case 64: return SHA512(data, count, out) != NULL;
-    default: return 0;
+    // The context functions, not the one-shot SHA256() and the like: OpenSSL 3 makes those fetch the digest by name
+    // (EVP_Q_digest) on every call.
+    if (output_count == 28 || output_count == 32) {
+        SHA256_CTX context;
+        if (output_count == 28) SHA224_Init(&context); else SHA256_Init(&context);
+        SHA256_Update(&context, data, count);
+        SHA256_Final(out, &context);
+        OPENSSL_cleanse(&context, sizeof context);
+        return 1;
     }
+    if (output_count == 48 || output_count == 64) {
+        SHA512_CTX context;
+        if (output_count == 48) SHA384_Init(&context); else SHA512_Init(&context);
+        SHA512_Update(&context, data, count);
+        SHA512_Final(out, &context);
+        OPENSSL_cleanse(&context, sizeof context);
+        return 1;
+    }
+    return 0;
 #pragma clang diagnostic pop
 }
 
