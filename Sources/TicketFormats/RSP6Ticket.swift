@@ -123,7 +123,7 @@ public struct RSP6Ticket: Sendable, Hashable {
                     + "(\((Self.fixedPartBits + 7) / 8) bytes)")
         }
         func text(_ field: @autoclosure () -> String, _ offset: Int, _ count: Int) throws(FormatError) -> String? {
-            try bits.rsp6Text(field(), at: offset, count: count)
+            try bits.trimmedText(field(), at: offset, count: count, .ascii)
         }
         reference = try text("ticket reference", 8, 9) ?? ""
         version = try bits.value("version", at: 68, width: 4)
@@ -187,51 +187,6 @@ public struct RSP6Ticket: Sendable, Hashable {
         }
         let day = SSBCalendar.adding(days, to: UKTime.epoch) ?? UKTime.epoch
         return UKTime.date(day, hour: minutes / 60, minute: minutes % 60)
-    }
-}
-
-extension SSBBitReader {
-    /// `count` RSP6 characters (6 bits each, the value + 32 as ASCII) from bit `offset`, leading and trailing spaces
-    /// removed; `nil` when nothing else is left: what `trimmedText(_:at:count:_:)` with `.ascii` reads, in one pass
-    /// over the bits (each character read once, straight from the bytes) rather than two. A dozen texts are read
-    /// from every ticket a verdict is given for. A text that runs past the end is left to `trimmedText`, which
-    /// names the character.
-    func rsp6Text(_ field: @autoclosure () -> String, at offset: Int, count: Int) throws(FormatError)
-        -> String?
-    {
-        guard count > 0, offset >= 0, offset <= bitCount - 6 * count else {
-            return try trimmedText(field(), at: offset, count: count, .ascii)
-        }
-        let text = bytes.withUnsafeBufferPointer { buffer in
-            String(unsafeUninitializedCapacity: count) { ascii in
-                var first = -1
-                var last = -1
-                var bit = offset
-                for index in 0..<count {
-                    // The byte holding the character's first bit, and the next when the character straddles them
-                    // (inside the bytes: the text's last bit is, checked above).
-                    let byte = bit >> 3
-                    let within = bit & 7
-                    var window = Int(buffer[byte]) << 8
-                    if within > 2 { window |= Int(buffer[byte + 1]) }
-                    let character = UInt8(truncatingIfNeeded: (window >> (10 - within) & 0x3F) + 32)
-                    ascii[index] = character
-                    if character != 0x20 {
-                        if first < 0 { first = index }
-                        last = index
-                    }
-                    bit += 6
-                }
-                guard first >= 0 else { return 0 }
-                // The leading spaces dropped: the rest moved to the front (forwards, so no byte is overwritten
-                // before it is moved).
-                if first > 0 {
-                    for index in first...last { ascii[index - first] = ascii[index] }
-                }
-                return last - first + 1
-            }
-        }
-        return text.isEmpty ? nil : text
     }
 }
 

@@ -59,7 +59,8 @@ struct SSBBitReader {
     }
 
     /// `count` six-bit characters from bit `offset`, read with `set`, leading and trailing spaces removed; `nil`
-    /// when nothing else is left. Built in place, as `text` is.
+    /// when nothing else is left. Built in place, as `text` is, in one pass: each character is read once (an RSP6
+    /// ticket reads a dozen texts for every verdict).
     func trimmedText(_ field: @autoclosure () -> String, at offset: Int, count: Int, _ set: SSBCharacterSet)
         throws(FormatError) -> String?
     {
@@ -67,19 +68,26 @@ struct SSBBitReader {
             for index in 0..<max(0, count) { _ = try value(field(), at: offset + 6 * index, width: 6) }
             return nil
         }
-        var first = -1
-        var last = -1
-        for index in 0..<count where set.character(sixBits(at: offset + 6 * index)) != 0x20 {
-            if first < 0 { first = index }
-            last = index
-        }
-        guard first >= 0 else { return nil }
-        return String(unsafeUninitializedCapacity: last - first + 1) { ascii in
-            for index in first...last {
-                ascii[index - first] = set.character(sixBits(at: offset + 6 * index))
+        let text = String(unsafeUninitializedCapacity: count) { ascii in
+            var first = -1
+            var last = -1
+            for index in 0..<count {
+                let character = set.character(sixBits(at: offset + 6 * index))
+                ascii[index] = character
+                if character != 0x20 {
+                    if first < 0 { first = index }
+                    last = index
+                }
+            }
+            guard first >= 0 else { return 0 }
+            // The leading spaces dropped: the rest moved to the front, forwards, so no byte is overwritten before it
+            // is moved.
+            if first > 0 {
+                for index in first...last { ascii[index - first] = ascii[index] }
             }
             return last - first + 1
         }
+        return text.isEmpty ? nil : text
     }
 
     /// The 6 bits from bit `offset` (inside the bytes, checked by the caller): one byte, or the two they straddle.

@@ -194,10 +194,13 @@ struct RSP6Tests {
             let slice = SSBBitReader(bits.bytes[3...])
             for offset in 0...(bytes.count * 8 + 2) {
                 for count in 0...16 {
-                    let fast = Result { () throws(FormatError) in try slice.rsp6Text("field", at: offset, count: count)
-                    }
-                    let reference = Result { () throws(FormatError) in
+                    let fast = Result { () throws(FormatError) in
                         try slice.trimmedText("field", at: offset, count: count, .ascii)
+                    }
+                    // The reference: the text with its trailing spaces cut (`text`), then its leading ones.
+                    let reference = Result { () throws(FormatError) -> String? in
+                        let kept = try slice.text("field", at: offset, count: count, .ascii).drop { $0 == " " }
+                        return kept.isEmpty ? nil : String(kept)
                     }
                     #expect(
                         String(describing: fast) == String(describing: reference), "offset \(offset), count \(count)")
