@@ -81,34 +81,28 @@ nonisolated(unsafe) private let fetchedDigests: [OpaquePointer] = DigestAlgorith
 ///   - bytes: The data to hash.
 /// - Returns: The digest, `algorithm.outputByteCount` bytes.
 public func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
-    // Exactly the digest's size: every algorithm here has a fixed output, which is what EVP writes.
+    // Exactly the digest's size: every algorithm here has a fixed output.
     [UInt8](unsafeUninitializedCapacity: algorithm.outputByteCount) { buffer, initialized in
         guard let base = buffer.baseAddress else { return }
         initialized = digest(algorithm, bytes, into: base)
     }
 }
 
-/// Hashes `bytes` into `output`, which must hold `algorithm.outputByteCount` bytes (EVP writes exactly the
-/// digest), and returns the digest's length.
+/// Hashes `bytes` into `output`, which must hold `algorithm.outputByteCount` bytes, and returns the digest's length.
+///
+/// With OpenSSL's context functions, not EVP (see the shim): every signature check hashes a message of a few hundred
+/// bytes, where EVP's context and dispatch cost as much as the hashing.
 @inline(__always)
 func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8], into output: UnsafeMutablePointer<UInt8>) -> Int {
-    if algorithm == .sha1 {
-        // Every VDV-KA recovery hashes with SHA-1: the direct function, not EVP (see the shim).
-        withBytes(bytes) { base, count in COpenSSL_SHA1(base, count, output) }
-        return algorithm.outputByteCount
+    let length = algorithm.outputByteCount
+    withBytes(bytes) { base, count in
+        if algorithm == .sha1 {
+            COpenSSL_SHA1(base, count, output)
+        } else if COpenSSL_SHA2(length, base, count, output) != 1 {
+            // Every SHA-2 length has its function there; zeros, which make every signature check fail, are the
+            // safe outcome should one not.
+            output.update(repeating: 0, count: length)
+        }
     }
-    if withBytes(bytes, { base, count in COpenSSL_SHA2(algorithm.outputByteCount, base, count, output) }) == 1 {
-        return algorithm.outputByteCount
-    }
-    var size: UInt32 = 0
-    let ok = withBytes(bytes) { base, count in
-        EVP_Digest(base, count, output, &size, algorithm.evpMD, nil)
-    }
-    // EVP_Digest fails only when it cannot allocate its context; a digest of zeros then makes
-    // every signature check fail, which is the safe outcome.
-    if ok != 1 {
-        OpenSSLError.discardQueue()
-        output.update(repeating: 0, count: algorithm.outputByteCount)
-    }
-    return algorithm.outputByteCount
+    return length
 }
