@@ -452,9 +452,13 @@ public struct SyncRound: Sendable {
             let (sent, refused) = Self.outcomes(of: batch.map(\.id), in: acknowledgement)
             // Only what the server says it holds is marked sent; a refused record stays in the journal with the
             // server's reason and is not offered again; anything else goes again next time.
-            try storeStep { () throws(StoreError) in
-                try store.markInspectionsSent(sent)
-                try store.markInspectionsRefused(refused)
+            // On the sync thread's normal-priority companion: these writes take the journal's writer lock, which a
+            // scan's append waits for, and the idle thread could be preempted while holding it.
+            try await SyncThread.shared.atNormalPriority { () async throws(SyncError) in
+                try storeStep { () throws(StoreError) in
+                    try store.markInspectionsSent(sent)
+                    try store.markInspectionsRefused(refused)
+                }
             }
             report.inspectionsUploaded += sent.count
             report.inspectionsRefused += refused.count

@@ -15,9 +15,13 @@ import Synchronization
 ///
 /// A round runs here as its task's executor preference (`run(_:)`): its non-isolated async functions and their
 /// synchronous calls run on this thread; network I/O waits on the HTTP client's event loop and resumes here.
+///
+/// Beside it runs a second thread at the process's normal priority, for the few short writes of a round that take a
+/// lock a scan also takes (`atNormalPriority(_:)`).
 public final class SyncThread: TaskExecutor, Sendable {
-    /// The process's sync thread, started on first use.
-    public static let shared = SyncThread(name: "farecheck.sync")
+    /// The process's sync thread, and its normal-priority companion, started on first use.
+    public static let shared = SyncThread(
+        name: "farecheck.sync", lowered: true, companion: SyncThread(name: "farecheck.sync.locks", lowered: false))
 
     /// What the thread could lower when it started (a seccomp filter may refuse either call with EPERM).
     public struct Lowering: Sendable, Equatable {
@@ -30,13 +34,20 @@ public final class SyncThread: TaskExecutor, Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
     private let loweredAtStart = Mutex<Lowering?>(nil)
+    /// The thread at normal priority that `atNormalPriority(_:)` hands work to. Started by the caller of `init`, so
+    /// that it never inherits this thread's policy, as a thread started from here would.
+    private let companion: SyncThread?
 
-    /// Starts the thread and waits until it has set its priorities.
-    init(name: String) {
+    /// Starts the thread and waits until it has set its priorities (with `lowered`; otherwise it keeps its creator's).
+    init(name: String, lowered: Bool, companion: SyncThread? = nil) {
+        self.companion = companion
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            let lowering = Lowering(
-                cpu: CLinuxShims_setThreadSchedulingIdle() == 0, disk: CLinuxShims_setThreadIOPriorityIdle() == 0)
+            let lowering =
+                lowered
+                ? Lowering(
+                    cpu: CLinuxShims_setThreadSchedulingIdle() == 0, disk: CLinuxShims_setThreadIOPriorityIdle() == 0)
+                : Lowering(cpu: false, disk: false)
             loweredAtStart.withLock { $0 = lowering }
             started.signal()
             serve()
@@ -55,6 +66,15 @@ public final class SyncThread: TaskExecutor, Sendable {
     /// synchronous in them run on this thread.
     public func run<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
         try await withTaskExecutorPreference(self, operation: body)
+    }
+
+    /// Runs `body` on the companion thread, at the process's normal priority, and comes back here: for a round's
+    /// short writes under a lock that a scan also takes (marking uploaded inspections sent, under the journal's
+    /// writer lock). Done on this thread, such a write could be preempted while holding the lock, and the scan
+    /// that waits for it would wait for as long as any other thread wants the CPU.
+    public func atNormalPriority<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        guard let companion else { return try await body() }
+        return try await withTaskExecutorPreference(companion, operation: body)
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

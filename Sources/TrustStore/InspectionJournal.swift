@@ -196,7 +196,11 @@ public final class InspectionJournal: Sendable {
         /// The newest `inspectedAt` in the journal (database, reserve or memory), Unix milliseconds.
         var newest: Int64?
     }
+    /// The writer's lock: held for a whole write transaction.
     private let state: Mutex<State>
+    /// `state.pool`, for readers: a read takes the pool from here, so that it never waits for a write in progress (an
+    /// append, or marks of an upload).
+    private let readable = Mutex<DatabasePool?>(nil)
 
     /// The reserve's size: about 9,000 inspections of ~450 bytes each.
     public static let defaultReserveBytes = 4 << 20
@@ -232,6 +236,7 @@ public final class InspectionJournal: Sendable {
             failure = error
         }
         state = Mutex(State(pool: pool, held: [], failure: failure))
+        readable.withLock { $0 = pool }
         // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
         try? drain()
         noteNewestInDatabase()
@@ -320,8 +325,7 @@ public final class InspectionJournal: Sendable {
     /// Writes `records` in one transaction (`INSERT OR IGNORE`: a record already there is not written twice).
     private func writeLocked(_ state: inout State, _ records: [InspectionRecord]) throws {
         do {
-            let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
-            state.pool = pool
+            let pool = try openPool(&state)
             try pool.write { db in
                 for record in records { try record.insert(db, onConflict: .ignore) }
             }
@@ -332,20 +336,30 @@ public final class InspectionJournal: Sendable {
             state.failure = failure
             // A fresh connection for the next attempt: nothing of the failed write's state is carried over.
             try? state.pool?.close()
-            state.pool = nil
+            publish(nil, &state)
             throw failure
         }
     }
 
-    /// Runs `body` on a connection of the journal.
+    /// The open pool, opened now (and published to readers) if there is none; under the writer's lock.
+    private func openPool(_ state: inout State) throws(StoreError) -> DatabasePool {
+        if let pool = state.pool { return pool }
+        let pool = try Self.open(path, checkpoints: checkpoints)
+        publish(pool, &state)
+        return pool
+    }
+
+    /// Sets the writer's pool and the readers' together; under the writer's lock.
+    private func publish(_ pool: DatabasePool?, _ state: inout State) {
+        state.pool = pool
+        readable.withLock { $0 = pool }
+    }
+
+    /// Runs `body` on a connection of the journal, without waiting for a write in progress.
     func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
         do {
-            let pool = try state.withLock { state throws(StoreError) -> DatabasePool in
-                if let pool = state.pool { return pool }
-                let pool = try Self.open(path, checkpoints: checkpoints)
-                state.pool = pool
-                return pool
-            }
+            let pool =
+                try readable.withLock { $0 } ?? state.withLock { state throws(StoreError) in try openPool(&state) }
             return try pool.read(body)
         } catch let error as StoreError {
             throw error
@@ -369,11 +383,7 @@ public final class InspectionJournal: Sendable {
     /// Runs `write` on the pool (opened on first use) under the writer's lock, its errors classified.
     private func withWriter<T: Sendable>(_ write: (DatabasePool) throws -> T) throws(StoreError) -> T {
         do {
-            return try state.withLock { state throws -> T in
-                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
-                state.pool = pool
-                return try write(pool)
-            }
+            return try state.withLock { state throws -> T in try write(openPool(&state)) }
         } catch {
             throw Self.classify(error, path: path)
         }
@@ -447,7 +457,7 @@ public final class InspectionJournal: Sendable {
                 guard let pool = state.pool else { return }
                 try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
                 try pool.close()
-                state.pool = nil
+                publish(nil, &state)
             }
             reserve?.close()
         } catch {
@@ -544,9 +554,7 @@ public final class InspectionJournal: Sendable {
     func adopt(inspectionsOf storePath: String) throws(StoreError) {
         do {
             try state.withLock { state in
-                let pool = try state.pool ?? Self.open(path, checkpoints: checkpoints)
-                state.pool = pool
-                try pool.writeWithoutTransaction { db in
+                try openPool(&state).writeWithoutTransaction { db in
                     try db.execute(sql: "ATTACH DATABASE ? AS old_store", arguments: [storePath])
                     defer { try? db.execute(sql: "DETACH DATABASE old_store") }
                     try db.inTransaction {

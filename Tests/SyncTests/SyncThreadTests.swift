@@ -26,6 +26,18 @@ struct SyncThreadTests {
         #expect(after == (1, 3))
     }
 
+    @Test("work a round hands to normal priority runs outside the idle policy and class, then the round goes on idle")
+    func normalPriorityCompanion() async throws {
+        let (inside, after) = await SyncThread.shared.run { () async -> ((Int32, Int32), (Int32, Int32)) in
+            let inside = await SyncThread.shared.atNormalPriority { () async -> (Int32, Int32) in Self.here() }
+            return (inside, Self.here())
+        }
+        // The companion: SCHED_OTHER, and not the idle I/O class (its creator's, none set: 0).
+        #expect(inside.0 == 0)
+        #expect(inside.1 != 3)
+        #expect(after == (1, 3))
+    }
+
     @Test("the caller's own thread is not lowered, and a failure comes back as thrown")
     func callerUntouched() async throws {
         struct Refused: Error {}

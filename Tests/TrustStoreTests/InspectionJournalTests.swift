@@ -310,6 +310,24 @@ struct JournalFileTests {
         #expect(try store.allInspections().map(\.id) == [record.id])
     }
 
+    @Test("a replay lookup is answered while an upload's marks hold the journal's writer")
+    func readsDoNotWaitForTheWriter() throws {
+        let store = try TrustStore(path: directory.path + "/r.sqlite")
+        let record = InspectionRecord(
+            verdict: verdict(ticket: [7], at: 100), device: "gate", symbology: .qr, payloadDigest: [1])
+        try store.journal(record)
+        let journal = store.inspectionJournal
+        // Inside a marking transaction (the writer's lock held): the lookup a scan makes before its own append.
+        let found = try journal.writeUnsynced { db in
+            try InspectionRecord.filter(Column("id") == record.id).updateAll(db, Column("sent_at").set(to: 1))
+            return try journal.inspections(
+                ofTicket: [7], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0)
+            ).map(\.id)
+        }
+        #expect(found == [record.id])
+        #expect(try store.unsentInspections(limit: 10).isEmpty)
+    }
+
     @Test("one owner of the reserve: a second opener (a command beside the daemon) gets none until the first closes")
     func reserveHasOneOwner() throws {
         let paths = InspectionJournal.paths(besideStore: directory.path + "/s.sqlite")
