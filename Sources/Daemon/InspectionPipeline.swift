@@ -33,7 +33,9 @@ public protocol VerdictSink: Sendable {
 ///    journal's reserve;
 /// 8. **publication**: the scanner's feedback, then the sinks, the metrics and the status.
 ///
-/// Store and journal I/O runs on a thread of its own, never on the cooperative thread pool.
+/// The pipeline and its steps run on a thread of their own (``ExecutorThread``), the actor's executor and its scans'
+/// task executor: the store and journal I/O blocks that thread, never one of the cooperative pool, and a step is a
+/// call on it, not a hop to another thread that a busy machine can keep waiting for a core.
 public actor InspectionPipeline {
     /// The steps every scan goes through, in order.
     private let steps: [any InspectionStep]
@@ -41,7 +43,9 @@ public actor InspectionPipeline {
     private let metrics: DaemonMetrics
     private let status: DaemonStatus
     private let logger: Logger
-    private let io = BlockingIO(label: "farecheck.pipeline.io")
+    private nonisolated let io = ExecutorThread(name: "farecheck.scans")
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { io.asUnownedSerialExecutor() }
 
     /// - Parameters:
     ///   - onlineChecker: Asks the validation API about tickets found valid offline (`[sync] online_check`).
@@ -95,7 +99,9 @@ public actor InspectionPipeline {
             inspection: Inspection(
                 source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
                 payloadDigest: [], verdict: Self.notYetVerified))
-        for step in steps { await step.apply(to: &progress) }
+        await withTaskExecutorPreference(io) {
+            for step in steps { await step.apply(to: &progress) }
+        }
         return progress.event ?? VerdictEvent(progress.inspection)
     }
 
@@ -120,8 +126,8 @@ public actor InspectionPipeline {
     }
 }
 
-/// A serial thread for blocking store and journal calls, so that they never hold a thread of Swift's
-/// cooperative pool (which has as many threads as cores).
+/// A serial Dispatch queue for blocking calls off the verdict path (the journal's checkpoints), so that they never
+/// hold a thread of Swift's cooperative pool (which has as many threads as cores).
 final class BlockingIO: Sendable {
     private let queue: DispatchQueue
 

@@ -36,10 +36,10 @@ protocol InspectionStep: Sendable {
 }
 
 /// The accepted format (decided from the detected format, before any signature or store work), then the
-/// signature and the ticket policies: `TicketVerifier`, on the I/O thread.
+/// signature and the ticket policies: `TicketVerifier`, on the pipeline's thread.
 struct VerificationStep: InspectionStep {
     let verifier: TicketVerifier
-    let io: BlockingIO
+    let io: ExecutorThread
     let status: DaemonStatus
     let logger: Logger
 
@@ -102,14 +102,14 @@ struct InspectorSessionStep: InspectionStep {
     }
 }
 
-/// `seen-before` or `replayed`, judged and recorded in one call on the I/O thread (`RecentInspections`): two scans
+/// `seen-before` or `replayed`, judged and recorded in one call on the pipeline's thread (`RecentInspections`): two scans
 /// of one ticket arriving together, from one scanner or two, are judged one after the other, also while the first
 /// one's online check is still under way.
 struct ReplayStep: InspectionStep {
     let recent: RecentInspections
     let replay: ReplayCheck
     let journal: InspectionJournal
-    let io: BlockingIO
+    let io: ExecutorThread
     let logger: Logger
 
     func apply(to scan: inout ScanInProgress) async {
@@ -135,7 +135,7 @@ struct FleetFirstUseStep: InspectionStep {
     let replay: ReplayCheck
     /// Told when the verdict changes, so that a replay judged against it sees the final one.
     let recent: RecentInspections
-    let io: BlockingIO
+    let io: ExecutorThread
     let logger: Logger
 
     func apply(to scan: inout ScanInProgress) async {
@@ -237,7 +237,7 @@ struct PrintedLayoutStep: InspectionStep {
 /// reserve. A refused scan is not journaled.
 struct JournalStep: InspectionStep {
     let journal: InspectionJournal
-    let io: BlockingIO
+    let io: ExecutorThread
     let status: DaemonStatus
     let logger: Logger
 

@@ -18,10 +18,9 @@ import Synchronization
 ///
 /// Beside it runs a second thread at the process's normal priority, for the few short writes of a round that take a
 /// lock a scan also takes (`atNormalPriority(_:)`).
-public final class SyncThread: TaskExecutor, Sendable {
+public final class SyncThread: Sendable {
     /// The process's sync thread, and its normal-priority companion, started on first use.
-    public static let shared = SyncThread(
-        name: "farecheck.sync", lowered: true, companion: SyncThread(name: "farecheck.sync.locks", lowered: false))
+    public static let shared = SyncThread()
 
     /// What the thread could lower when it started (a seccomp filter may refuse either call with EPERM).
     public struct Lowering: Sendable, Equatable {
@@ -31,64 +30,36 @@ public final class SyncThread: TaskExecutor, Sendable {
         public var disk: Bool
     }
 
-    private let jobs = Mutex<[UnownedJob]>([])
-    private let available = DispatchSemaphore(value: 0)
-    private let loweredAtStart = Mutex<Lowering?>(nil)
-    /// The thread at normal priority that `atNormalPriority(_:)` hands work to. Started by the caller of `init`, so
-    /// that it never inherits this thread's policy, as a thread started from here would.
-    private let companion: SyncThread?
+    /// The sync thread.
+    private let idle: ExecutorThread
+    /// What it lowered when it started.
+    public let lowering: Lowering
+    /// The thread at normal priority that `atNormalPriority(_:)` hands work to. Started here, by the caller of
+    /// `init`, so that it never inherits the sync thread's policy, as a thread started from that one would.
+    private let companion = ExecutorThread(name: "farecheck.marks")
 
-    /// Starts the thread and waits until it has set its priorities (with `lowered`; otherwise it keeps its creator's).
-    init(name: String, lowered: Bool, companion: SyncThread? = nil) {
-        self.companion = companion
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            let lowering =
-                lowered
-                ? Lowering(
-                    cpu: CLinuxShims_setThreadSchedulingIdle() == 0, disk: CLinuxShims_setThreadIOPriorityIdle() == 0)
-                : Lowering(cpu: false, disk: false)
-            loweredAtStart.withLock { $0 = lowering }
-            started.signal()
-            serve()
+    /// Starts both threads; returns once the sync thread has set its priorities.
+    private init() {
+        let lowered = Mutex(Lowering(cpu: false, disk: false))
+        idle = ExecutorThread(name: "farecheck.sync") {
+            let cpu = CLinuxShims_setThreadSchedulingIdle() == 0
+            let disk = CLinuxShims_setThreadIOPriorityIdle() == 0
+            lowered.withLock { $0 = Lowering(cpu: cpu, disk: disk) }
         }
-        thread.name = name
-        thread.start()
-        started.wait()
+        lowering = lowered.withLock { $0 }
     }
 
-    /// What the thread lowered when it started.
-    public var lowering: Lowering {
-        loweredAtStart.withLock { $0 } ?? Lowering(cpu: false, disk: false)
-    }
-
-    /// Runs `body` with this thread as its task's executor: `body`'s non-isolated async calls and everything
-    /// synchronous in them run on this thread.
+    /// Runs `body` with the sync thread as its task's executor: `body`'s non-isolated async calls and everything
+    /// synchronous in them run on that thread.
     public func run<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
-        try await withTaskExecutorPreference(self, operation: body)
+        try await idle.run(body)
     }
 
-    /// Runs `body` on the companion thread, at the process's normal priority, and comes back here: for a round's
-    /// short writes under a lock that a scan also takes (marking uploaded inspections sent, under the journal's
-    /// writer lock). Done on this thread, such a write could be preempted while holding the lock, and the scan
-    /// that waits for it would wait for as long as any other thread wants the CPU.
+    /// Runs `body` on the companion thread, at the process's normal priority, and comes back to the sync thread: for
+    /// a round's short writes under a lock that a scan also takes (marking uploaded inspections sent, under the
+    /// journal's writer lock). Done on the sync thread, such a write could be preempted while holding the lock, and
+    /// the scan that waits for it would wait for as long as any other thread wants the CPU.
     public func atNormalPriority<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
-        guard let companion else { return try await body() }
-        return try await withTaskExecutorPreference(companion, operation: body)
-    }
-
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
-        available.signal()
-    }
-
-    private func serve() -> Never {
-        let executor = asUnownedTaskExecutor()
-        while true {
-            available.wait()
-            guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
-            job.runSynchronously(on: executor)
-        }
+        try await companion.run(body)
     }
 }
