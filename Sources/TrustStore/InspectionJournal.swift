@@ -470,8 +470,7 @@ public final class InspectionJournal: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.label = "farecheck.journal"
         configuration.prepareDatabase { db in
-            // A verdict that was shown must survive power loss: sync every commit to disk.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // (A verdict that was shown must survive power loss: `syncingEveryCommit()` below, once the pool is open.)
             if checkpoints == .byOwner {
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(backstopPages)")
             }
@@ -480,7 +479,7 @@ public final class InspectionJournal: Sendable {
         }
         do {
             try PrivateFiles.prepare(path)
-            let pool = try DatabasePool(path: path, configuration: configuration)
+            let pool = try DatabasePool(path: path, configuration: configuration).syncingEveryCommit()
             try migrator.migrate(pool)
             return pool
         } catch {

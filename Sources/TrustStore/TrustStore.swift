@@ -80,8 +80,7 @@ public final class TrustStore: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.label = "farecheck.store"
         configuration.prepareDatabase { db in
-            // A verdict that was shown must survive power loss: sync every commit to disk.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // (`synchronous = FULL` is set on the pool's writer once it is open: GRDB sets NORMAL after this runs.)
             // A new store gets 16 KiB pages (SQLite's default is 4 KiB): applying a sync page of 50,000 random
             // revocation ids rewrites most leaf pages of the revocation tree, and fewer, larger pages cut that
             // time by a third (measured with `farecheck bench sync`). Only an empty file takes it; an existing
@@ -119,10 +118,10 @@ public final class TrustStore: Sendable {
         path: String, configuration: Configuration, journal: InspectionJournal
     ) throws -> DatabasePool {
         do {
-            return try DatabasePool(path: path, configuration: configuration)
+            return try DatabasePool(path: path, configuration: configuration).syncingEveryCommit()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
             guard journal.releaseReserve(reserveGivenBackOnFullDisk) > 0 else { throw error }
-            return try DatabasePool(path: path, configuration: configuration)
+            return try DatabasePool(path: path, configuration: configuration).syncingEveryCommit()
         }
     }
 
@@ -664,6 +663,17 @@ public final class TrustStore: Sendable {
 }
 
 extension DatabasePool {
+    /// The pool, its writer set to sync every commit to disk (`synchronous = FULL`): what is written survives power
+    /// loss, not only a crash of the process.
+    ///
+    /// Set here, once the pool is open, and not in `Configuration.prepareDatabase`: GRDB puts a pool's writer in
+    /// `synchronous = NORMAL` when it turns the write-ahead log on, after `prepareDatabase` has run, so a `FULL` set
+    /// there does not hold.
+    public func syncingEveryCommit() throws -> DatabasePool {
+        try writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        return self
+    }
+
     /// Runs `body` in one immediate transaction committed with `synchronous = NORMAL` (not synced to disk at once),
     /// the connection back to `FULL` afterwards: for what can be fetched or done again. A power cut may lose the
     /// whole transaction, never part of it.

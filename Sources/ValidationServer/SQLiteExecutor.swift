@@ -70,10 +70,6 @@ final class SQLiteExecutor: SQLExecutor {
         configuration.busyMode = .timeout(10)
         configuration.label = "farecheck-server.store"
         configuration.allowsUnsafeTransactions = true
-        configuration.prepareDatabase { db in
-            // An acknowledged inspection must survive power loss.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         var readConfiguration = Configuration()
         readConfiguration.busyMode = .timeout(10)
         readConfiguration.label = "farecheck-server.store.reader"
@@ -81,6 +77,9 @@ final class SQLiteExecutor: SQLExecutor {
         readConfiguration.allowsUnsafeTransactions = true
         do {
             writer = try DatabasePool(path: path, configuration: configuration)
+            // An acknowledged inspection must survive power loss: every commit synced. Set on the open pool: GRDB
+            // puts a pool's writer in `synchronous = NORMAL` after `Configuration.prepareDatabase` has run.
+            try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrator.migrate(writer)
             readers = try (0..<Self.readerCount).map { _ in
                 (try DatabaseQueue(path: path, configuration: readConfiguration), AsyncLock())

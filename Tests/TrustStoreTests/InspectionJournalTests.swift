@@ -310,6 +310,15 @@ struct JournalFileTests {
         #expect(try store.allInspections().map(\.id) == [record.id])
     }
 
+    @Test("the journal and the store sync every commit to disk from the moment they open (synchronous = FULL)")
+    func syncsEveryCommit() throws {
+        let store = try TrustStore(path: directory.path + "/f.sqlite")
+        // 2: FULL. GRDB turns a pool's writer to NORMAL (1) when it sets up the write-ahead log, and a commit in
+        // NORMAL survives a crash of the process but not a power cut.
+        #expect(try store.inspectionJournal.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+        #expect(try store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+    }
+
     @Test("a replay lookup is answered while an upload's marks hold the journal's writer")
     func readsDoNotWaitForTheWriter() throws {
         let store = try TrustStore(path: directory.path + "/r.sqlite")
