@@ -355,12 +355,15 @@ public final class InspectionJournal: Sendable {
         readable.withLock { $0 = pool }
     }
 
-    /// Runs `body` on a connection of the journal, without waiting for a write in progress.
-    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+    /// Runs `body` on a connection of the journal, without waiting for a write in progress; in a read transaction,
+    /// or, with `inTransaction: false`, without one (for `body` of a single statement).
+    func read<T: Sendable>(inTransaction: Bool = true, _ body: @Sendable (Database) throws -> T) throws(StoreError)
+        -> T
+    {
         do {
             let pool =
                 try readable.withLock { $0 } ?? state.withLock { state throws(StoreError) in try openPool(&state) }
-            return try pool.read(body)
+            return try inTransaction ? pool.read(body) : pool.unsafeRead(body)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -610,14 +613,17 @@ extension InspectionJournal {
         -> [InspectionRecord]
     {
         let cutoff = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
-        return try read { db in
-            try InspectionRecord
-                .filter(
-                    Column("issuer") == issuer && Column("ticket_id") == Data(ticketID)
-                        && Column("inspected_at") >= cutoff
-                )
-                .order(Column("inspected_at").desc)
-                .fetchAll(db)
+        // One statement, prepared once per connection, on a reader without `BEGIN`/`COMMIT` (a single `SELECT` is
+        // atomic on its own): the lookup every scan makes, where building and preparing the query cost more than the
+        // indexed read.
+        return try read(inTransaction: false) { db in
+            try InspectionRecord.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM inspection WHERE issuer = ? AND ticket_id = ? AND inspected_at >= ?
+                        ORDER BY inspected_at DESC
+                        """),
+                arguments: [issuer, Data(ticketID), cutoff])
         }
     }
 

@@ -24,12 +24,20 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? {
-        let records = try store.lookup { db in
-            var request = KeyRecord.filter(Column("format") == family.storeName && Column("key_id") == keyID)
-            if let issuer { request = request.filter(Column("issuer") == issuer) }
-            return try request.limit(1).fetchAll(db)
+        let record = try store.lookup { db in
+            // Statements prepared once per connection, as below: building and preparing the query for every scan
+            // cost more than the indexed read itself.
+            if let issuer {
+                try KeyRecord.fetchOne(
+                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ? LIMIT 1"),
+                    arguments: [family.storeName, keyID, issuer])
+            } else {
+                try KeyRecord.fetchOne(
+                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? LIMIT 1"),
+                    arguments: [family.storeName, keyID])
+            }
         }
-        guard let record = records.first else { return nil }
+        guard let record else { return nil }
         return record.trustedKey(try publicKey(record.spki))
     }
 
@@ -72,10 +80,9 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
 
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
         let record = try store.lookup { db in
-            try KeyRevocationRecord.filter(
-                Column("format") == key.family.storeName && Column("issuer") == key.issuer
-                    && Column("key_id") == key.keyID
-            ).fetchOne(db)
+            try KeyRevocationRecord.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?"),
+                arguments: [key.family.storeName, key.issuer, key.keyID])
         }
         return record.map {
             Revocation(reason: $0.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval($0.revokedAt)))
