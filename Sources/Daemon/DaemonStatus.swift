@@ -92,6 +92,12 @@ public final class DaemonStatus: Sendable {
         }
     }
 
+    /// When trust data last came: the last sync, and the last change of the trusted keys. Read on every scan (the
+    /// staleness warning), so without the rest of `report`, which asks the journal how many inspections wait.
+    public var trustTimes: (lastSync: Date?, trustUpdated: Date?) {
+        state.withLock { ($0.lastSyncAt, $0.trustUpdatedAt) }
+    }
+
     public func markReady() { state.withLock { $0.ready = true } }
 
     /// Records a check of the device clock; returns whether its trust changed (or it is the first check).

@@ -203,8 +203,8 @@ struct StalenessStep: InspectionStep {
 
     func apply(to scan: inout ScanInProgress) async {
         guard scan.isTicketInspection else { return }
-        let report = status.report
-        if let warning = policy.warning(lastSync: report.lastSyncAt, trustChanged: report.trustUpdatedAt, now: Date()) {
+        let times = status.trustTimes
+        if let warning = policy.warning(lastSync: times.lastSync, trustChanged: times.trustUpdated, now: Date()) {
             scan.inspection.verdict.warnings.append(warning)
         }
     }

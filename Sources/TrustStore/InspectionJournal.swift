@@ -198,6 +198,8 @@ public final class InspectionJournal: Sendable {
     }
     /// The writer's lock: held for a whole write transaction.
     private let state: Mutex<State>
+    /// `state.held.count`, for `pendingCount`.
+    private let heldCount = Atomic<Int>(0)
     /// `state.pool`, for readers: a read takes the pool from here, so that it never waits for a write in progress (an
     /// append, or marks of an upload).
     private let readable = Mutex<DatabasePool?>(nil)
@@ -263,7 +265,8 @@ public final class InspectionJournal: Sendable {
     public var reserveAvailable: Bool { reserve != nil }
 
     /// How many inspections wait to be written into the database (in the reserve or in memory).
-    public var pendingCount: Int { (reserve?.count ?? 0) + state.withLock { $0.held.count } }
+    /// Read without the writer's lock, which a write in progress holds: the status a scan reads never waits for one.
+    public var pendingCount: Int { (reserve?.count ?? 0) + heldCount.load(ordering: .relaxed) }
 
     /// Why the last write failed, while inspections wait; `nil` once they are written.
     public var lastFailure: StoreError? { state.withLock { $0.failure } }
@@ -290,6 +293,7 @@ public final class InspectionJournal: Sendable {
                 return .reserved
             }
             state.held.append(record)
+            heldCount.store(state.held.count, ordering: .relaxed)
             return .heldInMemory
         }
     }
@@ -315,6 +319,7 @@ public final class InspectionJournal: Sendable {
             try writeLocked(&state, records + state.held)
             try reserve?.clear()
             state.held.removeAll()
+            heldCount.store(0, ordering: .relaxed)
             state.failure = nil
             reserve?.restore()
         } catch {

@@ -335,6 +335,8 @@ struct JournalFileTests {
         }
         #expect(found == [record.id])
         #expect(try store.unsentInspections(limit: 10).isEmpty)
+        // The count of inspections waiting for the database, which a scan's status reads, does not wait either.
+        #expect(try journal.writeUnsynced { _ in journal.pendingCount } == 0)
     }
 
     @Test("one owner of the reserve: a second opener (a command beside the daemon) gets none until the first closes")
