@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import Synchronization
 
 /// One inspection as JSON: the verdict shown, with the ticket's facts and where it came from.
 ///
@@ -278,11 +279,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    /// The event with its JSON lines (with and without holder data), encoded once here for every sink.
-    public var published: PublishedVerdict {
-        let redacted = withoutHolderData
-        return PublishedVerdict(event: self, line: jsonLine, redactedLine: redacted == self ? nil : redacted.jsonLine)
-    }
+    /// The event with its JSON lines (with and without holder data), for every sink: each encoded once, when first
+    /// asked for.
+    public var published: PublishedVerdict { PublishedVerdict(event: self) }
 
     /// The event without what identifies the passenger: the holder's name (and so a date of birth printed with
     /// it) and the holder check, the ticket's fields as `verify` prints them, and the printed layout, which carry the same. What is
@@ -363,25 +362,48 @@ extension VerdictEvent {
     }
 }
 
-/// A verdict event with its JSON line, encoded once per verdict: stdout, every socket client, the server-sent
-/// events and the gate hook all get these same bytes.
+/// A verdict event with its JSON lines, each encoded once per verdict, by the first sink that asks for it: stdout,
+/// every socket client, the server-sent events and the gate hook all get these same bytes, and a line no sink asks
+/// for (the one without holder data, where no sink leaves it out) is never encoded.
 public struct PublishedVerdict: Sendable {
     /// The event.
     public let event: VerdictEvent
-    /// The event as one line of JSON, without the newline.
-    public let line: String
-    /// The line of ``VerdictEvent/withoutHolderData``, where it differs from ``line``.
-    let redactedLine: String?
+    private let lines: EncodedLines
 
-    init(event: VerdictEvent, line: String, redactedLine: String? = nil) {
+    init(event: VerdictEvent) {
         self.event = event
-        self.line = line
-        self.redactedLine = redactedLine
+        self.lines = EncodedLines(event)
     }
 
-    /// The line with holder data (`true`) or without it.
-    public func line(holderData: Bool) -> String {
-        holderData ? line : redactedLine ?? line
+    /// The event as one line of JSON, without the newline.
+    public var line: String { lines.line(holderData: true) }
+
+    /// The line with holder data (`true`) or without it (``VerdictEvent/withoutHolderData``).
+    public func line(holderData: Bool) -> String { lines.line(holderData: holderData) }
+}
+
+/// The two JSON lines of one event, each encoded on first use: JSON encoding is most of what publishing costs.
+private final class EncodedLines: Sendable {
+    private let event: VerdictEvent
+    private let encoded = Mutex<(full: String?, redacted: String?)>((nil, nil))
+
+    init(_ event: VerdictEvent) { self.event = event }
+
+    func line(holderData: Bool) -> String {
+        encoded.withLock { encoded in
+            if !holderData, let redacted = encoded.redacted { return redacted }
+            let without = holderData ? nil : event.withoutHolderData
+            if let without, without != event {
+                let redacted = without.jsonLine
+                encoded.redacted = redacted
+                return redacted
+            }
+            // With holder data, or an event that holds none: the full line.
+            let full = encoded.full ?? event.jsonLine
+            encoded.full = full
+            if !holderData { encoded.redacted = full }
+            return full
+        }
     }
 }
 
