@@ -51,7 +51,8 @@ public final class ExecutorThread: SerialExecutor, TaskExecutor, Sendable {
 
     private let queue = Queue()
 
-    /// Starts the thread, named `name` (the system keeps its first 15 characters), and returns once it has run `prepare` (which may lower its priority).
+    /// Starts the thread, named `name` (the system keeps its first 15 characters), and returns once it has run
+    /// `prepare` (which may lower its priority).
     public init(name: String, prepare: @escaping @Sendable () -> Void = {}) {
         let queue = self.queue
         let started = DispatchSemaphore(value: 0)

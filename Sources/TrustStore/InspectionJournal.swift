@@ -188,7 +188,6 @@ public final class InspectionJournal: Sendable {
     /// The reserve file, `nil` when it could not be made (then waiting records are held in memory).
     private let reserve: JournalReserve?
     private struct State {
-        var pool: DatabasePool?
         /// Records the disk refused, also the reserve; oldest first.
         var held: [InspectionRecord]
         /// Why the last write failed, until one succeeds.
@@ -196,13 +195,13 @@ public final class InspectionJournal: Sendable {
         /// The newest `inspectedAt` in the journal (database, reserve or memory), Unix milliseconds.
         var newest: Int64?
     }
-    /// The writer's lock: held for a whole write transaction.
+    /// The writer's lock: held for a whole write transaction, and whenever `pool` is set.
     private let state: Mutex<State>
     /// `state.held.count`, for `pendingCount`.
     private let heldCount = Atomic<Int>(0)
-    /// `state.pool`, for readers: a read takes the pool from here, so that it never waits for a write in progress (an
-    /// append, or marks of an upload).
-    private let readable = Mutex<DatabasePool?>(nil)
+    /// The open pool; `nil` before it opens and after a failed write or `close()`. Set under the writer's lock; a read
+    /// takes it without that lock, so that it never waits for a write in progress (an append, or marks of an upload).
+    private let pool: Mutex<DatabasePool?>
 
     /// The reserve's size: about 9,000 inspections of ~450 bytes each.
     public static let defaultReserveBytes = 4 << 20
@@ -237,8 +236,8 @@ public final class InspectionJournal: Sendable {
             // is opened with the first write that finds room.
             failure = error
         }
-        state = Mutex(State(pool: pool, held: [], failure: failure))
-        readable.withLock { $0 = pool }
+        state = Mutex(State(held: [], failure: failure))
+        self.pool = Mutex(pool)
         // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
         try? drain()
         noteNewestInDatabase()
@@ -330,8 +329,7 @@ public final class InspectionJournal: Sendable {
     /// Writes `records` in one transaction (`INSERT OR IGNORE`: a record already there is not written twice).
     private func writeLocked(_ state: inout State, _ records: [InspectionRecord]) throws {
         do {
-            let pool = try openPool(&state)
-            try pool.write { db in
+            try openPool().write { db in
                 for record in records { try record.insert(db, onConflict: .ignore) }
             }
             if let latest = records.map(\.inspectedAt).max() { state.newest = max(state.newest ?? latest, latest) }
@@ -340,24 +338,18 @@ public final class InspectionJournal: Sendable {
             let failure = Self.classify(error, path: path)
             state.failure = failure
             // A fresh connection for the next attempt: nothing of the failed write's state is carried over.
-            try? state.pool?.close()
-            publish(nil, &state)
+            try? pool.withLock { $0 }?.close()
+            pool.withLock { $0 = nil }
             throw failure
         }
     }
 
-    /// The open pool, opened now (and published to readers) if there is none; under the writer's lock.
-    private func openPool(_ state: inout State) throws(StoreError) -> DatabasePool {
-        if let pool = state.pool { return pool }
-        let pool = try Self.open(path, checkpoints: checkpoints)
-        publish(pool, &state)
-        return pool
-    }
-
-    /// Sets the writer's pool and the readers' together; under the writer's lock.
-    private func publish(_ pool: DatabasePool?, _ state: inout State) {
-        state.pool = pool
-        readable.withLock { $0 = pool }
+    /// The open pool, opened now if there is none; call it under the writer's lock.
+    private func openPool() throws(StoreError) -> DatabasePool {
+        if let pool = pool.withLock({ $0 }) { return pool }
+        let opened = try Self.open(path, checkpoints: checkpoints)
+        pool.withLock { $0 = opened }
+        return opened
     }
 
     /// Runs `body` on a connection of the journal, without waiting for a write in progress; in a read transaction,
@@ -367,7 +359,7 @@ public final class InspectionJournal: Sendable {
     {
         do {
             let pool =
-                try readable.withLock { $0 } ?? state.withLock { state throws(StoreError) in try openPool(&state) }
+                try pool.withLock { $0 } ?? state.withLock { _ throws(StoreError) in try openPool() }
             return try inTransaction ? pool.read(body) : pool.unsafeRead(body)
         } catch let error as StoreError {
             throw error
@@ -391,7 +383,7 @@ public final class InspectionJournal: Sendable {
     /// Runs `write` on the pool (opened on first use) under the writer's lock, its errors classified.
     private func withWriter<T: Sendable>(_ write: (DatabasePool) throws -> T) throws(StoreError) -> T {
         do {
-            return try state.withLock { state throws -> T in try write(openPool(&state)) }
+            return try state.withLock { _ throws -> T in try write(openPool()) }
         } catch {
             throw Self.classify(error, path: path)
         }
@@ -461,11 +453,11 @@ public final class InspectionJournal: Sendable {
                 try checkpointer?.close()
                 checkpointer = nil
             }
-            try state.withLock { state in
-                guard let pool = state.pool else { return }
-                try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-                try pool.close()
-                publish(nil, &state)
+            try state.withLock { _ in
+                guard let open = pool.withLock({ $0 }) else { return }
+                try open.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+                try open.close()
+                pool.withLock { $0 = nil }
             }
             reserve?.close()
         } catch {
@@ -560,8 +552,8 @@ public final class InspectionJournal: Sendable {
     /// already here are left as they are.
     func adopt(inspectionsOf storePath: String) throws(StoreError) {
         do {
-            try state.withLock { state in
-                try openPool(&state).writeWithoutTransaction { db in
+            try state.withLock { _ in
+                try openPool().writeWithoutTransaction { db in
                     try db.execute(sql: "ATTACH DATABASE ? AS old_store", arguments: [storePath])
                     defer { try? db.execute(sql: "DETACH DATABASE old_store") }
                     try db.inTransaction {

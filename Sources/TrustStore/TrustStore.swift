@@ -669,7 +669,7 @@ extension DatabasePool {
     /// Set here, once the pool is open, and not in `Configuration.prepareDatabase`: GRDB puts a pool's writer in
     /// `synchronous = NORMAL` when it turns the write-ahead log on, after `prepareDatabase` has run, so a `FULL` set
     /// there does not hold.
-    public func syncingEveryCommit() throws -> DatabasePool {
+    func syncingEveryCommit() throws -> DatabasePool {
         try writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         return self
     }
