@@ -8,8 +8,16 @@ import Synchronization
 public final class EventHub: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<PublishedVerdict>.Continuation] = [:]
+        var followers: [Int: Follower] = [:]
         var nextID = 0
         var last: PublishedVerdict?
+        var finished = false
+    }
+
+    /// A subscriber called on the publishing thread (``follow(_:finished:)``).
+    private struct Follower {
+        let deliver: @Sendable (PublishedVerdict) -> Void
+        let finished: @Sendable () -> Void
     }
 
     private let state = Mutex(State())
@@ -24,15 +32,56 @@ public final class EventHub: Sendable {
     public var last: PublishedVerdict? { state.withLock { $0.last } }
 
     /// How many subscribers are connected now.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count + $0.followers.count } }
 
     /// Sends `event` to every subscriber; never waits.
     public func publish(_ event: PublishedVerdict) {
-        let targets = state.withLock { state in
+        let (targets, followers) = state.withLock { state in
             state.last = event
-            return Array(state.subscribers.values)
+            return (Array(state.subscribers.values), state.followers.isEmpty ? [] : Array(state.followers.values))
         }
+        for follower in followers { follower.deliver(event) }
         for continuation in targets { continuation.yield(event) }
+    }
+
+    /// Calls `deliver` with every event published from now on, on the thread that publishes it (the pipeline's),
+    /// until the returned subscription is cancelled; then `finished` once, when the hub is finished (at shutdown).
+    ///
+    /// For a subscriber that can pass an event on without waiting (a socket write queued with its event loop): it
+    /// gets each verdict without a task of its own being woken first. `deliver` must never block or wait.
+    public func follow(
+        _ deliver: @escaping @Sendable (PublishedVerdict) -> Void, finished: @escaping @Sendable () -> Void
+    ) -> Subscription {
+        let id = state.withLock { state -> Int? in
+            guard !state.finished else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.followers[id] = Follower(deliver: deliver, finished: finished)
+            return id
+        }
+        guard let id else {
+            finished()
+            return Subscription {}
+        }
+        return Subscription { [weak self] in self?.state.withLock { _ = $0.followers.removeValue(forKey: id) } }
+    }
+
+    /// A ``follow(_:finished:)`` registration; `cancel()` ends it: no event published after it returns is delivered.
+    public final class Subscription: Sendable {
+        private let end: Mutex<(@Sendable () -> Void)?>
+
+        init(_ end: @escaping @Sendable () -> Void) { self.end = Mutex(end) }
+
+        /// Stops the deliveries; only the first call counts.
+        public func cancel() {
+            let end = self.end.withLock { end in
+                defer { end = nil }
+                return end
+            }
+            end?()
+        }
+
+        deinit { cancel() }
     }
 
     /// A stream of the events published from now on, starting with the last one when `replayLast` is set.
@@ -62,10 +111,15 @@ public final class EventHub: Sendable {
 
     /// Ends every subscription (at shutdown).
     public func finish() {
-        let targets = state.withLock { state in
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+        let (targets, followers) = state.withLock { state in
+            defer {
+                state.subscribers.removeAll()
+                state.followers.removeAll()
+                state.finished = true
+            }
+            return (Array(state.subscribers.values), Array(state.followers.values))
         }
         for continuation in targets { continuation.finish() }
+        for follower in followers { follower.finished() }
     }
 }

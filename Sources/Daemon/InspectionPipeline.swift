@@ -47,6 +47,10 @@ public actor InspectionPipeline {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { io.asUnownedSerialExecutor() }
 
+    /// The pipeline's thread, for a source to read its scans on (`withTaskExecutorPreference`): a scan that arrives
+    /// there goes into the pipeline without waking another thread first.
+    public nonisolated var thread: any TaskExecutor { io }
+
     /// - Parameters:
     ///   - onlineChecker: Asks the validation API about tickets found valid offline (`[sync] online_check`).
     ///   - staleness: Adds `stale-trust-data` past the configured staleness (`[sync] stale_after`).

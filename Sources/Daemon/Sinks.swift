@@ -50,11 +50,14 @@ public struct UnixSocketService: Service {
     private let logger: Logger
     private let onBound: @Sendable () -> Void
     private let status: DaemonStatus?
+    /// The lines a client that does not read keeps, newest first, once 64 KiB wait unsent (NIO's high-water mark).
+    let backlog: Int
 
     public init(
-        path: String, hub: EventHub, status: DaemonStatus? = nil, logger: Logger,
+        path: String, hub: EventHub, status: DaemonStatus? = nil, logger: Logger, backlog: Int = 256,
         onBound: @escaping @Sendable () -> Void = {}
     ) {
+        self.backlog = backlog
         self.path = path
         self.hub = hub
         self.status = status
@@ -67,10 +70,15 @@ public struct UnixSocketService: Service {
         if !directory.isEmpty {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
+        // Each client's lines are written from the pipeline's thread (`EventHub.follow`), handed to the client's event
+        // loop without a task in between; nothing is read from a client.
+        let backlog = self.backlog
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    let writer = VerdictLineWriter(backlog: backlog)
+                    try channel.pipeline.syncOperations.addHandler(writer)
+                    return (channel, NIOLoopBound(writer, eventLoop: channel.eventLoop))
                 }
             }
         // Owner and group (the farecheck group) may connect; nobody else.
@@ -78,37 +86,27 @@ public struct UnixSocketService: Service {
         logger.info("verdicts stream on unix socket \(path)")
         onBound()
         let hub = self.hub
-        let logger = self.logger
         let status = self.status
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { clients in
-                    for try await client in clients {
+                    for try await (client, writer) in clients {
                         group.addTask {
-                            do {
-                                try await client.executeThenClose { inbound, outbound in
-                                    try await withThrowingTaskGroup(of: Void.self) { connection in
-                                        // The client sends nothing; its end of the stream means it left.
-                                        connection.addTask {
-                                            for try await _ in inbound {}
-                                        }
-                                        // Subscribed before the client is counted: a client that sees itself
-                                        // counted in /healthz gets every verdict from then on.
-                                        let verdicts = hub.subscribe(replayLast: false)
-                                        status?.socketClients(changedBy: 1)
-                                        defer { status?.socketClients(changedBy: -1) }
-                                        connection.addTask {
-                                            for await event in verdicts {
-                                                try await outbound.write(ByteBuffer(string: event.line + "\n"))
-                                            }
-                                        }
-                                        try await connection.next()
-                                        connection.cancelAll()
-                                    }
-                                }
-                            } catch {
-                                logger.debug("socket client left: \(error)")
+                            // Subscribed before the client is counted: a client that sees itself counted in /healthz
+                            // gets every verdict from then on.
+                            let subscription = hub.follow { verdict in
+                                let line = ByteBuffer(string: verdict.line + "\n")
+                                client.eventLoop.execute { writer.value.send(line) }
+                            } finished: {
+                                client.close(promise: nil)
                             }
+                            status?.socketClients(changedBy: 1)
+                            defer {
+                                subscription.cancel()
+                                status?.socketClients(changedBy: -1)
+                            }
+                            // The client sends nothing (what it sends is dropped); it leaves by closing its end.
+                            try? await client.closeFuture.get()
                         }
                     }
                 }
@@ -118,6 +116,53 @@ public struct UnixSocketService: Service {
             try? server.channel.close().wait()
         }
         _ = try? systemCall { unlink(path) }
+    }
+}
+
+/// One socket client's verdict lines, on its channel's event loop: written at once while the client reads; once 64 KiB
+/// wait unsent (the channel is not writable), the newest `backlog` lines wait here and older ones are dropped, so that a
+/// client that stops reading never slows the daemon, and one that catches up gets the latest verdicts. What the client
+/// sends is dropped.
+final class VerdictLineWriter: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let backlog: Int
+    private var context: ChannelHandlerContext?
+    private var waiting = CircularBuffer<ByteBuffer>()
+
+    init(backlog: Int) {
+        self.backlog = max(1, backlog)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        waiting.removeAll()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    /// Writes `line`, or keeps it among the newest waiting ones; on the channel's event loop.
+    func send(_ line: ByteBuffer) {
+        guard let context, context.channel.isActive else { return }
+        guard waiting.isEmpty, context.channel.isWritable else {
+            if waiting.count >= backlog { waiting.removeFirst() }
+            waiting.append(line)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(line), promise: nil)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        var wrote = false
+        while context.channel.isWritable, let line = waiting.popFirst() {
+            context.write(wrapOutboundOut(line), promise: nil)
+            wrote = true
+        }
+        if wrote { context.flush() }
+        context.fireChannelWritabilityChanged()
     }
 }
 

@@ -56,9 +56,14 @@ public struct ScannerService: Service {
         )
         // Stop reading at shutdown; the reader closes the device when its task is cancelled.
         try await cancelWhenGracefulShutdown {
-            for try await var scan in reader {
-                scan.device = name
-                await pipeline.inspect(scan) { feedback in await reader.signal(feedback) }
+            // On the pipeline's thread: the connection (an actor without an executor of its own, like SSI's) takes a
+            // scan's bytes there, acknowledges them and hands the scan on in one run, where a thread of the
+            // cooperative pool would first have to be woken, and the pipeline's after it.
+            try await withTaskExecutorPreference(pipeline.thread) {
+                for try await var scan in reader {
+                    scan.device = name
+                    await pipeline.inspect(scan) { feedback in await reader.signal(feedback) }
+                }
             }
         }
     }

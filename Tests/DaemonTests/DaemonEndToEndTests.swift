@@ -185,6 +185,41 @@ struct DaemonEndToEndTests {
         #expect(await again.stop() == 0)
     }
 
+    @Test("a socket client that stops reading loses older lines, whole ones, and holds up neither scans nor others")
+    func socketClientThatStopsReading() async throws {
+        let setup = try DaemonBench()
+        let payloads = try (0..<4).map { try setup.ticket(String(format: "b0%02x", $0)) }
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
+        let stalled = try await LineSocket.connect(path: setup.socket)
+        let reader = try await LineSocket.connect(path: setup.socket)
+        #expect(await daemon.waitForSocketClients(2))
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+        // More lines than the stalled client's socket and the daemon's 64 KiB of unsent lines hold (lines of about
+        // 700 bytes; a unix socket buffers about 200 KiB).
+        let count = 600
+        for index in 0..<count { scanner.scan(payloads[index % payloads.count]) }
+        var ids: [String] = []
+        while ids.count < count, let line = await reader.readLine(timeout: 20) { ids.append(try setup.event(line).id) }
+        #expect(ids.count == count, "the reading client got \(ids.count) of \(count) verdicts")
+        #expect(Set(ids).count == count)
+
+        // Now the stalled client reads: each line whole, in order, not all of them, and the latest verdicts last.
+        var kept: [String] = []
+        while let line = await stalled.readLine(timeout: 1) { kept.append(try setup.event(line).id) }
+        #expect(!kept.isEmpty && kept.count < count, "the stalled client got \(kept.count) of \(count)")
+        let order = kept.compactMap { ids.firstIndex(of: $0) }
+        #expect(order.count == kept.count && order == order.sorted())
+        #expect(kept.suffix(10) == ids.suffix(10))
+
+        // Both still connected, the daemon stops at once.
+        let started = Date()
+        #expect(await daemon.stop(signal: SIGTERM, timeout: 2) == 0, "\(daemon.stderr.text)")
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(await reader.readLine(timeout: 1) == nil)
+    }
+
     @Test("the gate hook runs with the verdict in its environment; a hook that hangs is killed")
     func gateHook() async throws {
         let setup = try DaemonBench()

@@ -65,11 +65,40 @@ public final class VerdictSocketClient {
                 try? await Task.sleep(for: .milliseconds(1))
                 continue
             }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return nil }
-            pending += buffer[..<count]
+            guard readAvailable() else { return nil }
         }
+    }
+
+    /// The next line, waiting in `poll` on the calling thread: for a latency measurement, which must not add the
+    /// millisecond `readLine` sleeps between polls to every figure. `nil` if none arrives within `timeout` seconds
+    /// or the other end closed. Blocks the thread: call it from a thread of the caller's own.
+    public func waitForLine(timeout: Double = 10) -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return nil }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(clamping: milliseconds))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            guard readAvailable() else { return nil }
+        }
+    }
+
+    /// Reads what the socket holds into `pending`; `false` when the other end closed or the read failed.
+    private func readAvailable() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(descriptor, &buffer, buffer.count)
+        guard count > 0 else { return false }
+        pending += buffer[..<count]
+        return true
     }
 }
 
