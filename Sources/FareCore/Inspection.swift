@@ -32,7 +32,7 @@ public struct Inspection: Sendable {
     public var isFirstUse = false
 
     public init(
-        id: String = UUID().uuidString, source: String, symbology: Symbology?, payloadByteCount: Int,
+        id: String = Inspection.newID(), source: String, symbology: Symbology?, payloadByteCount: Int,
         payloadDigest: [UInt8], verdict: Verdict, decidedBy: Decider = .offline, inspector: String? = nil,
         latency: Duration? = nil
     ) {
@@ -49,6 +49,18 @@ public struct Inspection: Sendable {
 
     /// Whether the scan was inspected at all: a `refused` scan (no inspector logged in) is shown, not journaled.
     public var isJournaled: Bool { verdict.kind != .refused }
+
+    /// A new inspection id: a random (version 4) UUID as text, its 122 random bits from the system's generator
+    /// (`getrandom`, twice). Foundation's `UUID()` opens, reads and closes /dev/urandom for each one, on every scan.
+    public static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeBytes(of: words) { random in withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: random) } }
+        uuid.6 = uuid.6 & 0x0F | 0x40  // version 4
+        uuid.8 = uuid.8 & 0x3F | 0x80  // the RFC 9562 variant
+        return UUID(uuid: uuid).uuidString
+    }
 }
 
 extension Duration {
