@@ -50,7 +50,7 @@ public struct UnixSocketService: Service {
     private let logger: Logger
     private let onBound: @Sendable () -> Void
     private let status: DaemonStatus?
-    /// The lines a client that does not read keeps, newest first, once 64 KiB wait unsent (NIO's high-water mark).
+    /// How many of the newest lines a client that does not read keeps, once 64 KiB wait unsent (NIO's high-water mark).
     let backlog: Int
 
     public init(

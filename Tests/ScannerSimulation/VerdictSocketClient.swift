@@ -52,11 +52,7 @@ public final class VerdictSocketClient {
     public func readLine(timeout: Double = 10) async -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
+            if let line = takeLine() { return line }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -75,11 +71,7 @@ public final class VerdictSocketClient {
     public func waitForLine(timeout: Double = 10) -> String? {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
+            if let line = takeLine() { return line }
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { return nil }
             let (seconds, attoseconds) = remaining.components
@@ -90,6 +82,14 @@ public final class VerdictSocketClient {
             guard ready > 0 else { continue }
             guard readAvailable() else { return nil }
         }
+    }
+
+    /// The first whole line in `pending`, taken out of it; `nil` when none is there yet.
+    private func takeLine() -> String? {
+        guard let newline = pending.firstIndex(of: 0x0A) else { return nil }
+        let line = String(decoding: pending[..<newline], as: UTF8.self)
+        pending.removeSubrange(...newline)
+        return line
     }
 
     /// Reads what the socket holds into `pending`; `false` when the other end closed or the read failed.
