@@ -314,7 +314,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
                 "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
-                "RSATestKeys",
+                "RSATestKeys", "SeededRandom",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -274,10 +274,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         try container.encodeIfPresent(revocation, forKey: .revocation)
     }
 
-    /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline.
-    public var jsonLine: String {
-        String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    /// The event as one line of JSON (ISO 8601 dates, sorted keys), without the newline: the bytes ``encoder``
+    /// writes, written by hand (``handWrittenJSONLine``).
+    public var jsonLine: String { handWrittenJSONLine }
 
     /// The event with its JSON lines (with and without holder data), for every sink: each encoded once, when first
     /// asked for.

@@ -146,44 +146,6 @@ public enum BlocklistVersion: Sendable, Hashable, Comparable, CustomStringConver
     }
 }
 
-/// A day and time in UTC, from Unix seconds (proleptic Gregorian calendar), without Foundation's calendars.
-struct CivilTime {
-    var year: Int
-    var month: Int
-    var day: Int
-    var hour: Int
-    var minute: Int
-    var second: Int
-
-    init(unixSeconds: Int64) {
-        let days = Int(unixSeconds >= 0 ? unixSeconds / 86_400 : (unixSeconds - 86_399) / 86_400)
-        let secondOfDay = Int(unixSeconds - Int64(days) * 86_400)
-        hour = secondOfDay / 3600
-        minute = secondOfDay % 3600 / 60
-        second = secondOfDay % 60
-        // Days to civil date (Howard Hinnant's algorithm, eras of 400 years).
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    }
-
-    /// Days since 1970-01-01 of a civil date (the inverse of the algorithm above).
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-}
-
 extension BlocklistVersion {
     /// Unix seconds of a UTC day and time (no range checks: the caller checks the fields).
     public static func unixSeconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int64 {

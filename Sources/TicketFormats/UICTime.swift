@@ -188,29 +188,13 @@ public enum UICTime {
         return last - weekday
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yearOfEra = y - era * 400
-        let monthIndex = (month + 9) % 12
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        CivilTime.days(year: year, month: month, day: day)
     }
 
-    /// The Gregorian date of a day since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    /// The Gregorian date of a day since 1970-01-01.
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) { CivilTime.date(fromDays: days) }
 
     /// The wall-clock fields of `date` in Berlin, for display and for encoding test tickets.
     static func localFields(of date: Date) -> (day: UICDay, hour: Int, minute: Int, second: Int) {

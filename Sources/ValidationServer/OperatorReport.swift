@@ -57,29 +57,13 @@ public struct ReportDay: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Days from 1970-01-01 to a date: years counted from March, so that the leap day ends a year, in 400-year
-    /// cycles of 146 097 days.
+    /// Days from 1970-01-01 to a date.
     private static func days(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let marchYear = month <= 2 ? year - 1 : year
-        let cycle = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
-        let yearOfCycle = marchYear - cycle * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfCycle = yearOfCycle * 365 + yearOfCycle / 4 - yearOfCycle / 100 + dayOfYear
-        return cycle * 146_097 + dayOfCycle - 719_468
+        CivilTime.days(year: year, month: month, day: day)
     }
 
     /// The date `days` after 1970-01-01: the inverse of `days(_:_:_:)`.
-    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let shifted = days + 719_468
-        let cycle = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfCycle = shifted - cycle * 146_097
-        let yearOfCycle = (dayOfCycle - dayOfCycle / 1460 + dayOfCycle / 36_524 - dayOfCycle / 146_096) / 365
-        let dayOfYear = dayOfCycle - (365 * yearOfCycle + yearOfCycle / 4 - yearOfCycle / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        return (yearOfCycle + cycle * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    private static func civil(fromDays days: Int) -> (Int, Int, Int) { CivilTime.date(fromDays: days) }
 }
 
 /// A fixed offset from UTC that the report's day and hours are counted in (`tz=+02:00`), UTC by default.

@@ -84,9 +84,20 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             """
-            With daemon and --during-sync: the nice value of the farecheck-server that takes the upload. It stands in             for the agency's server, which runs on another machine, not on the gate's cores (default 0: it competes             with the daemon as an equal).
+            With daemon and --during-sync: the nice value of the farecheck-server that takes the upload. It stands in \
+            for the agency's server, which runs on another machine, not on the gate's cores (default 0: it competes \
+            with the daemon as an equal).
             """, valueName: "n"))
     var serverNice: Int32 = 0
+    @Option(
+        help: ArgumentHelp(
+            """
+            With daemon and --during-sync: the directory in which the farecheck-server that takes the upload keeps its \
+            database. By default it is beside the daemon's, on the same disk; a directory on another disk or on tmpfs \
+            (/dev/shm) stands in for the agency's server on another machine, whose writes do not queue on the gate's \
+            disk.
+            """, valueName: "directory"))
+    var serverDirectory: String?
     @Option(
         help: ArgumentHelp(
             "Write the verify and formats figures (rates, ratios, allocations per verdict) as JSON to FILE (- for "
@@ -145,7 +156,7 @@ struct BenchCommand: AsyncParsableCommand {
             try await DaemonBenchmark(
                 scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
                 uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey, pacedApply: !unpaced,
-                serverNice: serverNice
+                serverNice: serverNice, serverDirectory: serverDirectory
             ).run()
         }
         if part == .sync || part == .all {

@@ -40,6 +40,8 @@ struct DaemonBenchmark {
     var pacedApply = true
     /// The nice value of the server that takes the upload (a stand-in for a server on another machine).
     var serverNice: Int32 = 0
+    /// Where that server keeps its database: nil for beside the daemon's files, on the same disk.
+    var serverDirectory: String?
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -101,6 +103,11 @@ struct DaemonBenchmark {
                 barcode: .aztec)
         }
 
+        let (encoderCost, handCost) = Self.lineCost(now: now)
+        printLine(
+            "  a verdict's JSON line (FC1, valid, as the scans below): JSONEncoder \(Self.format(encoderCost)), "
+                + "as the daemon writes it (VerdictEvent.jsonLine) \(Self.format(handCost)), the same bytes")
+
         // Idle: the daemon alone, without sync.
         let idle = try BenchDaemon(directory: directory, storePath: storePath)
         defer { idle.kill() }
@@ -142,13 +149,18 @@ struct DaemonBenchmark {
             pagesDirectory = pages
         }
         let unsent = try Self.journalBacklog(uploadBacklog, storePath: storePath)
-        let server = try BenchServer(directory: directory + "/server", anchorKeyPath: anchorKeyPath)
-        defer { server.stop() }
+        let serverFiles = serverDirectory.map { $0 + "/farecheck-bench-server-\(getpid())" } ?? directory + "/server"
+        let server = try BenchServer(directory: serverFiles, anchorKeyPath: anchorKeyPath)
+        defer {
+            server.stop()
+            if serverDirectory != nil { try? FileManager.default.removeItem(atPath: serverFiles) }
+        }
         if serverNice != 0 { server.renice(serverNice) }
         printLine(
             "  under sync: the daemon's uploader sends \(unsent) journaled inspections to farecheck-server (SQLite) "
                 + "on \(server.baseURL)"
-                + (serverNice != 0 ? " (the server at nice \(serverNice), as if on another machine)" : ""))
+                + (serverNice != 0 ? " (the server at nice \(serverNice), as if on another machine)" : "")
+                + (serverDirectory.map { ", its database in \($0) (not on the daemon's disk)" } ?? ""))
 
         let daemon = try BenchDaemon(
             directory: directory, storePath: storePath, sync: (server.baseURL, server.tokenFile))
@@ -392,6 +404,40 @@ struct DaemonBenchmark {
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// What encoding one verdict's line costs, with `JSONEncoder` (``VerdictEvent/encoder``) and as the daemon
+    /// writes it: the median of 5 rounds of 20 000 each, alternated.
+    static func lineCost(now: Date) -> (encoder: Duration, handWritten: Duration) {
+        let ticket = Ticket(
+            format: .fc1, issuer: "demo-transit", ticketID: [0xBE, 0x4C, 0, 0, 0, 1], validFrom: now - 60,
+            validUntil: now + 86400, issuedAt: now, product: "day", zones: ["A"], category: "adult",
+            holder: "ID ****1234")
+        let verdict = Verdict(
+            kind: .valid, reason: "Valid: signed by key 0a of demo-transit, until tomorrow.", signature: .valid,
+            format: .fc1, issuer: "demo-transit", keyID: "0a1b2c3d4e5f6071", ticket: ticket, inspectedAt: now)
+        let event = VerdictEvent(
+            Inspection(
+                source: "/dev/pts/3", symbology: .aztec, payloadByteCount: 300, payloadDigest: [1], verdict: verdict,
+                latency: .microseconds(1500)))
+        let rounds = 20_000
+        var encoder: [Duration] = []
+        var handWritten: [Duration] = []
+        var bytes = 0
+        for _ in 0..<5 {
+            var started = ContinuousClock.now
+            for _ in 0..<rounds {
+                bytes &+=
+                    String(decoding: (try? VerdictEvent.encoder.encode(event)) ?? Data(), as: UTF8.self).utf8
+                    .count
+            }
+            encoder.append(started.duration(to: .now) / rounds)
+            started = ContinuousClock.now
+            for _ in 0..<rounds { bytes &+= event.jsonLine.utf8.count }
+            handWritten.append(started.duration(to: .now) / rounds)
+        }
+        precondition(bytes > 0)
+        return (encoder.sorted()[2], handWritten.sorted()[2])
     }
 
     static func format(_ duration: Duration) -> String {
