@@ -12,9 +12,22 @@ import Verification
 /// CLI counts from the next scan on, with no reload. WAL lets these reads run while a writer applies a
 /// bundle. Each lookup is one statement outside an explicit transaction (`TrustStore.lookup`): it sees a sync page
 /// whole or not at all, as a transaction would. Parsed public keys are cached by their SPKI bytes, so OpenSSL parses each key once.
+///
+/// The keys found are kept, each under its query, for as long as nothing was committed to the store since
+/// (its data version, one `PRAGMA` read per verdict, is unchanged): a gate scanning tickets of a few keys reads the
+/// key table only after a sync or an import changed the store.
 public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     private let store: TrustStore
     private let parsedKeys = Mutex<[[UInt8]: PublicKey]>([:])
+    /// Keys found by each query, and the store's data version they were read at.
+    private let foundKeys = Mutex<(version: Int64, keys: [KeyQuery: [TrustedKey]])>((-1, [:]))
+
+    /// What was asked of the key table.
+    private enum KeyQuery: Hashable {
+        case one(KeyFamily, issuer: String?, keyID: String)
+        case matching(KeyFamily, issuer: String, keyID: String)
+        case ofIssuer(KeyFamily, issuer: String)
+    }
     /// Parsed keys kept at most; past this the cache starts over (keys are cheap to parse again).
     public let cacheLimit: Int
 
@@ -24,69 +37,77 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     public func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? {
-        let record = try store.lookup { db in
-            // Statements prepared once per connection, as below: building and preparing the query for every scan
-            // cost more than the indexed read itself.
-            if let issuer {
-                try KeyRecord.fetchOne(
-                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ? LIMIT 1"),
-                    arguments: [family.storeName, keyID, issuer])
-            } else {
-                try KeyRecord.fetchOne(
-                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? LIMIT 1"),
-                    arguments: [family.storeName, keyID])
+        try found(.one(family, issuer: issuer, keyID: keyID)) {
+            let record = try store.lookup { db in
+                // Statements prepared once per connection, as below: building and preparing the query for every
+                // scan cost more than the indexed read itself.
+                if let issuer {
+                    try KeyRecord.fetchOne(
+                        db.cachedStatement(
+                            sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ? LIMIT 1"),
+                        arguments: [family.storeName, keyID, issuer])
+                } else {
+                    try KeyRecord.fetchOne(
+                        db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? LIMIT 1"),
+                        arguments: [family.storeName, keyID])
+                }
             }
-        }
-        guard let record else { return nil }
-        return record.trustedKey(try publicKey(record.spki))
+            return record.map { [$0] } ?? []
+        }.first
     }
 
     public func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] {
-        let records = try store.lookup { db in
-            try KeyRecord.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ?"),
-                arguments: [family.storeName, keyID, issuer])
+        try found(.matching(family, issuer: issuer, keyID: keyID)) {
+            try store.lookup { db in
+                try KeyRecord.fetchAll(
+                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND key_id = ? AND issuer = ?"),
+                    arguments: [family.storeName, keyID, issuer])
+            }
         }
-        var keys: [TrustedKey] = []
-        keys.reserveCapacity(records.count)
-        for record in records { keys.append(record.trustedKey(try publicKey(record.spki))) }
-        return keys
     }
 
     /// Every key of `family` of `issuer`: a read of the key table's primary key (format, issuer, key id) prefix.
     public func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] {
-        let records = try store.lookup { db in
-            try KeyRecord.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND issuer = ? ORDER BY key_id"),
-                arguments: [family.storeName, issuer])
+        try found(.ofIssuer(family, issuer: issuer)) {
+            try store.lookup { db in
+                try KeyRecord.fetchAll(
+                    db.cachedStatement(sql: "SELECT * FROM key WHERE format = ? AND issuer = ? ORDER BY key_id"),
+                    arguments: [family.storeName, issuer])
+            }
         }
+    }
+
+    /// The keys of `query`: as found before if the store has not changed since, else read by `records` (and kept).
+    ///
+    /// The version is read before the records: a change committed between the two makes the next version differ,
+    /// so keys read after it are never kept under a version that would outlive it.
+    private func found(_ query: KeyQuery, records: () throws -> [KeyRecord]) throws -> [TrustedKey] {
+        let version = try store.lookups.dataVersion()
+        if let keys = foundKeys.withLock({ $0.version == version ? $0.keys[query] : nil }) { return keys }
+        let read = try records()
         var keys: [TrustedKey] = []
-        keys.reserveCapacity(records.count)
-        for record in records { keys.append(record.trustedKey(try publicKey(record.spki))) }
+        keys.reserveCapacity(read.count)
+        for record in read { keys.append(record.trustedKey(try publicKey(record.spki))) }
+        foundKeys.withLock { found in
+            if found.version != version || found.keys.count >= cacheLimit { found = (version, [:]) }
+            found.keys[query] = keys
+        }
         return keys
     }
 
     public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
-        let record = try store.lookup { db in
-            // A statement prepared once per connection: preparing it again was most of a lookup's time.
-            try TicketRevocationRecord.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?"),
-                arguments: [issuer, Data(ticketID)])
-        }
-        return record.map {
-            Revocation(reason: $0.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval($0.revokedAt)))
-        }
+        // On the store's own look-up connection: through the pool, taking and giving back a reader cost more than
+        // the indexed read (``LookupConnection``).
+        try store.lookups.ticket(issuer: issuer, ticketID: ticketID).map(Self.revocation)
     }
 
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
-        let record = try store.lookup { db in
-            try KeyRevocationRecord.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?"),
-                arguments: [key.family.storeName, key.issuer, key.keyID])
-        }
-        return record.map {
-            Revocation(reason: $0.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval($0.revokedAt)))
-        }
+        try store.lookups.key(format: key.family.storeName, issuer: key.issuer, keyID: key.keyID)
+            .map(Self.revocation)
+    }
+
+    private static func revocation(_ found: (reason: String?, revokedAt: Int64)) -> Revocation {
+        Revocation(reason: found.reason, revokedAt: Date(timeIntervalSince1970: TimeInterval(found.revokedAt)))
     }
 
     /// The blocklist entry naming `key`: of a VDV-KA entitlement the one with the highest instance (local and

@@ -240,28 +240,14 @@ extension TrustStore {
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
         }
         guard code == SQLITE_OK, let statement else { throw failure(code) }
-        // Every value is bound as a copy (SQLITE_TRANSIENT): the Swift buffers do not outlive the call.
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        // The whole UTF-8, NUL bytes included, as GRDB binds text; an empty string is text, not NULL.
-        func bindText(_ index: Int32, _ text: String) -> Int32 {
-            var text = text
-            return text.withUTF8 { utf8 in
-                guard let base = utf8.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
-                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                    sqlite3_bind_text(statement, index, $0, Int32(utf8.count), transient)
-                }
-            }
-        }
+        // Every value is bound as a copy: the Swift buffers do not outlive the call.
+        func bindText(_ index: Int32, _ text: String) -> Int32 { SQLiteBinding.text(statement, index, text) }
         code = bindText(5, syncSource)
         guard code == SQLITE_OK else { throw failure(code) }
         for ticket in tickets {
             code = bindText(1, ticket.issuer)
             if code == SQLITE_OK {
-                code = ticket.ticketID.withUnsafeBytes { bytes in
-                    // A zero-length blob from a nil base would bind NULL; an empty id is an empty blob.
-                    bytes.baseAddress.map { sqlite3_bind_blob(statement, 2, $0, Int32(bytes.count), transient) }
-                        ?? sqlite3_bind_zeroblob(statement, 2, 0)
-                }
+                code = SQLiteBinding.blob(statement, 2, ticket.ticketID)
             }
             if code == SQLITE_OK {
                 code =

@@ -14,6 +14,8 @@ public final class TrustStore: Sendable {
     /// The database file.
     public let path: String
     let pool: DatabasePool
+    /// The connection of the verifier's revocation look-ups (``LookupConnection``).
+    let lookups: LookupConnection
     /// The inspection journal, in its own file beside the store (see `InspectionJournal.paths(besideStore:)`).
     public let inspectionJournal: InspectionJournal
     /// The trusted-time floor kept in the store, as last read, and when (see `trustedTimeFloor()`).
@@ -109,6 +111,7 @@ public final class TrustStore: Sendable {
         } catch {
             throw Self.classify(error, path: path, opening: true)
         }
+        lookups = try LookupConnection(path: path)
     }
 
     /// Opens the store's pool. On a full disk (a daemon restarted while it is full), SQLite cannot create the
@@ -447,6 +450,7 @@ public final class TrustStore: Sendable {
     public func close() throws(StoreError) {
         do {
             // Everything into the main file, the log emptied: a clean store a backup can copy alone.
+            lookups.close()
             try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()
             try inspectionJournal.close()

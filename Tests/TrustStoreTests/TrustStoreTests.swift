@@ -96,6 +96,47 @@ struct TrustStoreTests {
         #expect(trust.revocation(ofKey: found)?.reason == "leaked")
     }
 
+    @Test("live look-ups see what another connection revokes, adds or removes at the next scan; none after close")
+    func liveLookups() throws {
+        let path = directory.path + "/s.sqlite"
+        let store = try TrustStore(path: path)
+        try store.saveKey(try key("0a0b"))
+        let trust = StoreTrust(store: store)
+        let found = try #require(try trust.key(family: .fc1, issuer: nil, keyID: "0a0b"))
+        #expect(try trust.revocation(ofTicket: [9, 0], issuer: "demo-transit") == nil)
+        #expect(try trust.revocation(ofKey: found) == nil)
+        // Another store on the same file (as `farecheck sync` in another process) revokes both.
+        let other = try TrustStore(path: path)
+        try other.revokeTicket(
+            TicketRevocationRecord(
+                issuer: "demo-transit", ticketID: [9, 0], reason: "stolen",
+                revokedAt: Date(timeIntervalSince1970: 1_800_000_000)))
+        try other.revokeTicket(TicketRevocationRecord(issuer: "demo-transit", ticketID: [], reason: nil))
+        try other.revokeKey(KeyRevocationRecord(family: .fc1, issuer: "demo-transit", keyID: "0a0b", reason: "leaked"))
+        let ticket = try #require(try trust.revocation(ofTicket: [9, 0], issuer: "demo-transit"))
+        #expect(ticket.reason == "stolen" && ticket.revokedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        // An empty id is an id of its own, without a reason; a prefix of a revoked id is not revoked.
+        #expect(try trust.revocation(ofTicket: [], issuer: "demo-transit")?.reason == nil)
+        #expect(try trust.revocation(ofTicket: [], issuer: "demo-transit") != nil)
+        #expect(try trust.revocation(ofTicket: [9], issuer: "demo-transit") == nil)
+        #expect(try trust.revocation(ofTicket: [9, 0], issuer: "other") == nil)
+        #expect(try trust.revocation(ofKey: found)?.reason == "leaked")
+        // Keys found before are kept only while the store is unchanged: one the other store adds, replaces or
+        // removes is seen at the next look-up.
+        #expect(try trust.key(family: .fc1, issuer: nil, keyID: "0c0d") == nil)
+        #expect(try trust.keys(family: .fc1, issuer: "demo-transit").map(\.keyID) == ["0a0b"])
+        try other.saveKey(try key("0c0d"))
+        #expect(try trust.key(family: .fc1, issuer: nil, keyID: "0c0d")?.keyID == "0c0d")
+        #expect(try trust.keys(family: .fc1, issuer: "demo-transit").map(\.keyID) == ["0a0b", "0c0d"])
+        #expect(try other.removeKeys(withID: "0a0b") == 1)
+        #expect(try trust.key(family: .fc1, issuer: nil, keyID: "0a0b") == nil)
+        #expect(try trust.keys(family: .fc1, issuer: "demo-transit", keyID: "0a0b").isEmpty)
+        #expect(try trust.keys(family: .fc1, issuer: "demo-transit").map(\.keyID) == ["0c0d"])
+        try other.close()
+        try store.close()
+        #expect(throws: StoreError.self) { try trust.revocation(ofTicket: [9, 0], issuer: "demo-transit") }
+    }
+
     @Test("a file that is not SQLite is refused and left byte for byte as it was")
     func notSQLite() throws {
         let path = directory.path + "/notes.txt"
