@@ -46,7 +46,7 @@ final class LookupConnection: Sendable {
         self.path = path
         var connection: OpaquePointer?
         let code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
-        var state = State(connection: connection)
+        let state = State(connection: connection)
         guard code == SQLITE_OK, let connection else {
             throw TrustStore.classify(Self.failure(code, connection, sql: nil), path: path, opening: true)
         }
