@@ -10,7 +10,8 @@ import Verification
 /// Unlike ``TrustStore/snapshot()``, nothing is loaded at start, so a daemon with 100,000 keys and millions
 /// of revocations is ready at once and holds little memory; and a key or revocation written by sync or the
 /// CLI counts from the next scan on, with no reload. WAL lets these reads run while a writer applies a
-/// bundle. Each lookup is one statement outside an explicit transaction (`TrustStore.lookup`): it sees a sync page
+/// bundle. Each lookup is one statement outside an explicit transaction (`TrustStore.lookup`, or for revocations the
+/// store's `LookupConnection`): it sees a sync page
 /// whole or not at all, as a transaction would. Parsed public keys are cached by their SPKI bytes, so OpenSSL parses each key once.
 ///
 /// The keys found are kept, each under its query, for as long as nothing was committed to the store since
