@@ -5,6 +5,9 @@
 # docs. Debian's own tools do the packaging: dpkg-shlibdeps computes Depends from the binaries, dpkg-deb builds it.
 #
 #   scripts/build-deb.sh            build, then write dist/farecheck_<version>_<arch>.deb
+#   scripts/build-deb.sh --scratch-path DIR
+#                                   the release build in DIR instead of .build (CI builds there while the tests
+#                                   hold .build's lock)
 #   apt install ./dist/farecheck_*.deb
 #
 # The version is the one `farecheck --version` prints, from git (scripts/version-stamp.sh). On install the
@@ -15,14 +18,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+scratch_path=.build
+case "${1:-}" in
+--scratch-path) [ $# -eq 2 ] || { echo "usage: $0 [--scratch-path DIR]" >&2; exit 2; }; scratch_path=$2 ;;
+"") ;;
+*) echo "usage: $0 [--scratch-path DIR]" >&2; exit 2 ;;
+esac
 for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip gzip python3; do
     command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (scripts/install-deps.sh)" >&2; exit 2; }
 done
 started=$SECONDS
-# SwiftPM runs the GitVersion plugin when it plans the build, not on every build: a touched manifest makes it plan
-# (and stamp the version) again, and the package's version is then checked against git's.
-touch Package.swift
-build=(swift build -c release --static-swift-stdlib)
+# SwiftPM runs the GitVersion plugin when it plans the build, not on every build: a touched manifest makes a build
+# planned before plan (and stamp the version) again, and the package's version is then checked against git's. A
+# scratch path never built in plans anyway; leaving the manifest alone there keeps a build of .build running beside
+# this one from planning again.
+[ ! -e "$scratch_path/release.yaml" ] || touch Package.swift
+build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch_path")
 "${build[@]}" --product farecheck
 "${build[@]}" --product farecheck-server
 bin=$("${build[@]}" --show-bin-path)
