@@ -10,8 +10,8 @@ extension VerdictEvent {
     ///
     /// The fields every verdict has (and the ticket's) are written here, in the encoder's order of keys (their
     /// bytes compared: `keyId` before `keys`, `validUntil` before `verdict`). The rare structured ones (the keys
-    /// considered, the holder check, unreadable records, a blocklist revocation) are left to `JSONEncoder`, one
-    /// value each, with the same options.
+    /// considered, unreadable records, a blocklist revocation) are left to `JSONEncoder`, one value each, with the
+    /// same options. The holder check is written here too: every personal ticket has one.
     var handWrittenJSONLine: String {
         var line = JSONLineBuilder()
         line.open()
@@ -48,7 +48,10 @@ extension VerdictEvent {
         }
         if let format { line.field("format", format.rawValue) }
         if let holder { line.field("holder", holder) }
-        if let holderCheck { line.encoded("holderCheck", holderCheck) }
+        if let holderCheck {
+            line.key("holderCheck")
+            line.holder(holderCheck)
+        }
         if form == .event { line.field("id", id) }
         line.field("inspectedAt", inspectedAt)
         if form == .event, let inspector { line.field("inspector", inspector) }
@@ -143,6 +146,26 @@ struct JSONLineBuilder {
         } else {
             bytes.append(contentsOf: "null".utf8)
         }
+    }
+
+    /// The holder check, as `TicketHolder.encode(to:)` writes it: the fields that are there, in sorted order.
+    mutating func holder(_ holder: TicketHolder) {
+        open()
+        if let dateOfBirth = holder.dateOfBirth { field("dateOfBirth", dateOfBirth.description) }
+        if let familyName = holder.familyName { field("familyName", familyName) }
+        if let givenName = holder.givenName { field("givenName", givenName) }
+        if !holder.idDocuments.isEmpty {
+            key("idDocuments")
+            array(holder.idDocuments) { line, document in
+                line.open()
+                line.field("kind", document.kind.rawValue)
+                line.field("number", document.number)
+                line.close()
+            }
+        }
+        if let name = holder.name { field("name", name) }
+        if let note = holder.note { field("note", note) }
+        close()
     }
 
     mutating func array<Element>(_ elements: [Element], _ write: (inout JSONLineBuilder, Element) -> Void) {

@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 import Verification
 
@@ -112,34 +113,47 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         firstUse = row.hasColumn("first_use") && (row["first_use"] as Bool?) == true ? true : nil
     }
 
+    /// The journal's columns, in the order of ``journalValues``.
+    static let journalColumns = [
+        "id", "inspected_at", "device", "symbology", "payload_digest", "format", "issuer", "ticket_id", "verdict",
+        "reason", "signature", "warnings", "inspector", "decided_by", "sent_at", "refused_at", "refusal",
+        "warning_messages", "clock_floor", "clock_floor_source", "first_use",
+    ]
+
+    /// The columns added after the journal's first schema (a store of v3–v8 held the table without them): written
+    /// by ``encode(to:)`` only when set, so that a record stays insertable into a table that predates them.
+    private static let laterColumns: Set<String> = [
+        "refused_at", "refusal", "warning_messages", "clock_floor", "clock_floor_source", "first_use",
+    ]
+
+    /// The record's row, a value for each of ``journalColumns`` in their order: the one mapping from a record to what
+    /// the journal keeps. `first_use` is `true` or NULL.
+    var journalValues: [(any DatabaseValueConvertible)?] {
+        [
+            id, inspectedAt, device, symbology?.text, Data(payloadDigest), format?.text, issuer,
+            ticketID.map { Data($0) },
+            verdict.text, reason, signature.text, warnings, inspector, decidedBy.text, sentAt, refusedAt, refusal,
+            warningMessages, clockFloor, clockFloorSource?.text, firstUse == true ? true : nil,
+        ]
+    }
+
+    /// The statement each append runs (the journal's table always has every column: it is migrated when it opens),
+    /// with ``journalValues`` as its arguments. Prepared once per connection and bound by position: GRDB's record
+    /// insert built the column list and its SQL again for every record (perf on the daemon's scans thread, issue 27).
+    static let journalInsert =
+        "INSERT OR IGNORE INTO inspection (\(journalColumns.joined(separator: ", "))) VALUES ("
+        + Array(repeating: "?", count: journalColumns.count).joined(separator: ", ") + ")"
+
+    /// Inserts the record into the journal's table, unless a record with its id is there already.
+    func insertIntoJournal(_ db: Database) throws {
+        try db.cachedStatement(sql: Self.journalInsert).execute(arguments: StatementArguments(journalValues))
+    }
+
     public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id
-        container["inspected_at"] = inspectedAt
-        container["device"] = device
-        container["symbology"] = symbology?.text
-        container["payload_digest"] = Data(payloadDigest)
-        container["format"] = format?.text
-        container["issuer"] = issuer
-        container["ticket_id"] = ticketID.map { Data($0) }
-        container["verdict"] = verdict.text
-        container["reason"] = reason
-        container["signature"] = signature.text
-        container["warnings"] = warnings
-        container["inspector"] = inspector
-        container["decided_by"] = decidedBy.text
-        container["sent_at"] = sentAt
-        // Only when set: a record stays insertable into tables that predate the columns (a store of v3–v8).
-        if refusedAt != nil || refusal != nil {
-            container["refused_at"] = refusedAt
-            container["refusal"] = refusal
+        for (column, value) in zip(Self.journalColumns, journalValues)
+        where value != nil || !Self.laterColumns.contains(column) {
+            container[column] = value
         }
-        if let warningMessages { container["warning_messages"] = warningMessages }
-        // Written only when there is one, so that a record without one also fits a table older than these columns.
-        if let clockFloor {
-            container["clock_floor"] = clockFloor
-            container["clock_floor_source"] = clockFloorSource?.text
-        }
-        if firstUse == true { container["first_use"] = true }
     }
 
     /// When the verdict was given.
@@ -202,6 +216,8 @@ public final class InspectionJournal: Sendable {
     /// The open pool; `nil` before it opens and after a failed write or `close()`. Set under the writer's lock; a read
     /// takes it without that lock, so that it never waits for a write in progress (an append, or marks of an upload).
     private let pool: Mutex<DatabasePool?>
+    /// The connection of replay detection's look-up (``pastInspections(ofTicket:issuer:since:)``), opened on first use.
+    private let lookups: LookupConnection<JournalLookup>
 
     /// The reserve's size: about 9,000 inspections of ~450 bytes each.
     public static let defaultReserveBytes = 4 << 20
@@ -225,6 +241,7 @@ public final class InspectionJournal: Sendable {
     ) throws(StoreError) {
         self.path = path
         self.checkpoints = checkpoints
+        self.lookups = LookupConnection(path: path) { error, _ in Self.classify(error, path: path) }
         let reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
         self.reserve = reserve
         var pool: DatabasePool?
@@ -330,7 +347,7 @@ public final class InspectionJournal: Sendable {
     private func writeLocked(_ state: inout State, _ records: [InspectionRecord]) throws {
         do {
             try openPool().write { db in
-                for record in records { try record.insert(db, onConflict: .ignore) }
+                for record in records { try record.insertIntoJournal(db) }
             }
             if let latest = records.map(\.inspectedAt).max() { state.newest = max(state.newest ?? latest, latest) }
             state.failure = nil
@@ -449,6 +466,7 @@ public final class InspectionJournal: Sendable {
     /// Closes the journal: the write-ahead log is checkpointed into the file and removed.
     public func close() throws(StoreError) {
         do {
+            lookups.close()
             try checkpointer.withLock { checkpointer in
                 try checkpointer?.close()
                 checkpointer = nil
@@ -601,27 +619,8 @@ extension InspectionJournal {
     /// Appends an inspection and returns once it is in the database, or throws: for the CLI and tools, which
     /// have nobody to show a verdict to while the disk is full. The daemon uses `append`.
     public func write(_ record: InspectionRecord) throws(StoreError) {
-        try write { db in try record.insert(db, onConflict: .ignore) }
+        try write { db in try record.insertIntoJournal(db) }
         state.withLock { $0.newest = max($0.newest ?? record.inspectedAt, record.inspectedAt) }
-    }
-
-    /// The inspections of one ticket since `since`, newest first: what replay detection asks.
-    public func inspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws(StoreError)
-        -> [InspectionRecord]
-    {
-        let cutoff = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
-        // One statement, prepared once per connection, on a reader without `BEGIN`/`COMMIT` (a single `SELECT` is
-        // atomic on its own): the lookup every scan makes, where building and preparing the query cost more than the
-        // indexed read.
-        return try read(inTransaction: false) { db in
-            try InspectionRecord.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT * FROM inspection WHERE issuer = ? AND ticket_id = ? AND inspected_at >= ?
-                        ORDER BY inspected_at DESC
-                        """),
-                arguments: [issuer, Data(ticketID), cutoff])
-        }
     }
 
     /// The records waiting for the server: not acknowledged, and not refused.
@@ -703,24 +702,35 @@ extension InspectionJournal {
 }
 
 extension InspectionJournal: InspectionHistory {
+    /// The inspections of one ticket since `since`, newest first: what replay detection asks on every valid verdict,
+    /// on the journal's look-up connection (``LookupConnection``), whose single `SELECT` never waits for a write.
     public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
-        try inspections(ofTicket: ticketID, issuer: issuer, since: since).map {
-            PastInspection(
-                id: $0.id, inspectedAt: $0.inspectedDate, device: $0.device, verdict: $0.verdict.known)
+        // The file made and migrated first: a journal the disk kept from opening at start opens here, as on any read.
+        if !lookups.isOpen {
+            _ = try pool.withLock({ $0 }) ?? state.withLock { _ throws(StoreError) in try openPool() }
         }
+        let cutoff = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
+        return try lookups.rows(
+            .ticketInspections,
+            bind: { statement in
+                var code = SQLiteBinding.text(statement, 1, issuer)
+                if code == SQLITE_OK { code = SQLiteBinding.blob(statement, 2, ticketID) }
+                if code == SQLITE_OK { code = sqlite3_bind_int64(statement, 3, cutoff) }
+                return code
+            },
+            read: { statement in
+                PastInspection(
+                    id: SQLiteColumn.text(statement, 0),
+                    inspectedAt: Date(timeIntervalSince1970: TimeInterval(sqlite3_column_int64(statement, 1)) / 1000),
+                    device: SQLiteColumn.text(statement, 2) ?? "",
+                    verdict: SQLiteColumn.text(statement, 3).flatMap { Recorded<VerdictKind>(text: $0).known })
+            })
     }
 }
 
 extension TrustStore {
     /// Appends an inspection to the journal and returns once it is on disk (see `InspectionJournal.write`).
     public func journal(_ record: InspectionRecord) throws(StoreError) { try inspectionJournal.write(record) }
-
-    /// The inspections of one ticket since `since`, newest first.
-    public func inspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws(StoreError)
-        -> [InspectionRecord]
-    {
-        try inspectionJournal.inspections(ofTicket: ticketID, issuer: issuer, since: since)
-    }
 
     /// Up to `limit` inspections not yet acknowledged by the server, oldest first.
     public func unsentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {

@@ -15,7 +15,7 @@ public final class TrustStore: Sendable {
     public let path: String
     let pool: DatabasePool
     /// The connection of the verifier's revocation look-ups (``LookupConnection``).
-    let lookups: LookupConnection
+    let lookups: LookupConnection<StoreLookup>
     /// The inspection journal, in its own file beside the store (see `InspectionJournal.paths(besideStore:)`).
     public let inspectionJournal: InspectionJournal
     /// The trusted-time floor kept in the store, as last read, and when (see `trustedTimeFloor()`).
@@ -111,7 +111,8 @@ public final class TrustStore: Sendable {
         } catch {
             throw Self.classify(error, path: path, opening: true)
         }
-        lookups = try LookupConnection(path: path)
+        lookups = LookupConnection(path: path) { error, opening in Self.classify(error, path: path, opening: opening) }
+        try lookups.open()
     }
 
     /// Opens the store's pool. On a full disk (a daemon restarted while it is full), SQLite cannot create the

@@ -56,6 +56,10 @@ struct VerdictEventLineTests {
             event.details = [VerdictEvent.Detail(label: text, value: text)]
             event.warningMessages = [text]
             event.explanation = "Ticket \(text) of \(Explanation.verbatim(text))."
+            event.holderCheck = TicketHolder(
+                name: text, givenName: text, familyName: text, dateOfBirth: HolderDate(year: 986, month: 2),
+                idDocuments: [IDDocument(kind: .idCard, number: text), IDDocument(kind: .other, number: text)],
+                note: text)
             #expect(event.jsonLine == (try Self.encoderLine(event)), "text \(text.debugDescription)")
         }
         for date in Self.awkwardDates {
@@ -107,6 +111,20 @@ struct VerdictEventLineTests {
             event.passengers = random.next() % 2 == 0 ? nil : Int(truncatingIfNeeded: random.next())
             event.warnings = (0..<Int(random.next() % 3)).map { _ in text() }
             event.explanation = "\(text()) \(date: date()) \(Int(truncatingIfNeeded: random.next()))"
+            let kinds = IDDocumentKind.allCases
+            let maybe = { random.next() % 2 == 0 ? nil : text() }
+            event.holderCheck =
+                random.next() % 3 == 0
+                ? nil
+                : TicketHolder(
+                    name: maybe(), givenName: maybe(), familyName: maybe(),
+                    dateOfBirth: random.next() % 2 == 0
+                        ? nil
+                        : HolderDate(year: 1900 + Int(random.next() % 120), month: random.next() % 2 == 0 ? nil : 7),
+                    idDocuments: (0..<Int(random.next() % 3)).map { _ in
+                        IDDocument(kind: kinds[Int(random.next() % UInt64(kinds.count))], number: text())
+                    },
+                    note: maybe())
             if random.next() % 2 == 0 { event = event.withoutHolderData }
             #expect(event.jsonLine == (try Self.encoderLine(event)))
         }

@@ -146,4 +146,15 @@ public final class OutputCollector: @unchecked Sendable {
         let bytes = lock.withLock { buffer }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
     }
+
+    /// Whether `text` shows up within `timeout` seconds: for what a child writes from work of its own (a sync round
+    /// at start), which a loaded machine may finish after the test's next step.
+    public func waitFor(_ text: String, timeout: Double = 20) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !self.text.contains(text) {
+            if Date() > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
 }

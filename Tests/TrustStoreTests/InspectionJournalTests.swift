@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import Testing
+import Verification
 
 @testable import TrustStore
 
@@ -44,8 +45,7 @@ struct InspectionJournalTests {
             try store.journal(record)
         }
         let reopened = try TrustStore(path: path)
-        let found = try reopened.inspections(
-            ofTicket: [1, 2], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0))
+        let found = try reopened.allInspections()
         #expect(found == [record])
         #expect(found.first?.inspectedDate == Date(timeIntervalSince1970: 1_800_000_000.25))
         // The journal lives in its own file beside the store.
@@ -69,10 +69,39 @@ struct InspectionJournalTests {
             InspectionRecord(
                 id: "other", verdict: verdict(.valid, ticket: [8], at: 2500), device: "d", symbology: .qr,
                 payloadDigest: [2]))
-        let recent = try store.inspections(
+        let recent = try store.pastInspections(
             ofTicket: [9], issuer: "demo-transit", since: Date(timeIntervalSince1970: 1500))
         #expect(recent.map(\.id) == ["r2", "r1"])
-        #expect(try store.inspections(ofTicket: [9], issuer: "other-transit", since: .distantPast).isEmpty)
+        #expect(recent.map(\.inspectedAt) == [Date(timeIntervalSince1970: 3000), Date(timeIntervalSince1970: 2000)])
+        #expect(recent.allSatisfy { $0.device == "d" && $0.verdict == .valid })
+        #expect(try store.pastInspections(ofTicket: [9], issuer: "other-transit", since: .distantPast).isEmpty)
+    }
+
+    @Test("replay's look-up sees what another process journals after it opened, and fails clearly once closed")
+    func replayLookupLive() throws {
+        let path = directory.path + "/live.sqlite"
+        let gate = try TrustStore(path: path)
+        let since = Date(timeIntervalSince1970: 0)
+        // The look-up connection opens with this first read, on a journal without the ticket.
+        #expect(try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since).isEmpty)
+        // Another process (here: another store on the same file, its own connections) journals the ticket.
+        let other = try TrustStore(path: path)
+        try other.journal(
+            InspectionRecord(
+                id: "elsewhere", verdict: verdict(.revoked, ticket: [5], at: 4000), device: "/dev/ttyUSB1",
+                symbology: .qr, payloadDigest: [3]))
+        let seen = try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
+        #expect(
+            seen == [
+                PastInspection(
+                    id: "elsewhere", inspectedAt: Date(timeIntervalSince1970: 4000), device: "/dev/ttyUSB1",
+                    verdict: .revoked)
+            ])
+        try other.close()
+        try gate.close()
+        #expect(throws: StoreError.self) {
+            try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
+        }
     }
 
     @Test("records stay unsent until the server acknowledged them")
@@ -343,7 +372,7 @@ struct JournalFileTests {
         // Inside a marking transaction (the writer's lock held): the lookup a scan makes before its own append.
         let found = try journal.writeUnsynced { db in
             try InspectionRecord.filter(Column("id") == record.id).updateAll(db, Column("sent_at").set(to: 1))
-            return try journal.inspections(
+            return try journal.pastInspections(
                 ofTicket: [7], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0)
             ).map(\.id)
         }
