@@ -182,8 +182,8 @@ struct DaemonSyncTests {
             refused = await refusedInHealth()
         }
         #expect(refused == 1)
-        #expect(daemon.stderr.text.contains("the server refused inspection shared-id"), "\(daemon.stderr.text)")
-        #expect(daemon.stderr.text.contains("1 refused by the server"))
+        #expect(await daemon.stderr.waitFor("the server refused inspection shared-id"), "\(daemon.stderr.text)")
+        #expect(await daemon.stderr.waitFor("1 refused by the server"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
         #expect(try bench.server.inspections().count == 1, "the server kept its first record only")
     }

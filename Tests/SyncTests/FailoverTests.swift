@@ -322,8 +322,8 @@ struct FailoverTests {
         event = try await gate.scan(payload)
         #expect(event.verdict == .revoked && event.decidedBy == .online, "\(daemon.stderr.text)")
         #expect(event.reason.contains("stolen"))
-        #expect(daemon.stderr.text.contains("sync: server \(used.baseURL) unreachable"), "\(daemon.stderr.text)")
-        #expect(daemon.stderr.text.contains("using \(other.baseURL)"))
+        #expect(await daemon.stderr.waitFor("sync: server \(used.baseURL) unreachable"), "\(daemon.stderr.text)")
+        #expect(await daemon.stderr.waitFor("using \(other.baseURL)"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
     }
 
