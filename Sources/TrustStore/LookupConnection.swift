@@ -48,23 +48,24 @@ final class LookupConnection<Statement: LookupStatement>: Sendable {
     /// Opens the file at `path` (it exists: the owner's pool made it) unless it is open, waiting up to 5 s for a lock
     /// as the pools do, and keeping the write-ahead log when it closes (``WriteAheadLog``).
     func open() throws(StoreError) {
-        let outcome: DatabaseError? = state.withLock { state in Self.open(&state, path: path) }
-        if let outcome { throw classify(outcome, true) }
+        let outcome = state.withLock { state in Self.open(&state, path: path) }
+        if case .failure(let error) = outcome { throw classify(error, true) }
     }
 
     /// Whether the connection is open.
     var isOpen: Bool { state.withLock { $0.connection != nil } }
 
-    private static func open(_ state: inout State, path: String) -> DatabaseError? {
-        if state.connection != nil { return nil }
+    /// The open connection, opened now if it is not.
+    private static func open(_ state: inout State, path: String) -> Result<OpaquePointer, DatabaseError> {
+        if let connection = state.connection { return .success(connection) }
         if state.closed {
-            return DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database is closed", sql: nil)
+            return .failure(DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database is closed", sql: nil))
         }
         var connection: OpaquePointer?
         let code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let connection else {
             defer { sqlite3_close_v2(connection) }
-            return failure(code, connection, sql: nil)
+            return .failure(failure(code, connection, sql: nil))
         }
         sqlite3_busy_timeout(connection, 5_000)
         var keep: Int32 = 1
@@ -72,10 +73,10 @@ final class LookupConnection<Statement: LookupStatement>: Sendable {
         let readOnly = sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil)
         guard readOnly == SQLITE_OK else {
             defer { sqlite3_close_v2(connection) }
-            return failure(readOnly, connection, sql: nil)
+            return .failure(failure(readOnly, connection, sql: nil))
         }
         state.connection = connection
-        return nil
+        return .success(connection)
     }
 
     /// Closes the connection; a look-up after this fails.
@@ -101,20 +102,25 @@ final class LookupConnection<Statement: LookupStatement>: Sendable {
     ) throws(StoreError) -> [Value] {
         let path = path
         let outcome: Result<[Value], DatabaseError> = state.withLock { state in
-            if let failure = Self.open(&state, path: path) { return .failure(failure) }
-            guard let connection = state.connection else { return .success([]) }
+            let connection: OpaquePointer
+            switch Self.open(&state, path: path) {
+            case .success(let open): connection = open
+            case .failure(let error): return .failure(error)
+            }
             let sql = statement.sql
-            if state.statements[statement.rawValue] == nil {
-                var prepared: OpaquePointer?
-                let code = sqlite3_prepare_v3(
-                    connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
-                guard code == SQLITE_OK, prepared != nil else {
-                    sqlite3_finalize(prepared)
+            let prepared: OpaquePointer
+            if let kept = state.statements[statement.rawValue] {
+                prepared = kept
+            } else {
+                var made: OpaquePointer?
+                let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
+                guard code == SQLITE_OK, let made else {
+                    sqlite3_finalize(made)
                     return .failure(Self.failure(code, connection, sql: sql))
                 }
-                state.statements[statement.rawValue] = prepared
+                state.statements[statement.rawValue] = made
+                prepared = made
             }
-            guard let prepared = state.statements[statement.rawValue] else { return .success([]) }
             defer {
                 sqlite3_reset(prepared)
                 sqlite3_clear_bindings(prepared)

@@ -1,3 +1,4 @@
+import Foundation
 import GRDBSQLite
 
 /// Values bound to a statement through SQLite's C API, each as a copy (`SQLITE_TRANSIENT`): the Swift buffers do not
@@ -18,7 +19,7 @@ enum SQLiteBinding {
     }
 
     /// The bytes as a blob; no bytes are an empty blob (a nil base would bind NULL).
-    static func blob(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) -> Int32 {
+    static func blob(_ statement: OpaquePointer, _ index: Int32, _ bytes: some ContiguousBytes) -> Int32 {
         bytes.withUnsafeBytes { buffer in
             buffer.baseAddress.map { sqlite3_bind_blob(statement, index, $0, Int32(buffer.count), transient) }
                 ?? sqlite3_bind_zeroblob(statement, index, 0)

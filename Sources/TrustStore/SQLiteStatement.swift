@@ -10,9 +10,6 @@ final class SQLiteStatement {
     private let handle: OpaquePointer
     let sql: String
 
-    /// Every value is bound as a copy (SQLITE_TRANSIENT): the Swift buffers do not outlive the call.
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
     init(_ connection: OpaquePointer, _ sql: String) throws {
         self.connection = connection
         self.sql = sql
@@ -38,25 +35,12 @@ final class SQLiteStatement {
 
     func bind(_ index: Int32, _ value: Int64) throws { try check(sqlite3_bind_int64(handle, index, value)) }
 
-    /// Text, its whole UTF-8.
-    func bind(_ index: Int32, _ text: String) throws {
-        var text = text
-        let code = text.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), Self.transient)
-            }
-        }
-        try check(code)
-    }
+    /// Text, its whole UTF-8, as a copy.
+    func bind(_ index: Int32, _ text: String) throws { try check(SQLiteBinding.text(handle, index, text)) }
 
-    /// A blob (an empty one is an empty blob, not NULL).
+    /// A blob (an empty one is an empty blob, not NULL), as a copy.
     func bind(_ index: Int32, blob bytes: some ContiguousBytes) throws {
-        let code = bytes.withUnsafeBytes { buffer in
-            buffer.baseAddress.map { sqlite3_bind_blob(handle, index, $0, Int32(buffer.count), Self.transient) }
-                ?? sqlite3_bind_zeroblob(handle, index, 0)
-        }
-        try check(code)
+        try check(SQLiteBinding.blob(handle, index, bytes))
     }
 
     /// Runs a statement that returns no rows, then resets it for the next binding.

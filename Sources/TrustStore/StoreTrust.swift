@@ -11,8 +11,8 @@ import Verification
 /// of revocations is ready at once and holds little memory; and a key or revocation written by sync or the
 /// CLI counts from the next scan on, with no reload. WAL lets these reads run while a writer applies a
 /// bundle. Each lookup is one statement outside an explicit transaction (`TrustStore.lookup`, or for revocations the
-/// store's `LookupConnection`): it sees a sync page
-/// whole or not at all, as a transaction would. Parsed public keys are cached by their SPKI bytes, so OpenSSL parses each key once.
+/// store's `LookupConnection`): it sees a sync page whole or not at all, as a transaction would. Parsed public keys are
+/// cached by their SPKI bytes, so OpenSSL parses each key once.
 ///
 /// The keys found are kept, each under its query, for as long as nothing was committed to the store since
 /// (its data version, one `PRAGMA` read per verdict, is unchanged): a gate scanning tickets of a few keys reads the
