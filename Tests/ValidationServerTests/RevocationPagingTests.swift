@@ -90,43 +90,44 @@ struct RevocationPagingTests {
     }
 
     @Test(
-        "paging through 120,000 revoked tickets, fresh and after the log was pruned, yields exactly the server's set",
+        "paging through 60,000 revoked tickets (more than a page holds), fresh and after the log was pruned, yields exactly the server's set",
         arguments: Backend.available)
     func pagesThroughEverything(backend: Backend) async throws {
         let session = try Session(backend)
         try await session.withStore { store in
-            for start in stride(from: 0, to: 120_000, by: 30_000) {
+            for start in stride(from: 0, to: 60_000, by: 30_000) {
                 try await store.revokeTickets(Self.tickets(start..<(start + 30_000)))
             }
             try await store.revokeKey(
                 RevokedKey(format: "fc1", issuer: "issuer-1", keyID: "k1", reason: nil, revokedAt: Self.revokedAt))
             // Lifted revocations leave removals in the log, which a fresh validator never needs.
-            for index in [5, 60_000, 119_999] {
+            for index in [5, 30_000, 59_999] {
                 _ = try await store.unrevokeTicket(Self.reference(index))
             }
         }
         let expected = try await session.serverSet()
-        #expect(expected.tickets.count == 119_997 && expected.keys.count == 1)
+        #expect(expected.tickets.count == 59_997 && expected.keys.count == 1)
 
         var fresh = Validator()
         try await session.sync(&fresh, limit: RevocationDelta.maximumPageLimit)
-        #expect(fresh.pages == 3)
+        // The largest page a server gives, then the rest.
+        #expect(fresh.pages == 2)
         #expect(fresh.tickets == expected.tickets && fresh.keys == expected.keys)
-        #expect(fresh.cursor == 120_004)
+        #expect(fresh.cursor == 60_004)
 
         // After pruning, most current revocations are older than the log: the snapshot pages below it
         // (negative cursors) before the log takes over, and a stale validator starts over with a snapshot.
         var stale = Validator()
         stale.apply(try await session.page(cursor: 0, limit: 20_000))
         let dropped = try await session.withStore { store in try await store.pruneRevocationChanges(keepingLast: 10) }
-        #expect(dropped == 119_994)
+        #expect(dropped == 59_994)
         var afterPrune = Validator()
         let first = try await session.page(cursor: 0, limit: 40_000)
         #expect(first.full && first.more && first.next < 0)
         afterPrune.apply(first)
         try await session.sync(&afterPrune, limit: 40_000)
         #expect(afterPrune.tickets == expected.tickets && afterPrune.keys == expected.keys)
-        #expect(afterPrune.cursor == 120_004)
+        #expect(afterPrune.cursor == 60_004)
         let restart = try await session.page(cursor: stale.cursor, limit: 20_000)
         #expect(restart.full)
         #expect(session.server.stop() == 0)
@@ -139,11 +140,11 @@ struct RevocationPagingTests {
         for pruned in [false, true] {
             let session = try Session(backend)
             try await session.withStore { store in
-                try await store.revokeTickets(Self.tickets(0..<30_000))
+                try await store.revokeTickets(Self.tickets(0..<3_000))
                 if pruned { _ = try await store.pruneRevocationChanges(keepingLast: 5) }
             }
             var validator = Validator()
-            let first = try await session.page(cursor: 0, limit: 10_000)
+            let first = try await session.page(cursor: 0, limit: 1_000)
             #expect(first.full && first.more)
             #expect(first.addedTickets.contains { $0.reference == Self.reference(42) })
             validator.apply(first)
@@ -151,18 +152,18 @@ struct RevocationPagingTests {
             // reason of one already sent.
             try await session.withStore { store in
                 #expect(try await store.unrevokeTicket(Self.reference(42)))
-                #expect(try await store.unrevokeTicket(Self.reference(25_000)))
-                try await store.revokeTickets(Self.tickets(40_000..<40_001))
+                #expect(try await store.unrevokeTicket(Self.reference(2_500)))
+                try await store.revokeTickets(Self.tickets(4_000..<4_001))
                 try await store.revokeTickets(Self.tickets(7..<8, reason: "changed"))
             }
-            try await session.sync(&validator, limit: 10_000)
+            try await session.sync(&validator, limit: 1_000)
             let expected = try await session.serverSet()
-            #expect(expected.tickets.count == 29_999)
+            #expect(expected.tickets.count == 2_999)
             #expect(validator.tickets == expected.tickets, "pruned: \(pruned)")
             #expect(validator.tickets[Self.reference(42)] == nil)
-            #expect(validator.tickets[Self.reference(25_000)] == nil)
+            #expect(validator.tickets[Self.reference(2_500)] == nil)
             #expect(validator.tickets[Self.reference(7)]?.reason == "changed")
-            #expect(validator.tickets[Self.reference(40_000)] != nil)
+            #expect(validator.tickets[Self.reference(4_000)] != nil)
             #expect(session.server.stop() == 0)
         }
     }
