@@ -1,5 +1,4 @@
 import COpenSSL
-import Synchronization
 
 /// DSA verification with tables of powers of a key's two fixed bases, g and y, made once per key.
 ///
@@ -12,10 +11,10 @@ import Synchronization
 ///
 /// The tables take 2 · ⌈qBits / 4⌉ · 15 numbers of p's size (154 KiB for DSA-1024, 492 KiB for DSA-2048/256), so
 /// they are made only for a key that keeps being used (`PublicKey` makes them at its `tableUse`-th check), and all
-/// keys' tables together stay under `memoryBudget`; past it a key is checked by OpenSSL, as before.
+/// keys' tables together stay under `FixedBaseBudget.limit`; past it a key is checked by OpenSSL, as before.
 ///
 /// Everything here is public data (a key, a signature, a digest): no constant-time arithmetic is needed.
-final class DSAFixedBase: Sendable {
+final class DSAFixedBase: FixedBaseTables {
     /// p, q and p's Montgomery context. Only read after `init`, which OpenSSL allows from several threads at once
     /// (each check has its own `BN_CTX`).
     nonisolated(unsafe) private let p: OpaquePointer
@@ -37,12 +36,6 @@ final class DSAFixedBase: Sendable {
     /// pay for them, and it costs about as much as four checks.
     static let tableUse = 8
 
-    /// The most memory all keys' tables may take together: about 100 DSA-1024 keys, or 30 DSA-2048 ones, many times
-    /// the keys an inspector meets in a day.
-    static let memoryBudget = 16 << 20
-
-    private static let bytesInUse = Atomic<Int>(0)
-
     /// Tables for the DSA key `pkey`, or `nil` when it is not one OpenSSL would check (q of 160, 224 or 256 bits),
     /// the budget is spent, or OpenSSL fails.
     init?(pkey: OpaquePointer) {
@@ -63,7 +56,7 @@ final class DSAFixedBase: Sendable {
         guard [160, 224, 256].contains(qBits), (1_024...3_072).contains(pBits), BN_is_odd(p) == 1 else { return nil }
         let rows = (qBits + 3) / 4
         let tableBytes = 2 * rows * 15 * ((pBits + 63) / 64 * 8 + 24)
-        guard Self.reserve(tableBytes) else { return nil }
+        guard FixedBaseBudget.reserve(tableBytes) else { return nil }
         let context = BN_CTX_new()
         defer { BN_CTX_free(context) }
         let montgomery = BN_MONT_CTX_new()
@@ -81,7 +74,7 @@ final class DSAFixedBase: Sendable {
             for number in (gPowers ?? []) + (yPowers ?? []) { BN_free(number) }
             BN_free(one)
             BN_MONT_CTX_free(montgomery)
-            Self.release(tableBytes)
+            FixedBaseBudget.release(tableBytes)
             return nil
         }
         // p and q are kept: taken out of `numbers`, which frees the rest.
@@ -105,7 +98,7 @@ final class DSAFixedBase: Sendable {
         BN_MONT_CTX_free(montgomery)
         BN_free(p)
         BN_free(q)
-        Self.release(tableBytes)
+        FixedBaseBudget.release(tableBytes)
     }
 
     /// Whether (r, s) is a valid signature over `digest`, as OpenSSL's DSA check decides it: 0 < r, s < q; the
@@ -192,46 +185,5 @@ final class DSAFixedBase: Sendable {
             }
         }
         return table
-    }
-
-    private static func reserve(_ bytes: Int) -> Bool {
-        var current = bytesInUse.load(ordering: .relaxed)
-        while current + bytes <= memoryBudget {
-            let (exchanged, original) = bytesInUse.compareExchange(
-                expected: current, desired: current + bytes, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-        return false
-    }
-
-    private static func release(_ bytes: Int) {
-        bytesInUse.subtract(bytes, ordering: .relaxed)
-    }
-}
-
-/// Where a DSA key stands with its tables (`DSAFixedBase`): still counting its checks, its tables made, or none to be
-/// made (not a key they serve, or the memory budget was spent when it came to them).
-enum DSATableState: Sendable {
-    case counting(Int)
-    case made(DSAFixedBase)
-    case none
-
-    /// The tables to check with, counting this check: made at the `DSAFixedBase.tableUse`-th.
-    mutating func tablesForCheck(pkey: OpaquePointer) -> DSAFixedBase? {
-        switch self {
-        case .made(let tables):
-            return tables
-        case .none:
-            return nil
-        case .counting(let checks):
-            guard checks + 1 >= DSAFixedBase.tableUse else {
-                self = .counting(checks + 1)
-                return nil
-            }
-            let tables = DSAFixedBase(pkey: pkey)
-            self = tables.map(DSATableState.made) ?? .none
-            return tables
-        }
     }
 }
