@@ -328,22 +328,32 @@ extension P256 {
             FieldElement(montgomery: P256.reduceModP(P256.square(limbs)))
         }
 
-        /// self⁻¹ (by Fermat: self^(p − 2)); zero for zero.
-        var inverse: FieldElement {
-            P256.power(self, P256.p.subtracting(Limbs(2, 0, 0, 0)).difference)
-        }
     }
 }
 
-/// Numbers in Montgomery form with the operations `P256.power` needs.
+/// Numbers modulo p or n in Montgomery form, with the operations `P256.power` needs.
 protocol P256Residue {
+    /// p or n.
+    static var modulus: P256.Limbs { get }
     static var one: Self { get }
     static func * (a: Self, b: Self) -> Self
     var squared: Self { get }
 }
 
-extension P256.FieldElement: P256Residue {}
-extension P256.Scalar: P256Residue {}
+extension P256Residue {
+    /// self⁻¹ (by Fermat: self^(modulus − 2)); zero for zero.
+    var inverse: Self {
+        P256.power(self, Self.modulus.subtracting(P256.Limbs(2, 0, 0, 0)).difference)
+    }
+}
+
+extension P256.FieldElement: P256Residue {
+    static var modulus: P256.Limbs { P256.p }
+}
+
+extension P256.Scalar: P256Residue {
+    static var modulus: P256.Limbs { P256.n }
+}
 
 extension P256 {
     /// base^exponent, by 4-bit windows from the top.
@@ -398,10 +408,6 @@ extension P256 {
             Scalar(montgomery: P256.reduceModN(P256.square(limbs)))
         }
 
-        /// self⁻¹ (by Fermat: self^(n − 2)); zero for zero.
-        var inverse: Scalar {
-            P256.power(self, P256.n.subtracting(Limbs(2, 0, 0, 0)).difference)
-        }
     }
 }
 
