@@ -166,13 +166,7 @@ enum P256 {
         reduceStepModP(&a)
         reduceStepModP(&a)
         reduceStepModP(&a)
-        var carry: UInt64
-        var s = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        (s.0, carry) = add(a.0, t.4, 0)
-        (s.1, carry) = add(a.1, t.5, carry)
-        (s.2, carry) = add(a.2, t.6, carry)
-        (s.3, carry) = add(a.3, t.7, carry)
-        return reduceOnce(Limbs(s.0, s.1, s.2, s.3), high: carry, modulus: p)
+        return addingHighHalf(of: t, to: a, modulus: p)
     }
 
     @inline(__always)
@@ -195,13 +189,23 @@ enum P256 {
         reduceStepModN(&a)
         reduceStepModN(&a)
         reduceStepModN(&a)
+        return addingHighHalf(of: t, to: a, modulus: n)
+    }
+
+    /// The end of a Montgomery reduction: the reduced low half `a` plus the product's high half t₄ … t₇, below twice
+    /// the modulus, brought below it.
+    @inline(__always)
+    private static func addingHighHalf(
+        of t: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64),
+        to a: (UInt64, UInt64, UInt64, UInt64), modulus: Limbs
+    ) -> Limbs {
         var carry: UInt64
         var s = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         (s.0, carry) = add(a.0, t.4, 0)
         (s.1, carry) = add(a.1, t.5, carry)
         (s.2, carry) = add(a.2, t.6, carry)
         (s.3, carry) = add(a.3, t.7, carry)
-        return reduceOnce(Limbs(s.0, s.1, s.2, s.3), high: carry, modulus: n)
+        return reduceOnce(Limbs(s.0, s.1, s.2, s.3), high: carry, modulus: modulus)
     }
 
     @inline(__always)
