@@ -66,10 +66,10 @@ public struct PayloadDetector: Sendable {
         if DOSIPASBarcode.isBarcode(payload) {
             return .dosipas(try DOSIPASBarcode(decoding: payload))
         }
+        // Compared through the strings' UTF-8 views: no array of the prefix's bytes is made for every payload.
         for prefix in acceptedPrefixes {
-            let prefixBytes = Array(prefix.utf8)
-            if payload.starts(with: prefixBytes) {
-                let text = payload[prefixBytes.count...]
+            if payload.starts(with: prefix.utf8) {
+                let text = payload[prefix.utf8.count...]
                 let compressed = try Base45.decode(text)
                 guard Zlib.looksLikeZlib(compressed) else {
                     throw .malformed("the base45 text after \(prefix) does not hold a zlib stream")
