@@ -2,11 +2,12 @@ import Synchronization
 
 /// Whether the validator can reach the validation API now, and the client to reach it with.
 ///
-/// The sync worker attaches its client while it runs and reports each round; the online checker asks only
-/// while the link is "connected": the last exchange succeeded, recently. A failed online check marks the link
-/// down, so that scans do not each wait out a deadline while the vehicle is in a tunnel; the next good sync
-/// round brings it up again. With several servers, a failure that moved the client to another server that is up
-/// leaves the link connected: only when every server has failed is it down.
+/// The sync worker attaches its client while it runs and reports each round (a good one as soon as its key
+/// bundle is accepted, before a key of it is stored); the online checker asks only while the link is
+/// "connected": the last exchange succeeded, recently. A failed online check marks the link down, so that
+/// scans do not each wait out a deadline while the vehicle is in a tunnel; the next good sync round brings it
+/// up again. With several servers, a failure that moved the client to another server that is up leaves the
+/// link connected: only when every server has failed is it down.
 public final class ServerLink: Sendable {
     private struct State {
         var client: ValidationAPIClient?

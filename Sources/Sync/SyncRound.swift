@@ -87,6 +87,10 @@ public struct SyncRound: Sendable {
     /// How far ahead of the device clock a signing time or a server's `Date` may be and still move the
     /// trusted-time floor (`[verification] clock_floor_tolerance`).
     public var clockFloorTolerance: TimeInterval
+    /// Called once the server's key bundle is answered and accepted, before a key of it is stored: the worker
+    /// brings its `ServerLink` up here, so that no scan finds a key of this round's while online checks are still
+    /// off (a single use at that moment would not be claimed for the fleet).
+    public var serverAnswered: @Sendable () -> Void = {}
 
     /// Makes a round.
     public init(
@@ -138,7 +142,10 @@ public struct SyncRound: Sendable {
     private func syncKeys(into report: inout SyncReport) async throws(SyncError) {
         let held = try storeStep { () throws(StoreError) in try store.syncState() }.keyBundleSequence
         report.keyBundleSequence = held
-        guard let document = try await client.keyBundle(newerThan: held) else { return }
+        guard let document = try await client.keyBundle(newerThan: held) else {
+            serverAnswered()
+            return
+        }
         let bundle: KeyBundle
         do {
             bundle = try document.open(as: KeyBundle.self, trusting: anchors)
@@ -146,7 +153,10 @@ public struct SyncRound: Sendable {
         } catch {
             throw SyncError(code: .refused, message: "Key bundle refused: \(error.message)", cause: error)
         }
-        if bundle.sequence == held { return }
+        if bundle.sequence == held {
+            serverAnswered()
+            return
+        }
         var records: [KeyRecord] = []
         var vdvEntries: [BundleKey] = []
         for key in bundle.keys {
@@ -175,6 +185,7 @@ public struct SyncRound: Sendable {
             records.append(record)
         }
         let vdvAuthorities = try vdvAuthorities(in: vdvEntries, sequence: bundle.sequence)
+        serverAnswered()
         let counts: (added: Int, updated: Int, removed: Int)
         do {
             counts = try store.applyKeyBundle(sequence: bundle.sequence, keys: records, vdvAuthorities: vdvAuthorities)

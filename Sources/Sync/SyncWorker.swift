@@ -111,10 +111,11 @@ public final class SyncWorker: Service, Sendable {
     private func loop(client: ValidationAPIClient) async {
         var schedule = configuration.schedule
         var random = SystemRandomNumberGenerator()
-        let round = SyncRound(
+        var round = SyncRound(
             client: client, store: store, anchors: configuration.anchors,
             uploadBatchSize: configuration.uploadBatchSize, logger: logger,
             clockFloorTolerance: configuration.clockFloorTolerance)
+        round.serverAnswered = { [link] in link.succeeded() }
         while !Task.isCancelled {
             let delay: Duration
             do {

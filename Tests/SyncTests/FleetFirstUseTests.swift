@@ -106,7 +106,9 @@ struct FleetFirstUseTests {
         #expect(atA.verdict == .valid, "\(atA.reason)")
         // The screenshot at gate B a moment later: B has never seen it, the fleet has.
         let atB = try await gateB.scan(single)
-        #expect(atB.verdict == .replayed && atB.decidedBy == .online, "\(atB.reason)")
+        #expect(
+            atB.verdict == .replayed && atB.decidedBy == .online,
+            "\(atB.reason)\ngate A: \(gateA.daemon.stderr.text)\ngate B: \(gateB.daemon.stderr.text)")
         #expect(atB.reason.contains("already passed gate-a"), "\(atB.reason)")
         // And at A again: its own replay rule refuses it, as before.
         let againAtA = try await gateA.scan(single)

@@ -217,6 +217,35 @@ struct SyncTests {
         #expect(try bench.trustState().revokedTickets == ["demo-transit/d4"])
     }
 
+    @Test("online checks are on before a round's first key is in the store, not only once the round ends")
+    func linkUpBeforeKeysLand() async throws {
+        let bench = try SyncBench()
+        let proxy = try FaultProxy(upstream: bench.server.baseURL)
+        // The round's later steps are slow: its keys are stored seconds before it ends.
+        proxy.set(.delay(2), forPathsStartingWith: APIPath.revocations)
+        let outcomes = Outcomes()
+        let link = ServerLink(freshness: .seconds(60))
+        let worker = SyncWorker(
+            configuration: SyncWorker.Configuration(
+                client: ValidationAPIClient.Configuration(baseURL: proxy.baseURL, token: bench.token),
+                anchors: [.demo], schedule: SyncSchedule(interval: .seconds(3600), jitter: 0)),
+            store: try bench.store(), link: link, logger: Logger(label: "test"), observer: outcomes.append)
+        let task = Task { try await worker.run() }
+        defer { task.cancel() }
+
+        var keys = 0
+        for _ in 0..<200 where keys == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            keys = try bench.trustState().keys.count
+        }
+        #expect(keys == 1)
+        // A single-use ticket scanned now, with the new key, has its first use claimed online.
+        #expect(outcomes.snapshot.reports.isEmpty, "the round ended before the test looked")
+        #expect(link.isConnected)
+        #expect(await outcomes.wait { $0.reports.count == 1 })
+        #expect(link.isConnected)
+    }
+
     @Test(
         "online check: a ticket revoked on the server is revoked online; a server too slow leaves the offline verdict")
     func onlineCheck() async throws {
