@@ -522,6 +522,22 @@ public final class SQLServerStore: ServerStore {
         }
     }
 
+    public func pruneFirstUses(recordedBefore date: Date) async throws(ServerError) -> PrunedFirstUses {
+        let before = date.unixMilliseconds
+        return try await write("prune the fleet's first uses") { session in
+            // Counted, then deleted, in one transaction: a claim made meanwhile is recorded now, after `date`.
+            let firstUses = try await session.query(
+                "SELECT count(*) AS n FROM first_use WHERE recorded_at < ?", before
+            ).first?.integer("n")
+            let conflicts = try await session.query(
+                "SELECT count(*) AS n FROM first_use_conflict WHERE found_at < ?", before
+            ).first?.integer("n")
+            try await session.execute("DELETE FROM first_use WHERE recorded_at < ?", before)
+            try await session.execute("DELETE FROM first_use_conflict WHERE found_at < ?", before)
+            return PrunedFirstUses(firstUses: Int(firstUses ?? 0), conflicts: Int(conflicts ?? 0))
+        }
+    }
+
     private static func revokedTicket(_ row: SQLRow) throws -> RevokedTicket {
         RevokedTicket(
             issuer: try row.text("issuer"), ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],

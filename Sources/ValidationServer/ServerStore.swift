@@ -77,6 +77,9 @@ public protocol ServerStore: Sendable {
     /// The first uses uploaded after another device's first use of the same ticket (two gates that both passed it
     /// offline), newest first.
     func firstUseConflicts(limit: Int) async throws(ServerError) -> [FirstUseConflict]
+    /// Forgets the first uses this server recorded before `date`, and the conflicts it found before it (its own
+    /// clock both times, never a device's), in one transaction. A ticket forgotten here can be claimed again.
+    func pruneFirstUses(recordedBefore date: Date) async throws(ServerError) -> PrunedFirstUses
 
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
@@ -162,6 +165,20 @@ public struct FirstUseConflict: Sendable, Equatable {
     public var firstUsedAt: Date
     /// When the server found it (its clock).
     public var foundAt: Date
+}
+
+/// What `pruneFirstUses(recordedBefore:)` forgot.
+public struct PrunedFirstUses: Sendable, Equatable {
+    /// First uses dropped.
+    public var firstUses: Int
+    /// Conflicts dropped.
+    public var conflicts: Int
+
+    /// Makes a count.
+    public init(firstUses: Int, conflicts: Int) {
+        self.firstUses = firstUses
+        self.conflicts = conflicts
+    }
 }
 
 /// A registered validator.

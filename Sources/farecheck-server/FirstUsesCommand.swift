@@ -1,14 +1,15 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import ValidationAPI
 import ValidationServer
 
 /// `first-uses`: the fleet's first uses of single-use tickets, and the conflicts found among them.
 struct FirstUses: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "first-uses",
-        abstract: "Show the single-use tickets two devices both passed (first uses in conflict).",
-        subcommands: [Conflicts.self]
+        abstract: "Show the single-use tickets two devices both passed (first uses in conflict), or forget old ones.",
+        subcommands: [Conflicts.self, Prune.self]
     )
 
     /// `first-uses conflicts`.
@@ -52,6 +53,46 @@ struct FirstUses: AsyncParsableCommand {
                             + "\(PrintableText(conflict.inspectionID)), found \(conflict.foundAt.formatted(.iso8601)))")
                 }
             }
+        }
+    }
+
+    /// `first-uses prune --older-than DAYS`.
+    struct Prune: StoreCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "prune",
+            abstract: "Forget the first uses recorded, and the conflicts found, more than DAYS days ago.",
+            discussion: """
+                The server keeps every single-use ticket's first use, so that the fleet refuses it a second time; \
+                the table grows by one row for each single ticket passed. A ticket forgotten here can be claimed again: choose \
+                DAYS longer than any single-use product is valid. Dates are the server's own (when it recorded a \
+                first use), never a device's clock. At least \(Self.minimumDays) days: validators are offered, and \
+                keep, the first uses of the last \(Self.minimumDays) days.
+                """)
+
+        /// Validators are offered (and keep) a week of first uses: the server keeps at least as much.
+        static let minimumDays = Int(FirstUseDelta.retentionMilliseconds / 86_400_000)
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(
+            name: .customLong("older-than"),
+            help: ArgumentHelp("Forget what is older than this many days.", valueName: "days"))
+        var days: Int
+
+        func validate() throws {
+            guard days >= Self.minimumDays else {
+                throw ValidationError(
+                    "--older-than must be at least \(Self.minimumDays) days: validators are offered, and keep, the "
+                        + "first uses of the last \(Self.minimumDays) days.")
+            }
+        }
+
+        func run(on store: any ServerStore) async throws {
+            let before = Date().addingTimeInterval(-Double(days) * 86_400)
+            let pruned = try await store.pruneFirstUses(recordedBefore: before)
+            say(
+                "forgot \(pruned.firstUses) first uses and \(pruned.conflicts) conflicts recorded before "
+                    + before.formatted(.iso8601))
         }
     }
 }

@@ -5,6 +5,7 @@ import Signatures
 import TestSupport
 import Testing
 import ValidationAPI
+import ValidationServer
 
 /// The fleet's first use of single-use tickets, claimed by online checks: real servers on loopback, each database.
 @Suite("farecheck-server: fleet-wide first use", .timeLimit(.minutes(5)))
@@ -192,5 +193,50 @@ struct FirstUseServerTests {
         }
         #expect(try await send(.GET, url + "/v1/first-uses?limit=5001", token: tokenB).status == 400)
         #expect(try await send(.GET, url + "/v1/first-uses").status == 401)
+    }
+
+    @Test(
+        "first-uses prune forgets what the server recorded before the horizon: those tickets can be claimed again",
+        arguments: Backend.available)
+    func prune(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        _ = try bench.addDevice("gate-a")
+        _ = try bench.addDevice("gate-b")
+        let now = Date()
+        let tenDaysAgo = now.addingTimeInterval(-10 * 86_400)
+        func claim(_ ticket: UInt8, by device: String, at date: Date) -> FirstUseClaim {
+            FirstUseClaim(
+                format: "fc1", issuer: "demo-transit", ticketID: [ticket], deviceID: device,
+                inspectionID: "\(device)-\(ticket)-\(date.timeIntervalSince1970)", at: date)
+        }
+        try await bench.withStore { store in
+            // Ten days ago: two online claims, and two offline passes of one ticket uploaded then (a conflict).
+            _ = try await store.claimFirstUse(claim(0x01, by: "gate-a", at: tenDaysAgo))
+            _ = try await store.claimFirstUse(claim(0x02, by: "gate-a", at: tenDaysAgo))
+            _ = try await store.storeInspections(
+                [Self.pass("a-old", ticket: [0x03], at: 0)], deviceID: "gate-a", receivedAt: tenDaysAgo)
+            _ = try await store.storeInspections(
+                [Self.pass("b-old", ticket: [0x03], at: 60_000)], deviceID: "gate-b", receivedAt: tenDaysAgo)
+            // Today: one claim.
+            _ = try await store.claimFirstUse(claim(0x04, by: "gate-a", at: now))
+        }
+        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").count == 1)
+
+        // Less than the week validators keep: refused, nothing forgotten.
+        let tooSoon = try bench.admin(["first-uses", "prune", "--older-than", "3"])
+        #expect(tooSoon.status != 0)
+        #expect(tooSoon.stderr.contains("--older-than must be at least 7 days"), "\(tooSoon.stderr)")
+
+        let output = try bench.adminOK(["first-uses", "prune", "--older-than", "8"])
+        #expect(output.hasPrefix("forgot 3 first uses and 1 conflicts recorded before "), "\(output)")
+        #expect(try bench.adminOK(["first-uses", "conflicts"]).contains("No first-use conflicts"))
+        try await bench.withStore { store in
+            // Forgotten: gate B's claim of ticket 01 now wins. Kept: ticket 04 is still gate A's.
+            #expect(try await store.claimFirstUse(claim(0x01, by: "gate-b", at: now)).isClaimant)
+            let kept = try await store.claimFirstUse(claim(0x04, by: "gate-b", at: now))
+            #expect(!kept.isClaimant && kept.deviceID == "gate-a")
+        }
+        // Run again: nothing left to forget.
+        #expect(try bench.adminOK(["first-uses", "prune", "--older-than", "8"]).hasPrefix("forgot 0 first uses and 0"))
     }
 }
