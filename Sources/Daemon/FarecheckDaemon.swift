@@ -275,6 +275,7 @@ public struct FarecheckDaemon: Sendable {
         var workerConfiguration = SyncWorker.Configuration(
             client: client, anchors: anchors, schedule: SyncSchedule(interval: interval))
         workerConfiguration.clockFloorTolerance = clockFloorTolerance
+        if sync.journalKeepDays > 0 { workerConfiguration.journalRetention = Double(sync.journalKeepDays) * 86400 }
         let worker = SyncWorker(
             configuration: workerConfiguration,
             store: store, link: link, logger: logger

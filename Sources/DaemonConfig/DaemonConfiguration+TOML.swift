@@ -189,7 +189,15 @@ extension DaemonConfiguration {
         }
 
         if var table = try reader.table("sync") {
-            configuration.sync = try parseSync(&table)
+            let sync = try parseSync(&table)
+            // Replay detection reads the journal back over the replay window: the journal keeps at least that.
+            if sync.journalKeepDays > 0, Double(sync.journalKeepDays) * 86400 < configuration.replayWindow {
+                throw table.error(
+                    "journal_keep_days",
+                    "must cover [verification] replay_window (\(Int(configuration.replayWindow)) s), which replay "
+                        + "detection reads back from the journal (or 0 to keep every inspection)")
+            }
+            configuration.sync = sync
         }
         try reader.finish()
 
@@ -311,6 +319,12 @@ extension DaemonConfiguration {
             sync.onlineDeadlineMilliseconds = Int(deadline)
         }
         if let stale = try table.number("stale_after", in: 1...(365 * 86400)) { sync.staleAfter = stale }
+        if let days = try table.number("journal_keep_days", in: 0...3650) {
+            guard days == days.rounded() else {
+                throw table.error("journal_keep_days", "must be a whole number of days")
+            }
+            sync.journalKeepDays = Int(days)
+        }
         if let cap = try table.number("max_body_bytes", in: 1024...Double(1 << 30)) { sync.maximumBodyBytes = Int(cap) }
         if let timeout = try table.number("request_timeout", in: 1...600) { sync.requestTimeout = timeout }
         sync.caFile = try table.string("ca_file")

@@ -37,6 +37,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var inspectionsUnsent = 0
     /// Inspections the server refused, this round or before, that the journal keeps.
     public var inspectionsRefusedInJournal = 0
+    /// Acknowledged inspections older than the journal's retention, deleted from it in this round.
+    public var inspectionsPruned = 0
     /// When the round completed, by the local clock (only for staleness; never compared to server dates).
     public var completedAt = Date()
 
@@ -56,6 +58,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
             "revocations +\(revocationsAdded) -\(revocationsRemoved)\(fullSnapshot ? " (full snapshot)" : ""), "
                 + "cursor \(revocationCursor)")
         parts.append("\(inspectionsUploaded) inspections uploaded")
+        if inspectionsPruned > 0 {
+            parts.append("\(inspectionsPruned) acknowledged inspections pruned from the journal")
+        }
         if fleetFirstUsesAdded > 0 { parts.append("\(fleetFirstUsesAdded) first uses by other gates") }
         if inspectionsRefused > 0 || inspectionsRefusedInJournal > 0 {
             parts.append(
@@ -91,6 +96,12 @@ public struct SyncRound: Sendable {
     /// brings its `ServerLink` up here, so that no scan finds a key of this round's while online checks are still
     /// off (a single use at that moment would not be claimed for the fleet).
     public var serverAnswered: @Sendable () -> Void = {}
+    /// How long the journal keeps an inspection the server acknowledged (`[sync] journal_keep_days`); nil keeps
+    /// every one. Each round deletes at most ``pruneLimit`` of the older ones.
+    public var journalRetention: TimeInterval?
+    /// Acknowledged inspections one round deletes at most: a journal that has grown for years shrinks over a few
+    /// rounds, none of them long.
+    public static let pruneLimit = 10_000
 
     /// Makes a round.
     public init(
@@ -129,6 +140,7 @@ public struct SyncRound: Sendable {
         try await syncKeys(into: &report)
         try await syncRevocations(into: &report)
         try await uploadInspections(into: &report)
+        try await pruneJournal(into: &report)
         try await syncFirstUses(into: &report)
         report.completedAt = Date()
         try storeStep { () throws(StoreError) in try store.recordSync(at: report.completedAt) }
@@ -485,6 +497,19 @@ public struct SyncRound: Sendable {
                 return
             }
             if batch.count < uploadBatchSize { return }
+        }
+    }
+
+    /// Deletes the acknowledged inspections older than `journalRetention` (the server holds them), at most
+    /// ``pruneLimit``.
+    private func pruneJournal(into report: inout SyncReport) async throws(SyncError) {
+        guard let retention = journalRetention else { return }
+        let before = Date().addingTimeInterval(-retention)
+        // At normal priority, as the marks: each delete holds the journal's writer lock, which appends wait for.
+        report.inspectionsPruned = try await SyncThread.shared.atNormalPriority { () async throws(SyncError) in
+            try storeStep { () throws(StoreError) in
+                try store.deleteSentInspections(before: before, limit: Self.pruneLimit)
+            }
         }
     }
 

@@ -27,6 +27,8 @@ public final class SyncWorker: Service, Sendable {
         /// How far ahead of the device clock a signing time or a server's `Date` may be and still move the
         /// trusted-time floor (`[verification] clock_floor_tolerance`).
         public var clockFloorTolerance: TimeInterval = 300
+        /// How long the journal keeps an acknowledged inspection (`[sync] journal_keep_days`); nil keeps all.
+        public var journalRetention: TimeInterval?
 
         /// Makes a configuration.
         public init(
@@ -116,6 +118,7 @@ public final class SyncWorker: Service, Sendable {
             uploadBatchSize: configuration.uploadBatchSize, logger: logger,
             clockFloorTolerance: configuration.clockFloorTolerance)
         round.serverAnswered = { [link] in link.succeeded() }
+        round.journalRetention = configuration.journalRetention
         while !Task.isCancelled {
             let delay: Duration
             do {

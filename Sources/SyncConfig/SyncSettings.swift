@@ -31,6 +31,9 @@ public struct SyncSettings: Sendable, Equatable {
     public var onlineDeadlineMilliseconds: Int = 800
     /// Seconds after the last good sync past which verdicts carry the warning `stale-trust-data`.
     public var staleAfter: Double = 86400
+    /// Days the journal keeps an inspection the server acknowledged (`journal_keep_days`); 0 keeps every one.
+    /// Inspections waiting for the server, and those it refused, are always kept.
+    public var journalKeepDays: Int = 90
     /// The largest response body accepted (revocations; key bundles at most 8 MiB of it).
     public var maximumBodyBytes: Int = 64 << 20
     /// Seconds each sync request may take.

@@ -672,6 +672,35 @@ extension InspectionJournal {
         }
     }
 
+    /// Deletes inspections the server acknowledged (`sent_at` set) that took place before `date`, oldest first, at
+    /// most `limit`, and returns how many went. Never one waiting for the server, never one it refused (the
+    /// journal holds the only copy of those), and never the newest inspection, whose time the trusted-time floor
+    /// reads when the journal opens.
+    ///
+    /// As marking sent: a few per unsynced transaction, so that an append waits for a few rows' delete at most; a
+    /// delete lost to a power cut is done again by the next call.
+    public func deleteSentInspections(before date: Date, limit: Int) throws(StoreError) -> Int {
+        let cutoff = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var deleted = 0
+        while deleted < limit {
+            let step = min(Self.marksPerTransaction, limit - deleted)
+            let count = try writeUnsynced { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM inspection WHERE id IN (
+                            SELECT id FROM inspection
+                            WHERE inspected_at < min(?, (SELECT max(inspected_at) FROM inspection))
+                                AND sent_at IS NOT NULL
+                            ORDER BY inspected_at LIMIT ?)
+                        """, arguments: [cutoff, step])
+                return db.changesCount
+            }
+            deleted += count
+            if count < step { break }
+        }
+        return deleted
+    }
+
     /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int {
         try read { db in try InspectionRecord.filter(Self.waiting).fetchCount(db) }
@@ -747,6 +776,11 @@ extension TrustStore {
         throws(StoreError)
     {
         try inspectionJournal.markInspectionsRefused(refusals, at: date)
+    }
+
+    /// Deletes up to `limit` acknowledged inspections from before `date` (see `InspectionJournal`).
+    public func deleteSentInspections(before date: Date, limit: Int) throws(StoreError) -> Int {
+        try inspectionJournal.deleteSentInspections(before: date, limit: limit)
     }
 
     /// How many inspections wait for the server's acknowledgement (refused ones aside).

@@ -110,6 +110,40 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("[sync] journal_keep_days: 90 by default, 0 keeps every inspection; shorter than replay_window is refused")
+    func journalKeepDays() throws {
+        func parse(_ extra: String, replayWindow: Int = 3600) throws(ConfigurationError) -> DaemonConfiguration {
+            try DaemonConfiguration.parse(
+                """
+                [scanner]
+                device = "auto"
+                [verification]
+                replay_window = \(replayWindow)
+                [sync]
+                url = "https://validation.example.org"
+                token = "t"
+                anchors = ["/etc/farecheck/anchor.pem"]
+                \(extra)
+                """)
+        }
+        #expect(try parse("").sync?.journalKeepDays == 90)
+        #expect(try parse("journal_keep_days = 0").sync?.journalKeepDays == 0)
+        #expect(try parse("journal_keep_days = 30", replayWindow: 30 * 86400).sync?.journalKeepDays == 30)
+        let refused: [(String, Int, String)] = [
+            ("journal_keep_days = 7", 30 * 86400, "sync.journal_keep_days: must cover [verification] replay_window"),
+            ("journal_keep_days = 1.5", 3600, "sync.journal_keep_days: must be a whole number of days"),
+            ("journal_keep_days = -1", 3600, "sync.journal_keep_days: must be between 0 and 3650"),
+        ]
+        for (text, window, expected) in refused {
+            do {
+                let accepted = try parse(text, replayWindow: window)
+                Issue.record("accepted: \(text): \(String(describing: accepted.sync?.journalKeepDays))")
+            } catch {
+                #expect(error.description.contains(expected), "\(error.description)")
+            }
+        }
+    }
+
     @Test("wrong types and out-of-range values name the key")
     func wrongTypes() {
         let cases: [(String, String)] = [

@@ -202,8 +202,10 @@ struct FailoverTests {
         let log = LogLines()
         let configuration = ValidationAPIClient.Configuration(
             baseURL: first.baseURL, replicas: [second.baseURL], token: bench.token, requestTimeout: .seconds(10))
+        // A back-off far longer than two failed connections take on a loaded machine: the second server's failure
+        // finds the first one still left alone (100 ms was once not enough, the first one was tried again).
         let servers = ServerPool(
-            urls: configuration.baseURLs, backoff: ServerSelection.Backoff(first: .milliseconds(100)),
+            urls: configuration.baseURLs, backoff: ServerSelection.Backoff(first: .seconds(10)),
             logger: log.logger())
         let store = try bench.store()
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in

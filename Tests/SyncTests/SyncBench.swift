@@ -41,16 +41,17 @@ final class SyncBench: @unchecked Sendable {
     /// validator or another store (`storePath`).
     func round(
         url: String? = nil, token: String? = nil, anchors: [TrustAnchor] = [.demo], timeout: Duration = .seconds(10),
-        maximumBodyBytes: Int = 8 << 20, storePath: String? = nil
+        maximumBodyBytes: Int = 8 << 20, storePath: String? = nil, journalRetention: TimeInterval? = nil
     ) async throws -> SyncReport {
         let configuration = ValidationAPIClient.Configuration(
             baseURL: url ?? server.baseURL, token: token ?? self.token, deviceID: "validator-1",
             requestTimeout: timeout, maximumKeyBundleBytes: maximumBodyBytes, maximumRevocationBytes: maximumBodyBytes)
         let store = try storePath.map { try TrustStore(path: $0) } ?? store()
         return try await HTTPClient.withHTTPClient { http in
-            try await SyncRound(
-                client: ValidationAPIClient(configuration: configuration, http: http), store: store, anchors: anchors
-            ).run()
+            var round = SyncRound(
+                client: ValidationAPIClient(configuration: configuration, http: http), store: store, anchors: anchors)
+            round.journalRetention = journalRetention
+            return try await round.run()
         }
     }
 

@@ -217,6 +217,33 @@ struct SyncTests {
         #expect(try bench.trustState().revokedTickets == ["demo-transit/d4"])
     }
 
+    @Test("a round deletes from the journal what the server acknowledged before the horizon; the rest stays")
+    func journalRetention() async throws {
+        let bench = try SyncBench()
+        let now = Date().timeIntervalSince1970
+        // Three inspections from 200 days ago (a gate offline for long, or a journal from before the setting), one
+        // from a minute ago.
+        let old = try (0..<3).map { index in
+            try InspectionConflictTests.journal(
+                UUID().uuidString, kind: .valid, at: now - 200 * 86400 + Double(index), in: bench.validator.db)
+        }
+        let recent = try InspectionConflictTests.journal(
+            UUID().uuidString, kind: .valid, at: now - 60, in: bench.validator.db)
+        let report = try await bench.round(journalRetention: 90 * 86400)
+        // Sent first, then deleted: the server holds all four, the journal the recent one.
+        #expect(report.inspectionsUploaded == 4 && report.inspectionsPruned == 3, "\(report.summary)")
+        #expect(report.summary.contains("3 acknowledged inspections pruned from the journal"))
+        #expect(try bench.store().allInspections().map(\.id) == [recent.id])
+        let held = try bench.server.admin(["inspections", "list", "--json"])
+        for record in old + [recent] { #expect(held.contains(record.id)) }
+        // Without a retention (journal_keep_days = 0), nothing is deleted.
+        _ = try InspectionConflictTests.journal(
+            UUID().uuidString, kind: .valid, at: now - 300 * 86400, in: bench.validator.db)
+        let keeping = try await bench.round()
+        #expect(keeping.inspectionsUploaded == 1 && keeping.inspectionsPruned == 0)
+        #expect(try bench.store().allInspections().count == 2)
+    }
+
     @Test("online checks are on before a round's first key is in the store, not only once the round ends")
     func linkUpBeforeKeysLand() async throws {
         let bench = try SyncBench()

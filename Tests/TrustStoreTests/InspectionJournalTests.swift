@@ -145,6 +145,38 @@ struct InspectionJournalTests {
         #expect(try TrustStore(path: directory.path + "/j.sqlite").refusedInspectionCount() == 1)
     }
 
+    @Test(
+        "past the horizon the journal forgets what the server acknowledged: never an unsent, a refused or the newest one"
+    )
+    func deleteSent() throws {
+        let store = try TrustStore(path: directory.path + "/j.sqlite")
+        // 130 inspections a second apart (more than two deleting transactions' worth); p5 unsent, p6 refused.
+        for index in 0..<130 {
+            try store.journal(
+                InspectionRecord(
+                    id: "p\(index)", verdict: verdict(.valid, ticket: [UInt8(index)], at: Double(1000 + index)),
+                    device: "d", symbology: nil, payloadDigest: [3]))
+        }
+        try store.markInspectionsSent((0..<130).filter { $0 != 5 && $0 != 6 }.map { "p\($0)" })
+        try store.markInspectionsRefused([(id: "p6", reason: "conflicting-record")])
+        func ids() throws -> Set<String> { Set(try store.allInspections().map(\.id)) }
+
+        // At most `limit`, oldest first.
+        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 60) == 60)
+        #expect(try !ids().contains("p61") && ids().contains("p62"))
+        // The rest before the horizon.
+        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 1000) == 63)
+        #expect(try ids() == ["p5", "p6", "p125", "p126", "p127", "p128", "p129"])
+        // A horizon past every inspection still keeps the newest (the trusted-time floor reads it on opening).
+        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 5000), limit: 1000) == 4)
+        #expect(try ids() == ["p5", "p6", "p129"])
+        #expect(try store.unsentInspections(limit: 10).map(\.id) == ["p5"])
+        #expect(try store.refusedInspectionCount() == 1)
+        try store.close()
+        #expect(
+            try Set(TrustStore(path: directory.path + "/j.sqlite").allInspections().map(\.id)) == ["p5", "p6", "p129"])
+    }
+
     /// One inspection for each name of every vocabulary the journal keeps (verdict kinds, signature statuses,
     /// formats, symbologies, deciders, clock-floor sources), each used at least once.
     static func typedInspections() -> [Inspection] {
