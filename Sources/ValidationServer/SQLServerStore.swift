@@ -622,6 +622,19 @@ public final class SQLServerStore: ServerStore {
         }
     }
 
+    public func pruneInspections(before date: Date) async throws(ServerError) -> Int {
+        let before = date.unixMilliseconds
+        return try await write("prune inspections") { session in
+            // By the device's time (indexed), and the server's: a record dated back by a wrong clock stays.
+            let count = try await session.query(
+                "SELECT count(*) AS n FROM inspection WHERE inspected_at < ? AND received_at < ?", before, before
+            ).first?.integer("n")
+            try await session.execute(
+                "DELETE FROM inspection WHERE inspected_at < ? AND received_at < ?", before, before)
+            return Int(count ?? 0)
+        }
+    }
+
     public func inspections(limit: Int) async throws(ServerError) -> [StoredInspection] {
         // A negative limit is none in SQLite and an error in PostgreSQL: nothing, on both.
         let limit = Int64(min(max(limit, 0), Int(Int32.max)))

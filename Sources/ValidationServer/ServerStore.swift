@@ -64,6 +64,9 @@ public protocol ServerStore: Sendable {
         async throws(ServerError) -> [InspectionResult]
     /// Stored inspections, newest first.
     func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
+    /// Deletes the inspections made and received before `date` (both: a device whose clock is wrong cannot have
+    /// its records deleted early by dating them back), in one transaction; returns how many went.
+    func pruneInspections(before date: Date) async throws(ServerError) -> Int
 
     /// Claims the first use of a single-use ticket for the fleet: one statement inserts the claim unless the
     /// ticket has one (the primary key decides between concurrent claims, on any number of servers sharing the

@@ -290,9 +290,39 @@ struct Revocations: AsyncParsableCommand {
 struct Inspections: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspections",
-        abstract: "List the inspection records validators uploaded.",
-        subcommands: [List.self]
+        abstract: "List the inspection records validators uploaded, or forget old ones.",
+        subcommands: [List.self, Prune.self]
     )
+
+    /// `inspections prune --older-than DAYS`.
+    struct Prune: StoreCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "prune",
+            abstract: "Forget the inspections made and received more than DAYS days ago.",
+            discussion: """
+                Inspection records name tickets, devices and inspectors: keep them no longer than the agency's \
+                retention period. A record goes when both its time (the device's clock) and its arrival (the \
+                server's) are older than DAYS days, so that a device whose clock is wrong cannot have its records \
+                forgotten early. The operator report has nothing for the days forgotten.
+                """)
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(
+            name: .customLong("older-than"),
+            help: ArgumentHelp("Forget what is older than this many days (at least 1).", valueName: "days"))
+        var days: Int
+
+        func validate() throws {
+            guard days >= 1 else { throw ValidationError("--older-than must be at least 1 day.") }
+        }
+
+        func run(on store: any ServerStore) async throws {
+            let before = Date().addingTimeInterval(-Double(days) * 86_400)
+            let pruned = try await store.pruneInspections(before: before)
+            say("forgot \(pruned) inspections made and received before \(before.formatted(.iso8601))")
+        }
+    }
 
     /// `inspections list`.
     struct List: StoreCommand {

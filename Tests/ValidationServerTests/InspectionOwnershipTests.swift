@@ -37,6 +37,37 @@ struct InspectionOwnershipTests {
     }
 
     @Test(
+        "inspections prune forgets records made and received before the horizon; one a wrong clock dated back stays",
+        arguments: Backend.available)
+    func prune(backend: Backend) async throws {
+        let bench = try ServerBench(backend)
+        _ = try bench.addDevice("gate-a")
+        let now = Date()
+        let tenDaysAgo = now.addingTimeInterval(-10 * 86_400)
+        func made(_ id: String, at date: Date) -> InspectionUpload {
+            Self.record(id, at: date.unixMilliseconds - 1_800_000_000_000)
+        }
+        try await bench.withStore { store in
+            // Made and received ten days ago: goes.
+            _ = try await store.storeInspections(
+                [made("old", at: tenDaysAgo)], deviceID: "gate-a", receivedAt: tenDaysAgo)
+            // Dated ten days back by the device, received today: stays (the server has had it for a minute).
+            _ = try await store.storeInspections(
+                [made("dated-back", at: tenDaysAgo)], deviceID: "gate-a", receivedAt: now)
+            // Received ten days ago from a device whose clock ran ahead: stays until its own time is old too.
+            _ = try await store.storeInspections(
+                [made("ahead", at: now.addingTimeInterval(86_400))], deviceID: "gate-a", receivedAt: tenDaysAgo)
+            _ = try await store.storeInspections([made("today", at: now)], deviceID: "gate-a", receivedAt: now)
+        }
+        let refused = try bench.admin(["inspections", "prune", "--older-than", "0"])
+        #expect(refused.status != 0 && refused.stderr.contains("--older-than must be at least 1 day"))
+        let output = try bench.adminOK(["inspections", "prune", "--older-than", "5"])
+        #expect(output.hasPrefix("forgot 1 inspections made and received before "), "\(output)")
+        let left = try await bench.withStore { store in try await store.inspections(limit: 10).map(\.record.id) }
+        #expect(Set(left) == ["dated-back", "ahead", "today"])
+    }
+
+    @Test(
         "the same id from two devices is two records, both stored and both acknowledged as stored",
         arguments: Backend.available)
     func twoDevicesOneID(backend: Backend) async throws {
