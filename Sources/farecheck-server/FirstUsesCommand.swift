@@ -74,25 +74,38 @@ struct FirstUses: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Option(
-            name: .customLong("older-than"),
-            help: ArgumentHelp("Forget what is older than this many days.", valueName: "days"))
-        var days: Int
+        @OptionGroup var age: PruneAge
 
         func validate() throws {
-            guard days >= Self.minimumDays else {
-                throw ValidationError(
-                    "--older-than must be at least \(Self.minimumDays) days: validators are offered, and keep, the "
-                        + "first uses of the last \(Self.minimumDays) days.")
-            }
+            try age.require(
+                atLeast: Self.minimumDays,
+                because: "validators are offered, and keep, the first uses of the last \(Self.minimumDays) days")
         }
 
         func run(on store: any ServerStore) async throws {
-            let before = Date().addingTimeInterval(-Double(days) * 86_400)
+            let before = age.horizon
             let pruned = try await store.pruneFirstUses(recordedBefore: before)
             say(
                 "forgot \(pruned.firstUses) first uses and \(pruned.conflicts) conflicts recorded before "
                     + before.formatted(.iso8601))
+        }
+    }
+}
+
+/// `--older-than DAYS`, of the prune commands: what was recorded longer ago than that goes.
+struct PruneAge: ParsableArguments {
+    @Option(
+        name: .customLong("older-than"),
+        help: ArgumentHelp("Forget what is older than this many days.", valueName: "days"))
+    var days: Int
+
+    /// The moment before which rows go: `days` days before now.
+    var horizon: Date { Date().addingTimeInterval(-Double(days) * 86_400) }
+
+    /// Refuses fewer than `minimum` days, saying `why`.
+    func require(atLeast minimum: Int, because why: String) throws {
+        guard days >= minimum else {
+            throw ValidationError("--older-than must be at least \(minimum) day\(minimum == 1 ? "" : "s"): \(why).")
         }
     }
 }

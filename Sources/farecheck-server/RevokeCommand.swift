@@ -308,17 +308,14 @@ struct Inspections: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Option(
-            name: .customLong("older-than"),
-            help: ArgumentHelp("Forget what is older than this many days (at least 1).", valueName: "days"))
-        var days: Int
+        @OptionGroup var age: PruneAge
 
         func validate() throws {
-            guard days >= 1 else { throw ValidationError("--older-than must be at least 1 day.") }
+            try age.require(atLeast: 1, because: "0 would forget every record received so far")
         }
 
         func run(on store: any ServerStore) async throws {
-            let before = Date().addingTimeInterval(-Double(days) * 86_400)
+            let before = age.horizon
             let pruned = try await store.pruneInspections(before: before)
             say("forgot \(pruned) inspections made and received before \(before.formatted(.iso8601))")
         }
