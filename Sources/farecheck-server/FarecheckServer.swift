@@ -55,6 +55,24 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
+/// `--older-than DAYS`, of the prune commands: what was recorded longer ago than that goes.
+struct PruneAge: ParsableArguments {
+    @Option(
+        name: .customLong("older-than"),
+        help: ArgumentHelp("Forget what is older than this many days.", valueName: "days"))
+    var days: Int
+
+    /// The moment before which rows go: `days` days before now.
+    var horizon: Date { Date().addingTimeInterval(-Double(days) * 86_400) }
+
+    /// Refuses fewer than `minimum` days, saying `why`.
+    func require(atLeast minimum: Int, because why: String) throws {
+        guard days >= minimum else {
+            throw ValidationError("--older-than must be at least \(minimum) day\(minimum == 1 ? "" : "s"): \(why).")
+        }
+    }
+}
+
 /// A command that works on the database and reports failures as one line on standard error, exit status 2.
 protocol StoreCommand: AsyncParsableCommand {
     var database: DatabaseOptions { get }

@@ -63,8 +63,8 @@ struct FirstUses: AsyncParsableCommand {
             abstract: "Forget the first uses recorded, and the conflicts found, more than DAYS days ago.",
             discussion: """
                 The server keeps every single-use ticket's first use, so that the fleet refuses it a second time; \
-                the table grows by one row for each single ticket passed. A ticket forgotten here can be claimed again: choose \
-                DAYS longer than any single-use product is valid. Dates are the server's own (when it recorded a \
+                the table grows by one row for each single ticket passed. A ticket forgotten here can be claimed \
+                again: choose DAYS longer than any single-use product is valid. Dates are the server's own (when it recorded a \
                 first use), never a device's clock. At least \(Self.minimumDays) days: validators are offered, and \
                 keep, the first uses of the last \(Self.minimumDays) days.
                 """)
@@ -88,24 +88,6 @@ struct FirstUses: AsyncParsableCommand {
             say(
                 "forgot \(pruned.firstUses) first uses and \(pruned.conflicts) conflicts recorded before "
                     + before.formatted(.iso8601))
-        }
-    }
-}
-
-/// `--older-than DAYS`, of the prune commands: what was recorded longer ago than that goes.
-struct PruneAge: ParsableArguments {
-    @Option(
-        name: .customLong("older-than"),
-        help: ArgumentHelp("Forget what is older than this many days.", valueName: "days"))
-    var days: Int
-
-    /// The moment before which rows go: `days` days before now.
-    var horizon: Date { Date().addingTimeInterval(-Double(days) * 86_400) }
-
-    /// Refuses fewer than `minimum` days, saying `why`.
-    func require(atLeast minimum: Int, because why: String) throws {
-        guard days >= minimum else {
-            throw ValidationError("--older-than must be at least \(minimum) day\(minimum == 1 ? "" : "s"): \(why).")
         }
     }
 }
