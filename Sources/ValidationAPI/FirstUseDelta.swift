@@ -29,14 +29,65 @@ public struct FirstUseDelta: Sendable, Equatable, Codable {
     public var more: Bool
     /// When the server signed the page (counts in the validator's trusted-time floor like a revocation page).
     public var issuedAt: Date?
+    /// First uses the server withdrew from `since` on (a revoked device's claims, or an operator's
+    /// `first-uses forget`): a validator forgets the entries they name. Absent from older servers.
+    public var withdrawals: [FirstUseWithdrawal]?
 
     /// Makes a page.
-    public init(since: Int64, next: Int64, entries: [FleetFirstUse], more: Bool, issuedAt: Date? = nil) {
+    public init(
+        since: Int64, next: Int64, entries: [FleetFirstUse], more: Bool, issuedAt: Date? = nil,
+        withdrawals: [FirstUseWithdrawal]? = nil
+    ) {
         self.since = since
         self.next = next
         self.entries = entries
         self.more = more
         self.issuedAt = issuedAt
+        self.withdrawals = withdrawals
+    }
+}
+
+/// A first use the server no longer stands by: the validators that hold it forget it, so the ticket passes again.
+public struct FirstUseWithdrawal: Sendable, Equatable, Codable {
+    /// The withdrawn entry's format, issuer, ticket id and device, as its `FleetFirstUse` named them.
+    public var format: String
+    public var issuer: String
+    public var ticketID: [UInt8]
+    public var device: String
+    /// When the server withdrew it (its own clock).
+    public var withdrawnAt: Date
+
+    /// Makes a withdrawal.
+    public init(format: String, issuer: String, ticketID: [UInt8], device: String, withdrawnAt: Date) {
+        self.format = format
+        self.issuer = issuer
+        self.ticketID = ticketID
+        self.device = device
+        self.withdrawnAt = withdrawnAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, issuer, ticketID, device, withdrawnAt
+    }
+
+    /// Reads a withdrawal; `ticketID` is lowercase hex.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(String.self, forKey: .format)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        ticketID = try container.decodeStrictHex(forKey: .ticketID)
+        device = try container.decode(String.self, forKey: .device)
+        withdrawnAt = try container.decode(Date.self, forKey: .withdrawnAt)
+    }
+
+    /// Writes a withdrawal; `ticketID` as hex.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encodeHex(ticketID, forKey: .ticketID)
+        try container.encode(device, forKey: .device)
+        try container.encode(withdrawnAt, forKey: .withdrawnAt)
     }
 }
 
@@ -48,20 +99,27 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
     public var ticketID: [UInt8]
     /// The device (its id on the server) that used it first.
     public var device: String
-    /// When that device used it: the server's clock for a claim made online, the device's for one uploaded later.
+    /// When that device used it: the server's clock for a claim made online; for one uploaded later the device's,
+    /// when it was within the server's backdating limit of the upload's arrival, else the arrival.
     public var usedAt: Date
+    /// When the server recorded the claim (its own clock): validators forget an entry by this time, never by a
+    /// device's. Absent from older servers.
+    public var recordedAt: Date?
 
     /// Makes an entry.
-    public init(format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date) {
+    public init(
+        format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date, recordedAt: Date? = nil
+    ) {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
         self.device = device
         self.usedAt = usedAt
+        self.recordedAt = recordedAt
     }
 
     private enum CodingKeys: String, CodingKey {
-        case format, issuer, ticketID, device, usedAt
+        case format, issuer, ticketID, device, usedAt, recordedAt
     }
 
     /// Reads an entry; `ticketID` is lowercase hex.
@@ -76,6 +134,7 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
         self.ticketID = ticketID
         device = try container.decode(String.self, forKey: .device)
         usedAt = try container.decode(Date.self, forKey: .usedAt)
+        recordedAt = try container.decodeAbsentOr(Date.self, forKey: .recordedAt)
     }
 
     /// Writes an entry; `ticketID` as hex.
@@ -86,5 +145,6 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
         try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
         try container.encode(device, forKey: .device)
         try container.encode(usedAt, forKey: .usedAt)
+        try container.encodeIfPresent(recordedAt, forKey: .recordedAt)
     }
 }

@@ -51,13 +51,16 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
     /// the fleet (and reports as a conflict when another device's first use of the ticket came before). Absent
     /// otherwise. Not part of the record's identity: a record sent again is compared without it.
     public var firstUse: Bool?
+    /// The payload bytes as scanned (base64 on the wire), sent with a first use only: the server verifies the ticket
+    /// with its own trust before it records a claim, and keeps only the digest. Not part of the record's identity.
+    public var payload: [UInt8]?
 
     /// Makes a record.
     public init(
         id: String, inspectedAt: Int64, device: String, symbology: Recorded<Symbology>?, payloadDigest: [UInt8],
         format: Recorded<TicketFormat>?, issuer: String?, ticketID: [UInt8]?, verdict: Recorded<VerdictKind>,
         reason: String, signature: Recorded<SignatureStatus>, warnings: String, inspector: String?,
-        decidedBy: Recorded<Decider>? = nil, firstUse: Bool? = nil
+        decidedBy: Recorded<Decider>? = nil, firstUse: Bool? = nil, payload: [UInt8]? = nil
     ) {
         self.id = id
         self.inspectedAt = inspectedAt
@@ -74,11 +77,12 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         self.inspector = inspector
         self.decidedBy = decidedBy
         self.firstUse = firstUse
+        self.payload = payload
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, inspectedAt, device, symbology, payloadDigest, format, issuer, ticketID, verdict, reason, signature
-        case warnings, inspector, decidedBy, firstUse
+        case warnings, inspector, decidedBy, firstUse, payload
     }
 
     /// Reads a record; `payloadDigest` and `ticketID` are lowercase hex, as the OpenAPI document's patterns say.
@@ -99,6 +103,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)
         decidedBy = try container.decodeAbsentOr(String.self, forKey: .decidedBy).map(Recorded.init(text:))
         firstUse = try container.decodeAbsentOr(Bool.self, forKey: .firstUse)
+        payload = try container.contains(.payload) ? container.decodeStrictBase64(forKey: .payload) : nil
     }
 
     /// Writes a record; byte fields as lowercase hex, absent optionals left out.
@@ -120,6 +125,7 @@ public struct InspectionUpload: Sendable, Equatable, Codable {
         try container.encodeIfPresent(inspector, forKey: .inspector)
         try container.encodeIfPresent(decidedBy, forKey: .decidedBy)
         if firstUse == true { try container.encode(true, forKey: .firstUse) }
+        if let payload { try container.encodeBase64(payload, forKey: .payload) }
     }
 }
 
@@ -173,6 +179,10 @@ public struct InspectionResult: Sendable, Equatable, Codable {
 
     /// The code of a record refused because the device sent other content under an id it had used before.
     public static let conflictingRecord = "conflicting-record"
+    /// The code of a stored record whose first use the server did not record: the server could not verify the
+    /// ticket as a single-use ticket valid at that time with its own trust (the reason says why), or the device may
+    /// not claim first uses. The record is held; the validator marks it sent as usual.
+    public static let claimRefused = "claim-refused"
 }
 
 /// The outcome of one uploaded record, as the server names it.

@@ -35,12 +35,41 @@ public enum WireFormat {
     }
 
     /// Reads an ISO 8601 date: the API's own `2026-11-22T08:30:00Z` by hand, other forms (fractional seconds,
-    /// offsets) with Foundation's parser; nil for anything else.
+    /// offsets) with Foundation's parser; nil for anything else, and for a date outside `dateRange` (which the
+    /// API's own form could not write back).
     static func date(_ text: String) -> Date? {
         var text = text
-        if let date = text.withUTF8({ plainUTCDate($0[...]) }) { return date }
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let parsed =
+            text.withUTF8({ plainUTCDate($0[...]) })
+            ?? (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        guard let parsed, dateRange.contains(parsed) else { return nil }
+        return parsed
+    }
+
+    /// The times the API carries: from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, in Unix milliseconds
+    /// (the years its ISO 8601 form writes with four digits). A time field outside it is refused where it is read.
+    public static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// The same range as dates.
+    public static let dateRange: ClosedRange<Date> =
+        Date(timeIntervalSince1970: Double(millisecondRange.lowerBound) / 1000)...Date(
+            timeIntervalSince1970: Double(millisecondRange.upperBound) / 1000)
+
+    /// `date` in Unix milliseconds (rounded down), or nil when it is outside `millisecondRange` or not a number:
+    /// the one conversion of a date from outside to an integer, which never traps.
+    public static func milliseconds(_ date: Date) -> Int64? {
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite, value >= Double(millisecondRange.lowerBound),
+            value <= Double(millisecondRange.upperBound)
+        else { return nil }
+        return Int64(value)
+    }
+
+    /// The date of `milliseconds`, or nil outside `millisecondRange`.
+    public static func date(milliseconds: Int64) -> Date? {
+        guard millisecondRange.contains(milliseconds) else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
     /// Reads the form the API writes, `2026-11-22T08:30:00Z`, without a date formatter; nil for anything else
