@@ -341,8 +341,37 @@ public struct ValidationAPIClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(body)
         }
-        let started = NIODeadline.now()
-        let deadline = started + .nanoseconds(Self.nanoseconds(timeout))
+        let nanoseconds = Self.nanoseconds(timeout)
+        let deadline = NIODeadline.now() + .nanoseconds(nanoseconds)
+        let ends = ContinuousClock.now + .nanoseconds(nanoseconds)
+        let timedOut = SyncError(
+            code: .timedOut, message: "The server did not send the \(what) within \(timeout) (\(baseURL)).")
+        // The head and the body together: the HTTP client's deadline covers the head only, so the whole exchange
+        // races a timer, and a server that trickles its body is left to it at the deadline.
+        let prepared = request
+        let stopped = SyncError(
+            code: .unreachable, message: "The request for the \(what) to \(baseURL) was stopped before an answer.")
+        let result = await DeadlineRace.run(
+            until: ends, timedOut: { timedOut }, stopped: { stopped },
+            work: { () async -> Result<[UInt8]?, SyncError> in
+                do throws(SyncError) {
+                    return .success(
+                        try await send(
+                            prepared, to: baseURL, path: path, what: what, limit: limit, timeout: timeout,
+                            deadline: deadline, absentIsNil: absentIsNil))
+                } catch {
+                    return .failure(error)
+                }
+            })
+        return try result.get()
+    }
+
+    /// One request and its answer, head and body, with failures as `SyncError`s; `deadline` bounds the head (the
+    /// caller bounds the whole).
+    private func send(
+        _ request: HTTPClientRequest, to baseURL: String, path: String, what: String, limit: Int, timeout: Duration,
+        deadline: NIODeadline, absentIsNil: Bool
+    ) async throws(SyncError) -> [UInt8]? {
         do {
             let response = try await http.execute(request, deadline: deadline)
             let status = Int(response.status.code)
