@@ -9,8 +9,10 @@ import Verification
 ///
 /// Only a `valid` verdict is asked about, only while the `ServerLink` is connected, and the answer can only
 /// turn it into `revoked`, or, for a single-use ticket whose first use it claims, `replayed` when another device
-/// claimed it first: on a timeout, an error or any other answer the offline verdict stands. A failure
-/// marks the link down until the next good sync round, so that later scans are not slowed down.
+/// claimed it first: on a timeout, an error or any other answer the offline verdict stands. A server that does
+/// not answer in time (unreachable, timed out, 5xx) marks the link down until the next good sync round, so that later
+/// scans are not slowed down; one that refuses the claim (422 `claim-refused`, 429 `too-many-claims`) answered, and
+/// leaves it up.
 public struct OnlineChecker: Sendable {
     /// The verdict to show, and which check decided it.
     public struct Review: Sendable {
@@ -51,7 +53,13 @@ public struct OnlineChecker: Sendable {
         do {
             answer = try await client.check(request, deadline: deadline)
         } catch {
-            link.failed()
+            // Only a server that did not answer (unreachable, too slow, 5xx) takes the link down: one that refused
+            // this claim, or this device's rate of claims, answered, and the next scan may ask again.
+            if error.failsOver {
+                link.failed()
+            } else if error.code == .claimRefused || error.code == .tooManyClaims {
+                link.succeeded()
+            }
             logger.notice("online check skipped, the offline verdict stands: \(error.description)")
             return offline
         }

@@ -23,6 +23,12 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         public static let serverUnavailable = Code("server-unavailable")
         /// The server refused the request (another 4xx).
         public static let rejected = Code("rejected")
+        /// The server answered a first-use claim it cannot back with its own trust (422 `claim-refused`): the ticket
+        /// is not a single-use ticket valid then, by the server's keys. The server answered; the link is up.
+        public static let claimRefused = Code("claim-refused")
+        /// The server refused a claim because this device claims more first uses than its rate allows (429
+        /// `too-many-claims`, with `Retry-After`). The server answered; the link is up.
+        public static let tooManyClaims = Code("too-many-claims")
         /// The server could not be reached, or the connection broke (refused, reset, closed mid-body).
         public static let unreachable = Code("unreachable")
         /// The TLS handshake failed: the server's certificate is not trusted, or the server refused the client

@@ -391,7 +391,8 @@ public struct ValidationAPIClient: Sendable {
                     try? WireFormat.decode(ErrorBody.self, from: Array(buffer.readableBytesView))
                 }
                 if absentIsNil, status == 404, detail?.error == "no-bundle" { return nil }
-                throw failure(status: status, path: path, detail: detail)
+                throw failure(
+                    status: status, path: path, detail: detail, retryAfter: response.headers.first(name: "Retry-After"))
             }
             guard isJSON else {
                 throw SyncError(
@@ -457,8 +458,21 @@ public struct ValidationAPIClient: Sendable {
             cause: error)
     }
 
-    private func failure(status: Int, path: String, detail: ErrorBody?) -> SyncError {
+    private func failure(status: Int, path: String, detail: ErrorBody?, retryAfter: String?) -> SyncError {
         let said = detail.map { " The server said: \(PrintableText($0.message))" } ?? ""
+        if status == 422, detail?.error == SyncError.Code.claimRefused.name {
+            return SyncError(
+                code: .claimRefused,
+                message: "The server did not record the ticket's first use (422 claim-refused): it could not back the "
+                    + "claim with its own trust.\(said)")
+        }
+        if status == 429, detail?.error == SyncError.Code.tooManyClaims.name {
+            let wait = retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { " for \($0) s" } ?? ""
+            return SyncError(
+                code: .tooManyClaims,
+                message: "The server takes no more first-use claims from this device\(wait) (429 too-many-claims): "
+                    + "it claims more than the fleet's rate allows; is the gate scanning far more than usual?\(said)")
+        }
         switch status {
         case 401:
             return SyncError(

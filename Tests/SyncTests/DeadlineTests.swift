@@ -3,11 +3,13 @@ import FareCore
 import Foundation
 import Logging
 import Sync
+import Synchronization
 import Testing
 import ValidationAPI
 
-/// Every request's deadline holds for its head and its body.
-@Suite("deadlines", .serialized, .timeLimit(.minutes(2)))
+/// Every request's deadline holds for its head and its body; an online check that the server answers with a refusal
+/// of the claim leaves the link up.
+@Suite("deadlines and the server's refusals", .serialized, .timeLimit(.minutes(2)))
 struct DeadlineTests {
     /// A `valid` verdict as the offline check gives it, for the online checker to review.
     static let offlineValid = Verdict(
@@ -54,6 +56,80 @@ struct DeadlineTests {
             // The server did not answer in time: later scans do not wait for it.
             #expect(!link.isConnected)
             #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test(
+        "422 claim-refused and 429 too-many-claims: the offline verdict stands, the link stays up; a 503 takes it down"
+    )
+    func refusedClaimsLeaveTheLinkUp() async throws {
+        let status = Mutex<(Int, String)>((422, "claim-refused"))
+        let server = try CannedHTTPServer { _ in
+            let (code, error) = status.withLock { $0 }
+            let body = Array(
+                #"{"error":"\#(error)","message":"The ticket is not a single-use ticket by this server's keys."}"#
+                    .utf8)
+            return .respond(
+                status: code, headers: ["Content-Type": "application/json", "Retry-After": "30"], body: body)
+        }
+        defer { server.stop() }
+        try await HTTPClient.withHTTPClient { http in
+            let link = ServerLink(freshness: .seconds(60))
+            link.attach(
+                ValidationAPIClient(configuration: .init(baseURL: server.baseURL, token: "t"), http: http))
+            link.succeeded()
+            let checker = OnlineChecker(link: link, deadline: .seconds(5), logger: Logger(label: "test"))
+
+            let refused = await checker.review(Self.offlineValid, payload: [1], firstUseOf: Inspection.newID())
+            #expect(refused.decidedBy == .offline && refused.verdict.kind == .valid)
+            #expect(link.isConnected, "a claim the server refused took the link down")
+
+            status.withLock { $0 = (429, "too-many-claims") }
+            let limited = await checker.review(Self.offlineValid, payload: [2], firstUseOf: Inspection.newID())
+            #expect(limited.decidedBy == .offline && limited.verdict.kind == .valid)
+            #expect(link.isConnected, "a device over its claim rate took the link down")
+            #expect(server.requests.count == 2)
+
+            // A server that cannot answer does take it down.
+            status.withLock { $0 = (503, "unavailable") }
+            let failed = await checker.review(Self.offlineValid, payload: [3], firstUseOf: Inspection.newID())
+            #expect(failed.decidedBy == .offline)
+            #expect(!link.isConnected)
+        }
+    }
+
+    @Test("the client names a 422 claim-refused and a 429 too-many-claims with codes of their own")
+    func claimRefusalCodes() async throws {
+        let answered = Atomic<Int>(0)
+        let server = try CannedHTTPServer { _ in
+            let first = answered.add(1, ordering: .relaxed).oldValue == 0
+            let body = Array(
+                (first
+                    ? #"{"error":"claim-refused","message":"No key of this server signed the ticket."}"#
+                    : #"{"error":"too-many-claims","message":"Slow down."}"#).utf8)
+            return .respond(
+                status: first ? 422 : 429, headers: ["Content-Type": "application/json", "Retry-After": "30"],
+                body: body)
+        }
+        defer { server.stop() }
+        try await HTTPClient.withHTTPClient { http in
+            let client = ValidationAPIClient(configuration: .init(baseURL: server.baseURL, token: "t"), http: http)
+            var errors: [SyncError] = []
+            for _ in 0..<2 {
+                let request = OnlineCheckRequest(
+                    payload: [1], format: nil, issuer: nil, ticketID: nil, keyID: nil, claimFirstUse: true,
+                    inspectionID: Inspection.newID())
+                do throws(SyncError) {
+                    _ = try await client.check(request, deadline: .seconds(5))
+                } catch {
+                    errors.append(error)
+                }
+            }
+            #expect(errors.map(\.code) == [.claimRefused, .tooManyClaims])
+            #expect(errors.first?.message.contains("No key of this server signed the ticket.") == true)
+            #expect(errors.last?.message.contains("for 30 s") == true, "\(errors)")
+            // The server answered: another replica would say the same, so no server is left alone.
+            #expect(!errors.contains { $0.failsOver })
         }
     }
 }
