@@ -245,8 +245,9 @@ public struct FarecheckDaemon: Sendable {
         logger.notice("stopped")
     }
 
-    /// The sync worker of a `[sync]` table, reporting to the status and to two metrics of its own:
-    /// `farecheck_sync_failures_total` and `farecheck_last_sync_timestamp_seconds`.
+    /// The sync worker of a `[sync]` table, reporting to the status and to three metrics of its own:
+    /// `farecheck_sync_failures_total`, `farecheck_sync_entries_skipped_total` and
+    /// `farecheck_last_sync_timestamp_seconds`.
     static func syncWorker(
         _ sync: DaemonConfiguration.Sync, store: TrustStore, status: DaemonStatus, metrics: DaemonMetrics,
         logger: Logger, clockFloorTolerance: TimeInterval
@@ -262,6 +263,10 @@ public struct FarecheckDaemon: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "farecheck", metricName: "sync_failures", unitName: "total",
                 helpText: "Sync rounds that failed (network, server, refused data)."))
+        let skippedEntries = metrics.registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "farecheck", metricName: "sync_entries_skipped", unitName: "total",
+                helpText: "Entries of signed revocation and first-use pages that could not be read and were skipped."))
         let lastSync = metrics.registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "farecheck", metricName: "last_sync_timestamp", unitName: "seconds",
@@ -287,6 +292,7 @@ public struct FarecheckDaemon: Sendable {
                 status.trustUpdated(at: try? store.trustChangedAt())
                 status.failed(nil)
                 lastSync.set(to: report.completedAt.timeIntervalSince1970)
+                if report.entriesSkipped > 0 { skippedEntries.increment(by: Int64(report.entriesSkipped)) }
             case .failed(let error, _, _):
                 failures.increment()
                 status.failed("sync: \(error.message)")

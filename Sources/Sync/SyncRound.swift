@@ -29,6 +29,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var revocationCursor: Int64 = 0
     /// Other devices' first uses of single-use tickets learnt in this round (new to this validator).
     public var fleetFirstUsesAdded = 0
+    /// Entries of signed pages (revocations, first uses) that could not be read and were skipped in this round; the
+    /// rest of each page was applied and the cursor moved on.
+    public var entriesSkipped = 0
     /// Inspections the server acknowledged in this round.
     public var inspectionsUploaded = 0
     /// Inspections the server refused in this round (kept in the journal with its reason, not sent again).
@@ -62,6 +65,7 @@ public struct SyncReport: Sendable, Equatable, Codable {
             parts.append("\(inspectionsPruned) acknowledged inspections pruned from the journal")
         }
         if fleetFirstUsesAdded > 0 { parts.append("\(fleetFirstUsesAdded) first uses by other gates") }
+        if entriesSkipped > 0 { parts.append("\(entriesSkipped) unreadable page entries skipped") }
         if inspectionsRefused > 0 || inspectionsRefusedInJournal > 0 {
             parts.append(
                 "\(inspectionsRefused) refused by the server "
@@ -310,12 +314,13 @@ public struct SyncRound: Sendable {
         report.revocationCursor = cursor
         for _ in 0..<Self.maximumDeltasPerRound {
             let document = try await client.revocations(since: cursor)
-            let delta: RevocationDelta
+            let reading: PageReading<RevocationDelta>
             do {
-                delta = try document.openRevocationDelta(trusting: anchors)
+                reading = try document.openRevocationPage(trusting: anchors)
             } catch {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message)", cause: error)
             }
+            let delta = reading.page
             // Signed by a pinned anchor: its signing time counts, also for a page with nothing new.
             if let issuedAt = delta.issuedAt {
                 offerTrustedTime(issuedAt, source: .revocations, what: "the revocation page after cursor \(cursor)")
@@ -340,6 +345,8 @@ public struct SyncRound: Sendable {
                     code: .store, message: "The revocation delta could not be stored: \(error.message)", cause: error)
             }
             report.revocationDeltas += 1
+            report.entriesSkipped += reading.skipped.count
+            noteSkipped(reading.skipped, page: "revocation page \(delta.from)→\(delta.next)")
             report.fullSnapshot = report.fullSnapshot || delta.full
             report.revocationsAdded += counts.added
             report.revocationsRemoved += counts.removed
@@ -436,12 +443,13 @@ public struct SyncRound: Sendable {
                 logger.warning("the server does not hand out the fleet's first uses (\(error.message)); skipped")
                 return
             }
-            let delta: FirstUseDelta
+            let reading: PageReading<FirstUseDelta>
             do {
-                delta = try document.open(as: FirstUseDelta.self, trusting: anchors)
+                reading = try document.openFirstUsePage(trusting: anchors)
             } catch {
                 throw SyncError(code: .refused, message: "First-use page refused: \(error.message)", cause: error)
             }
+            let delta = reading.page
             guard delta.since == since else {
                 throw SyncError(
                     code: .refused,
@@ -460,9 +468,22 @@ public struct SyncRound: Sendable {
                     forgetBefore: Date().addingTimeInterval(-Double(FirstUseDelta.retentionMilliseconds) / 1000))
             }
             report.fleetFirstUsesAdded += added
+            report.entriesSkipped += reading.skipped.count
+            noteSkipped(reading.skipped, page: "first-use page \(delta.since)→\(delta.next)")
             guard delta.more, delta.next > since || !delta.entries.isEmpty else { return }
             since = delta.next
         }
+    }
+
+    /// Logs a page's unreadable entries once for the page (a page of thousands of bad entries is one line), with
+    /// the first few reasons.
+    private func noteSkipped(_ skipped: [SkippedEntry], page: String) {
+        guard !skipped.isEmpty else { return }
+        let shown = skipped.prefix(3).map { PrintableText.escaped($0.description) }.joined(separator: "; ")
+        let more = skipped.count > 3 ? "; and \(skipped.count - 3) more" : ""
+        logger.warning(
+            "\(page): \(skipped.count) entr\(skipped.count == 1 ? "y" : "ies") could not be read and were skipped, the rest applied (the server signed entries this validator cannot read: \(shown)\(more))"
+        )
     }
 
     // MARK: Inspections

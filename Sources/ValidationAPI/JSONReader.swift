@@ -132,6 +132,31 @@ struct JSONReader {
         return elements
     }
 
+    /// Reads an array as `readArray(_:)` does, but an element `element` cannot read is skipped whole and its error
+    /// handed to `skipped` with its index; only an element that is not JSON at all fails the array.
+    mutating func readArray<Element>(
+        skipping skipped: (Int, JSONReadError) -> Void,
+        _ element: (inout JSONReader) throws(JSONReadError) -> Element
+    ) throws(JSONReadError) -> [Element] {
+        var elements: [Element] = []
+        try beginArray()
+        var first = true
+        var index = 0
+        while try nextElement(first: &first) {
+            skipWhitespace()
+            let start = position
+            do {
+                elements.append(try element(&self))
+            } catch {
+                position = start
+                try skipValue()
+                skipped(index, error)
+            }
+            index += 1
+        }
+        return elements
+    }
+
     // MARK: Values
 
     /// Reads `null` if it comes next, and says whether it did.
@@ -253,7 +278,14 @@ struct JSONReader {
     /// Reads a date: the API's `2026-11-22T08:30:00Z`, or any ISO 8601 form `WireFormat` reads.
     mutating func readDate() throws(JSONReadError) -> Date {
         let start = position
-        if let raw = try readRawString(), let date = WireFormat.plainUTCDate(raw) { return date }
+        if let raw = try readRawString(), let date = WireFormat.plainUTCDate(raw) {
+            // Year 0000 fits the form but not the API's range.
+            guard WireFormat.dateRange.contains(date) else {
+                throw error(
+                    "a date outside years 1-9999: \(String(decoding: raw.prefix(40), as: UTF8.self))", at: start)
+            }
+            return date
+        }
         position = start
         let text = try readString()
         guard let date = WireFormat.date(text) else {

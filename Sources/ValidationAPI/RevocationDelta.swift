@@ -278,9 +278,25 @@ extension RevocationDelta {
     public init(wireBytes: [UInt8]) throws(JSONReadError) {
         self = try wireBytes.withUnsafeBufferPointer { (buffer) throws(JSONReadError) -> RevocationDelta in
             var reader = JSONReader(buffer)
-            let delta = try Self.read(&reader)
+            var skipped: [SkippedEntry]? = nil
+            let delta = try Self.read(&reader, skipped: &skipped)
             try reader.expectEnd()
             return delta
+        }
+    }
+
+    /// Reads a delta as `init(wireBytes:)` does, but each entry on its own: an entry that cannot be read (a date
+    /// outside years 1-9999, a ticket id that is not hex, a missing field) is left out and named in the reading's
+    /// `skipped`. The page's own fields are read strictly.
+    ///
+    /// - Throws: `JSONReadError` for bytes that are not JSON, and for a page whose own fields cannot be read.
+    public static func reading(wireBytes: [UInt8]) throws(JSONReadError) -> PageReading<RevocationDelta> {
+        try wireBytes.withUnsafeBufferPointer { (buffer) throws(JSONReadError) -> PageReading<RevocationDelta> in
+            var reader = JSONReader(buffer)
+            var skipped: [SkippedEntry]? = []
+            let delta = try Self.read(&reader, skipped: &skipped)
+            try reader.expectEnd()
+            return PageReading(page: delta, skipped: skipped ?? [])
         }
     }
 
@@ -297,7 +313,11 @@ extension RevocationDelta {
     private static let keyFields: [StaticString] = ["format", "issuer", "keyID", "reason", "revokedAt"]
     private static let keyReferenceFields = Array(keyFields[..<3])
 
-    private static func read(_ reader: inout JSONReader) throws(JSONReadError) -> RevocationDelta {
+    /// Reads a delta; with `skipped` nil, strictly (one bad entry refuses the page), else entry by entry, each
+    /// entry that cannot be read named in `skipped`.
+    private static func read(_ reader: inout JSONReader, skipped: inout [SkippedEntry]?) throws(JSONReadError)
+        -> RevocationDelta
+    {
         var from: Int64?
         var next: Int64?
         var full: Bool?
@@ -312,6 +332,18 @@ extension RevocationDelta {
         var removedBlocklistEntries: [BlocklistEntry] = []
         var strings = WireStrings()
         let start = reader.position
+        let tolerant = skipped != nil
+        /// Reads a list of entries: strictly, or each on its own.
+        func entries<Entry>(
+            _ reader: inout JSONReader, _ list: String,
+            _ element: (inout JSONReader) throws(JSONReadError) -> Entry
+        ) throws(JSONReadError) -> [Entry] {
+            guard tolerant else { return try reader.readArray(element) }
+            return try reader.readArray(
+                skipping: { index, error in
+                    skipped?.append(SkippedEntry(list: list, index: index, reason: error.description))
+                }, element)
+        }
         try reader.readObject(fields: deltaFields) { (field, reader) throws(JSONReadError) in
             switch field {
             case 0: from = try reader.readInt64()
@@ -319,26 +351,26 @@ extension RevocationDelta {
             case 2: full = try reader.readBool()
             case 3: more = try reader.readNull() ? nil : try reader.readBool()
             case 4:
-                addedTickets = try reader.readArray { (reader) throws(JSONReadError) in
+                addedTickets = try entries(&reader, "addedTickets") { (reader) throws(JSONReadError) in
                     let ticket = try readTicket(&reader, strings: &strings, revoked: true)
                     return RevokedTicket(
                         issuer: ticket.issuer, ticketID: ticket.ticketID, reason: ticket.reason,
                         revokedAt: ticket.revokedAt!)
                 }
             case 5:
-                removedTickets = try reader.readArray { (reader) throws(JSONReadError) in
+                removedTickets = try entries(&reader, "removedTickets") { (reader) throws(JSONReadError) in
                     let ticket = try readTicket(&reader, strings: &strings, revoked: false)
                     return TicketReference(issuer: ticket.issuer, ticketID: ticket.ticketID)
                 }
             case 6:
-                addedKeys = try reader.readArray { (reader) throws(JSONReadError) in
+                addedKeys = try entries(&reader, "addedKeys") { (reader) throws(JSONReadError) in
                     let key = try readKey(&reader, strings: &strings, revoked: true)
                     return RevokedKey(
                         format: key.format, issuer: key.issuer, keyID: key.keyID, reason: key.reason,
                         revokedAt: key.revokedAt!)
                 }
             case 7:
-                removedKeys = try reader.readArray { (reader) throws(JSONReadError) in
+                removedKeys = try entries(&reader, "removedKeys") { (reader) throws(JSONReadError) in
                     let key = try readKey(&reader, strings: &strings, revoked: false)
                     return KeyReference(format: key.format, issuer: key.issuer, keyID: key.keyID)
                 }
@@ -346,11 +378,13 @@ extension RevocationDelta {
             case 9:
                 blocklists = try reader.readArray { (reader) throws(JSONReadError) in try readBlocklist(&reader) }
             case 10:
-                addedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                addedBlocklistEntries = try entries(&reader, "addedBlocklistEntries") {
+                    (reader) throws(JSONReadError) in
                     try readBlocklistEntry(&reader)
                 }
             default:
-                removedBlocklistEntries = try reader.readArray { (reader) throws(JSONReadError) in
+                removedBlocklistEntries = try entries(&reader, "removedBlocklistEntries") {
+                    (reader) throws(JSONReadError) in
                     try readBlocklistEntry(&reader)
                 }
             }
