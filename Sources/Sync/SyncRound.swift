@@ -29,6 +29,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var revocationCursor: Int64 = 0
     /// Other devices' first uses of single-use tickets learnt in this round (new to this validator).
     public var fleetFirstUsesAdded = 0
+    /// Withdrawals of other devices' first uses applied in this round (the server no longer stands by them).
+    public var fleetFirstUsesWithdrawn = 0
     /// Entries of signed pages (revocations, first uses) that could not be read and were skipped in this round; the
     /// rest of each page was applied and the cursor moved on.
     public var entriesSkipped = 0
@@ -65,6 +67,7 @@ public struct SyncReport: Sendable, Equatable, Codable {
             parts.append("\(inspectionsPruned) acknowledged inspections pruned from the journal")
         }
         if fleetFirstUsesAdded > 0 { parts.append("\(fleetFirstUsesAdded) first uses by other gates") }
+        if fleetFirstUsesWithdrawn > 0 { parts.append("\(fleetFirstUsesWithdrawn) first uses withdrawn by the server") }
         if entriesSkipped > 0 { parts.append("\(entriesSkipped) unreadable page entries skipped") }
         if inspectionsRefused > 0 || inspectionsRefusedInJournal > 0 {
             parts.append(
@@ -460,13 +463,20 @@ public struct SyncRound: Sendable {
             let entries = delta.entries.filter { $0.device != own }.map {
                 FleetFirstUseRecord(
                     format: $0.format, issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID,
-                    device: $0.device, usedAt: $0.usedAt)
+                    device: $0.device, usedAt: $0.usedAt, recordedAt: $0.recordedAt)
+            }
+            // Named as the entries were stored: the issuer as verification matches it.
+            let withdrawals = (delta.withdrawals ?? []).filter { $0.device != own }.map {
+                FleetFirstUseWithdrawal(
+                    format: $0.format, issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID,
+                    device: $0.device)
             }
             let added = try storeStep { () throws(StoreError) in
                 try store.applyFleetFirstUses(
-                    entries, next: delta.next,
+                    entries, withdrawals: withdrawals, next: delta.next,
                     forgetBefore: Date().addingTimeInterval(-Double(FirstUseDelta.retentionMilliseconds) / 1000))
             }
+            report.fleetFirstUsesWithdrawn += withdrawals.count
             report.fleetFirstUsesAdded += added
             report.entriesSkipped += reading.skipped.count
             noteSkipped(reading.skipped, page: "first-use page \(delta.since)→\(delta.next)")

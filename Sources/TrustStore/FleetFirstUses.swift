@@ -14,13 +14,41 @@ public struct FleetFirstUseRecord: Sendable, Equatable {
     public var device: String
     /// When it did.
     public var usedAt: Date
+    /// When the server recorded it (the server's clock), by which it is forgotten; nil from servers that predate
+    /// it (then `usedAt` counts).
+    public var recordedAt: Date?
 
-    public init(format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date) {
+    /// Makes a record.
+    public init(
+        format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date, recordedAt: Date? = nil
+    ) {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
         self.device = device
         self.usedAt = usedAt
+        self.recordedAt = recordedAt
+    }
+}
+
+/// A first use the server withdrew (a revoked device's claim, or an operator's `first-uses forget`), named as its
+/// `FleetFirstUseRecord` was: the validator forgets it, so the ticket passes again.
+public struct FleetFirstUseWithdrawal: Sendable, Equatable {
+    /// The withdrawn entry's format ('' when its claim named none).
+    public var format: String
+    /// The issuer as verification matches it.
+    public var issuer: String
+    /// The ticket id.
+    public var ticketID: [UInt8]
+    /// The device whose claim it was: an entry of another device is kept.
+    public var device: String
+
+    /// Makes a withdrawal.
+    public init(format: String, issuer: String, ticketID: [UInt8], device: String) {
+        self.format = format
+        self.issuer = issuer
+        self.ticketID = ticketID
+        self.device = device
     }
 }
 
@@ -35,29 +63,42 @@ extension TrustStore {
     }
 
     /// Applies one page of the fleet's first uses in one transaction: the entries are kept (one already held is
-    /// left as it is), the cursor moves to `next`, and first uses from before `forgetBefore` are dropped.
+    /// left as it is), the withdrawn ones are forgotten, the cursor moves to `next`, and first uses recorded before
+    /// `forgetBefore` are dropped (by the server's record time; by their use for entries without one).
+    ///
+    /// A withdrawal comes after the entries it names in the server's order, so it is applied after the page's
+    /// entries: a page that holds both a claim and its withdrawal leaves nothing.
     ///
     /// - Returns: The entries that were new.
     @discardableResult
-    public func applyFleetFirstUses(_ entries: [FleetFirstUseRecord], next: Int64, forgetBefore: Date)
-        throws(StoreError)
-        -> Int
-    {
+    public func applyFleetFirstUses(
+        _ entries: [FleetFirstUseRecord], withdrawals: [FleetFirstUseWithdrawal] = [], next: Int64,
+        forgetBefore: Date
+    ) throws(StoreError) -> Int {
         try write { db in
             var added = 0
             for entry in entries {
                 try db.execute(
                     sql: """
-                        INSERT INTO fleet_first_use (format, issuer, ticket_id, device, used_at)
-                        VALUES (?, ?, ?, ?, ?) ON CONFLICT (issuer, ticket_id, format) DO NOTHING
+                        INSERT INTO fleet_first_use (format, issuer, ticket_id, device, used_at, recorded_at)
+                        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (issuer, ticket_id, format) DO NOTHING
                         """,
                     arguments: [
                         entry.format, entry.issuer, Data(entry.ticketID), entry.device, Self.milliseconds(entry.usedAt),
+                        entry.recordedAt.map(Self.milliseconds),
                     ])
                 added += db.changesCount
             }
+            for withdrawal in withdrawals {
+                try db.execute(
+                    sql: """
+                        DELETE FROM fleet_first_use WHERE issuer = ? AND ticket_id = ? AND format = ? AND device = ?
+                        """,
+                    arguments: [withdrawal.issuer, Data(withdrawal.ticketID), withdrawal.format, withdrawal.device])
+            }
             try db.execute(
-                sql: "DELETE FROM fleet_first_use WHERE used_at < ?", arguments: [Self.milliseconds(forgetBefore)])
+                sql: "DELETE FROM fleet_first_use WHERE coalesce(recorded_at, used_at) < ?",
+                arguments: [Self.milliseconds(forgetBefore)])
             try Self.setMeta(db, "first_use_cursor", String(next))
             return added
         }
@@ -73,7 +114,7 @@ extension TrustStore {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT format, issuer, ticket_id, device, used_at FROM fleet_first_use
+                    SELECT format, issuer, ticket_id, device, used_at, recorded_at FROM fleet_first_use
                     WHERE issuer = ? AND ticket_id = ? AND format IN (?, '') ORDER BY used_at LIMIT 1
                     """,
                 arguments: [issuer, Data(ticketID), format?.rawValue ?? ""])
@@ -81,12 +122,21 @@ extension TrustStore {
                 FleetFirstUseRecord(
                     format: $0["format"], issuer: $0["issuer"], ticketID: Array($0["ticket_id"] as Data),
                     device: $0["device"],
-                    usedAt: Date(timeIntervalSince1970: TimeInterval($0["used_at"] as Int64) / 1000))
+                    usedAt: Date(timeIntervalSince1970: TimeInterval($0["used_at"] as Int64) / 1000),
+                    recordedAt: ($0["recorded_at"] as Int64?).map {
+                        Date(timeIntervalSince1970: TimeInterval($0) / 1000)
+                    })
             }
         }
     }
 
+    /// A date in Unix milliseconds, clamped to what an `Int64` holds: the dates here were range-checked where they
+    /// were read (years 1-9999), and a conversion never traps.
     private static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite else { return value > 0 ? .max : .min }
+        if value >= 9.2e18 { return .max }
+        if value <= -9.2e18 { return .min }
+        return Int64(value)
     }
 }

@@ -413,6 +413,15 @@ public final class TrustStore: Sendable {
                     CREATE INDEX fleet_first_use_by_time ON fleet_first_use (used_at);
                     """)
         }
+        migrator.registerMigration("v16-fleet-first-use-recorded-at") { db in
+            // When the server recorded each first use (its clock): entries are forgotten by it, never by the time a
+            // device claimed (which a device chooses). Null for entries from older servers, forgotten by used_at.
+            try db.alter(table: "fleet_first_use") { t in
+                t.add(column: "recorded_at", .integer)
+            }
+            try db.execute(
+                sql: "CREATE INDEX fleet_first_use_by_record_time ON fleet_first_use (coalesce(recorded_at, used_at))")
+        }
         return migrator
     }
 

@@ -4,9 +4,11 @@ import Foundation
 import Glibc
 import ScannerSimulation
 import Scanners
+import Signatures
 import TestSupport
 import Testing
 import TrustStore
+import ValidationAPI
 
 /// Two gates, two `farecheck daemon` processes with their own stores and devices, against one reference server:
 /// a screenshot of a single-use ticket shown at both passes once.
@@ -21,7 +23,8 @@ struct FleetFirstUseTests {
         let socket: LineSocket
 
         static func start(
-            _ name: String, bench: SyncBench, token: String, online: Bool = true, interval: Int = 3600
+            _ name: String, bench: SyncBench, token: String, online: Bool = true, interval: Int = 3600,
+            url: String? = nil
         ) async throws -> Gate {
             let store = Workbench()
             _ = try TrustStore(path: store.db)
@@ -50,7 +53,7 @@ struct FleetFirstUseTests {
             listen = "127.0.0.1:0"
 
             [sync]
-            url = "\(bench.server.baseURL)"
+            url = "\(url ?? bench.server.baseURL)"
             device_id = "\(name)"
             token_file = "\(store.path("device.token"))"
             anchors = ["\(SyncBench.demoAnchorPublic)"]
@@ -161,5 +164,72 @@ struct FleetFirstUseTests {
         // Nothing was passed twice: the server has no conflict.
         let conflicts = try bench.server.admin(["first-uses", "conflicts", "--json"])
         #expect(conflicts.isEmpty, "\(conflicts)")
+    }
+
+    @Test(
+        "a first use the server withdrew no longer makes a gate refuse the ticket; one it did not withdraw still does")
+    func withdrawnFirstUse() async throws {
+        let bench = try SyncBench()
+        // The reference server for everything but the first-use pages, which the test signs with the same anchor.
+        let proxy = try FaultProxy(upstream: bench.server.baseURL)
+        let now = Date().formatted(.iso8601)
+        func page(_ members: String) throws -> [UInt8] {
+            try SignedDocument.sign(
+                payload: Array(#"{"since":0,"next":1,"more":false,\#(members)}"#.utf8),
+                with: PrivateKey(pem: try String(contentsOfFile: ReferenceServer.demoAnchorKey, encoding: .utf8))
+            ).jsonBytes()
+        }
+        let claims = ["7a", "7b"].map {
+            #"{"format":"fc1","issuer":"demo-transit","ticketID":"\#($0)","device":"gate-x","usedAt":"\#(now)","#
+                + #""recordedAt":"\#(now)"}"#
+        }
+        // And one the validator cannot read (used before year 1): skipped and counted, the rest applied.
+        let unreadable =
+            #"{"format":"fc1","issuer":"demo-transit","ticketID":"7c","device":"gate-x","#
+            + #""usedAt":"0000-12-31T00:00:00Z","recordedAt":"\#(now)"}"#
+        proxy.set(
+            .replay(try page(#""entries":[\#((claims + [unreadable]).joined(separator: ","))]"#)),
+            forPathsStartingWith: APIPath.firstUses)
+        let gate = try await Gate.start(
+            "gate-a", bench: bench, token: try bench.server.addDevice("gate-a"), online: false, interval: 1,
+            url: proxy.baseURL)
+        defer { gate.scanner.stop() }
+        let day = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("d7"))))
+        #expect(try await gate.scanOnceSynced(day).verdict == .valid)
+        let store = try TrustStore(path: gate.store.db)
+        #expect(
+            await Self.eventually {
+                try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0x7b], format: .fc1) != nil
+            })
+        let skipped = try await ClockFloorSyncTests.metric(gate.daemon, "farecheck_sync_entries_skipped_total")
+        #expect((skipped ?? 0) >= 1, "farecheck_sync_entries_skipped_total is \(String(describing: skipped))")
+        let claimed = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("7b", product: "single"))))
+        let refused = try await gate.scan(claimed)
+        #expect(refused.verdict == .replayed && refused.reason.contains("already passed gate-x"), "\(refused.reason)")
+
+        // The server withdraws gate-x's claim of 7a (a revoked device's, or an operator's forget).
+        let withdrawal =
+            #"{"format":"fc1","issuer":"demo-transit","ticketID":"7a","device":"gate-x","withdrawnAt":"\#(now)"}"#
+        proxy.set(
+            .replay(try page(#""entries":[],"withdrawals":[\#(withdrawal)]"#)), forPathsStartingWith: APIPath.firstUses)
+        #expect(
+            await Self.eventually {
+                try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0x7a], format: .fc1) == nil
+            })
+        let withdrawn = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("7a", product: "single"))))
+        let passed = try await gate.scan(withdrawn)
+        #expect(passed.verdict == .valid, "\(passed.reason)\n\(gate.daemon.stderr.text)")
+        #expect(try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0x7b], format: .fc1) != nil)
+        #expect(await gate.daemon.stop() == 0)
+    }
+
+    /// Waits up to 20 seconds for `condition`, checking every 100 ms.
+    static func eventually(_ condition: () throws -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if (try? condition()) == true { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return (try? condition()) == true
     }
 }

@@ -4,14 +4,16 @@ import Foundation
 import Logging
 import Signatures
 import Sync
+import Synchronization
 import TestSupport
 import Testing
 import TrustStore
 import ValidationAPI
 
-/// Signed pages with an entry the validator cannot read, served by a loopback server that signs pages the test wrote byte by byte with the demo anchor (the reference server cannot
+/// Signed pages with an entry the validator cannot read, withdrawals, and the server's record time, served by a
+/// loopback server that signs pages the test wrote byte by byte with the demo anchor (the reference server cannot
 /// be made to sign such entries).
-@Suite("signed pages: bad entries", .serialized, .timeLimit(.minutes(3)))
+@Suite("signed pages: bad entries, withdrawals, record times", .serialized, .timeLimit(.minutes(3)))
 struct FleetPageTests {
     /// The demo anchor's private key, which the validator pins as `.demo`.
     static func anchorKey() throws -> PrivateKey {
@@ -60,9 +62,7 @@ struct FleetPageTests {
         }
     }
 
-    @Test(
-        "a signed page with one bad entry among good ones: the good ones are applied, the cursor moves, the bad one counted"
-    )
+    @Test("a signed page with one bad entry among good ones: good ones applied, the cursor moved, the bad one counted")
     func badEntrySkipped() async throws {
         let bench = Workbench()
         let store = try TrustStore(path: bench.db)
@@ -120,5 +120,56 @@ struct FleetPageTests {
             #expect(error.code == .refused && error.message.contains("not a FirstUseDelta"), "\(error)")
         }
         #expect(try store.fleetFirstUseCursor() == 0)
+    }
+
+    @Test(
+        "a withdrawal forgets the entry it names (issuer as stored); entries are forgotten by the server's record time")
+    func withdrawalsAndRecordTime() async throws {
+        let bench = Workbench()
+        let store = try TrustStore(path: bench.db)
+        let now = Date()
+        let eightDaysAgo = now.addingTimeInterval(-8 * 86400)
+        let page = Mutex<[UInt8]>([])
+        page.withLock {
+            $0 =
+                (try? Self.signed(
+                    #"{"since":0,"next":1,"more":false,"entries":["#
+                        // A UIC ticket: its issuer is stored as verification matches it (1080 → 1080, 0080 → 80).
+                        + #"{"format":"uic-918-3","issuer":"0080","ticketID":"c1","device":"gate-x","#
+                        + #""usedAt":"\#(Self.wire(now))","recordedAt":"\#(Self.wire(now))"},"#
+                        + #"{"format":"fc1","issuer":"demo-transit","ticketID":"c2","device":"gate-x","#
+                        + #""usedAt":"\#(Self.wire(now))","recordedAt":"\#(Self.wire(now))"},"#
+                        // Claimed for the far future, recorded long ago: forgotten by its record time.
+                        + #"{"format":"fc1","issuer":"demo-transit","ticketID":"c3","device":"gate-x","#
+                        + #""usedAt":"9999-01-01T00:00:00Z","recordedAt":"\#(Self.wire(eightDaysAgo))"},"#
+                        // Used long ago (an offline gate's upload), recorded now: kept.
+                        + #"{"format":"fc1","issuer":"demo-transit","ticketID":"c4","device":"gate-x","#
+                        + #""usedAt":"\#(Self.wire(eightDaysAgo))","recordedAt":"\#(Self.wire(now))"}"#
+                        + #"]}"#)) ?? []
+        }
+        let server = try Self.server { [APIPath.firstUses + "?since=0": page.withLock { $0 }] }
+        defer { server.stop() }
+
+        _ = try await Self.round(server.baseURL, store: store)
+        #expect(try store.fleetFirstUse(issuer: "80", ticketID: [0xc1], format: .uic9183) != nil)
+        #expect(try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0xc2], format: .fc1) != nil)
+        #expect(try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0xc3], format: .fc1) == nil)
+        #expect(try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0xc4], format: .fc1) != nil)
+
+        // The server withdraws c1 (and names c2 with another device, whose entry it is not).
+        page.withLock {
+            $0 =
+                (try? Self.signed(
+                    #"{"since":0,"next":2,"more":false,"entries":[],"withdrawals":["#
+                        + #"{"format":"uic-918-3","issuer":"0080","ticketID":"c1","device":"gate-x","#
+                        + #""withdrawnAt":"\#(Self.wire(now))"},"#
+                        + #"{"format":"fc1","issuer":"demo-transit","ticketID":"c2","device":"gate-y","#
+                        + #""withdrawnAt":"\#(Self.wire(now))"}"#
+                        + #"]}"#)) ?? []
+        }
+        let report = try await Self.round(server.baseURL, store: store)
+        #expect(report.fleetFirstUsesWithdrawn == 2)
+        #expect(try store.fleetFirstUse(issuer: "80", ticketID: [0xc1], format: .uic9183) == nil)
+        #expect(try store.fleetFirstUse(issuer: "demo-transit", ticketID: [0xc2], format: .fc1)?.device == "gate-x")
     }
 }
