@@ -244,7 +244,8 @@ struct JournalStep: InspectionStep {
     func apply(to scan: inout ScanInProgress) async {
         guard scan.inspection.isJournaled else { return }
         scan.inspection.payloadDigest = digest(.sha256, scan.scan.payload)
-        let record = InspectionRecord(scan.inspection)
+        // A first use keeps its payload until the server has it (the server verifies the claim with it).
+        let record = InspectionRecord(scan.inspection, payload: scan.scan.payload)
         let journal = self.journal
         let durability = await io.run { journal.append(record) }
         scan.durability = durability

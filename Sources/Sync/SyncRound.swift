@@ -500,9 +500,12 @@ public struct SyncRound: Sendable {
 
     private func uploadInspections(into report: inout SyncReport) async throws(SyncError) {
         while true {
-            let batch = try storeStep { () throws(StoreError) in try store.unsentInspections(limit: uploadBatchSize) }
-            guard !batch.isEmpty else { return }
-            let acknowledgement = try await client.upload(InspectionBatch(records: batch.map(Self.upload)))
+            let unsent = try storeStep { () throws(StoreError) in try store.unsentInspections(limit: uploadBatchSize) }
+            guard !unsent.isEmpty else { return }
+            // First uses carry their payloads: a batch of them is cut to what the server takes in one body.
+            let records = Self.fitting(unsent.map(Self.upload), within: Self.uploadByteBudget)
+            let batch = Array(unsent.prefix(records.count))
+            let acknowledgement = try await client.upload(InspectionBatch(records: records))
             let (sent, refused) = Self.outcomes(of: batch.map(\.id), in: acknowledgement)
             // Only what the server says it holds is marked sent; a refused record stays in the journal with the
             // server's reason and is not offered again; anything else goes again next time.
@@ -516,6 +519,14 @@ public struct SyncRound: Sendable {
             }
             report.inspectionsUploaded += sent.count
             report.inspectionsRefused += refused.count
+            // Stored, but the server did not record the first use it claims: the fleet does not learn it from here.
+            for result in acknowledgement.results ?? []
+            where result.outcome.isHeld && result.code == InspectionResult.claimRefused {
+                let line =
+                    "the server holds inspection \(PrintableText(result.id)) but did not record its first use for the "
+                    + "fleet (claim-refused): " + PrintableText.escaped(result.reason ?? "the server gave no reason")
+                logger.notice("\(line)")
+            }
             for refusal in refused {
                 let line =
                     "the server refused inspection \(PrintableText(refusal.id)), kept in the journal: "
@@ -527,8 +538,28 @@ public struct SyncRound: Sendable {
                 logger.warning("the server acknowledged \(settled) of \(batch.count) inspections; the rest later")
                 return
             }
-            if batch.count < uploadBatchSize { return }
+            if unsent.count < uploadBatchSize && batch.count == unsent.count { return }
         }
+    }
+
+    /// The most bytes of JSON one upload carries: the reference server takes bodies of up to 1 MiB, and a batch of
+    /// first uses, each with its payload, can be larger than a batch without.
+    static let uploadByteBudget = 768 << 10
+
+    /// The first of `records` whose batch encodes within `budget` bytes (at least one record, which the server then
+    /// judges on its own).
+    static func fitting(_ records: [InspectionUpload], within budget: Int) -> [InspectionUpload] {
+        // Records without a payload are small: a full batch of them fits, as it always did.
+        guard records.contains(where: { $0.payload != nil }) else { return records }
+        var count = records.count
+        while count > 1 {
+            guard let size = try? WireFormat.encode(InspectionBatch(records: Array(records.prefix(count)))).count,
+                size > budget
+            else { break }
+            // Shrunk in proportion, and by one at least: a few encodes even for a batch of large payloads.
+            count = max(1, min(count - 1, count * budget / size))
+        }
+        return Array(records.prefix(count))
     }
 
     /// Deletes the acknowledged inspections older than `journalRetention` (the server holds them), at most
@@ -580,7 +611,7 @@ public struct SyncRound: Sendable {
             payloadDigest: record.payloadDigest, format: record.format, issuer: record.issuer,
             ticketID: record.ticketID, verdict: record.verdict, reason: record.reason, signature: record.signature,
             warnings: record.warnings, inspector: record.inspector, decidedBy: record.decidedBy,
-            firstUse: record.firstUse)
+            firstUse: record.firstUse, payload: record.firstUse == true ? record.firstUsePayload : nil)
     }
 
     private func storeStep<T>(_ body: () throws(StoreError) -> T) throws(SyncError) -> T {

@@ -55,9 +55,20 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
     /// `true` when the inspection passed a single-use ticket at a gate (its first use, uploaded for the fleet);
     /// `nil` otherwise.
     public var firstUse: Bool?
+    /// The payload bytes as scanned, for a first use only: uploaded with it, so that the server can verify the
+    /// ticket before it records the claim, and cleared once the server has answered for the record (the journal
+    /// otherwise keeps only the digest). `nil` for every other inspection, and once the record is acknowledged.
+    public var firstUsePayload: [UInt8]?
+
+    /// The journal row of `inspection`, without a payload.
+    public init(_ inspection: Inspection) {
+        self.init(inspection, payload: nil)
+    }
 
     /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
-    public init(_ inspection: Inspection) {
+    ///
+    /// - Parameter payload: The payload bytes as scanned; kept only when the inspection is a first use.
+    public init(_ inspection: Inspection, payload: [UInt8]?) {
         let verdict = inspection.verdict
         self.id = inspection.id
         self.inspectedAt = Int64((verdict.inspectedAt.timeIntervalSince1970 * 1000).rounded())
@@ -86,6 +97,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         self.clockFloor = verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) }
         self.clockFloorSource = verdict.clockFloor.map { Recorded($0.source) }
         self.firstUse = inspection.isFirstUse ? true : nil
+        self.firstUsePayload = inspection.isFirstUse ? payload : nil
     }
 
     // Rows are read and written by hand so that byte fields are stored as blobs.
@@ -111,19 +123,22 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         clockFloor = row["clock_floor"]
         clockFloorSource = (row["clock_floor_source"] as String?).map(Recorded.init(text:))
         firstUse = row.hasColumn("first_use") && (row["first_use"] as Bool?) == true ? true : nil
+        firstUsePayload =
+            row.hasColumn("first_use_payload") ? (row["first_use_payload"] as Data?).map { Array($0) } : nil
     }
 
     /// The journal's columns, in the order of ``journalValues``.
     static let journalColumns = [
         "id", "inspected_at", "device", "symbology", "payload_digest", "format", "issuer", "ticket_id", "verdict",
         "reason", "signature", "warnings", "inspector", "decided_by", "sent_at", "refused_at", "refusal",
-        "warning_messages", "clock_floor", "clock_floor_source", "first_use",
+        "warning_messages", "clock_floor", "clock_floor_source", "first_use", "first_use_payload",
     ]
 
     /// The columns added after the journal's first schema (a store of v3–v8 held the table without them): written
     /// by ``encode(to:)`` only when set, so that a record stays insertable into a table that predates them.
     private static let laterColumns: Set<String> = [
         "refused_at", "refusal", "warning_messages", "clock_floor", "clock_floor_source", "first_use",
+        "first_use_payload",
     ]
 
     /// The record's row, a value for each of ``journalColumns`` in their order: the one mapping from a record to what
@@ -134,6 +149,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
             ticketID.map { Data($0) },
             verdict.text, reason, signature.text, warnings, inspector, decidedBy.text, sentAt, refusedAt, refusal,
             warningMessages, clockFloor, clockFloorSource?.text, firstUse == true ? true : nil,
+            firstUsePayload.map { Data($0) },
         ]
     }
 
@@ -563,6 +579,11 @@ public final class InspectionJournal: Sendable {
             // Whether the inspection passed a single-use ticket at a gate: uploaded as the ticket's first use.
             try db.alter(table: "inspection") { t in t.add(column: "first_use", .boolean) }
         }
+        migrator.registerMigration("v6-first-use-payload") { db in
+            // A first use's payload bytes, uploaded with it for the server to verify, and cleared once the server
+            // has answered for the record: only unsent first uses hold one.
+            try db.alter(table: "inspection") { t in t.add(column: "first_use_payload", .blob) }
+        }
         return migrator
     }
 
@@ -647,8 +668,9 @@ extension InspectionJournal {
         for start in stride(from: 0, to: ids.count, by: Self.marksPerTransaction) {
             let part = Array(ids[start..<min(start + Self.marksPerTransaction, ids.count)])
             try writeUnsynced { db in
+                // The server holds the record: the first use's payload has done its work and is not kept.
                 _ = try InspectionRecord.filter(part.contains(Column("id"))).updateAll(
-                    db, Column("sent_at").set(to: stamp))
+                    db, Column("sent_at").set(to: stamp), Column("first_use_payload").set(to: nil))
             }
         }
     }
@@ -666,7 +688,8 @@ extension InspectionJournal {
             try writeUnsynced { db in
                 for refusal in part {
                     try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
-                        db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason))
+                        db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason),
+                        Column("first_use_payload").set(to: nil))
                 }
             }
         }

@@ -40,6 +40,7 @@ final class FaultProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var upstreamPort: Int
     private var rules: [(prefix: String, fault: Fault)] = []
+    private var received: [(path: String, body: [UInt8])] = []
     private let listener: Int32
     /// The port the proxy listens on.
     let port: Int
@@ -90,6 +91,11 @@ final class FaultProxy: @unchecked Sendable {
         }
     }
 
+    /// The bodies of the requests to paths that start with `prefix` that reached the proxy so far, in order.
+    func requestBodies(toPathsStartingWith prefix: String) -> [[UInt8]] {
+        lock.withLock { received.filter { $0.path.hasPrefix(prefix) }.map(\.body) }
+    }
+
     private func fault(for path: String) -> Fault {
         lock.withLock { rules.last { path.hasPrefix($0.prefix) }?.fault ?? .none }
     }
@@ -102,6 +108,7 @@ final class FaultProxy: @unchecked Sendable {
         let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
         let path = requestLine.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
         let fault = fault(for: path)
+        lock.withLock { received.append((path, body)) }
         if fault == .serverError {
             let text = Array(#"{"error":"internal","message":"injected by the test proxy"}"#.utf8)
             let response =
