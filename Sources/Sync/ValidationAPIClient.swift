@@ -343,7 +343,6 @@ public struct ValidationAPIClient: Sendable {
         }
         let nanoseconds = Self.nanoseconds(timeout)
         let deadline = NIODeadline.now() + .nanoseconds(nanoseconds)
-        let ends = ContinuousClock.now + .nanoseconds(nanoseconds)
         let timedOut = SyncError(
             code: .timedOut, message: "The server did not send the \(what) within \(timeout) (\(baseURL)).")
         // The head and the body together: the HTTP client's deadline covers the head only, so the whole exchange
@@ -352,8 +351,8 @@ public struct ValidationAPIClient: Sendable {
         let stopped = SyncError(
             code: .unreachable, message: "The request for the \(what) to \(baseURL) was stopped before an answer.")
         let result = await DeadlineRace.run(
-            until: ends, timedOut: { timedOut }, stopped: { stopped },
-            work: { () async -> Result<[UInt8]?, SyncError> in
+            until: deadline, on: http.eventLoopGroup.any(), timedOut: { timedOut }, stopped: { stopped },
+            work: { () async -> Result<ByteBuffer?, SyncError> in
                 do throws(SyncError) {
                     return .success(
                         try await send(
@@ -363,15 +362,16 @@ public struct ValidationAPIClient: Sendable {
                     return .failure(error)
                 }
             })
-        return try result.get()
+        // Copied out here, on the caller's executor (the sync thread for a round), not the race's.
+        return try result.get().map { Array($0.readableBytesView) }
     }
 
-    /// One request and its answer, head and body, with failures as `SyncError`s; `deadline` bounds the head (the
-    /// caller bounds the whole).
+    /// One request and its answer's body, head and body read, with failures as `SyncError`s; `deadline` bounds the
+    /// head (the caller bounds the whole).
     private func send(
         _ request: HTTPClientRequest, to baseURL: String, path: String, what: String, limit: Int, timeout: Duration,
         deadline: NIODeadline, absentIsNil: Bool
-    ) async throws(SyncError) -> [UInt8]? {
+    ) async throws(SyncError) -> ByteBuffer? {
         do {
             let response = try await http.execute(request, deadline: deadline)
             let status = Int(response.status.code)
@@ -403,7 +403,7 @@ public struct ValidationAPIClient: Sendable {
             }
             let buffer = try await response.body.collect(upTo: limit)
             serverTime.note(dateHeader: response.headers.first(name: "Date"))
-            return Array(buffer.readableBytesView)
+            return buffer
         } catch let error as SyncError {
             throw error
         } catch let error as NIOTooManyBytesError {
