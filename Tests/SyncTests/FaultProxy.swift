@@ -35,6 +35,8 @@ final class FaultProxy: @unchecked Sendable {
         case tamperPayload
         /// The response header `name` is set to `value` (a server whose `Date` is wrong).
         case header(String, String)
+        /// The head is sent at once, then the body one byte a second (a stalling proxy).
+        case trickle
     }
 
     private let lock = NSLock()
@@ -167,6 +169,13 @@ final class FaultProxy: @unchecked Sendable {
             responseHead = Self.setting("Content-Type", "text/html; charset=utf-8", in: responseHead)
         case .header(let name, let value):
             responseHead = Self.setting(name, value, in: responseHead)
+        case .trickle:
+            guard Self.send(client, Array(responseHead.utf8)) else { return }
+            for byte in responseBody {
+                sleep(1)
+                guard Self.send(client, [byte]) else { return }
+            }
+            return
         }
         Self.send(client, Array(responseHead.utf8) + responseBody)
     }
@@ -225,15 +234,18 @@ final class FaultProxy: @unchecked Sendable {
         return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 
-    private static func send(_ descriptor: Int32, _ bytes: [UInt8]) {
+    /// Sends all of `bytes`; false when the peer has gone.
+    @discardableResult
+    private static func send(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
-            guard written > 0 else { return }
+            guard written > 0 else { return false }
             offset += written
         }
+        return true
     }
 
     private static func loopback(port: Int) -> sockaddr_in {
