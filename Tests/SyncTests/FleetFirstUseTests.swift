@@ -228,7 +228,7 @@ struct FleetFirstUseTests {
         #expect(await gate.daemon.stop() == 0)
     }
 
-    @Test("a gate whose online check meets a server trickling its answer gives its offline verdict within 850 ms")
+    @Test("a gate whose online check meets a server trickling its answer gives its offline verdict within 800 + 50 ms")
     func onlineCheckDeadlineHolds() async throws {
         let bench = try SyncBench()
         let proxy = try FaultProxy(upstream: bench.server.baseURL)
@@ -245,8 +245,11 @@ struct FleetFirstUseTests {
         let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("8a", product: "single"))))
         let event = try await gate.scan(single)
         #expect(event.verdict == .valid && event.decidedBy == .offline, "\(event.reason)")
-        // From the scan's arrival to the verdict: the deadline and 50 ms.
-        #expect(event.latencyMicros < 850_000, "the verdict took \(event.latencyMicros) µs")
+        // From the scan's arrival to the verdict: the deadline and 50 ms, beyond what this gate's pipeline took for
+        // the day ticket with a prompt answer (verification, look-ups and the journal's synced write, which a loaded
+        // machine slows down); the trickled answer alone would take minutes.
+        let bound = 850_000 + synced.latencyMicros
+        #expect(event.latencyMicros < bound, "the verdict took \(event.latencyMicros) µs, more than \(bound)")
         #expect(await gate.daemon.stop() == 0)
     }
 
