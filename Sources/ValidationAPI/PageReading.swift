@@ -47,34 +47,14 @@ extension SignedDocument {
     ///   fields (`since`, `next`, `more`, `issuedAt`, the lists themselves) cannot be read.
     public func openFirstUsePage(trusting anchors: [TrustAnchor]) throws(BundleError) -> PageReading<FirstUseDelta> {
         let bytes = try verifiedPayload(trusting: anchors)
-        let page: TolerantFirstUseDelta
         do {
-            page = try WireFormat.decode(TolerantFirstUseDelta.self, from: bytes)
+            return try FirstUseDelta.reading(wireBytes: bytes)
         } catch {
             throw BundleError(
                 code: .undecodablePayload,
                 message: "The signed payload is not a FirstUseDelta document (\(Self.reason(error))); refused.",
                 cause: error)
         }
-        var skipped: [SkippedEntry] = []
-        func taken<Entry>(_ list: [Tolerant<Entry>], named name: String) -> [Entry] {
-            list.enumerated().compactMap { index, entry in
-                switch entry.value {
-                case .success(let value):
-                    return value
-                case .failure(let error):
-                    skipped.append(SkippedEntry(list: name, index: index, reason: Self.reason(error)))
-                    return nil
-                }
-            }
-        }
-        let entries = taken(page.entries, named: "entries")
-        let withdrawals = page.withdrawals.map { taken($0, named: "withdrawals") }
-        return PageReading(
-            page: FirstUseDelta(
-                since: page.since, next: page.next, entries: entries, more: page.more, issuedAt: page.issuedAt,
-                withdrawals: withdrawals),
-            skipped: skipped)
     }
 
     /// Checks the signature with the pinned anchors, then reads the payload as a revocation page with
@@ -112,6 +92,36 @@ extension SignedDocument {
         default:
             return "\(error)"
         }
+    }
+}
+
+extension FirstUseDelta {
+    /// Reads a first-use page from the JSON bytes of a signed payload, each entry and withdrawal on its own (see
+    /// `PageReading`): one that cannot be read is left out and named in the reading's `skipped`.
+    ///
+    /// - Throws: The decoding error when the bytes are not JSON, or the page's own fields (`since`, `next`, `more`,
+    ///   `issuedAt`, the lists themselves) cannot be read.
+    public static func reading(wireBytes: [UInt8]) throws -> PageReading<FirstUseDelta> {
+        let page = try WireFormat.decode(TolerantFirstUseDelta.self, from: wireBytes)
+        var skipped: [SkippedEntry] = []
+        func taken<Entry>(_ list: [Tolerant<Entry>], named name: String) -> [Entry] {
+            list.enumerated().compactMap { index, entry in
+                switch entry.value {
+                case .success(let value):
+                    return value
+                case .failure(let error):
+                    skipped.append(SkippedEntry(list: name, index: index, reason: SignedDocument.reason(error)))
+                    return nil
+                }
+            }
+        }
+        let entries = taken(page.entries, named: "entries")
+        let withdrawals = page.withdrawals.map { taken($0, named: "withdrawals") }
+        return PageReading(
+            page: FirstUseDelta(
+                since: page.since, next: page.next, entries: entries, more: page.more, issuedAt: page.issuedAt,
+                withdrawals: withdrawals),
+            skipped: skipped)
     }
 }
 

@@ -1,8 +1,8 @@
 import FuzzSupport
 import ValidationAPI
 
-/// Fuzzes the sync client's JSON readers (`JSONReader` behind them): the signed document envelope and the
-/// revocation page, both read from server bytes before any signature is checked.
+/// Fuzzes the sync client's JSON readers (`JSONReader` behind them): the signed document envelope, the revocation
+/// page (strictly, and entry by entry as a validator reads a signed page), and the first-use page entry by entry.
 @_cdecl("fuzz_sync_json_main")
 func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     runLibFuzzer(argc, argv, fuzz)
@@ -16,5 +16,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         _ = try? RevocationDelta(wireBytes: document.payload)
     }
     _ = try? RevocationDelta(wireBytes: bytes)
+    _ = try? RevocationDelta.reading(wireBytes: bytes)
+    _ = try? FirstUseDelta.reading(wireBytes: bytes)
     return 0
 }
