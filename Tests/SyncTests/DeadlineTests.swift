@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Sync
 import Synchronization
+import TestSupport
 import Testing
 import ValidationAPI
 
@@ -41,6 +42,24 @@ struct DeadlineTests {
             // The deadline and a margin for a machine under load; the body alone would take two minutes.
             #expect(outcome.took < .milliseconds(1500), "the request ended after \(outcome.took)")
         }
+    }
+
+    @Test("farecheck sync --timeout 3 against a server trickling its body ends at the deadline, timed out")
+    func syncCommandTimesOut() throws {
+        let server = try CannedHTTPServer { _ in .trickle(bodyBytes: 120, interval: .seconds(1)) }
+        defer { server.stop() }
+        let validator = Workbench()
+        try "t".write(toFile: validator.path("device.token"), atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        let run = try validator.farecheck([
+            "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor",
+            "--db", validator.db, "--timeout", "3",
+        ])
+        let took = started.duration(to: .now)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("did not send the key bundle within 3"), "\(run.stderr)")
+        // The deadline, and a margin for starting a process on a loaded machine (it took 51 s before).
+        #expect(took < .seconds(6), "farecheck sync ended after \(took)")
     }
 
     @Test("an online check with an 800 ms deadline against a trickling server: offline verdict within 850 ms")
