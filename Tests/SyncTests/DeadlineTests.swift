@@ -12,6 +12,10 @@ import ValidationAPI
 /// of the claim leaves the link up.
 @Suite("deadlines and the server's refusals", .serialized, .timeLimit(.minutes(2)))
 struct DeadlineTests {
+    /// The thread the timing tests measure on, as the daemon's pipeline and the sync round run on their own; kept for
+    /// the process's lifetime as theirs are.
+    static let thread = ExecutorThread(name: "test.deadline")
+
     /// A `valid` verdict as the offline check gives it, for the online checker to review.
     static let offlineValid = Verdict(
         kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
@@ -26,7 +30,7 @@ struct DeadlineTests {
                 configuration: .init(baseURL: server.baseURL, token: "t", requestTimeout: .seconds(1)), http: http)
             // On a thread of its own, as a sync round runs on its own: other tests that block the cooperative pool
             // do not delay the resumption measured here.
-            let outcome = await ExecutorThread(name: "test.deadline").run {
+            let outcome = await Self.thread.run {
                 () async -> (error: SyncError?, took: Duration) in
                 let started = ContinuousClock.now
                 do throws(SyncError) {
@@ -73,7 +77,7 @@ struct DeadlineTests {
             link.succeeded()
             let checker = OnlineChecker(link: link, deadline: .milliseconds(800), logger: Logger(label: "test"))
             // On a thread of its own, as the daemon's pipeline runs its steps.
-            let (review, took) = await ExecutorThread(name: "test.scans").run {
+            let (review, took) = await Self.thread.run {
                 () async -> (OnlineChecker.Review, Duration) in
                 let started = ContinuousClock.now
                 let review = await checker.review(
