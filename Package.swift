@@ -205,7 +205,8 @@ let package = Package(
         .target(
             name: "ValidationServer",
             dependencies: [
-                "FareCore", "Signatures", "ValidationAPI", "SystemCalls",
+                // TicketFormats and Verification: a first-use claim is verified as validators verify the ticket.
+                "FareCore", "Signatures", "TicketFormats", "Verification", "ValidationAPI", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -53,7 +53,8 @@ public enum WireFormat {
 
     /// The same range as dates.
     public static let dateRange: ClosedRange<Date> =
-        Date(timeIntervalSince1970: Double(millisecondRange.lowerBound) / 1000)...Date(
+        Date(
+            timeIntervalSince1970: Double(millisecondRange.lowerBound) / 1000)...Date(
             timeIntervalSince1970: Double(millisecondRange.upperBound) / 1000)
 
     /// `date` in Unix milliseconds (rounded down), or nil when it is outside `millisecondRange` or not a number:
