@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .library(name: "Issuing", targets: ["Issuing"]),
+        // The reference server's library: the bench measures its first-use claim checks in process.
+        .library(name: "ValidationServer", targets: ["ValidationServer"]),
         // Test support the benchmarks drive too (a simulated scanner, a seeded generator). No product above
         // depends on them: they are stand-ins, never shipped.
         .library(name: "ScannerSimulation", targets: ["ScannerSimulation"]),

@@ -72,7 +72,7 @@ public struct ClaimRefusal: Error, Sendable, Equatable {
 
 /// Verifies first-use claims with the keys of the server's latest published bundle (what its validators hold),
 /// built into a verifier once per bundle and shared by every request.
-final class FirstUseClaimVerifier: Sendable {
+public final class FirstUseClaimVerifier: Sendable {
     private struct Built {
         var sequence: Int64
         var verifier: TicketVerifier
@@ -81,12 +81,14 @@ final class FirstUseClaimVerifier: Sendable {
     }
 
     private let store: any ServerStore
-    let policy: FirstUseClaimPolicy
+    /// What a claim must satisfy.
+    public let policy: FirstUseClaimPolicy
     private let built = Mutex<Built?>(nil)
     /// How long a built verifier is used before the store is asked whether a newer bundle was published.
     private let recheck: Duration = .seconds(1)
 
-    init(store: any ServerStore, policy: FirstUseClaimPolicy) {
+    /// Makes a verifier over the store's published bundles.
+    public init(store: any ServerStore, policy: FirstUseClaimPolicy) {
         self.store = store
         self.policy = policy
     }
@@ -95,7 +97,7 @@ final class FirstUseClaimVerifier: Sendable {
     /// device read) must be the server's reading when given.
     ///
     /// - Throws: `ClaimRefusal` saying why the claim is not recorded; `ServerError` when the store fails.
-    func verify(
+    public func verify(
         payload: [UInt8]?, statedFormat: String?, statedIssuer: String?, statedTicketID: [UInt8]?, usedAt: Date
     ) async throws -> BackedClaim {
         guard let payload, !payload.isEmpty else {

@@ -357,6 +357,14 @@ struct FirstUseServerTests {
         let listed = try bench.adminOK(["first-uses", "withdrawals", "--json"]).split(separator: "\n")
         #expect(listed.count == 3, "\(listed)")
         #expect(try bench.adminOK(["first-uses", "withdrawals"]).contains("the device gate-stolen was revoked"))
+        // The operator report's audit shows them, with the reasons, on the day they were withdrawn.
+        let operatorToken = try bench.adminOK(["operators", "add", "auditor"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let day = String(Date().formatted(.iso8601).prefix(10))
+        let report = try await send(.GET, "\(url)/report.json?day=\(day)", token: operatorToken)
+        let audit = try report.decode(OperatorReport.self).withdrawals
+        #expect(audit.map(\.ticketID).sorted() == ["a1", "a1", "a3"], "\(report.text)")
+        #expect(audit.first?.reason == "the device gate-stolen was revoked" && audit.first?.device == "gate-stolen")
         let badSince = try bench.admin(["first-uses", "forget", "--device", "gate-b", "--since", "yesterday"])
         #expect(badSince.status != 0 && badSince.stderr.contains("RFC 3339"), "\(badSince.stderr)")
     }
