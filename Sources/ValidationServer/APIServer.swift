@@ -489,7 +489,7 @@ public struct APIServer: Sendable {
         }
         if query.claimFirstUse {
             guard device.role.claimsFirstUses else {
-                throw APIFailure(.unprocessableContent, "claim-refused", Self.handheldClaim(device))
+                throw APIFailure(.forbidden, "claim-refused", Self.handheldClaim(device))
             }
             try takeClaims(1, device: device)
             let now = configuration.now()
@@ -499,7 +499,7 @@ public struct APIServer: Sendable {
                     payload: query.payload, statedFormat: query.format?.text, statedIssuer: query.issuer,
                     statedTicketID: query.ticketID, usedAt: now)
             } catch let refusal as ClaimRefusal {
-                throw APIFailure(.unprocessableContent, "claim-refused", refusal.reason)
+                throw APIFailure(.forbidden, "claim-refused", refusal.reason)
             }
             let record = try await store.claimFirstUse(
                 FirstUseClaim(

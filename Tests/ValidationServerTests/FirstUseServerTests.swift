@@ -182,12 +182,12 @@ struct FirstUseServerTests {
         ]
         for (what, request, word) in probes {
             let refused = try await Self.refusedCheck(request, url: url, token: gate)
-            #expect(refused.status == 422, "\(what): \(refused.status)")
+            #expect(refused.status == 403, "\(what): \(refused.status)")
             #expect(refused.error?.error == "claim-refused", "\(what)")
             #expect(refused.error?.message.contains(word) == true, "\(what): \(refused.error?.message ?? "")")
         }
         let fromHandheld = try await Self.refusedCheck(Self.claim(genuine, inspection: "h1"), url: url, token: handheld)
-        #expect(fromHandheld.status == 422 && fromHandheld.error?.message.contains("handheld") == true)
+        #expect(fromHandheld.status == 403 && fromHandheld.error?.message.contains("handheld") == true)
         // Nothing of that was claimed: the genuine ticket's first use is still free, and the page is empty.
         let won = try await Self.check(Self.claim(genuine, inspection: "g1"), url: url, token: gate)
         #expect(won.firstUse?.claimed == true)
