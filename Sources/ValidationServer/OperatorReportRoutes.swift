@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ValidationAPI
 
 /// The paths of the operator report.
 public enum OperatorPath {
@@ -114,7 +115,7 @@ extension APIServer {
         }
         var request = request
         let body = (try? await request.collectBody(upTo: 4096)).map { String(buffer: $0) } ?? ""
-        let token = Self.formField("token", in: body)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let token = FormBody.field("token", in: body)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         do {
             let account = try await operatorAccount(token: token, request, context)
             let session = try sessions.open(tokenHash: OperatorToken.hash(token), at: now)
@@ -321,18 +322,6 @@ extension APIServer {
     static func address(of client: String) -> String {
         guard let colon = client.lastIndex(of: ":") else { return client }
         return String(client[..<colon])
-    }
-
-    /// The value of `name` in an `application/x-www-form-urlencoded` body.
-    static func formField(_ name: String, in body: String) -> String? {
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            guard key == name else { continue }
-            let value = parts.count == 2 ? String(parts[1]) : ""
-            return value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
-        return nil
     }
 }
 
