@@ -10,6 +10,34 @@ import ValidationAPI
 /// hidden behind invisible or look-alike characters, and text from tickets that would reorder a log line.
 @Suite("The server's smaller edges", .timeLimit(.minutes(5)))
 struct ServerEdgeTests {
+    @Test(
+        "a CSV cell is defused after leading whitespace, line breaks, control and zero-width characters, and for full-width ＝ ＋ － ＠"
+    )
+    func csvLookAlikes() {
+        let defused = [
+            " =1+1", "  +49", "\n=HYPERLINK(\"x\")", "\r\n@SUM(A1)", "\u{0}=1", "\u{1F}-x", "\u{7F}=1", "\u{85}=1",
+            "\u{A0}=1", "\u{3000}=1", "\u{200B}=1", "\u{200C}+1", "\u{200D}-x", "\u{2060}@x", "\u{FEFF}=1",
+            "\u{200B} \u{FEFF}\t=1", "\u{202E}=1", "＝1+1", "＋49", "－x", "＠SUM(A1)", " ＝cmd", "\u{200B}＠x",
+            "\t", "\rx",
+        ]
+        for text in defused {
+            #expect(OperatorReportCSV.isFormula(text), "\(text.debugDescription)")
+            let field = OperatorReportCSV.field(text)
+            // Compared by scalar: a zero-width joiner after the quote joins it in one Character.
+            let unquoted =
+                field.unicodeScalars.first == "\"" ? field.unicodeScalars.dropFirst() : field.unicodeScalars[...]
+            #expect(unquoted.first == "'", "\(text.debugDescription) → \(field.debugDescription)")
+        }
+        for text in ["tram-7", "-1200", "a=b", " tram", "\u{200B}tram", "", " ", "x＝1"] {
+            #expect(!OperatorReportCSV.isFormula(text), "\(text.debugDescription)")
+        }
+        #expect(OperatorReportCSV.field("-1200") == "-1200")
+        #expect(OperatorReportCSV.field(" -1200") == "' -1200")
+        #expect(OperatorReportCSV.field("\u{200B}=1") == "'\u{200B}=1")
+        #expect(OperatorReportCSV.field("\n=1") == "\"'\n=1\"")
+        #expect(OperatorReportCSV.field("＝1") == "'＝1")
+    }
+
     @Test("bidi and other format controls in an uploaded id never reach the log raw", arguments: Backend.available)
     func formatControlsEscapedInLog(backend: Backend) async throws {
         let bench = try ServerBench(backend)
