@@ -120,6 +120,28 @@ struct HostCheck: RouterMiddleware {
     }
 }
 
+/// Marks every answer of the page (its HTML, JSON, metrics, the event stream, a refusal):
+/// `X-Content-Type-Options: nosniff`, so that a browser never reads a verdict's text (ticket text) as another type
+/// than the one declared, and `Referrer-Policy: no-referrer`, so that a link followed from the page tells nobody
+/// the handheld's address.
+struct PageResponseHeaders: RouterMiddleware {
+    typealias Context = PageRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.pageReferrerPolicy] = "no-referrer"
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    /// `Referrer-Policy` (not among HTTPTypes' names).
+    fileprivate static let pageReferrerPolicy = Self("Referrer-Policy")!
+}
+
 /// Audit lines for refused logins and requests without a session, at most ``linesPerMinute`` in any minute, so that
 /// a flood of guesses cannot flood the log; what was left out is counted in the next line written.
 ///

@@ -165,9 +165,23 @@ extension APIServer {
 
     // MARK: Figures (JSON and CSV)
 
+    /// The policy of the figures and their refusals (JSON, CSV): data that loads nothing, runs nothing and is
+    /// framed nowhere, should a browser ever render it.
+    static let figuresSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
+
     /// Authenticates an operator by session or bearer token, reads the figures, and answers with `render`; every
-    /// refusal is the API's error body.
+    /// refusal is the API's error body. Every answer is marked as data: `X-Content-Type-Options: nosniff`, so that
+    /// no browser reads a device id in it as markup or script, and `figuresSecurityPolicy`.
     private func figures(
+        _ request: Request, _ context: APIRequestContext, _ render: (OperatorReport) -> Response
+    ) async -> Response {
+        var response = await unmarkedFigures(request, context, render)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.contentSecurityPolicy] = Self.figuresSecurityPolicy
+        return response
+    }
+
+    private func unmarkedFigures(
         _ request: Request, _ context: APIRequestContext, _ render: (OperatorReport) -> Response
     ) async -> Response {
         do {

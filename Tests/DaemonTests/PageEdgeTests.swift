@@ -11,6 +11,48 @@ import TrustStore
 /// The page's answers marked as what they are, and ticket text kept from reordering the journal (issue 47).
 @Suite(.timeLimit(.minutes(3)))
 struct PageEdgeTests {
+    @Test("every answer of the page, a refusal included, carries nosniff and Referrer-Policy: no-referrer")
+    func answersAreMarked() async throws {
+        let bench = try PageSecurityTests.bench()
+        try await bench.run { port in
+            var replies = [
+                ("GET /", try await LoopbackHTTP.request(port: port, "GET", "/")),
+                ("GET /healthz", try await LoopbackHTTP.request(port: port, "GET", "/healthz")),
+                ("GET /metrics", try await LoopbackHTTP.request(port: port, "GET", "/metrics")),
+                ("GET /session", try await LoopbackHTTP.request(port: port, "GET", "/session")),
+                (
+                    "GET / from a rebinding page",
+                    try await LoopbackHTTP.request(port: port, "GET", "/", headers: ["Host": "evil.example"])
+                ),
+            ]
+            replies.append(
+                ("POST /login", try await EndpointBench.login(port: port, staffID: "K-204", pin: "000000")))
+            #expect(replies.map(\.1.status) == [200, 200, 200, 401, 421, 401])
+            for (request, reply) in replies {
+                #expect(reply.headers["x-content-type-options"] == "nosniff", "\(request)")
+                #expect(reply.headers["referrer-policy"] == "no-referrer", "\(request)")
+            }
+        }
+    }
+
+    @Test(
+        "the login form, posted without script under no-referrer (Origin: null, Sec-Fetch-Site: same-origin), logs in")
+    func formLoginUnderNoReferrer() async throws {
+        let bench = try PageSecurityTests.bench()
+        try await bench.run { port in
+            let form = ["Content-Type": "application/x-www-form-urlencoded", "Origin": "null"]
+            // Without the browser's word that it is the page's own, a null origin is not taken.
+            let unknown = try await LoopbackHTTP.request(
+                port: port, "POST", "/login", headers: form, body: Array("staffID=K-204&pin=482913".utf8))
+            #expect(unknown.status == 403)
+            let own = try await LoopbackHTTP.request(
+                port: port, "POST", "/login", headers: form.merging(["Sec-Fetch-Site": "same-origin"]) { $1 },
+                body: Array("staffID=K-204&pin=482913".utf8))
+            #expect(own.status == 200)
+            #expect(bench.sessions.current()?.staffID == "K-204")
+        }
+    }
+
     @Test(
         "a bidi override or zero-width character from a ticket never reaches the journal's line raw; the line decodes the same"
     )

@@ -10,6 +10,25 @@ import ValidationAPI
 /// hidden behind invisible or look-alike characters, and text from tickets that would reorder a log line.
 @Suite("The server's smaller edges", .timeLimit(.minutes(5)))
 struct ServerEdgeTests {
+    @Test("/report.json and /report.csv, and their refusals, are marked nosniff with a policy that loads nothing")
+    func figuresHeaders() async throws {
+        let fleet = try await ReportFleet(.sqlite)
+        for path in OperatorAuthTests.figures {
+            let answers = [
+                try await OperatorAuthTests.get(fleet, path, token: fleet.operatorToken),
+                try await OperatorAuthTests.get(fleet, path),
+            ]
+            #expect(answers.map(\.status) == [200, 401])
+            for answer in answers {
+                #expect(answer.headers["x-content-type-options"] == "nosniff", "\(path) \(answer.status)")
+                #expect(
+                    answer.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'",
+                    "\(path) \(answer.status)")
+            }
+        }
+        await fleet.stop()
+    }
+
     @Test(
         "a CSV cell is defused after leading whitespace, line breaks, control and zero-width characters, and for full-width ＝ ＋ － ＠"
     )
