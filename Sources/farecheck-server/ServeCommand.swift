@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareCore
 import Foundation
 import Signatures
 import ValidationAPI
@@ -80,6 +81,14 @@ struct Serve: StoreCommand {
             valueName: "lines"))
     var authLogLimit = 20
 
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
+
     var createsDatabase: Bool { true }
 
     func run(on store: any ServerStore) async throws {
@@ -102,6 +111,13 @@ struct Serve: StoreCommand {
         guard authLogLimit >= 0 else { fail("--auth-log-limit \(authLogLimit): expected 0 or more lines.") }
         var configuration = ServerConfiguration(
             host: host, port: port, logLevel: level, limits: limits, refusalLogLimit: authLogLimit)
+        for name in allowedHosts
+        where name.isEmpty || name.contains(where: { $0.isWhitespace || "/@?#".contains($0) })
+            || PrintableText.escaped(name) != name
+        {
+            fail("--allowed-host \(PrintableText(name)): expected a host name or address, e.g. fleet.example.org.")
+        }
+        if !allowedHosts.isEmpty { configuration.allowedHosts = AllowedHosts(allowedHosts) }
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
             configuration.tls = try ServerTLS.configuration(
@@ -161,6 +177,14 @@ struct Init: StoreCommand {
         abstract: "Create the server database (or bring its schema up to date).")
 
     @OptionGroup var database: DatabaseOptions
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
 
     var createsDatabase: Bool { true }
 

@@ -10,6 +10,46 @@ import ValidationAPI
 /// hidden behind invisible or look-alike characters, and text from tickets that would reorder a log line.
 @Suite("The server's smaller edges", .timeLimit(.minutes(5)))
 struct ServerEdgeTests {
+    @Test(
+        "with --allowed-host, a request naming another host gets 421 and the error body; without, every name is answered"
+    )
+    func allowedHosts() async throws {
+        let bench = try ServerBench(.sqlite)
+        let token = try bench.addDevice("v1")
+        let server = try bench.startServer(extra: [
+            "--allowed-host", "Fleet.Example.org.", "--allowed-host", "127.0.0.1",
+        ])
+        for path in ["/v1/health", "/v1/keys", "/report.json"] {
+            let rebinding = try await LoopbackHTTP.request(
+                port: server.port, "GET", path,
+                headers: ["Host": "evil.example:\(server.port)", "Authorization": "Bearer \(token)"])
+            #expect(rebinding.status == 421, "\(path)")
+            let body = try WireFormat.decode(ErrorBody.self, from: rebinding.body)
+            #expect(body.error == "misdirected-request")
+        }
+        let posted = try await LoopbackHTTP.request(
+            port: server.port, "POST", "/v1/inspections",
+            headers: ["Host": "evil.example", "Authorization": "Bearer \(token)"], body: Array(#"{"records":[]}"#.utf8))
+        #expect(posted.status == 421)
+        for host in ["fleet.example.org", "FLEET.example.org:443", "127.0.0.1:\(server.port)"] {
+            let named = try await LoopbackHTTP.request(port: server.port, "GET", "/v1/health", headers: ["Host": host])
+            #expect(named.status == 200, "Host \(host)")
+        }
+        server.stop()
+
+        let open = try bench.startServer()
+        let any = try await LoopbackHTTP.request(
+            port: open.port, "GET", "/v1/health", headers: ["Host": "evil.example"])
+        #expect(any.status == 200)
+        open.stop()
+
+        for bad in ["", "two words", "host/path", "a\u{202E}b"] {
+            let refused = try bench.admin(["serve", "--listen", "127.0.0.1:0", "--allowed-host", bad])
+            #expect(refused.status == 2, "\(bad.debugDescription)")
+            #expect(refused.stderr.contains("--allowed-host"), "\(refused.stderr)")
+        }
+    }
+
     @Test("/report.json and /report.csv, and their refusals, are marked nosniff with a policy that loads nothing")
     func figuresHeaders() async throws {
         let fleet = try await ReportFleet(.sqlite)
