@@ -65,10 +65,19 @@ struct PruneAge: ParsableArguments {
     /// The moment before which rows go: `days` days before now.
     var horizon: Date { Date().addingTimeInterval(-Double(days) * 86_400) }
 
-    /// Refuses fewer than `minimum` days, saying `why`.
+    /// The most days `--older-than` takes: a hundred years, far beyond any retention, and a horizon every
+    /// database stores.
+    static let maximumDays = 36_525
+
+    /// Refuses fewer than `minimum` days, saying `why`, and more than `maximumDays`.
     func require(atLeast minimum: Int, because why: String) throws {
         guard days >= minimum else {
             throw ValidationError("--older-than must be at least \(minimum) day\(minimum == 1 ? "" : "s"): \(why).")
+        }
+        guard days <= Self.maximumDays else {
+            throw ValidationError(
+                "--older-than \(days): at most \(Self.maximumDays) days (a hundred years); to forget everything, "
+                    + "choose a number of days longer than the oldest record.")
         }
     }
 }
