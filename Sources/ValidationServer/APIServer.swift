@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     /// The most log lines per minute for refused device tokens (401); refusals past it are counted in one line
     /// (see `RefusalAudit`).
     public var refusalLogLimit: Int
+    /// The host names (and addresses) requests must name in `Host`; others get 421. Nil answers every name.
+    public var allowedHosts: AllowedHosts?
     /// The server's clock: when an upload is received (the operator report's sync lag), when a report session
     /// ends, and which day the report shows by default. A test sets its own to control them.
     public var now: @Sendable () -> Date = { Date() }
@@ -156,6 +158,7 @@ public struct APIServer: Sendable {
 
     func makeRouter() -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
+        if let hosts = configuration.allowedHosts { router.middlewares.add(AllowedHostCheck(hosts: hosts)) }
         router.middlewares.add(ErrorBodyMiddleware())
         router.get(RouterPath(APIPath.health)) { _, _ in await health() }
         router.get(RouterPath(APIPath.keys)) { request, context in

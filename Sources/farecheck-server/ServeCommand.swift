@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareCore
 import Foundation
 import Signatures
 import ValidationAPI
@@ -104,6 +105,14 @@ struct Serve: StoreCommand {
         help: ArgumentHelp("First-use claims a device may make at once after a quiet spell.", valueName: "n"))
     var claimBurst = InspectionBatch.maximumRecordCount
 
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
+
     var createsDatabase: Bool { true }
 
     func run(on store: any ServerStore) async throws {
@@ -138,6 +147,13 @@ struct Serve: StoreCommand {
         configuration.claimPolicy = FirstUseClaimPolicy(
             singleUseProducts: singleUseProducts.isEmpty ? ["single"] : Set(singleUseProducts),
             backdateLimit: backdate, claimsPerSecond: rate, claimBurst: claimBurst)
+        for name in allowedHosts
+        where name.isEmpty || name.contains(where: { $0.isWhitespace || "/@?#".contains($0) })
+            || PrintableText.escaped(name) != name
+        {
+            fail("--allowed-host \(PrintableText(name)): expected a host name or address, e.g. fleet.example.org.")
+        }
+        if !allowedHosts.isEmpty { configuration.allowedHosts = AllowedHosts(allowedHosts) }
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
             configuration.tls = try ServerTLS.configuration(
@@ -197,6 +213,14 @@ struct Init: StoreCommand {
         abstract: "Create the server database (or bring its schema up to date).")
 
     @OptionGroup var database: DatabaseOptions
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
 
     var createsDatabase: Bool { true }
 
