@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .library(name: "Issuing", targets: ["Issuing"]),
+        // The reference server's library: the bench measures its first-use claim checks in process.
+        .library(name: "ValidationServer", targets: ["ValidationServer"]),
         // Test support the benchmarks drive too (a simulated scanner, a seeded generator). No product above
         // depends on them: they are stand-ins, never shipped.
         .library(name: "ScannerSimulation", targets: ["ScannerSimulation"]),
@@ -205,7 +207,8 @@ let package = Package(
         .target(
             name: "ValidationServer",
             dependencies: [
-                "FareCore", "Signatures", "ValidationAPI", "SystemCalls",
+                // TicketFormats and Verification: a first-use claim is verified as validators verify the ticket.
+                "FareCore", "Signatures", "TicketFormats", "Verification", "ValidationAPI", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -37,7 +37,7 @@ let package = Package(
             name: "farecheck-bench",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom",
+                "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom", "ValidationServer",
             ].map(farecheck) + [
                 "CAllocationCounter", "COpenSSLSpeedLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

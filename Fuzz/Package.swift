@@ -36,7 +36,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-hid-reports", ["Scanners"]),
     ("fuzz-wedge", ["Scanners"]),
     ("fuzz-uevent", ["Scanners"]),
-    ("fuzz-sync-json", ["ValidationAPI"]),
+    ("fuzz-sync-json", ["FareCore", "ValidationAPI"]),
     ("fuzz-config", ["DaemonConfig"]),
     ("fuzz-blocklist", ["FareCore", "TicketFormats"]),
     ("fuzz-y4m", ["Symbols"]),

@@ -417,6 +417,50 @@ def sync_seeds():
         put("fuzz-sync-json", name, json.dumps(document, indent=1).encode())
     put("fuzz-sync-json", "signed-escaped-base64",
         b'{"anchor":"a","algorithm":"ES256","payload":"e30\\u003d","signature":"AAAA\\/w=="}')
+    # The other signed pages a validator decodes: a key bundle with keys, a first-use page with withdrawals.
+    bundle = {"sequence": 7, "issuedAt": "2026-11-22T08:30:00Z", "keys": [
+        {"format": "fc1", "issuer": "fuzz-transit", "keyID": "0011223344556677", "algorithm": "ES256",
+         "spki": base64.b64encode(bytes(range(91))).decode(), "notBefore": "2026-01-01T00:00:00Z",
+         "notAfter": "2027-01-01T00:00:00.5Z", "keyForged": False, "allowedProductOwnerCodes": [], "root": False},
+        {"format": "uic", "issuer": "1080", "keyID": "2", "versionType": "DOS", "barcodeVersion": "1",
+         "spki": "AAAA", "keyForged": True, "allowedProductOwnerCodes": ["1080"], "root": True,
+         "certificate": "AAEC"}]}
+    first_uses = {"since": 0, "next": 1790000000000, "more": False, "issuedAt": "2026-11-22T08:30:00Z",
+                  "entries": [{"format": "fc1", "issuer": "fuzz-transit", "ticketID": "00ff", "device": "gate-1",
+                               "usedAt": "2026-11-22T08:29:00Z", "recordedAt": "2026-11-22T08:29:01Z"},
+                              {"format": "uic-918-3", "issuer": "1080", "ticketID": "0a", "device": "gate-2",
+                               "usedAt": "2026-11-22T08:29:00.125Z"}],
+                  "withdrawals": [{"format": "fc1", "issuer": "fuzz-transit", "ticketID": "00ff", "device": "gate-1",
+                                   "withdrawnAt": "2026-11-22T09:00:00Z"}]}
+    put("fuzz-sync-json", "key-bundle", json.dumps(bundle).encode())
+    put("fuzz-sync-json", "first-use-page", json.dumps(first_uses).encode())
+    put("fuzz-sync-json", "first-use-page-year-0", json.dumps(
+        dict(first_uses, entries=[dict(first_uses["entries"][0], usedAt="0000-12-31T23:59:59Z")],
+             withdrawals=[dict(first_uses["withdrawals"][0], withdrawnAt="10000-01-01T00:00:00Z")])).encode())
+    for name, payload in (("signed-first-use-page", first_uses), ("signed-key-bundle-keys", bundle)):
+        document = {"anchor": "0011223344556677", "algorithm": "ES256",
+                    "payload": base64.b64encode(json.dumps(payload).encode()).decode(),
+                    "signature": base64.b64encode(bytes(64)).decode()}
+        put("fuzz-sync-json", name, json.dumps(document).encode())
+    # The bodies the server decodes: an inspection batch (a first use with its payload), an online check, the
+    # operator login form; and times at the ends of Int64.
+    record = {"id": "3f2a9c1e-0000-4000-8000-000000000001", "inspectedAt": 1790000000000, "device": "front-door",
+              "symbology": "qr", "payloadDigest": "ab" * 32, "format": "fc1", "issuer": "fuzz-transit",
+              "ticketID": "00ff", "verdict": "valid", "reason": "Valid ticket.", "signature": "valid",
+              "warnings": "", "inspector": "staff-1", "decidedBy": "offline", "firstUse": True,
+              "payload": base64.b64encode(b"FC1" + bytes(range(40))).decode()}
+    put("fuzz-sync-json", "inspection-batch", json.dumps({"records": [record, dict(
+        record, id="r2", firstUse=None, payload=None, decidedBy="online", verdict="not-a-verdict")]}).encode())
+    put("fuzz-sync-json", "inspection-batch-extremes", json.dumps({"records": [
+        dict(record, id="max", inspectedAt=9223372036854775807),
+        dict(record, id="min", inspectedAt=-9223372036854775808),
+        dict(record, id="year-0", inspectedAt=-62135596800001)]}).encode())
+    put("fuzz-sync-json", "online-check", json.dumps({
+        "payload": base64.b64encode(b"#UT01" + bytes(range(60))).decode(), "format": "uic-918-3",
+        "issuer": "1080", "ticketID": "0a0b", "keyID": "2", "claimFirstUse": True,
+        "inspectionID": "3f2a9c1e-0000-4000-8000-000000000002"}).encode())
+    put("fuzz-sync-json", "online-check-bare", b'{"payload":"AB=="}')
+    put("fuzz-sync-json", "login-form", b"token=fco_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG&x=%E2%80%AE+y")
 
 
 # The configurations of the tests (Tests/DaemonTests, Tests/SyncTests), with their interpolated paths filled in,

@@ -153,6 +153,7 @@ public struct HTTPService: Service {
 
     private func makeRouter(closing: StreamClosing) -> Router<PageRequestContext> {
         let router = Router(context: PageRequestContext.self)
+        router.add(middleware: PageResponseHeaders())
         router.add(middleware: HostCheck(hosts: options.hosts ?? AllowedHosts.defaults(listeningOn: host)))
         let secure = options.tls != nil
         // Put together from its resource files here, at startup, not at the first request.
@@ -241,11 +242,13 @@ public struct HTTPService: Service {
     /// Whether a state-changing request comes from another site's page: a form elsewhere must not log an
     /// inspector in or out of a handheld through its loopback address. Browsers name the page's origin in
     /// `Origin` (and `Sec-Fetch-Site`) on every cross-origin POST; tools that send neither are not browsers.
+    ///
+    /// `Sec-Fetch-Site: same-origin` (set by the browser, never by a page's script) is taken as it is: with the
+    /// page's `Referrer-Policy: no-referrer`, a browser posts the login form (without script) with `Origin: null`.
     static func isCrossSite(_ request: Request) -> Bool {
-        if let name = HTTPField.Name("Sec-Fetch-Site"), let site = request.headers[name],
-            site == "cross-site" || site == "same-site"
-        {
-            return true
+        if let name = HTTPField.Name("Sec-Fetch-Site"), let site = request.headers[name] {
+            if site == "cross-site" || site == "same-site" { return true }
+            if site == "same-origin" { return false }
         }
         guard let origin = request.headers[.origin], let host = request.head.authority else { return false }
         guard let url = URL(string: origin), let originHost = url.host else { return true }

@@ -25,18 +25,7 @@ public struct PageRequestContext: RequestContext, RemoteAddressRequestContext {
     var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
 }
 
-/// The host names the page answers to, lowercased, without ports.
-///
-/// A DNS-rebinding attack points a name the attacker owns (`evil.example`) at the handheld's address, so that the
-/// attacker's page reads the handheld's page as its own origin; the browser then sends `Host: evil.example`. A page
-/// that answers only to its own names (and its addresses, which no attacker's name can be) gives that page nothing.
-public struct AllowedHosts: Sendable, Equatable {
-    public var names: Set<String>
-
-    public init(_ names: some Sequence<String>) {
-        self.names = Set(names.map { Self.normalized($0) })
-    }
-
+extension AllowedHosts {
     /// The names that reach a page listening on `host`: the localhost names, the listen address itself, and for a
     /// wildcard address (`0.0.0.0`, `::`) the machine's host name and every address of its interfaces.
     public static func defaults(listeningOn host: String) -> AllowedHosts {
@@ -46,31 +35,6 @@ public struct AllowedHosts: Sendable, Equatable {
             names.append(contentsOf: interfaceAddresses())
         }
         return AllowedHosts(names.filter { !$0.isEmpty })
-    }
-
-    /// Whether a `Host` header value (a name or address, perhaps with a port, IPv6 in brackets) is one of these.
-    public func allows(_ hostHeader: String?) -> Bool {
-        guard let hostHeader, !hostHeader.isEmpty else { return false }
-        return names.contains(Self.normalized(Self.hostPart(of: hostHeader)))
-    }
-
-    /// `name:port` → `name`, `[v6]:port` → `v6`.
-    static func hostPart(of authority: String) -> String {
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return authority }
-            return String(authority[authority.index(after: authority.startIndex)..<close])
-        }
-        if let colon = authority.lastIndex(of: ":"), authority.firstIndex(of: ":") == colon {
-            return String(authority[..<colon])
-        }
-        return authority
-    }
-
-    static func normalized(_ name: String) -> String {
-        var name = name.lowercased()
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.hasSuffix("."), name.count > 1 { name.removeLast() }
-        return name
     }
 
     /// Every IPv4 and IPv6 address of this machine's interfaces, as text.
@@ -118,6 +82,28 @@ struct HostCheck: RouterMiddleware {
         }
         return try await next(request, context)
     }
+}
+
+/// Marks every answer of the page (its HTML, JSON, metrics, the event stream, a refusal):
+/// `X-Content-Type-Options: nosniff`, so that a browser never reads a verdict's text (ticket text) as another type
+/// than the one declared, and `Referrer-Policy: no-referrer`, so that a link followed from the page tells nobody
+/// the handheld's address.
+struct PageResponseHeaders: RouterMiddleware {
+    typealias Context = PageRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.pageReferrerPolicy] = "no-referrer"
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    /// `Referrer-Policy` (not among HTTPTypes' names).
+    fileprivate static let pageReferrerPolicy = Self("Referrer-Policy")!
 }
 
 /// Audit lines for refused logins and requests without a session, at most ``linesPerMinute`` in any minute, so that

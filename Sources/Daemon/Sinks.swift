@@ -1,4 +1,5 @@
 import DaemonConfig
+import FareCore
 import Foundation
 import Logging
 import NIOCore
@@ -8,6 +9,11 @@ import Synchronization
 import SystemCalls
 
 /// Each verdict as one JSON line on standard output (for journald, or a pipe to another program).
+///
+/// Ticket text (an issuer, a holder's name, a reason quoting a record) reaches the line: JSON escapes its control
+/// characters, but not the format characters (a right-to-left override, a zero-width space) nor the line and
+/// paragraph separators, which `journalctl` and a terminal would then show reordered or hidden. This sink writes
+/// those as JSON escapes too (``journalLine(_:)``): the line decodes to the same values.
 public struct StandardOutputSink: VerdictSink {
     /// Whether lines carry holder data (names, dates of birth). Standard output of a service goes to the system
     /// journal, kept and readable far longer than a verdict matters: off unless `[log] holder_data` says so.
@@ -18,7 +24,7 @@ public struct StandardOutputSink: VerdictSink {
     }
 
     public func deliver(_ verdict: PublishedVerdict) async {
-        let line = Array((verdict.line(holderData: holderData) + "\n").utf8)
+        let line = Array((Self.journalLine(verdict.line(holderData: holderData)) + "\n").utf8)
         line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -30,6 +36,28 @@ public struct StandardOutputSink: VerdictSink {
                 offset += written
             }
         }
+    }
+}
+
+extension StandardOutputSink {
+    /// `line` (JSON) with every format character (general category Cf) and line or paragraph separator written as a
+    /// JSON escape, `\u202e`, in UTF-16 units as JSON counts them. Such characters only occur inside the line's
+    /// strings (its syntax is ASCII), so the escaped line is the same JSON document.
+    static func journalLine(_ line: String) -> String {
+        guard line.unicodeScalars.contains(where: PrintableText.isInvisibleFormatting) else { return line }
+        var escaped = ""
+        escaped.reserveCapacity(line.utf8.count + 16)
+        for scalar in line.unicodeScalars {
+            guard PrintableText.isInvisibleFormatting(scalar) else {
+                escaped.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 {
+                let digits = String(unit, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            }
+        }
+        return escaped
     }
 }
 

@@ -52,11 +52,10 @@ public enum WireFormat {
     public static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
 
     /// The same range as dates.
-    public static let dateRange: ClosedRange<Date> = {
-        let lower = Date(timeIntervalSince1970: Double(millisecondRange.lowerBound) / 1000)
-        let upper = Date(timeIntervalSince1970: Double(millisecondRange.upperBound) / 1000)
-        return lower...upper
-    }()
+    public static let dateRange: ClosedRange<Date> =
+        Date(
+            timeIntervalSince1970: Double(millisecondRange.lowerBound) / 1000)...Date(
+            timeIntervalSince1970: Double(millisecondRange.upperBound) / 1000)
 
     /// `date` in Unix milliseconds (rounded down), or nil when it is outside `millisecondRange` or not a number:
     /// the one conversion of a date from outside to an integer, which never traps.

@@ -28,9 +28,13 @@ public struct ServerConfiguration: Sendable {
     /// The most log lines per minute for refused device tokens (401); refusals past it are counted in one line
     /// (see `RefusalAudit`).
     public var refusalLogLimit: Int
+    /// The host names (and addresses) requests must name in `Host`; others get 421. Nil answers every name.
+    public var allowedHosts: AllowedHosts?
     /// The server's clock: when an upload is received (the operator report's sync lag), when a report session
     /// ends, and which day the report shows by default. A test sets its own to control them.
     public var now: @Sendable () -> Date = { Date() }
+    /// What a first-use claim must satisfy: single-use products, how far back an upload may date one, the rate.
+    public var claimPolicy = FirstUseClaimPolicy()
 
     /// Makes a configuration.
     public init(
@@ -76,6 +80,9 @@ public struct APIServer: Sendable {
     /// The operator report's open sessions and its lockout of wrong tokens.
     let sessions = OperatorSessions()
     let lockout = OperatorLockout()
+    /// First-use claims: verified with the server's own trust, and rate-limited per device.
+    let claims: FirstUseClaimVerifier
+    let claimLimiter: ClaimRateLimiter
 
     /// Makes a server over a store; it logs to standard error, with control characters escaped
     /// (`EscapingLogHandler`), Hummingbird's lines included.
@@ -86,6 +93,9 @@ public struct APIServer: Sendable {
         logger.logLevel = configuration.logLevel
         self.logger = logger
         audit = RefusalAudit(logger: logger, linesPerInterval: configuration.refusalLogLimit)
+        claims = FirstUseClaimVerifier(store: store, policy: configuration.claimPolicy)
+        claimLimiter = ClaimRateLimiter(
+            claimsPerSecond: configuration.claimPolicy.claimsPerSecond, burst: configuration.claimPolicy.claimBurst)
     }
 
     /// Every path the server answers, for checking the OpenAPI document against.
@@ -148,6 +158,7 @@ public struct APIServer: Sendable {
 
     func makeRouter() -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
+        if let hosts = configuration.allowedHosts { router.middlewares.add(AllowedHostCheck(hosts: hosts)) }
         router.middlewares.add(ErrorBodyMiddleware())
         router.get(RouterPath(APIPath.health)) { _, _ in await health() }
         router.get(RouterPath(APIPath.keys)) { request, context in
@@ -292,16 +303,21 @@ public struct APIServer: Sendable {
                 .badRequest, "bad-request",
                 "Every record needs an id of 1 to 128 characters; one has \(record.id.unicodeScalars.count).")
         }
+        let receivedAt = configuration.now()
         for record in batch.records {
-            // The one name of a record the server checks: the document lists its two values.
-            if let decidedBy = record.decidedBy, decidedBy.known == nil {
-                throw APIFailure(
-                    .badRequest, "bad-request",
-                    "decidedBy is offline or online, or absent; record \(record.id) has \(decidedBy.text.prefix(40)).")
-            }
+            try Self.checkRecord(record)
         }
-        let results = try await store.storeInspections(
-            batch.records, deviceID: device.id, receivedAt: configuration.now())
+        let claims = try await backedClaims(of: batch.records, device: device, receivedAt: receivedAt)
+        var results = try await store.storeInspections(
+            batch.records, deviceID: device.id, receivedAt: receivedAt, claims: claims.map { try? $0?.get() })
+        // A record stored now whose claim was refused says why; the record itself is held as any other.
+        var claimRefusals = 0
+        for index in results.indices where results[index].outcome == .stored {
+            guard index < claims.count, case .failure(let refusal)? = claims[index] else { continue }
+            results[index].code = InspectionResult.claimRefused
+            results[index].reason = refusal.reason
+            claimRefusals += 1
+        }
         let refused = results.filter { $0.outcome == .refused }
         logger.info(
             "stored inspections",
@@ -319,7 +335,112 @@ public struct APIServer: Sendable {
                     "ids": .array(refused.prefix(5).map { Logger.MetadataValue.string($0.id) }),
                 ])
         }
+        if claimRefusals > 0 {
+            logger.warning(
+                "recorded no first use for \(claimRefusals) uploaded inspections: their claims are not backed",
+                metadata: [
+                    "device": "\(device.id)",
+                    "first-reason": "\(results.first { $0.code == InspectionResult.claimRefused }?.reason ?? "")",
+                ])
+        }
         return Self.json(.ok, BatchAcknowledgement(results: results))
+    }
+
+    /// The largest name a record may carry for its verdict, signature, format or symbology.
+    static let maximumNameLength = 40
+
+    /// Refuses a record whose times or names no validator writes: `inspectedAt` outside the times the API carries,
+    /// a verdict, signature, format or symbology that is not `[a-z0-9-]{1,40}`, a `decidedBy` other than its two
+    /// values.
+    static func checkRecord(_ record: InspectionUpload) throws {
+        guard WireFormat.millisecondRange.contains(record.inspectedAt) else {
+            throw APIFailure(
+                .badRequest, "bad-request",
+                "Record \(PrintableText(String(record.id.prefix(40)))): inspectedAt \(record.inspectedAt) is not a time "
+                    + "from year 1 to 9999 in Unix milliseconds.")
+        }
+        let names: [(String, String?)] = [
+            ("verdict", record.verdict.text), ("signature", record.signature.text), ("format", record.format?.text),
+            ("symbology", record.symbology?.text),
+        ]
+        for case (let field, let name?) in names where !isName(name) {
+            throw APIFailure(
+                .badRequest, "bad-request",
+                "Record \(PrintableText(String(record.id.prefix(40)))): \(field) must be 1 to \(maximumNameLength) "
+                    + "lowercase letters, digits or hyphens, not \(PrintableText(String(name.prefix(40)))).")
+        }
+        // The one name of a record the server checks: the document lists its two values.
+        if let decidedBy = record.decidedBy, decidedBy.known == nil {
+            throw APIFailure(
+                .badRequest, "bad-request",
+                "decidedBy is offline or online, or absent; record \(PrintableText(String(record.id.prefix(40)))) has "
+                    + "\(PrintableText(String(decidedBy.text.prefix(40)))).")
+        }
+    }
+
+    /// Whether `name` is `[a-z0-9-]{1,40}`.
+    static func isName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        return !bytes.isEmpty && bytes.count <= maximumNameLength
+            && bytes.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+            }
+    }
+
+    /// For each record, its first-use claim as the server judged it: nil when it claims nothing, the backed claim,
+    /// or why it is refused. A device past its claim rate gets 429 for the whole batch (nothing stored: the
+    /// validator sends it again later).
+    private func backedClaims(
+        of records: [InspectionUpload], device: DeviceRecord, receivedAt: Date
+    ) async throws -> [Result<BackedClaim, ClaimRefusal>?] {
+        let claiming = records.count(where: { $0.firstUse == true })
+        guard claiming > 0 else { return records.map { _ in nil } }
+        guard device.role.claimsFirstUses else {
+            let refusal = ClaimRefusal(reason: Self.handheldClaim(device))
+            return records.map { $0.firstUse == true ? .failure(refusal) : nil }
+        }
+        try takeClaims(claiming, device: device)
+        var judged: [Result<BackedClaim, ClaimRefusal>?] = []
+        judged.reserveCapacity(records.count)
+        for record in records {
+            guard record.firstUse == true else {
+                judged.append(nil)
+                continue
+            }
+            do {
+                judged.append(
+                    .success(
+                        try await claims.verify(
+                            payload: record.payload, statedFormat: record.format?.text, statedIssuer: record.issuer,
+                            statedTicketID: record.ticketID,
+                            usedAt: configuration.claimPolicy.usedAt(
+                                inspectedAt: record.inspectedAt, receivedAt: receivedAt))))
+            } catch let refusal as ClaimRefusal {
+                judged.append(.failure(refusal))
+            }
+        }
+        return judged
+    }
+
+    /// Why a handheld's claim is refused.
+    private static func handheldClaim(_ device: DeviceRecord) -> String {
+        "The device \(PrintableText(device.id)) is registered as a \(device.role): only gates claim first uses "
+            + "(farecheck-server devices add ID --role gate); nothing is claimed."
+    }
+
+    /// Takes `count` claims from the device's rate, or refuses with 429 and when to try again.
+    private func takeClaims(_ count: Int, device: DeviceRecord) throws {
+        guard let wait = claimLimiter.take(count, device: device.id) else { return }
+        let seconds = max(1, Int(wait.rounded(.up)))
+        logger.warning(
+            "refused first-use claims past the device's rate",
+            metadata: ["device": "\(device.id)", "claims": "\(count)", "retry-after": "\(seconds)"])
+        throw APIFailure(
+            .tooManyRequests, "too-many-claims",
+            "This device claimed more first uses than \(configuration.claimPolicy.claimsPerSecond) a second allows; "
+                + "try again in \(seconds) s.",
+            headers: [.retryAfter: "\(seconds)"])
     }
 
     /// `: REASON` after "is revoked", when the revocation states one.
@@ -369,11 +490,24 @@ public struct APIServer: Sendable {
                         verdict: .revoked, reason: listed.reason, revoked: true))
             }
         }
-        if query.claimFirstUse, let issuer = query.issuer, let ticketID = query.ticketID, !ticketID.isEmpty {
+        if query.claimFirstUse {
+            guard device.role.claimsFirstUses else {
+                throw APIFailure(.forbidden, "claim-refused", Self.handheldClaim(device))
+            }
+            try takeClaims(1, device: device)
+            let now = configuration.now()
+            let backed: BackedClaim
+            do {
+                backed = try await claims.verify(
+                    payload: query.payload, statedFormat: query.format?.text, statedIssuer: query.issuer,
+                    statedTicketID: query.ticketID, usedAt: now)
+            } catch let refusal as ClaimRefusal {
+                throw APIFailure(.forbidden, "claim-refused", refusal.reason)
+            }
             let record = try await store.claimFirstUse(
                 FirstUseClaim(
-                    format: query.format?.text ?? "", issuer: issuer, ticketID: ticketID, deviceID: device.id,
-                    inspectionID: query.inspectionID, at: Date()))
+                    format: backed.format.rawValue, issuer: backed.issuer, ticketID: backed.ticketID,
+                    deviceID: device.id, inspectionID: query.inspectionID, at: now))
             let firstUse = FirstUse(
                 device: record.deviceID, usedAt: record.usedAt, inspectionID: record.inspectionID,
                 claimed: record.isClaimant)

@@ -164,6 +164,20 @@ public struct OperatorReport: Sendable, Equatable, Codable {
     public var decidedBy: [DecisionCount]
     /// The upload lag of each device's inspections, by id.
     public var syncLag: [DeviceLag]
+    /// The audit: first uses the server withdrew on the day (a revoked device's claims, `first-uses forget`),
+    /// oldest first; with a device, that device's.
+    public var withdrawals: [Withdrawal] = []
+
+    /// A first use withdrawn: the ticket, the device whose claim it was, when and why.
+    public struct Withdrawal: Sendable, Equatable, Codable {
+        public var device: String
+        public var format: String
+        public var issuer: String
+        /// Lowercase hex.
+        public var ticketID: String
+        public var withdrawnAt: Date
+        public var reason: String
+    }
 
     /// One hour's count.
     public struct HourCount: Sendable, Equatable, Codable {
@@ -306,10 +320,29 @@ extension SQLServerStore {
                 let share = total == 0 ? 0 : (Double(count) / Double(total) * 10_000).rounded() / 10_000
                 return OperatorReport.DecisionCount(decidedBy: side, inspections: count, share: share)
             }
+            var withdrawalFilter = "withdrawn_at >= ? AND withdrawn_at < ?"
+            var withdrawalArguments: [SQLValue] = [.integer(from), .integer(to)]
+            if let device {
+                withdrawalFilter += " AND device_id = ?"
+                withdrawalArguments.append(.text(device))
+            }
+            let withdrawals = try await session.query(
+                """
+                SELECT device_id, format, issuer, ticket_id, withdrawn_at, reason FROM first_use_withdrawal
+                WHERE \(withdrawalFilter) ORDER BY withdrawn_at, device_id\(byteOrder), ticket_id LIMIT 1000
+                """,
+                withdrawalArguments
+            ).map { row in
+                OperatorReport.Withdrawal(
+                    device: try row.text("device_id"), format: try row.text("format"), issuer: try row.text("issuer"),
+                    ticketID: try row.text("ticket_id"),
+                    withdrawnAt: Date(unixMilliseconds: try row.integer("withdrawn_at")), reason: try row.text("reason")
+                )
+            }
             return OperatorReport(
                 day: day, timeZone: query.offset.description, device: query.deviceID, inspections: total,
                 perHour: hours.enumerated().map { OperatorReport.HourCount(hour: $0.offset, inspections: $0.element) },
-                perDevice: perDevice, verdicts: verdicts, decidedBy: decidedBy, syncLag: lags)
+                perDevice: perDevice, verdicts: verdicts, decidedBy: decidedBy, syncLag: lags, withdrawals: withdrawals)
         }
     }
 }

@@ -7,9 +7,11 @@ import Foundation
 /// `2026-03-14,hour,07,inspections,12` (the hours of the day in the report's time zone, whose offset from UTC is
 /// the row `time-zone,offset,minutes`) or `2026-03-14,sync-lag,tram-7,p95-ms,5400`, which a pivot table turns back
 /// into any shape. Lines end in CRLF, fields with a comma, quote or line break are quoted, and a field that a
-/// spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or carriage return: device ids are text
-/// from validators) is written with a `'` in front; a negative integer (a lag, when a validator's clock ran ahead)
-/// is a number, not a formula, and is left as it is.
+/// spreadsheet would run as a formula is written with a `'` in front (device ids are text from validators): one
+/// starting with tab or carriage return, or whose first character after any leading whitespace, control characters
+/// and zero-width characters is `=`, `+`, `-`, `@` or a full-width look-alike (`＝` `＋` `－` `＠`, which some
+/// spreadsheets read as the ASCII ones). A negative integer (a lag, when a validator's clock ran ahead) is a
+/// number, not a formula, and is left as it is.
 enum OperatorReportCSV {
     /// The header row's fields.
     static let header = ["day", "figure", "subject", "measure", "value"]
@@ -50,13 +52,30 @@ enum OperatorReportCSV {
     /// One field, defused and quoted as needed.
     static func field(_ text: String) -> String {
         var text = text
-        let negativeInteger =
-            text.hasPrefix("-") && text.dropFirst().allSatisfy(\.isASCII)
-            && text.dropFirst().allSatisfy(\.isNumber) && text.count > 1
-        if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), !negativeInteger {
-            text = "'" + text
-        }
+        if isFormula(text) { text = "'" + text }
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The characters that start a formula, ASCII and full-width (U+FF1D, U+FF0B, U+FF0D, U+FF20).
+    private static let formulaStarters: Set<Unicode.Scalar> = [
+        "=", "+", "-", "@", "\u{FF1D}", "\u{FF0B}", "\u{FF0D}", "\u{FF20}",
+    ]
+
+    /// Whether a spreadsheet could run `text` as a formula: it starts with tab or carriage return, or with a
+    /// formula starter once what a spreadsheet skips or cannot show is stripped from its front (whitespace, line
+    /// breaks, control characters, zero-width and other format characters). `-1200`, a number, is not one.
+    static func isFormula(_ text: String) -> Bool {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.first else { return false }
+        if first == "\t" || first == "\r" { return true }
+        let negativeInteger =
+            first == "-" && scalars.count > 1 && scalars.dropFirst().allSatisfy { ("0"..."9").contains($0) }
+        if negativeInteger { return false }
+        let start = scalars.first { scalar in
+            !(scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+                || scalar.properties.generalCategory == .format)
+        }
+        return start.map(formulaStarters.contains) ?? false
     }
 }

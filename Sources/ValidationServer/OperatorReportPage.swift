@@ -110,6 +110,7 @@ enum OperatorReportPage {
                 summary(report) + hourSection(report) + deviceSection(report) + verdictSection(report)
                 + decisionSection(report) + lagSection(report)
         }
+        sections += withdrawalSection(report)
         let options =
             (["<option value=\"\"\(report.device == nil ? " selected" : "")>All devices</option>"]
             + devices.map { device in
@@ -348,6 +349,25 @@ enum OperatorReportPage {
             aria-label="\(escape(description))">
             <title>\(escape(description))</title>
             \(body)</svg>
+            """
+    }
+
+    /// The audit: the first uses withdrawn on the day (none: no section).
+    private static func withdrawalSection(_ report: OperatorReport) -> String {
+        guard !report.withdrawals.isEmpty else { return "" }
+        let rows = report.withdrawals.map { withdrawal in
+            "<tr><th scope=\"row\">\(escape(withdrawal.issuer))/\(escape(withdrawal.ticketID))</th>"
+                + "<td>\(escape(withdrawal.format))</td><td>\(escape(withdrawal.device))</td>"
+                + "<td>\(clock(withdrawal.withdrawnAt))</td><td>\(escape(withdrawal.reason))</td></tr>"
+        }
+        return """
+            <section aria-labelledby="withdrawals-title" id="withdrawals">
+            <h2 id="withdrawals-title">First uses withdrawn</h2>
+            <p>Claims the server no longer stands by: gates forget them with their next sync, and the ticket passes \
+            again.</p>
+            \(table(caption: "First uses withdrawn on \(report.day)", head: ["Ticket", "Format", "Claimed by", "Withdrawn", "Why"], rows: rows))
+            </section>
+
             """
     }
 

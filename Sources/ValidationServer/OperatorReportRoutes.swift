@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ValidationAPI
 
 /// The paths of the operator report.
 public enum OperatorPath {
@@ -26,8 +27,10 @@ public enum OperatorPath {
 private enum OperatorRefusal: Error {
     /// No session and no token, an unknown or revoked one: 401.
     case unauthorized
-    /// Too many wrong tokens from this address: 429 until then.
+    /// Too many wrong tries of this token (or this operator): 429 until then.
     case locked(until: Date)
+    /// A wrong token from an address that keeps sending them, answered late: 429 until then.
+    case slowed(until: Date)
 }
 
 extension APIServer {
@@ -107,14 +110,10 @@ extension APIServer {
         guard Self.isSameOrigin(request) else {
             return Self.html(.forbidden, OperatorReportPage.login(message: "The form was sent from another site."))
         }
-        let address = Self.address(of: context.client)
         let now = configuration.now()
-        if case .locked(let until) = lockout.admit(address, at: now) {
-            return Self.lockedPage(until: until, now: now)
-        }
         var request = request
         let body = (try? await request.collectBody(upTo: 4096)).map { String(buffer: $0) } ?? ""
-        let token = Self.formField("token", in: body)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let token = FormBody.field("token", in: body)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         do {
             let account = try await operatorAccount(token: token, request, context)
             let session = try sessions.open(tokenHash: OperatorToken.hash(token), at: now)
@@ -126,7 +125,9 @@ extension APIServer {
                     .cacheControl: "no-store",
                 ])
         } catch OperatorRefusal.locked(let until) {
-            return Self.lockedPage(until: until, now: now)
+            return Self.lockedPage(until: until, now: now, because: "Too many wrong tries of this token")
+        } catch OperatorRefusal.slowed(let until) {
+            return Self.lockedPage(until: until, now: now, because: "Too many wrong tokens from this address")
         } catch OperatorRefusal.unauthorized {
             return Self.html(
                 .unauthorized, OperatorReportPage.login(message: "Unknown or revoked operator token."),
@@ -151,22 +152,36 @@ extension APIServer {
             ])
     }
 
-    private static func lockedPage(until: Date, now: Date) -> Response {
+    private static func lockedPage(until: Date, now: Date, because reason: String) -> Response {
         let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
         return html(
             .tooManyRequests,
             OperatorReportPage.login(
                 message:
-                    "Too many wrong tokens from this address: try again in \(OperatorReportPage.duration(milliseconds: Int64(seconds) * 1000))."
+                    "\(reason): try again in \(OperatorReportPage.duration(milliseconds: Int64(seconds) * 1000))."
             ),
             headers: [.retryAfter: "\(seconds)"])
     }
 
     // MARK: Figures (JSON and CSV)
 
+    /// The policy of the figures and their refusals (JSON, CSV): data that loads nothing, runs nothing and is
+    /// framed nowhere, should a browser ever render it.
+    static let figuresSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
+
     /// Authenticates an operator by session or bearer token, reads the figures, and answers with `render`; every
-    /// refusal is the API's error body.
+    /// refusal is the API's error body. Every answer is marked as data: `X-Content-Type-Options: nosniff`, so that
+    /// no browser reads a device id in it as markup or script, and `figuresSecurityPolicy`.
     private func figures(
+        _ request: Request, _ context: APIRequestContext, _ render: (OperatorReport) -> Response
+    ) async -> Response {
+        var response = await unmarkedFigures(request, context, render)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.contentSecurityPolicy] = Self.figuresSecurityPolicy
+        return response
+    }
+
+    private func unmarkedFigures(
         _ request: Request, _ context: APIRequestContext, _ render: (OperatorReport) -> Response
     ) async -> Response {
         do {
@@ -183,11 +198,16 @@ extension APIServer {
                 "The report needs an operator's session (log in at /report) or bearer token.",
                 headers: [.wwwAuthenticate: "Bearer realm=\"farecheck-report\""]
             ).response
-        } catch OperatorRefusal.locked(let until) {
+        } catch let refusal as OperatorRefusal {
+            let (until, reason) =
+                switch refusal {
+                case .locked(let until): (until, "Too many wrong tries of this operator token")
+                case .slowed(let until): (until, "Too many wrong operator tokens from this address")
+                case .unauthorized: (configuration.now(), "")
+                }
             let seconds = max(1, Int(until.timeIntervalSince(configuration.now()).rounded(.up)))
             return APIFailure(
-                .tooManyRequests, "too-many-attempts",
-                "Too many wrong operator tokens from this address; try again in \(seconds) s.",
+                .tooManyRequests, "too-many-attempts", "\(reason); try again in \(seconds) s.",
                 headers: [.retryAfter: "\(seconds)"]
             ).response
         } catch let failure as APIFailure {
@@ -262,28 +282,49 @@ extension APIServer {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
-    /// The registered, not revoked, operator whose token `token` is. A wrong token counts against the client's
-    /// address (`OperatorLockout`) and is audited; a locked address is refused before anything is looked up.
+    /// The registered, not revoked, operator whose token `token` is. A wrong token counts against itself, the
+    /// operator it names (a revoked one) and the client's address (`OperatorLockout`), and is audited; a locked
+    /// token or operator is refused (429) before anything is looked up, and a wrong token from an address that
+    /// keeps failing is answered after a pause (429). A right token is let in whatever its address did.
     private func operatorAccount(
         token: String, _ request: Request, _ context: APIRequestContext
     ) async throws -> OperatorRecord {
         let address = Self.address(of: context.client)
         let now = configuration.now()
-        if case .locked(let until) = lockout.admit(address, at: now) { throw OperatorRefusal.locked(until: until) }
-        func refuse(_ cause: RefusalAudit.Cause, operatorName: String? = nil) -> OperatorRefusal {
+        let tokenHash = OperatorToken.hash(token)
+        if case .locked(let until) = lockout.admit(.token(tokenHash), at: now) {
+            throw OperatorRefusal.locked(until: until)
+        }
+        func refuse(_ cause: RefusalAudit.Cause, operatorName: String? = nil) async -> OperatorRefusal {
             auditOperatorRefusal(cause, request, context, token: token, operatorName: operatorName)
-            if let until = lockout.failed(address, at: now) {
+            let failure = lockout.failed(token: tokenHash, account: operatorName, address: address, at: now)
+            if let until = failure.lockedUntil {
                 logger.warning(
-                    "locked out a client after \(lockout.rules.failuresBeforeLock) wrong operator tokens",
-                    metadata: ["client": "\(address)", "until": "\(until.formatted(.iso8601))"])
+                    "locked an operator token after \(lockout.rules.failuresBeforeLock) wrong tries",
+                    metadata: [
+                        "token": "\(tokenHash.hexString.prefix(8))", "operator": "\(operatorName ?? "-")",
+                        "until": "\(until.formatted(.iso8601))",
+                    ])
+            }
+            if failure.addressStarted {
+                logger.warning(
+                    "slowing a client after \(lockout.rules.failuresBeforeLock) wrong operator tokens",
+                    metadata: ["client": "\(address)"])
+            }
+            if failure.addressSlowed {
+                await lockout.pause()
+                return .slowed(until: now.addingTimeInterval(lockout.rules.pause))
             }
             return .unauthorized
         }
-        guard !token.isEmpty, token.utf8.count <= 512 else { throw refuse(.malformedToken) }
-        guard let account = try await store.operatorAccount(tokenHash: OperatorToken.hash(token)) else {
-            throw refuse(.unknownOperatorToken)
+        guard !token.isEmpty, token.utf8.count <= 512 else { throw await refuse(.malformedToken) }
+        guard let account = try await store.operatorAccount(tokenHash: tokenHash) else {
+            throw await refuse(.unknownOperatorToken)
         }
-        guard !account.revoked else { throw refuse(.revokedOperator, operatorName: account.name) }
+        if case .locked(let until) = lockout.admit(.account(account.name), at: now) {
+            throw OperatorRefusal.locked(until: until)
+        }
+        guard !account.revoked else { throw await refuse(.revokedOperator, operatorName: account.name) }
         return account
     }
 
@@ -317,22 +358,10 @@ extension APIServer {
         return origin[schemeEnd.upperBound...] == host
     }
 
-    /// The client's address without its port, which the lockout counts by.
+    /// The client's address without its port, which the lockout slows.
     static func address(of client: String) -> String {
         guard let colon = client.lastIndex(of: ":") else { return client }
         return String(client[..<colon])
-    }
-
-    /// The value of `name` in an `application/x-www-form-urlencoded` body.
-    static func formField(_ name: String, in body: String) -> String? {
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            guard key == name else { continue }
-            let value = parts.count == 2 ? String(parts[1]) : ""
-            return value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
-        return nil
     }
 }
 

@@ -23,31 +23,35 @@ public final class SQLServerStore: ServerStore {
 
     // MARK: Devices
 
-    public func addDevice(id: String, tokenHash: [UInt8], at date: Date) async throws(ServerError) {
+    public func addDevice(id: String, tokenHash: [UInt8], role: DeviceRole, at date: Date) async throws(ServerError) {
         try Self.refuseNUL(["device id": id])
         try await write("register device \(id)") { session in
             let inserted = try await session.query(
                 """
-                INSERT INTO device (id, token_hash, revoked, created_at) VALUES (?, ?, ?, ?)
+                INSERT INTO device (id, token_hash, revoked, created_at, role) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """,
-                id, tokenHash.hexString, false, date.unixMilliseconds)
+                id, tokenHash.hexString, false, date.unixMilliseconds, role.rawValue)
             if inserted.isEmpty {
                 throw ServerError(code: .conflict, message: "A device named \(id) is registered already.")
             }
         }
     }
 
-    public func revokeDevice(id: String) async throws(ServerError) -> Bool {
-        guard !id.contains("\0") else { return false }
+    public func revokeDevice(id: String, at date: Date) async throws(ServerError) -> RevokedDevice? {
+        guard !id.contains("\0") else { return nil }
         return try await write("revoke device \(id)") { session in
-            try await !session.query("UPDATE device SET revoked = ? WHERE id = ? RETURNING id", true, id).isEmpty
+            guard try await !session.query("UPDATE device SET revoked = ? WHERE id = ? RETURNING id", true, id).isEmpty
+            else { return nil }
+            let withdrawn = try await Self.withdraw(
+                deviceID: id, since: nil, reason: "the device \(id) was revoked", at: date, in: session)
+            return RevokedDevice(id: id, withdrawn: withdrawn)
         }
     }
 
     public func devices() async throws(ServerError) -> [DeviceRecord] {
         try await read("list devices") { [byteOrder] session in
-            try await session.query("SELECT id, revoked, created_at FROM device ORDER BY id\(byteOrder)")
+            try await session.query("SELECT id, revoked, created_at, role FROM device ORDER BY id\(byteOrder)")
                 .map(Self.device)
         }
     }
@@ -55,15 +59,18 @@ public final class SQLServerStore: ServerStore {
     public func device(tokenHash: [UInt8]) async throws(ServerError) -> DeviceRecord? {
         try await read("look up a device") { session in
             try await session.query(
-                "SELECT id, revoked, created_at FROM device WHERE token_hash = ?", tokenHash.hexString
+                "SELECT id, revoked, created_at, role FROM device WHERE token_hash = ?", tokenHash.hexString
             ).first.map(Self.device)
         }
     }
 
     private static func device(_ row: SQLRow) throws -> DeviceRecord {
-        DeviceRecord(
+        let role = try row.text("role")
+        return DeviceRecord(
             id: try row.text("id"), revoked: try row.boolean("revoked"),
-            createdAt: Date(unixMilliseconds: try row.integer("created_at")))
+            createdAt: Date(unixMilliseconds: try row.integer("created_at")),
+            // A role this version does not know claims nothing.
+            role: DeviceRole(rawValue: role) ?? .handheld)
     }
 
     // MARK: Issuer keys and bundles
@@ -144,6 +151,13 @@ public final class SQLServerStore: ServerStore {
                     issuedAt: Date(unixMilliseconds: try row.integer("issued_at")),
                     document: Array(try row.text("document").utf8))
             }
+        }
+    }
+
+    public func latestBundleSequence() async throws(ServerError) -> Int64? {
+        try await read("read the key bundle's sequence") { session in
+            try await session.query("SELECT max(sequence) AS sequence FROM key_bundle").first?.optionalInteger(
+                "sequence")
         }
     }
 
@@ -438,23 +452,23 @@ public final class SQLServerStore: ServerStore {
             isClaimant: isClaimant)
     }
 
-    /// The first uses of uploaded records that passed a single-use ticket: each claimed as if online (a gate that
-    /// claimed online finds its own claim); one that finds another device's first use is kept as a conflict.
+    /// The first uses of uploaded records that passed a single-use ticket, each by its backed claim (the ticket and
+    /// time the server verified): claimed as if online (a gate that claimed online finds its own claim); one that
+    /// finds another device's first use is kept as a conflict.
     private static func recordFirstUses(
-        of records: [InspectionUpload], deviceID: String, receivedAt: Date, in session: any SQLSession
+        of records: [(record: InspectionUpload, claim: BackedClaim)], deviceID: String, receivedAt: Date,
+        in session: any SQLSession
     ) async throws -> [FirstUseConflict] {
         var conflicts: [FirstUseConflict] = []
-        for record in records where record.firstUse == true {
-            guard let issuer = record.issuer, let ticketID = record.ticketID, !ticketID.isEmpty else { continue }
-            let usedAt = Date(unixMilliseconds: record.inspectedAt)
+        for (record, backed) in records {
             let claim = FirstUseClaim(
-                format: record.format?.text ?? "", issuer: issuer, ticketID: ticketID, deviceID: deviceID,
+                format: backed.format.rawValue, issuer: backed.issuer, ticketID: backed.ticketID, deviceID: deviceID,
                 inspectionID: record.id, at: receivedAt)
-            let first = try await Self.claim(claim, usedAt: usedAt, in: session)
+            let first = try await Self.claim(claim, usedAt: backed.usedAt, in: session)
             guard !first.isClaimant else { continue }
             let conflict = FirstUseConflict(
-                deviceID: deviceID, inspectionID: record.id, format: claim.format, issuer: issuer,
-                ticketID: ticketID, usedAt: usedAt, firstDeviceID: first.deviceID,
+                deviceID: deviceID, inspectionID: record.id, format: claim.format, issuer: backed.issuer,
+                ticketID: backed.ticketID, usedAt: backed.usedAt, firstDeviceID: first.deviceID,
                 firstInspectionID: first.inspectionID, firstUsedAt: first.usedAt, foundAt: receivedAt)
             try await session.execute(
                 """
@@ -463,11 +477,80 @@ public final class SQLServerStore: ServerStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (device_id, inspection_id) DO NOTHING
                 """,
-                deviceID, record.id, claim.format, issuer, ticketID.hexString, usedAt.unixMilliseconds,
-                first.deviceID, first.inspectionID, first.usedAt.unixMilliseconds, receivedAt.unixMilliseconds)
+                deviceID, record.id, claim.format, backed.issuer, backed.ticketID.hexString,
+                backed.usedAt.unixMilliseconds, first.deviceID, first.inspectionID, first.usedAt.unixMilliseconds,
+                receivedAt.unixMilliseconds)
             conflicts.append(conflict)
         }
         return conflicts
+    }
+
+    /// Withdraws the device's first uses (recorded from `since` on) that no other device confirmed: each goes from
+    /// `first_use` to `first_use_withdrawal`, which validators page with the first uses.
+    private static func withdraw(
+        deviceID: String, since: Date?, reason: String, at date: Date, in session: any SQLSession
+    ) async throws -> [FirstUseWithdrawal] {
+        let from = since?.unixMilliseconds ?? WireFormat.millisecondRange.lowerBound
+        // Confirmed: another device passed the ticket after it (a conflict names this device's use as the first).
+        let rows = try await session.query(
+            """
+            SELECT format, issuer, ticket_id, inspection_id, used_at FROM first_use f
+            WHERE device_id = ? AND recorded_at >= ? AND NOT EXISTS (
+                SELECT 1 FROM first_use_conflict c
+                WHERE c.format = f.format AND c.issuer = f.issuer AND c.ticket_id = f.ticket_id
+                    AND c.first_device_id = f.device_id AND c.device_id <> f.device_id)
+            """,
+            deviceID, from)
+        var withdrawn: [FirstUseWithdrawal] = []
+        for row in rows {
+            let format = try row.text("format")
+            let issuer = try row.text("issuer")
+            let ticketID = try row.text("ticket_id")
+            try await session.execute(
+                """
+                INSERT INTO first_use_withdrawal (format, issuer, ticket_id, device_id, inspection_id, used_at,
+                    withdrawn_at, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                format, issuer, ticketID, deviceID, try row.optionalText("inspection_id"),
+                try row.integer("used_at"), date.unixMilliseconds, reason)
+            try await session.execute(
+                "DELETE FROM first_use WHERE format = ? AND issuer = ? AND ticket_id = ?", format, issuer, ticketID)
+            withdrawn.append(
+                FirstUseWithdrawal(
+                    format: format, issuer: issuer, ticketID: [UInt8](hex: ticketID) ?? [], device: deviceID,
+                    withdrawnAt: Date(unixMilliseconds: date.unixMilliseconds)))
+        }
+        return withdrawn
+    }
+
+    public func withdrawFirstUses(ofDevice deviceID: String, since: Date?, reason: String, at date: Date)
+        async throws(ServerError) -> [FirstUseWithdrawal]
+    {
+        try Self.refuseNUL(["device id": deviceID, "reason": reason])
+        return try await write("withdraw the first uses of \(deviceID)") { session in
+            try await Self.withdraw(deviceID: deviceID, since: since, reason: reason, at: date, in: session)
+        }
+    }
+
+    public func firstUseWithdrawals(limit: Int) async throws(ServerError) -> [FirstUseWithdrawalRecord] {
+        let limit = Int64(min(max(limit, 0), Int(Int32.max)))
+        return try await read("read the withdrawn first uses") { session in
+            try await session.query(
+                """
+                SELECT format, issuer, ticket_id, device_id, withdrawn_at, reason FROM first_use_withdrawal
+                ORDER BY withdrawn_at DESC LIMIT ?
+                """,
+                limit
+            ).map { row in
+                FirstUseWithdrawalRecord(
+                    withdrawal: FirstUseWithdrawal(
+                        format: try row.text("format"), issuer: try row.text("issuer"),
+                        ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [], device: try row.text("device_id"),
+                        withdrawnAt: Date(unixMilliseconds: try row.integer("withdrawn_at"))),
+                    reason: try row.text("reason"))
+            }
+        }
     }
 
     public func firstUses(since: Int64, limit: Int, now: Date) async throws(ServerError) -> FirstUseDelta {
@@ -481,21 +564,62 @@ public final class SQLServerStore: ServerStore {
                 WHERE recorded_at >= ? ORDER BY recorded_at LIMIT ?
                 """,
                 from, limit + 1)
-            var entries: [FleetFirstUse] = []
-            var last = from
-            for row in rows.prefix(limit) {
-                guard let ticketID = [UInt8](hex: try row.text("ticket_id")), !ticketID.isEmpty else { continue }
-                entries.append(
-                    FleetFirstUse(
-                        format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
-                        device: try row.text("device_id"), usedAt: Date(unixMilliseconds: try row.integer("used_at"))))
-                last = try row.integer("recorded_at")
+            let withdrawalRows = try await session.query(
+                """
+                SELECT format, issuer, ticket_id, device_id, withdrawn_at FROM first_use_withdrawal
+                WHERE withdrawn_at >= ? ORDER BY withdrawn_at LIMIT ?
+                """,
+                from, limit + 1)
+            // Both kinds in one stream by the server's time: a page ends at the first `limit` of them.
+            enum Change {
+                case use(FleetFirstUse, at: Int64)
+                case withdrawal(FirstUseWithdrawal, at: Int64)
+                var at: Int64 {
+                    switch self {
+                    case .use(_, let at), .withdrawal(_, let at): at
+                    }
+                }
             }
-            let more = rows.count > limit
+            var changes: [Change] = []
+            for row in rows {
+                guard let ticketID = [UInt8](hex: try row.text("ticket_id")), !ticketID.isEmpty else { continue }
+                let recordedAt = try row.integer("recorded_at")
+                changes.append(
+                    .use(
+                        FleetFirstUse(
+                            format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
+                            device: try row.text("device_id"),
+                            usedAt: Date(unixMilliseconds: try row.integer("used_at")),
+                            recordedAt: Date(unixMilliseconds: recordedAt)),
+                        at: recordedAt))
+            }
+            for row in withdrawalRows {
+                guard let ticketID = [UInt8](hex: try row.text("ticket_id")), !ticketID.isEmpty else { continue }
+                let withdrawnAt = try row.integer("withdrawn_at")
+                changes.append(
+                    .withdrawal(
+                        FirstUseWithdrawal(
+                            format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
+                            device: try row.text("device_id"), withdrawnAt: Date(unixMilliseconds: withdrawnAt)),
+                        at: withdrawnAt))
+            }
+            changes.sort { $0.at < $1.at }
+            let more = changes.count > limit
+            let page = changes.prefix(limit)
+            var entries: [FleetFirstUse] = []
+            var withdrawals: [FirstUseWithdrawal] = []
+            for change in page {
+                switch change {
+                case .use(let entry, _): entries.append(entry)
+                case .withdrawal(let withdrawal, _): withdrawals.append(withdrawal)
+                }
+            }
+            let last = page.last?.at ?? from
             // Caught up: the cursor is the time of this read, so that the next page starts where this one ended
             // (less the overlap the validator asks with).
             return FirstUseDelta(
-                since: since, next: more ? last : max(last, now.unixMilliseconds), entries: entries, more: more)
+                since: since, next: more ? last : max(last, now.unixMilliseconds), entries: entries, more: more,
+                withdrawals: withdrawals.isEmpty ? nil : withdrawals)
         }
     }
 
@@ -534,6 +658,8 @@ public final class SQLServerStore: ServerStore {
             ).first?.integer("n")
             try await session.execute("DELETE FROM first_use WHERE recorded_at < ?", before)
             try await session.execute("DELETE FROM first_use_conflict WHERE found_at < ?", before)
+            // Validators forget withdrawn first uses within the week they are offered.
+            try await session.execute("DELETE FROM first_use_withdrawal WHERE withdrawn_at < ?", before)
             return PrunedFirstUses(firstUses: Int(firstUses ?? 0), conflicts: Int(conflicts ?? 0))
         }
     }
@@ -553,7 +679,7 @@ public final class SQLServerStore: ServerStore {
     // MARK: Inspections
 
     public func storeInspections(
-        _ records: [InspectionUpload], deviceID: String, receivedAt: Date
+        _ records: [InspectionUpload], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
     ) async throws(ServerError) -> [InspectionResult] {
         for record in records {
             try Self.refuseNUL([
@@ -603,9 +729,12 @@ public final class SQLServerStore: ServerStore {
                 }
             }
             // The first uses the new records made (an upload sent again has claimed its own before).
-            let newRecords = zip(records, stored).filter(\.1).map(\.0)
+            let newClaims = records.indices.compactMap { index -> (record: InspectionUpload, claim: BackedClaim)? in
+                guard stored[index], index < claims.count, let claim = claims[index] else { return nil }
+                return (records[index], claim)
+            }
             _ = try await Self.recordFirstUses(
-                of: newRecords, deviceID: deviceID, receivedAt: receivedAt, in: session)
+                of: newClaims, deviceID: deviceID, receivedAt: receivedAt, in: session)
             return try zip(records, stored).map { record, isNew in
                 if isNew { return InspectionResult(id: record.id, outcome: .stored) }
                 guard let first = held[record.id] else {

@@ -32,7 +32,32 @@ enum ServerSchema {
         Migration(version: 7, identifier: "server-v7-blocklists", statements: blocklistStatements),
         Migration(version: 8, identifier: "server-v8-first-use", statements: version8Statements),
         Migration(version: 9, identifier: "server-v9-operators", statements: version9Statements),
+        Migration(version: 10, identifier: "server-v10-claims", statements: version10Statements),
     ]
+
+    /// Version 10: a device has a role, and only gates may claim first uses (devices registered before keep
+    /// claiming: they are taken as gates); a first use the server withdraws (its device was revoked, or an operator
+    /// forgot it) is kept in `first_use_withdrawal`, paged to validators by `withdrawn_at` (the server's clock) with
+    /// the first uses, so that they forget it too.
+    static func version10Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        return [
+            "ALTER TABLE device ADD COLUMN role TEXT NOT NULL DEFAULT 'gate'",
+            """
+            CREATE TABLE first_use_withdrawal (
+                format TEXT NOT NULL,
+                issuer TEXT NOT NULL,
+                ticket_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                inspection_id TEXT,
+                used_at \(integer) NOT NULL,
+                withdrawn_at \(integer) NOT NULL,
+                reason TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX first_use_withdrawal_by_time ON first_use_withdrawal (withdrawn_at)",
+        ]
+    }
 
     /// Version 9: the operators who may read the report (`/report`), each with the SHA-256 of a secret token, as
     /// devices have; an operator is a table of its own so that a device's token never opens the report and an

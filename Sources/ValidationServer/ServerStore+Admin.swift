@@ -18,7 +18,9 @@ func isAccountName(_ name: String) -> Bool {
 extension ServerStore {
     /// Registers a device under a fresh random token and returns the token, which is shown once and never
     /// stored (only its hash is).
-    public func registerDevice(id: String, at date: Date = Date()) async throws(ServerError) -> String {
+    public func registerDevice(
+        id: String, role: DeviceRole = .handheld, at date: Date = Date()
+    ) async throws(ServerError) -> String {
         // Printable characters only: the id goes into every log line and listing about the device.
         guard isAccountName(id) else {
             throw ServerError(
@@ -26,7 +28,7 @@ extension ServerStore {
                 message: "A device id is 1 to 128 printable characters without spaces, not \"\(PrintableText(id))\".")
         }
         let token = try DeviceToken.generate()
-        try await addDevice(id: id, tokenHash: DeviceToken.hash(token), at: date)
+        try await addDevice(id: id, tokenHash: DeviceToken.hash(token), role: role, at: date)
         return token
     }
 

@@ -11,10 +11,12 @@ public protocol ServerStore: Sendable {
     /// `sqlite` or `postgresql`.
     var backendName: String { get }
 
-    /// Registers a device with the SHA-256 of its token. A device id registered before is a conflict.
-    func addDevice(id: String, tokenHash: [UInt8], at date: Date) async throws(ServerError)
-    /// Marks a device revoked; its token is refused from then on. False when there is no such device.
-    func revokeDevice(id: String) async throws(ServerError) -> Bool
+    /// Registers a device with the SHA-256 of its token, in a role. A device id registered before is a conflict.
+    func addDevice(id: String, tokenHash: [UInt8], role: DeviceRole, at date: Date) async throws(ServerError)
+    /// Marks a device revoked; its token is refused from then on, and the first uses it claimed that no other
+    /// device confirmed (by passing the ticket too) are withdrawn at `date`, in the same transaction. Nil when there
+    /// is no such device.
+    func revokeDevice(id: String, at date: Date) async throws(ServerError) -> RevokedDevice?
     /// Every device, by id.
     func devices() async throws(ServerError) -> [DeviceRecord]
     /// The device whose token hashes to `tokenHash`, revoked or not.
@@ -29,6 +31,8 @@ public protocol ServerStore: Sendable {
 
     /// The newest published key bundle.
     func latestBundle() async throws(ServerError) -> PublishedBundle?
+    /// The sequence of the newest published key bundle, without its document.
+    func latestBundleSequence() async throws(ServerError) -> Int64?
     /// Stores a published bundle; `.conflict` when its sequence is not above every stored one.
     func storeBundle(_ bundle: PublishedBundle) async throws(ServerError)
 
@@ -58,10 +62,15 @@ public protocol ServerStore: Sendable {
     /// left as it was: sent again with the same content it is `.alreadyStored`, with other content `.refused`
     /// (`conflicting-record`, with the fields that differ).
     ///
+    /// A record stored now whose `claims` entry (by index) is a backed claim records that first use (the claim's
+    /// ticket and time, which the server verified, never the record's own fields); a record stored before claims
+    /// nothing again.
+    ///
     /// - Returns: One result per record, in order; every `.stored` and `.alreadyStored` record is stored when this
     ///   returns.
-    func storeInspections(_ records: [InspectionUpload], deviceID: String, receivedAt: Date)
-        async throws(ServerError) -> [InspectionResult]
+    func storeInspections(
+        _ records: [InspectionUpload], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
+    ) async throws(ServerError) -> [InspectionResult]
     /// Stored inspections, newest first.
     func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
     /// Deletes the inspections made and received before `date` (both: a device whose clock is wrong cannot have
@@ -83,6 +92,12 @@ public protocol ServerStore: Sendable {
     /// Forgets the first uses this server recorded before `date`, and the conflicts it found before it (its own
     /// clock both times, never a device's), in one transaction. A ticket forgotten here can be claimed again.
     func pruneFirstUses(recordedBefore date: Date) async throws(ServerError) -> PrunedFirstUses
+    /// Withdraws the first uses `deviceID` claimed (recorded from `since` on, when given) that no other device
+    /// confirmed, at `date`: validators forget them with their next page. Returns the withdrawn first uses.
+    func withdrawFirstUses(ofDevice deviceID: String, since: Date?, reason: String, at date: Date)
+        async throws(ServerError) -> [FirstUseWithdrawal]
+    /// The first uses withdrawn, newest first (the operator's audit).
+    func firstUseWithdrawals(limit: Int) async throws(ServerError) -> [FirstUseWithdrawalRecord]
 
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
@@ -113,6 +128,13 @@ public protocol ServerStore: Sendable {
 }
 
 extension ServerStore {
+    /// Stores inspection records that claim no first use (see `storeInspections(_:deviceID:receivedAt:claims:)`).
+    public func storeInspections(_ records: [InspectionUpload], deviceID: String, receivedAt: Date)
+        async throws(ServerError) -> [InspectionResult]
+    {
+        try await storeInspections(records, deviceID: deviceID, receivedAt: receivedAt, claims: [])
+    }
+
     /// Everything that changed after `cursor` in one document, however large (the admin's `revocations list`).
     public func revocationDelta(since cursor: Int64) async throws(ServerError) -> RevocationDelta {
         try await revocationDelta(since: cursor, limit: Int(Int32.max))
@@ -184,6 +206,20 @@ public struct PrunedFirstUses: Sendable, Equatable {
     }
 }
 
+/// What a registered validator is, which decides what it may do.
+public enum DeviceRole: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// A gate: it lets passengers through, and claims the first use of the single-use tickets it passes.
+    case gate
+    /// An inspector's handheld: it inspects, and never claims a first use (its token, if stolen, cannot make the
+    /// fleet refuse anyone).
+    case handheld
+
+    public var description: String { rawValue }
+
+    /// Whether a device of this role may claim first uses.
+    public var claimsFirstUses: Bool { self == .gate }
+}
+
 /// A registered validator.
 public struct DeviceRecord: Sendable, Equatable {
     /// The device id chosen by the admin.
@@ -192,13 +228,30 @@ public struct DeviceRecord: Sendable, Equatable {
     public var revoked: Bool
     /// When it was registered.
     public var createdAt: Date
+    /// Gate or handheld.
+    public var role: DeviceRole
 
     /// Makes a record.
-    public init(id: String, revoked: Bool, createdAt: Date) {
+    public init(id: String, revoked: Bool, createdAt: Date, role: DeviceRole = .gate) {
         self.id = id
         self.revoked = revoked
         self.createdAt = createdAt
+        self.role = role
     }
+}
+
+/// A device revoked, and the first uses withdrawn with it.
+public struct RevokedDevice: Sendable, Equatable {
+    public var id: String
+    /// The first uses of its own that no other device confirmed, now withdrawn.
+    public var withdrawn: [FirstUseWithdrawal]
+}
+
+/// A withdrawn first use as the operator's audit shows it.
+public struct FirstUseWithdrawalRecord: Sendable, Equatable {
+    public var withdrawal: FirstUseWithdrawal
+    /// Why: the device was revoked, or an operator forgot its claims.
+    public var reason: String
 }
 
 /// A key bundle as published: its sequence and the exact bytes of its signed document.
@@ -237,7 +290,13 @@ public struct StoredInspection: Sendable, Equatable {
 
 /// Dates are stored as Unix milliseconds in both databases.
 extension Date {
-    var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Unix milliseconds; a date outside the API's range (which input checks keep out) is clamped to its ends
+    /// rather than trapping.
+    var unixMilliseconds: Int64 {
+        if let milliseconds = WireFormat.milliseconds(self) { return milliseconds }
+        return timeIntervalSince1970 > 0
+            ? WireFormat.millisecondRange.upperBound : WireFormat.millisecondRange.lowerBound
+    }
 
     init(unixMilliseconds: Int64) {
         self.init(timeIntervalSince1970: TimeInterval(unixMilliseconds) / 1000)

@@ -22,13 +22,19 @@ struct Devices: AsyncParsableCommand {
         @Argument(help: "The device id, e.g. the validator's serial number.")
         var id: String
 
+        @Option(
+            help: ArgumentHelp(
+                "gate (lets passengers through and claims the first use of single-use tickets for the fleet) or "
+                    + "handheld (an inspector's: never claims).", valueName: "role"))
+        var role: DeviceRole = .handheld
+
         func run(on store: any ServerStore) async throws {
-            let token = try await store.registerDevice(id: id)
+            let token = try await store.registerDevice(id: id, role: role)
             say(token)
             FileHandle.standardError.write(
                 Data(
-                    "farecheck-server: device \(PrintableText(id)) registered; the token above is not shown again.\n"
-                        .utf8))
+                    ("farecheck-server: device \(PrintableText(id)) registered as a \(role); the token above is not "
+                        + "shown again.\n").utf8))
         }
     }
 
@@ -36,7 +42,13 @@ struct Devices: AsyncParsableCommand {
     struct Revoke: StoreCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke",
-            abstract: "Revoke a device: its token gets 401 from now on.")
+            abstract:
+                "Revoke a device: its token gets 401 from now on, and its unconfirmed first-use claims are withdrawn.",
+            discussion: """
+                The first uses the device claimed are withdrawn unless another device confirmed them (by passing the \
+                same ticket after it): gates forget them with their next sync, so that a stolen device's claims \
+                refuse nobody. Each withdrawal is listed by `farecheck-server first-uses withdrawals`.
+                """)
 
         @OptionGroup var database: DatabaseOptions
 
@@ -44,17 +56,19 @@ struct Devices: AsyncParsableCommand {
         var id: String
 
         func run(on store: any ServerStore) async throws {
-            guard try await store.revokeDevice(id: id) else {
-                fail("There is no device \(id) (see `farecheck-server devices list`).")
+            guard let revoked = try await store.revokeDevice(id: id, at: Date()) else {
+                fail("There is no device \(PrintableText(id)) (see `farecheck-server devices list`).")
             }
-            say("device \(PrintableText(id)) revoked")
+            let count = revoked.withdrawn.count
+            say(
+                "device \(PrintableText(id)) revoked; \(count) first-use claim\(count == 1 ? "" : "s") withdrawn")
         }
     }
 
     /// `devices list`.
     struct List: StoreCommand {
         static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List devices: id, state, registration time.")
+            commandName: "list", abstract: "List devices: id, state, role, registration time.")
 
         @OptionGroup var database: DatabaseOptions
 
@@ -66,13 +80,22 @@ struct Devices: AsyncParsableCommand {
                 let state = device.revoked ? "revoked" : "active"
                 let created = device.createdAt.formatted(.iso8601)
                 if json {
-                    say(jsonLine(["id": device.id, "state": state, "createdAt": created]))
+                    say(
+                        jsonLine(["id": device.id, "state": state, "role": device.role.rawValue, "createdAt": created]))
                 } else {
-                    say("\(PrintableText(device.id))\t\(state)\t\(created)")
+                    say("\(PrintableText(device.id))\t\(state)\t\(device.role)\t\(created)")
                 }
             }
         }
     }
+}
+
+extension DeviceRole: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.lowercased())
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
 
 /// One JSON object on one line, keys sorted, safe on a terminal (`terminalSafeJSON`).

@@ -65,10 +65,19 @@ struct PruneAge: ParsableArguments {
     /// The moment before which rows go: `days` days before now.
     var horizon: Date { Date().addingTimeInterval(-Double(days) * 86_400) }
 
-    /// Refuses fewer than `minimum` days, saying `why`.
+    /// The most days `--older-than` takes: a hundred years, far beyond any retention, and a horizon every
+    /// database stores.
+    static let maximumDays = 36_525
+
+    /// Refuses fewer than `minimum` days, saying `why`, and more than `maximumDays`.
     func require(atLeast minimum: Int, because why: String) throws {
         guard days >= minimum else {
             throw ValidationError("--older-than must be at least \(minimum) day\(minimum == 1 ? "" : "s"): \(why).")
+        }
+        guard days <= Self.maximumDays else {
+            throw ValidationError(
+                "--older-than \(days): at most \(Self.maximumDays) days (a hundred years); to forget everything, "
+                    + "choose a number of days longer than the oldest record.")
         }
     }
 }
@@ -121,22 +130,25 @@ func fail(_ message: String) -> Never {
 
 /// JSON text with nothing in it that a terminal acts on: the JSON writers escape C0 control characters inside
 /// strings, but not DEL, the C1 controls (U+009B starts an escape sequence on many terminals), the line and
-/// paragraph separators or the bidirectional overrides; these become `\uXXXX` escapes, which decode to the same
-/// text. Newlines outside strings (pretty printing) are kept.
+/// paragraph separators or the format characters (bidirectional controls, zero-width ones); these become `\uXXXX`
+/// escapes (UTF-16 units, as JSON counts them), which decode to the same text. Newlines outside strings (pretty
+/// printing) are kept.
 func terminalSafeJSON(_ json: String) -> String {
     func escapes(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x0A: false
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        default: PrintableText.isInvisibleFormatting(scalar)
         }
     }
     guard json.unicodeScalars.contains(where: escapes) else { return json }
     var result = ""
     for scalar in json.unicodeScalars {
         if escapes(scalar) {
-            let hex = String(scalar.value, radix: 16, uppercase: true)
-            result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            for unit in String(scalar).utf16 {
+                let hex = String(unit, radix: 16, uppercase: true)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
         } else {
             result.unicodeScalars.append(scalar)
         }

@@ -9,7 +9,7 @@ struct FirstUses: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "first-uses",
         abstract: "Show the single-use tickets two devices both passed (first uses in conflict), or forget old ones.",
-        subcommands: [Conflicts.self, Prune.self]
+        subcommands: [Conflicts.self, Prune.self, Forget.self, Withdrawals.self]
     )
 
     /// `first-uses conflicts`.
@@ -88,6 +88,77 @@ struct FirstUses: AsyncParsableCommand {
             say(
                 "forgot \(pruned.firstUses) first uses and \(pruned.conflicts) conflicts recorded before "
                     + before.formatted(.iso8601))
+        }
+    }
+
+    /// `first-uses forget --device ID [--since T]`.
+    struct Forget: StoreCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "forget",
+            abstract: "Withdraw a device's first-use claims that no other device confirmed (e.g. a device found lost).",
+            discussion: """
+                Each claim is withdrawn from the fleet: gates forget it with their next sync, and the ticket passes \
+                again. A claim another device confirmed (by passing the same ticket after it) stays. `devices revoke` \
+                does the same for every claim of the device. The withdrawals are listed by `first-uses withdrawals`.
+                """)
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: ArgumentHelp("The device whose claims to withdraw.", valueName: "id"))
+        var device: String
+
+        @Option(
+            help: ArgumentHelp(
+                "Only the claims recorded from this time on (RFC 3339, e.g. 2026-11-29T08:00:00Z).", valueName: "time"))
+        var since: String?
+
+        func run(on store: any ServerStore) async throws {
+            var from: Date?
+            if let since {
+                guard let date = try? Date(since, strategy: .iso8601), WireFormat.dateRange.contains(date) else {
+                    fail("--since \(PrintableText(since)): expected an RFC 3339 time such as 2026-11-29T08:00:00Z.")
+                }
+                from = date
+            }
+            let withdrawn = try await store.withdrawFirstUses(
+                ofDevice: device, since: from, reason: "an operator forgot the claims of \(device)", at: Date())
+            say(
+                "withdrew \(withdrawn.count) first-use claim\(withdrawn.count == 1 ? "" : "s") of "
+                    + "\(PrintableText(device))")
+        }
+    }
+
+    /// `first-uses withdrawals`.
+    struct Withdrawals: StoreCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "withdrawals",
+            abstract: "List the first uses withdrawn (revoked devices, `first-uses forget`), newest first.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Flag(help: "One JSON object per line.") var json = false
+
+        @Option(help: "At most this many withdrawals.") var limit = 1000
+
+        func run(on store: any ServerStore) async throws {
+            let withdrawals = try await store.firstUseWithdrawals(limit: max(0, limit))
+            if !json, withdrawals.isEmpty { say("No first use was withdrawn.") }
+            for record in withdrawals {
+                let withdrawal = record.withdrawal
+                if json {
+                    say(
+                        jsonLine([
+                            "ticketID": withdrawal.ticketID.hexString, "format": withdrawal.format,
+                            "issuer": withdrawal.issuer, "device": withdrawal.device,
+                            "withdrawnAt": withdrawal.withdrawnAt.formatted(.iso8601), "reason": record.reason,
+                        ]))
+                } else {
+                    say(
+                        "\(PrintableText(withdrawal.issuer))/\(withdrawal.ticketID.hexString): claimed by "
+                            + "\(PrintableText(withdrawal.device)), withdrawn \(withdrawal.withdrawnAt.formatted(.iso8601)) "
+                            + "(\(PrintableText(record.reason)))")
+                }
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareCore
 import Foundation
 import Signatures
 import ValidationAPI
@@ -80,6 +81,38 @@ struct Serve: StoreCommand {
             valueName: "lines"))
     var authLogLimit = 20
 
+    @Option(
+        name: .customLong("single-use-product"),
+        help: ArgumentHelp(
+            "A product that passes a gate once, whose first use gates claim (as the gates' single_use_products); "
+                + "repeat for more. Default: single.", valueName: "name"))
+    var singleUseProducts: [String] = []
+
+    @Option(
+        name: .customLong("claim-backdate"),
+        help: ArgumentHelp(
+            "Seconds an uploaded first use may be dated back by the gate's clock (the gates' sync interval); one "
+                + "dated further back, or ahead, counts from its arrival.", valueName: "seconds"))
+    var claimBackdate = "300"
+
+    @Option(
+        name: .customLong("claims-per-second"),
+        help: ArgumentHelp("First-use claims a device may make per second on average; more get 429.", valueName: "n"))
+    var claimsPerSecond = "5"
+
+    @Option(
+        name: .customLong("claim-burst"),
+        help: ArgumentHelp("First-use claims a device may make at once after a quiet spell.", valueName: "n"))
+    var claimBurst = InspectionBatch.maximumRecordCount
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
+
     var createsDatabase: Bool { true }
 
     func run(on store: any ServerStore) async throws {
@@ -102,6 +135,25 @@ struct Serve: StoreCommand {
         guard authLogLimit >= 0 else { fail("--auth-log-limit \(authLogLimit): expected 0 or more lines.") }
         var configuration = ServerConfiguration(
             host: host, port: port, logLevel: level, limits: limits, refusalLogLimit: authLogLimit)
+        guard let backdate = Double(claimBackdate), backdate.isFinite, (0...86_400 * 7).contains(backdate) else {
+            fail("--claim-backdate \(claimBackdate): expected seconds from 0 to 604800 (a week), e.g. 300.")
+        }
+        guard let rate = Double(claimsPerSecond), rate.isFinite, rate > 0, rate <= 1_000_000 else {
+            fail("--claims-per-second \(claimsPerSecond): expected a number above 0, e.g. 5 or 0.5.")
+        }
+        guard (1...1_000_000).contains(claimBurst) else {
+            fail("--claim-burst \(claimBurst): expected 1 to 1000000 claims.")
+        }
+        configuration.claimPolicy = FirstUseClaimPolicy(
+            singleUseProducts: singleUseProducts.isEmpty ? ["single"] : Set(singleUseProducts),
+            backdateLimit: backdate, claimsPerSecond: rate, claimBurst: claimBurst)
+        for name in allowedHosts
+        where name.isEmpty || name.contains(where: { $0.isWhitespace || "/@?#".contains($0) })
+            || PrintableText.escaped(name) != name
+        {
+            fail("--allowed-host \(PrintableText(name)): expected a host name or address, e.g. fleet.example.org.")
+        }
+        if !allowedHosts.isEmpty { configuration.allowedHosts = AllowedHosts(allowedHosts) }
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
             configuration.tls = try ServerTLS.configuration(
@@ -161,6 +213,14 @@ struct Init: StoreCommand {
         abstract: "Create the server database (or bring its schema up to date).")
 
     @OptionGroup var database: DatabaseOptions
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A host name (or address) clients reach the server by, as they send it in Host; repeat for each. A "
+                + "request naming another gets 421. Without any, every name is answered.",
+            valueName: "name"))
+    var allowedHosts: [String] = []
 
     var createsDatabase: Bool { true }
 

@@ -76,7 +76,7 @@ public final class ReferenceServer: @unchecked Sendable {
 
     /// Registers a device and returns its token.
     public func addDevice(_ id: String) throws -> String {
-        try admin(["devices", "add", id]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try admin(["devices", "add", id, "--role", "gate"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Adds an issuer public key (PEM) and publishes a new bundle signed with `anchorKey`.

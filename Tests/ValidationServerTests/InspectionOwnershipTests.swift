@@ -189,7 +189,8 @@ struct InspectionOwnershipTests {
         let server = try bench.startServer(extra: ["--log-level", "info"])
         let hostileID = "\u{1B}[2J\u{1B}[31mclear\nforged line\r\u{9B}1m\u{202E}evil"
         var record = Self.record(hostileID)
-        record.verdict = "valid\u{1B}]0;title\u{07}"
+        // (A verdict name is [a-z0-9-]{1,40}: a hostile one is refused whole, see TrustBoundaryTests.)
+        record.reason = "Valid\u{1B}]0;title\u{07} ticket."
         record.issuer = "demo\ntransit"
         record.inspector = "staff\u{1B}[8m"
         _ = try await Self.upload([record], to: server, token: token)

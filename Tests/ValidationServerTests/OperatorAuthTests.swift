@@ -12,7 +12,7 @@ import ValidationAPI
 struct OperatorAuthTests {
     static let figures = ["/report.json?day=2026-03-14", "/report.csv?day=2026-03-14"]
 
-    /// A request from `source` (another loopback address stands for another client: the lockout counts by address).
+    /// A request from `source` (another loopback address stands for another client: the lockout slows addresses).
     static func get(
         _ fleet: ReportFleet, _ path: String, token: String? = nil, cookie: String? = nil, source: String? = nil
     ) async throws -> HTTPReply {
@@ -147,26 +147,88 @@ struct OperatorAuthTests {
     }
 
     @Test(
-        "five wrong tokens lock the address out (429, Retry-After), even for a right token; others still get in",
+        "five wrong tokens from one address (a TLS proxy's) lock no operator out: a right token from it gets in",
         arguments: Backend.available)
-    func lockout(backend: Backend) async throws {
+    func lockoutPerToken(backend: Backend) async throws {
         let fleet = try await ReportFleet(backend)
-        let guesser = "127.0.0.2"
+        // Behind the proxy every client has its address: a guesser's five wrong tokens come from it.
+        let proxy = "127.0.0.2"
         for attempt in 1...5 {
             Self.expectUnauthorized(
-                try await Self.get(fleet, Self.figures[attempt % 2], token: "fco_guess-\(attempt)", source: guesser))
+                try await Self.get(fleet, Self.figures[attempt % 2], token: "fco_guess-\(attempt)", source: proxy))
         }
-        let locked = try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken, source: guesser)
-        #expect(locked.status == 429)
-        #expect(try WireFormat.decode(ErrorBody.self, from: locked.body).error == "too-many-attempts")
-        #expect(locked.headers["retry-after"] == "60")
-        let form = try await Self.logIn(fleet, token: fleet.operatorToken, source: guesser)
-        #expect(form.status == 429)
-        #expect(form.text.contains("Too many wrong tokens from this address: try again in 1 min 00 s."))
-        #expect(form.headers["set-cookie"] == nil)
+        // The operator behind the same proxy still gets in, as a bearer token and in the form.
+        #expect(try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken, source: proxy).status == 200)
+        let form = try await Self.logIn(fleet, token: fleet.operatorToken, source: proxy)
+        #expect(form.status == 303)
+        #expect(form.cookie != nil)
+        // The failing address is only slowed: its next wrong token is answered late, with 429 and Retry-After.
+        let slowed = try await Self.get(fleet, Self.figures[0], token: "fco_guess-6", source: proxy)
+        #expect(slowed.status == 429)
+        #expect(try WireFormat.decode(ErrorBody.self, from: slowed.body).error == "too-many-attempts")
+        #expect(slowed.headers["retry-after"] == "1")
+        #expect(try await Self.get(fleet, Self.figures[1], token: fleet.operatorToken, source: proxy).status == 200)
 
+        // One token tried five times is locked wherever it comes from, before it is looked up.
+        for source in ["127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6", "127.0.0.7"] {
+            Self.expectUnauthorized(try await Self.get(fleet, Self.figures[0], token: "fco_same", source: source))
+        }
+        let locked = try await Self.get(fleet, Self.figures[0], token: "fco_same", source: "127.0.0.8")
+        #expect(locked.status == 429)
+        #expect(locked.headers["retry-after"] == "60")
+        #expect(try WireFormat.decode(ErrorBody.self, from: locked.body).message.contains("this operator token"))
+        let lockedForm = try await Self.logIn(fleet, token: "fco_same", source: "127.0.0.8")
+        #expect(lockedForm.status == 429)
+        #expect(lockedForm.text.contains("Too many wrong tries of this token: try again in 1 min 00 s."))
+        #expect(lockedForm.headers["set-cookie"] == nil)
+        // Its lock is the token's: the right one from that address and any other gets in.
+        #expect(
+            try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken, source: "127.0.0.8").status == 200)
         #expect(try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken).status == 200)
         await fleet.stop()
+    }
+
+    @Test("a revoked operator's token, tried five times, is refused before it is looked up")
+    func lockoutPerOperator() async throws {
+        let fleet = try await ReportFleet(.sqlite)
+        try fleet.bench.adminOK(["operators", "revoke", "alex@agency"])
+        for attempt in 1...5 {
+            Self.expectUnauthorized(
+                try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken, source: "127.0.1.\(attempt)"))
+        }
+        let locked = try await Self.get(fleet, Self.figures[0], token: fleet.operatorToken, source: "127.0.1.9")
+        #expect(locked.status == 429)
+        #expect(locked.headers["retry-after"] == "60")
+        await fleet.stop()
+    }
+
+    @Test("the lockout counts per token, per operator and per address, each on its own")
+    func lockoutCounts() {
+        let lockout = OperatorLockout()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        for second in 0..<4 {
+            let failure = lockout.failed(
+                token: [UInt8(second)], account: nil, address: "10.0.0.1", at: start + Double(second))
+            #expect(failure == .init(lockedUntil: nil, addressSlowed: false, addressStarted: false))
+        }
+        let fifth = lockout.failed(token: [4], account: "sam", address: "10.0.0.1", at: start + 4)
+        #expect(fifth == .init(lockedUntil: nil, addressSlowed: false, addressStarted: true))
+        #expect(lockout.admit(.token([4]), at: start + 5) == .admitted)
+        #expect(lockout.admit(.account("sam"), at: start + 5) == .admitted)
+        // Four more tries of "sam" from elsewhere lock it, for a minute, then twice as long the next time.
+        for second in 5..<8 {
+            #expect(
+                lockout.failed(token: [9], account: "sam", address: "10.0.0.\(second)", at: start + Double(second))
+                    .lockedUntil == nil)
+        }
+        let locking = lockout.failed(token: [10], account: "sam", address: "10.0.0.8", at: start + 8)
+        #expect(locking.lockedUntil == start + 68)
+        #expect(!locking.addressSlowed && !locking.addressStarted)
+        #expect(lockout.admit(.account("sam"), at: start + 67) == .locked(until: start + 68))
+        #expect(lockout.admit(.account("sam"), at: start + 68) == .admitted)
+        // The address's slowing ends with its lock's time; failures in the window start it again.
+        #expect(lockout.failed(token: [11], account: nil, address: "10.0.0.1", at: start + 30).addressSlowed)
+        #expect(!lockout.failed(token: [12], account: nil, address: "10.0.0.1", at: start + 70).addressSlowed)
     }
 
     @Test("operators add prints a token once and keeps only its hash; names are checked", arguments: Backend.available)

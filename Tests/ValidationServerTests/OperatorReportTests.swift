@@ -26,7 +26,12 @@ struct OperatorReportTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
         #expect(
             Set(object.keys)
-                == ["day", "timeZone", "inspections", "perHour", "perDevice", "verdicts", "decidedBy", "syncLag"])
+                == [
+                    "day", "timeZone", "inspections", "perHour", "perDevice", "verdicts", "decidedBy", "syncLag",
+                    "withdrawals",
+                ])
+        // No first use was withdrawn on that day: the audit is an empty list.
+        #expect((object["withdrawals"] as? [Any])?.isEmpty == true)
         let lags = try #require(object["syncLag"] as? [[String: Any]])
         #expect(lags.last?["lastUploadAt"] as? String == "2026-03-14T08:00:30Z")
         #expect(lags.last?["p95Milliseconds"] as? Int == 900_000)

@@ -89,8 +89,9 @@ struct ServerHardeningTests {
         // A device registered before ids had to be printable, then revoked: its id is logged, escaped.
         try await bench.withStore { store in
             try await store.addDevice(
-                id: "old\u{1B}[31mdevice\nforged", tokenHash: digest(.sha256, Array(revokedToken.utf8)), at: Date())
-            _ = try await store.revokeDevice(id: "old\u{1B}[31mdevice\nforged")
+                id: "old\u{1B}[31mdevice\nforged", tokenHash: digest(.sha256, Array(revokedToken.utf8)), role: .gate,
+                at: Date())
+            _ = try await store.revokeDevice(id: "old\u{1B}[31mdevice\nforged", at: Date())
         }
         let server = try bench.startServer(extra: ["--auth-log-limit", "5"])
         let unknownToken = "unknown-token-9f8e7d6c5b4a"

@@ -92,7 +92,7 @@ final class ServerBench: @unchecked Sendable {
 
     /// Registers a device and returns its token.
     func addDevice(_ id: String) throws -> String {
-        try adminOK(["devices", "add", id]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try adminOK(["devices", "add", id, "--role", "gate"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Starts `farecheck-server serve` on a free loopback port, with `extra` arguments (a log level given there

@@ -41,7 +41,7 @@ struct StoreBackendTests {
         try await bench.withStore { store in
             let names = ["beta", "Alpha", "alpha", "_under", "Zulu", "a-b", "a_b", "éclair"]
             for name in names {
-                try await store.addDevice(id: name, tokenHash: Array(name.utf8), at: revokedAt)
+                try await store.addDevice(id: name, tokenHash: Array(name.utf8), role: .gate, at: revokedAt)
                 try await store.putIssuerKey(
                     BundleKey(format: "fc1", issuer: name, keyID: "01", algorithm: "ES256", spki: [0x30]),
                     at: revokedAt)
@@ -106,7 +106,7 @@ struct StoreBackendTests {
         let bench = try ServerBench(backend)
         try await bench.withStore { (store: any ServerStore) async throws in
             let device = await #expect(throws: ServerError.self) {
-                try await store.addDevice(id: "v\0", tokenHash: [1], at: revokedAt)
+                try await store.addDevice(id: "v\0", tokenHash: [1], role: .gate, at: revokedAt)
             }
             #expect(device?.code == .invalidInput)
             let record = InspectionUpload(
@@ -167,14 +167,14 @@ struct StoreBackendTests {
         let bench = try ServerBench(backend)
         try await bench.withStore { store in
             #expect(store.backendName == (backend == .sqlite ? "sqlite" : "postgresql"))
-            try await store.addDevice(id: "v1", tokenHash: [1, 2], at: revokedAt)
+            try await store.addDevice(id: "v1", tokenHash: [1, 2], role: .gate, at: revokedAt)
             let again = await #expect(throws: ServerError.self) {
-                try await store.addDevice(id: "v1", tokenHash: [3], at: revokedAt)
+                try await store.addDevice(id: "v1", tokenHash: [3], role: .gate, at: revokedAt)
             }
             #expect(again?.code == .conflict)
             #expect(try await store.device(tokenHash: [1, 2])?.id == "v1")
-            #expect(try await store.revokeDevice(id: "v1"))
-            #expect(try await store.revokeDevice(id: "nobody") == false)
+            #expect(try await store.revokeDevice(id: "v1", at: Date()) != nil)
+            #expect(try await store.revokeDevice(id: "nobody", at: Date()) == nil)
             #expect(try await store.device(tokenHash: [1, 2])?.revoked == true)
 
             let key = RevokedKey(format: "fc1", issuer: "i", keyID: "k", reason: "leaked", revokedAt: revokedAt)

@@ -32,10 +32,10 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist, all
+        case verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist, claims, all
     }
 
-    @Argument(help: "verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist or all.")
+    @Argument(help: "verify, uic, formats, scan, startup, scanner, daemon, sync, pin, blocklist, claims or all.")
     var part: Part = .all
     @Option(help: "Simulated scans for the scanner latency figure.") var scans: Int = 10_000
     @Option(name: .customLong("uic-key-list"), help: "The UIC key list to time the import of.")
@@ -169,6 +169,7 @@ struct BenchCommand: AsyncParsableCommand {
             ).run()
         }
         if part == .blocklist || part == .all { try BlocklistBenchmark(entries: blocklistEntries).run() }
+        if part == .claims || part == .all { try await ClaimBenchmark(seconds: seconds).run() }
     }
 
     private func benchVerify(_ figures: FigureLog) throws {
