@@ -23,8 +23,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         public static let serverUnavailable = Code("server-unavailable")
         /// The server refused the request (another 4xx).
         public static let rejected = Code("rejected")
-        /// The server answered a first-use claim it cannot back with its own trust (422 `claim-refused`): the ticket
-        /// is not a single-use ticket valid then, by the server's keys. The server answered; the link is up.
+        /// The server answered a first-use claim it cannot back with its own trust (4xx `claim-refused`, 403 from the
+        /// reference server): the ticket is not a single-use ticket valid then by the server's keys, or the device may
+        /// not claim. The server answered; the link is up.
         public static let claimRefused = Code("claim-refused")
         /// The server refused a claim because this device claims more first uses than its rate allows (429
         /// `too-many-claims`, with `Retry-After`). The server answered; the link is up.

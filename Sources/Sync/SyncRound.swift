@@ -38,6 +38,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var inspectionsUploaded = 0
     /// Inspections the server refused in this round (kept in the journal with its reason, not sent again).
     public var inspectionsRefused = 0
+    /// Whether the server refused more first-use claims from this device for now (429 `too-many-claims`): the
+    /// round's remaining uploads wait for the next round.
+    public var uploadsPaused = false
     /// Inspections still waiting for an acknowledgement.
     public var inspectionsUnsent = 0
     /// Inspections the server refused, this round or before, that the journal keeps.
@@ -62,7 +65,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
         parts.append(
             "revocations +\(revocationsAdded) -\(revocationsRemoved)\(fullSnapshot ? " (full snapshot)" : ""), "
                 + "cursor \(revocationCursor)")
-        parts.append("\(inspectionsUploaded) inspections uploaded")
+        parts.append(
+            "\(inspectionsUploaded) inspections uploaded"
+                + (uploadsPaused ? " (the rest next round: the server takes no more first-use claims for now)" : ""))
         if inspectionsPruned > 0 {
             parts.append("\(inspectionsPruned) acknowledged inspections pruned from the journal")
         }
@@ -505,7 +510,16 @@ public struct SyncRound: Sendable {
             // First uses carry their payloads: a batch of them is cut to what the server takes in one body.
             let records = Self.fitting(unsent.map(Self.upload), within: Self.uploadByteBudget)
             let batch = Array(unsent.prefix(records.count))
-            let acknowledgement = try await client.upload(InspectionBatch(records: records))
+            let acknowledgement: BatchAcknowledgement
+            do {
+                acknowledgement = try await client.upload(InspectionBatch(records: records))
+            } catch  where error.code == .tooManyClaims {
+                // The server answered: the rest waits for the next round, whose other steps go on now (the fleet's
+                // first uses still come down).
+                logger.notice("uploads paused until the next round: \(error.message)")
+                report.uploadsPaused = true
+                return
+            }
             let (sent, refused) = Self.outcomes(of: batch.map(\.id), in: acknowledgement)
             // Only what the server says it holds is marked sent; a refused record stays in the journal with the
             // server's reason and is not offered again; anything else goes again next time.

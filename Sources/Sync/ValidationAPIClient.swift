@@ -460,11 +460,13 @@ public struct ValidationAPIClient: Sendable {
 
     private func failure(status: Int, path: String, detail: ErrorBody?, retryAfter: String?) -> SyncError {
         let said = detail.map { " The server said: \(PrintableText($0.message))" } ?? ""
-        if status == 422, detail?.error == SyncError.Code.claimRefused.name {
+        // By the server's code, whatever 4xx carries it (the reference server answers 403).
+        if (400..<500).contains(status), detail?.error == SyncError.Code.claimRefused.name {
             return SyncError(
                 code: .claimRefused,
-                message: "The server did not record the ticket's first use (422 claim-refused): it could not back the "
-                    + "claim with its own trust.\(said)")
+                message:
+                    "The server did not record the ticket's first use (\(status) claim-refused): it could not back "
+                    + "the claim with its own trust, or this device may not claim.\(said)")
         }
         if status == 429, detail?.error == SyncError.Code.tooManyClaims.name {
             let wait = retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { " for \($0) s" } ?? ""

@@ -6,7 +6,9 @@ import Sync
 import Synchronization
 import TestSupport
 import Testing
+import TrustStore
 import ValidationAPI
+import Verification
 
 /// Every request's deadline holds for its head and its body; an online check that the server answers with a refusal
 /// of the claim leaves the link up.
@@ -93,10 +95,10 @@ struct DeadlineTests {
     }
 
     @Test(
-        "422 claim-refused and 429 too-many-claims: the offline verdict stands, the link stays up; a 503 takes it down"
+        "403 claim-refused and 429 too-many-claims: the offline verdict stands, the link stays up; a 503 takes it down"
     )
     func refusedClaimsLeaveTheLinkUp() async throws {
-        let status = Mutex<(Int, String)>((422, "claim-refused"))
+        let status = Mutex<(Int, String)>((403, "claim-refused"))
         let server = try CannedHTTPServer { _ in
             let (code, error) = status.withLock { $0 }
             let body = Array(
@@ -131,24 +133,24 @@ struct DeadlineTests {
         }
     }
 
-    @Test("the client names a 422 claim-refused and a 429 too-many-claims with codes of their own")
+    @Test("the client names a 403 or 422 claim-refused and a 429 too-many-claims with codes of their own")
     func claimRefusalCodes() async throws {
         let answered = Atomic<Int>(0)
         let server = try CannedHTTPServer { _ in
-            let first = answered.add(1, ordering: .relaxed).oldValue == 0
+            let index = answered.add(1, ordering: .relaxed).oldValue
             let body = Array(
-                (first
+                (index < 2
                     ? #"{"error":"claim-refused","message":"No key of this server signed the ticket."}"#
                     : #"{"error":"too-many-claims","message":"Slow down."}"#).utf8)
             return .respond(
-                status: first ? 422 : 429, headers: ["Content-Type": "application/json", "Retry-After": "30"],
-                body: body)
+                status: [403, 422, 429][min(index, 2)],
+                headers: ["Content-Type": "application/json", "Retry-After": "30"], body: body)
         }
         defer { server.stop() }
         try await HTTPClient.withHTTPClient { http in
             let client = ValidationAPIClient(configuration: .init(baseURL: server.baseURL, token: "t"), http: http)
             var errors: [SyncError] = []
-            for _ in 0..<2 {
+            for _ in 0..<3 {
                 let request = OnlineCheckRequest(
                     payload: [1], format: nil, issuer: nil, ticketID: nil, keyID: nil, claimFirstUse: true,
                     inspectionID: Inspection.newID())
@@ -158,11 +160,43 @@ struct DeadlineTests {
                     errors.append(error)
                 }
             }
-            #expect(errors.map(\.code) == [.claimRefused, .tooManyClaims])
+            #expect(errors.map(\.code) == [.claimRefused, .claimRefused, .tooManyClaims])
             #expect(errors.first?.message.contains("No key of this server signed the ticket.") == true)
             #expect(errors.last?.message.contains("for 30 s") == true, "\(errors)")
             // The server answered: another replica would say the same, so no server is left alone.
             #expect(!errors.contains { $0.failsOver })
+        }
+    }
+
+    @Test("the reference server refuses a handheld's claim (403 claim-refused): the offline verdict, the link up")
+    func handheldClaimAtTheReferenceServer() async throws {
+        let bench = try SyncBench()
+        let token = try bench.server.admin(["devices", "add", "hand-1", "--role", "handheld"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try await bench.round()
+        let payload = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("9c", product: "single"))))
+        let trust = StoreTrust(store: try bench.store())
+        let offline = try TicketVerifier(keys: trust, revocations: trust).verify(payload)
+        #expect(offline.kind == .valid)
+        try await HTTPClient.withHTTPClient { http in
+            let client = ValidationAPIClient(
+                configuration: .init(baseURL: bench.server.baseURL, token: token), http: http)
+            do throws(SyncError) {
+                _ = try await client.check(
+                    OnlineCheckRequest(payload: payload, claimFirstUse: true, inspectionID: Inspection.newID()),
+                    deadline: .seconds(5))
+                Issue.record("a handheld's claim was answered as a gate's")
+            } catch {
+                #expect(error.code == .claimRefused, "\(error)")
+                #expect(error.message.contains("403 claim-refused"), "\(error.message)")
+            }
+            let link = ServerLink(freshness: .seconds(60))
+            link.attach(client)
+            link.succeeded()
+            let checker = OnlineChecker(link: link, deadline: .seconds(5), logger: Logger(label: "test"))
+            let review = await checker.review(offline, payload: payload, firstUseOf: Inspection.newID())
+            #expect(review.decidedBy == .offline && review.verdict.kind == .valid)
+            #expect(link.isConnected)
         }
     }
 }

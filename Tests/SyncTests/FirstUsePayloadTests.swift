@@ -49,6 +49,12 @@ struct FirstUsePayloadTests {
         #expect(after?.sentAt != nil)
         #expect(after?.firstUsePayload == nil)
         #expect(after?.payloadDigest == digest(.sha256, payload))
+        // The server verified the ticket with the payload and recorded the claim: another gate learns it.
+        let otherGate = try bench.server.addDevice("gate-b")
+        let page = try SignedDocument(
+            jsonBytes: try await bench.server.fetch(APIPath.firstUses + "?since=0", token: otherGate)
+        ).openFirstUsePage(trusting: [.demo]).page
+        #expect(page.entries.contains { $0.ticketID == [0xf1] && $0.device == "validator-1" }, "\(page.entries)")
     }
 
     @Test("a batch of first uses whose payloads exceed one upload body is sent in several, all of them acknowledged")
@@ -73,5 +79,35 @@ struct FirstUsePayloadTests {
         #expect(report.inspectionsUploaded == 400, "\(report.summary)")
         #expect(try bench.store().unsentInspectionCount() == 0)
         #expect(try bench.store().allInspections().allSatisfy { $0.firstUsePayload == nil })
+    }
+
+    @Test("a device over its claim rate (429 too-many-claims): the round goes on without the rest of its uploads")
+    func claimRatePausesUploads() async throws {
+        let bench = try SyncBench(starts: false)
+        try await bench.server.start(arguments: ["--claim-burst", "10", "--claims-per-second", "0.01"])
+        let store = try bench.store()
+        func journalFirstUses(_ count: Int) throws {
+            for index in 0..<count {
+                let verdict = Verdict(
+                    kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
+                    inspectedAt: Date().addingTimeInterval(Double(index) / 1000))
+                var inspection = Inspection(
+                    source: "gate-reader", symbology: .qr, payloadByteCount: 10,
+                    payloadDigest: [UInt8](repeating: UInt8(index % 256), count: 32), verdict: verdict)
+                inspection.isFirstUse = true
+                try store.journal(InspectionRecord(inspection, payload: [UInt8](repeating: 1, count: 10)))
+            }
+        }
+        // The first batch takes the device's whole bucket of claims.
+        try journalFirstUses(10)
+        let first = try await bench.round()
+        #expect(first.inspectionsUploaded == 10 && !first.uploadsPaused, "\(first.summary)")
+        // The next batch meets 429: the round still ends well, and the first uses wait in the journal.
+        try journalFirstUses(5)
+        let second = try await bench.round()
+        #expect(second.uploadsPaused && second.inspectionsUploaded == 0, "\(second.summary)")
+        #expect(second.inspectionsUnsent == 5)
+        #expect(second.summary.contains("the server takes no more first-use claims for now"))
+        #expect(try bench.store().allInspections().filter { $0.firstUsePayload != nil }.count == 5)
     }
 }
