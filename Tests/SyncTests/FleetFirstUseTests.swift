@@ -166,6 +166,41 @@ struct FleetFirstUseTests {
         #expect(conflicts.isEmpty, "\(conflicts)")
     }
 
+    @Test("a stolen gate revoked on the server: its claims are withdrawn, and the other gate passes the ticket again")
+    func revokedDeviceClaimsRefuseNobody() async throws {
+        let bench = try SyncBench()
+        let gateA = try await Gate.start(
+            "gate-a", bench: bench, token: try bench.server.addDevice("gate-a"), online: false, interval: 1)
+        let gateB = try await Gate.start(
+            "gate-b", bench: bench, token: try bench.server.addDevice("gate-b"), online: false, interval: 1)
+        defer {
+            gateA.scanner.stop()
+            gateB.scanner.stop()
+        }
+        let day = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("d9"))))
+        #expect(try await gateA.scanOnceSynced(day).verdict == .valid)
+        #expect(try await gateB.scanOnceSynced(day).verdict == .valid)
+        let single = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("6e", product: "single"))))
+        #expect(try await gateA.scan(single).verdict == .valid)
+        let storeB = try TrustStore(path: gateB.store.db)
+        #expect(
+            await Self.eventually {
+                try storeB.fleetFirstUse(issuer: "demo-transit", ticketID: [0x6e], format: .fc1)?.device == "gate-a"
+            })
+
+        // Gate A is stolen: the agency revokes it, which withdraws its claims nobody confirmed.
+        let revoked = try bench.server.admin(["devices", "revoke", "gate-a"])
+        #expect(revoked.contains("1 first-use claim withdrawn"), "\(revoked)")
+        #expect(
+            await Self.eventually {
+                try storeB.fleetFirstUse(issuer: "demo-transit", ticketID: [0x6e], format: .fc1) == nil
+            })
+        let atB = try await gateB.scan(single)
+        #expect(atB.verdict == .valid, "\(atB.reason)\n\(gateB.daemon.stderr.text)")
+        #expect(await gateA.daemon.stop() == 0)
+        #expect(await gateB.daemon.stop() == 0)
+    }
+
     @Test(
         "a first use the server withdrew no longer makes a gate refuse the ticket; one it did not withdraw still does")
     func withdrawnFirstUse() async throws {
