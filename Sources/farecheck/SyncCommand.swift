@@ -87,6 +87,10 @@ struct SyncCommand: AsyncParsableCommand {
         if let clockFloorTolerance, !(0...86400).contains(clockFloorTolerance) {
             throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
         }
+        // Compared as a range, so that NaN and the infinities are refused too.
+        guard (0.1...3600).contains(timeout) else {
+            throw ValidationError("--timeout is seconds from 0.1 to 3600 (an hour), e.g. 30")
+        }
         if config == nil, urls.isEmpty {
             throw ValidationError("give --url (with --token-file and --anchor) or --config")
         }
@@ -153,7 +157,7 @@ struct SyncCommand: AsyncParsableCommand {
     /// The client configuration, the pinned anchors and the store path, from the options or from --config (with
     /// its clock floor tolerance).
     private func setUp() throws -> (ValidationAPIClient.Configuration, [TrustAnchor], String, Double?) {
-        let requestTimeout = Duration.milliseconds(Int64(max(timeout, 0.1) * 1000))
+        let requestTimeout = Duration.milliseconds(Int64((timeout * 1000).rounded()))
         if let config {
             let configuration: DaemonConfiguration
             let sync: DaemonConfiguration.Sync

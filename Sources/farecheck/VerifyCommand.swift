@@ -30,6 +30,9 @@ struct VerificationOptions: ParsableArguments {
         guard (0...86400).contains(clockFloorTolerance) else {
             throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
         }
+        guard (0...86400).contains(clockSkew) else {
+            throw ValidationError("--clock-skew is seconds from 0 to 86400, e.g. 120")
+        }
     }
 
     /// A verifier over the store's current keys and revocations, configured by these options: the device clock

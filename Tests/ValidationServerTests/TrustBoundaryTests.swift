@@ -90,4 +90,22 @@ struct TrustBoundaryTests {
         let yearZero = #"{"format":"fc1","issuer":"i","ticketID":"0a","device":"d","usedAt":"0000-06-01T00:00:00Z"}"#
         #expect(throws: (any Error).self) { try WireFormat.decode(FleetFirstUse.self, from: Array(yearZero.utf8)) }
     }
+
+    @Test("the command lines refuse numbers past their range with a message, never a crash")
+    func commandLineNumbers() throws {
+        let bench = Workbench()
+        try "token".write(toFile: bench.path("token"), atomically: true, encoding: .utf8)
+        for timeout in ["1e308", "nan", "inf", "-1", "0", "3601"] {
+            let run = try bench.farecheck([
+                "sync", "--url", "http://127.0.0.1:9", "--token-file", bench.path("token"), "--timeout=\(timeout)",
+                "--db", bench.path("store.sqlite"),
+            ])
+            #expect(run.status == 64 || run.status == 2, "--timeout \(timeout): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains("--timeout is seconds from 0.1 to 3600"), "\(run.stderr)")
+        }
+        for skew in ["nan", "1e308", "-5"] {
+            let run = try bench.farecheck(["verify", "--payload-file", "/dev/null", "--clock-skew=\(skew)"])
+            #expect(run.stderr.contains("--clock-skew is seconds from 0 to 86400"), "\(skew): \(run.stderr)")
+        }
+    }
 }
