@@ -11,7 +11,7 @@ import Verification
 /// turn it into `revoked`, or, for a single-use ticket whose first use it claims, `replayed` when another device
 /// claimed it first: on a timeout, an error or any other answer the offline verdict stands. A server that does
 /// not answer in time (unreachable, timed out, 5xx) marks the link down until the next good sync round, so that later
-/// scans are not slowed down; one that refuses the claim (422 `claim-refused`, 429 `too-many-claims`) answered, and
+/// scans are not slowed down; one that refuses the claim (403 `claim-refused`, 429 `too-many-claims`) answered, and
 /// leaves it up.
 public struct OnlineChecker: Sendable {
     /// The verdict to show, and which check decided it.
