@@ -408,6 +408,15 @@ public struct APIServer: Sendable {
                 judged.append(nil)
                 continue
             }
+            // A gate marks a first use only on a ticket it passed: a record that says otherwise claims nothing.
+            guard record.verdict.known == .valid else {
+                judged.append(
+                    .failure(
+                        ClaimRefusal(
+                            reason: "The record's verdict is \(PrintableText(String(record.verdict.text.prefix(40)))): "
+                                + "only a ticket passed as valid has a first use; nothing is claimed.")))
+                continue
+            }
             do {
                 judged.append(
                     .success(

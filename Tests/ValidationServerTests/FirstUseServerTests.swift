@@ -282,6 +282,13 @@ struct FirstUseServerTests {
                 Self.pass("a-5", payload: ticket8d, ticket: [0x8d], at: Date().addingTimeInterval(365 * 86_400)),
                 Self.pass("a-6", payload: ticket9e, ticket: [0x9e], at: Date().addingTimeInterval(-365 * 86_400)),
             ], to: server, token: tokenA)
+        // A pass recorded as invalid (no gate writes one) claims nothing either, its genuine payload notwithstanding.
+        let ticketAf = try tickets.payload("af")
+        var invalid = Self.pass("a-7", payload: ticketAf, ticket: [0xaf], at: Date())
+        invalid.verdict = "invalid"
+        let refusedInvalid = try await InspectionOwnershipTests.upload([invalid], to: server, token: tokenA)
+        #expect(refusedInvalid.results?.first?.code == "claim-refused")
+        #expect(refusedInvalid.results?.first?.reason?.contains("verdict is invalid") == true)
         #expect(odd.accepted == ["a-4", "a-5", "a-6"])
         #expect(odd.results?.first?.code == "claim-refused" && odd.results?.first?.reason?.contains("payload") == true)
 

@@ -136,8 +136,7 @@ struct ClaimBenchmark {
             }
         }
         guard let baseURL else { throw CommandFailure.exit("bench: farecheck-server did not start") }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        defer { try? http.syncShutdown() }
+        let http = HTTPClient.shared
         var results: [String] = []
         for claiming in [false, true] {
             var latencies: [Double] = []
