@@ -12,8 +12,12 @@ public struct RSP6Barcode: Sendable, Hashable {
     public let version: String
     /// The ticket reference as the text carries it (characters 2–10), e.g. `DNQL4XHVK`.
     public let reference: String
-    /// Characters 11–12 (`00` in every ticket seen; their meaning is not established).
+    /// Characters 11–12, as the text carries them: their meaning is not established, and real issuers write `00`,
+    /// a space and a digit (` 0`), or other printable characters there.
     public let unknownCharacters: String
+    /// How many base-26 letters follow the header: a block of a key of b bits takes at most
+    /// `RSP6Barcode.letters(bits:)`, a few fewer when its number happens to be small.
+    public let letterCount: Int
     /// The issuer id (characters 13–14), e.g. `TT`: it names the keys to try.
     public let issuerID: String
     /// The base-26 number's bytes, least significant first: the RSA input c's bytes from its first (c read
@@ -34,16 +38,38 @@ public struct RSP6Barcode: Sendable, Hashable {
     public var ticketReference: String { issuerID + reference }
 
     /// Whether `payload` is to be read as an RSP6 text: two digits (the version), then printable ASCII only (a
-    /// line end at the end aside), at least one character after the header. Loose on purpose: such a text is no
-    /// other format's, and one that breaks the format (a lowercase letter, a wrong version, too short) is then
-    /// refused by `init(parsing:)` with what is wrong, rather than called a format farecheck does not know.
+    /// line end at the end aside; spaces in the header only, where real issuers write one in characters 11–12), at
+    /// least one character after the header. Loose on purpose: such a text is no other format's, and one that
+    /// breaks the format (a lowercase letter, a wrong version, a body cut short or run on) is then refused by
+    /// `init(parsing:)` or the verifier with what is wrong, rather than called a format farecheck does not know.
     /// Cheap: the detector asks it of every payload that no other format claims.
     public static func isCandidate(_ payload: [UInt8]) -> Bool {
         let text = withoutLineEnd(payload[...])
         guard text.count > headerLength, isDigit(text[text.startIndex]), isDigit(text[text.startIndex + 1]) else {
             return false
         }
-        return text.withUnsafeBufferPointer { all(of: $0, in: 0x21, 0x7E) }
+        // Spaces in the header: real issuers write one in the reserved characters, and one elsewhere is a broken
+        // header that `init(parsing:)` names; the body has none.
+        return text.withUnsafeBufferPointer { bytes in
+            let body = bytes.startIndex + headerLength
+            return all(of: UnsafeBufferPointer(rebasing: bytes[..<body]), in: 0x20, 0x7E)
+                && all(of: UnsafeBufferPointer(rebasing: bytes[body...]), in: 0x21, 0x7E)
+        }
+    }
+
+    /// Characters 11–12: reserved, any printable ASCII character or a space.
+    static let reservedRange = 11..<13
+
+    /// Whether the header character at `index` (0 to 14) may be `byte`: printable ASCII, and a space in the
+    /// reserved characters.
+    private static func isHeaderByte(_ byte: UInt8, at index: Int) -> Bool {
+        (0x21...0x7E).contains(byte) || (byte == 0x20 && reservedRange.contains(index))
+    }
+
+    /// The most base-26 letters a block of a `bits`-bit key takes: those of 2^bits − 1 (218 for 1024 bits).
+    public static func letters(bits: Int) -> Int {
+        // The least L with 26^L ≥ 2^bits: bits / log2(26), rounded up (log2(26) is irrational: never a tie).
+        Int((Double(bits) / 4.700_439_718_141_092).rounded(.up))
     }
 
     /// Whether every byte of `bytes` is from `lowest` to `highest`. Every byte is looked at, without an early exit:
@@ -62,7 +88,7 @@ public struct RSP6Barcode: Sendable, Hashable {
         let text = withoutLineEnd(payload[...])
         guard text.count >= headerLength + 40, text.starts(with: Array(supportedVersion.utf8)) else { return false }
         let header = text.prefix(headerLength)
-        guard header.allSatisfy({ (0x21...0x7E).contains($0) }) else { return false }
+        guard header.enumerated().allSatisfy({ isHeaderByte($0.element, at: $0.offset) }) else { return false }
         return text.dropFirst(headerLength).allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
@@ -88,7 +114,7 @@ public struct RSP6Barcode: Sendable, Hashable {
                 "an RSP6 text has \(Self.headerLength) characters of header and then the ticket; this one has "
                     + "\(payload.count) characters")
         }
-        for (index, byte) in payload[..<Self.headerLength].enumerated() where !(0x21...0x7E).contains(byte) {
+        for (index, byte) in payload[..<Self.headerLength].enumerated() where !Self.isHeaderByte(byte, at: index) {
             throw .malformed("character \(index) of the RSP6 header is byte \(byte), not a printable character")
         }
         // The version is compared as bytes: its text is only made for the error.
@@ -117,6 +143,7 @@ public struct RSP6Barcode: Sendable, Hashable {
         reference = String(decoding: payload[2..<11], as: UTF8.self)
         unknownCharacters = String(decoding: payload[11..<13], as: UTF8.self)
         issuerID = String(decoding: payload[13..<15], as: UTF8.self)
+        letterCount = letters.count
         block = Self.blockBytes(letters)
     }
 

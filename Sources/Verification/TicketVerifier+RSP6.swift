@@ -29,6 +29,25 @@ extension TicketVerifier {
                     + "(farecheck keys import --rsp6 \(issuer).json).",
                 signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
         }
+        // A body no key of the issuer can make (cut short or run on by a scanner, or copied wrong) is a broken text,
+        // not a forgery: a block of a b-bit key takes at most `RSP6Barcode.letters(bits:)` letters, and a genuine
+        // one takes fewer only when its number happens to be small (more than five fewer: one ticket in 11.9 million).
+        let sizes = keys.compactMap { rsp6RawKeys.key(for: $0.publicKey)?.bits }
+        if !sizes.isEmpty,
+            !sizes.contains(where: { bits in
+                let most = RSP6Barcode.letters(bits: bits)
+                return (most - Self.rsp6LetterSlack...most).contains(barcode.letterCount)
+            })
+        {
+            let most = sizes.map(RSP6Barcode.letters(bits:)).max() ?? 0
+            let fewest = (sizes.map(RSP6Barcode.letters(bits:)).min() ?? 0) - Self.rsp6LetterSlack
+            return Verdict(
+                kind: .malformed,
+                reason: "The RSP6 text has \(barcode.letterCount) letters after its header, but a block of RSP6 "
+                    + "issuer \(issuer)'s keys takes \(fewest) to \(most) letters: the text was cut short or runs on; "
+                    + "scan it again.",
+                signature: .notChecked, format: format, issuer: issuer, inspectedAt: now)
+        }
         // What came of each key (by its index in `keys`: no key is copied), put into sentences only when the
         // verdict is explained (`Verdict.keys`). Left empty (no array made) when the first key tried proves the
         // ticket, as it mostly does: `provenFirst` then says it all.
@@ -142,6 +161,10 @@ extension TicketVerifier {
         verdict.deferKeys(considerations)
         return verdict
     }
+
+    /// How many letters fewer than the most a block of a key's size takes are still a plausible block: a genuine
+    /// number below 26^(most − 5) comes once in 11.9 million tickets.
+    static let rsp6LetterSlack = 5
 
     /// The index in the issuer's keys of the key tried at `position`: the one at `first` (the key that recovered
     /// the issuer's last ticket) first, then the others in their order.

@@ -209,10 +209,11 @@ struct RSP6VerifierTests {
         let notBelow = try verify(tooBig, at: at)
         #expect(notBelow.kind == .invalidSignature)
         #expect(notBelow.keys.first?.reason.contains("not smaller than the RSA modulus") == true)
+        // Longer than any block of the issuer's keys: a text run on, malformed (not forged), no key tried.
         let tooLong = header + RSP6Barcode.letters(forBlock: [UInt8](repeating: 0x5A, count: k + 3))
         let longer = try verify(tooLong, at: at)
-        #expect(longer.kind == .invalidSignature)
-        #expect(longer.keys.first?.reason.contains("longer than its 1024-bit modulus") == true)
+        #expect(longer.kind == .malformed && longer.signature == .notChecked)
+        #expect(longer.reason.contains("takes 213 to 218 letters"), "\(longer.reason)")
     }
 
     @Test("bad texts: another version is unsupported, a lowercase letter malformed, each with its reason")
@@ -231,6 +232,39 @@ struct RSP6VerifierTests {
         #expect(try verify(Array("06DNQL4XHVK00TT".utf8), at: at).kind != .valid)
         // A scanner's line end after the text changes nothing.
         #expect(try verify(RSP6Fixtures.realTicket + [0x0D, 0x0A], at: at).kind == .valid)
+    }
+
+    @Test(
+        "real-world texts: a space, a 0 or other printable characters in the reserved characters read as they are",
+        arguments: ["00", " 0", "0 ", "  ", "#A", "z~"])
+    func reservedCharacters(reserved: String) throws {
+        var real = RSP6Fixtures.realTicket
+        real.replaceSubrange(11..<13, with: Array(reserved.utf8))
+        let verdict = try verify(real, at: utc("2022-12-28T12:00:00Z"))
+        #expect(verdict.kind == .valid, "\(reserved): \(verdict.reason)")
+        #expect(try RSP6Barcode(parsing: real).unknownCharacters == reserved)
+        let issuer = RSP6Fixtures.issuer
+        var own = issuer.text(RSP6TicketWriter.full())
+        own.replaceSubrange(11..<13, with: Array(reserved.utf8))
+        #expect(try verify(own, at: utc("2025-10-24T12:00:00Z")).signature == .valid, "\(reserved)")
+    }
+
+    @Test("an RSP6 text broken on the way is malformed, never unsupported: its body cut short, run on, lowercased")
+    func brokenBodies() throws {
+        let at = utc("2022-12-28T12:00:00Z")
+        let real = RSP6Fixtures.realTicket
+        let broken: [(String, [UInt8])] = [
+            ("cut short", Array(real.dropLast(10))), ("cut to 40 letters", Array(real.prefix(55))),
+            ("run on", real + Array("QRS".utf8)), ("doubled", real + real.dropFirst(15)),
+            ("lowercased", Array(real.prefix(15)) + real.dropFirst(15).map { $0 | 0x20 }),
+            ("a space in the reference", Array(real.prefix(4)) + [0x20] + real.dropFirst(5)),
+        ]
+        for (what, text) in broken {
+            let verdict = try verify(text, at: at)
+            #expect(verdict.kind == .malformed, "\(what): \(verdict.kind) \(verdict.reason)")
+        }
+        let short = try verify(Array(real.dropLast(10)), at: at)
+        #expect(short.reason.contains("has 208 letters") && short.reason.contains("cut short"), "\(short.reason)")
     }
 
     @Test("revocation by the ticket reference, and a validator that does not accept the format")
