@@ -15,8 +15,8 @@ public struct IssuerQuirk: Sendable, Hashable, CustomStringConvertible {
         /// A fixed-width ASCII number with spaces where the standard puts leading zeros (`"  53"`, `" 107"`), or
         /// spaces after its digits (`"13  "`); `written` is the field as it stands.
         case spacePaddedNumber(written: String)
-        /// A U_TLAY text length counted in characters instead of UTF-8 bytes: the first such field's text has
-        /// `characters` characters in `bytes` bytes.
+        /// A U_TLAY text length (or the U_TLAY record's own length) counted in characters instead of UTF-8 bytes:
+        /// the first such field's text (or the record) has `characters` characters in `bytes` bytes.
         case lengthInCharacters(characters: Int, bytes: Int)
         /// A U_TLAY that announces `announced` fields and holds `held`, ending cleanly after the last.
         case fewerFieldsThanAnnounced(announced: Int, held: Int)
@@ -37,7 +37,7 @@ public struct IssuerQuirk: Sendable, Hashable, CustomStringConvertible {
         public var title: String {
             switch self {
             case .spacePaddedNumber: "numbers padded with spaces instead of zeros"
-            case .lengthInCharacters: "U_TLAY text lengths counted in characters instead of bytes"
+            case .lengthInCharacters: "U_TLAY lengths counted in characters instead of bytes"
             case .fewerFieldsThanAnnounced: "a U_TLAY that announces more fields than it holds"
             case .version1LayoutUnderVersion2: "a version 2 header over a version 1 layout"
             }

@@ -64,8 +64,24 @@ public struct UICRecord: Sendable, Hashable {
     /// Every record must have a complete header whose length field is four digits, at least 12, and
     /// within the data; otherwise `malformed` names the offset. Unknown records are kept. A length padded with
     /// spaces instead of zeros (`"  53"`) is read as its digits and named in the record's `quirks`.
+    ///
+    /// When that split fails, a `U_TLAY` record's own length is read as a count of UTF-8 characters instead of
+    /// bytes, as DSB's systems write it (`København H` in the layout: the record says 600 and spans 601 bytes); that
+    /// reading is taken only when it splits the whole data exactly and the layout's fields then read exactly too,
+    /// and it is named in the record's `quirks` (`length-in-characters`).
     public static func records(in data: [UInt8]) throws(FormatError) -> [UICRecord] {
+        do {
+            return try split(data, layoutLengthInCharacters: false)
+        } catch {
+            guard let counted = try? split(data, layoutLengthInCharacters: true) else { throw error }
+            return counted
+        }
+    }
+
+    /// The split of `records(in:)`, with `U_TLAY` lengths counted in bytes or, where that differs, in characters.
+    private static func split(_ data: [UInt8], layoutLengthInCharacters: Bool) throws(FormatError) -> [UICRecord] {
         var records: [UICRecord] = []
+        var countedInCharacters = false
         var offset = 0
         while offset < data.count {
             let left = data.count - offset
@@ -107,7 +123,22 @@ public struct UICRecord: Sendable, Hashable {
                         + "less than its own 12-byte header"
                 )
             }
-            guard length <= left else {
+            var span = length
+            if layoutLengthInCharacters, id == UICLayout.recordID {
+                // The body's bytes that `length - 12` characters take, when they are UTF-8.
+                var cursor = UICFieldCursor(
+                    Array(data[(offset + headerLength)...]), base: offset + headerLength, subject: "U_TLAY record")
+                if let characters = cursor.characters(length - headerLength), characters.count != length - headerLength
+                {
+                    span = headerLength + characters.count
+                    countedInCharacters = true
+                    quirks.append(
+                        IssuerQuirk(
+                            .lengthInCharacters(characters: length, bytes: span), record: id, offset: offset + 8,
+                            field: "length"))
+                }
+            }
+            guard span <= left else {
                 throw .malformed(
                     "record \(id) at byte \(offset) of the inflated data states a length of \(length), "
                         + "but only \(left) bytes are left"
@@ -115,11 +146,20 @@ public struct UICRecord: Sendable, Hashable {
             }
             var record = UICRecord(
                 id: id, version: String(decoding: versionBytes, as: UTF8.self),
-                body: Array(data[(offset + headerLength)..<(offset + length)]), offset: offset
+                body: Array(data[(offset + headerLength)..<(offset + span)]), offset: offset
             )
             record.quirks = quirks
+            if span != length {
+                // Taken only when the layout's own fields then read exactly (their lengths counted the same way).
+                guard (try? UICLayout(record: record)) != nil else {
+                    throw .malformed("the U_TLAY record does not read with its length counted in characters")
+                }
+            }
             records.append(record)
-            offset += length
+            offset += span
+        }
+        if layoutLengthInCharacters, !countedInCharacters {
+            throw .malformed("no U_TLAY record is longer counted in characters")
         }
         return records
     }

@@ -16,6 +16,9 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
     case paddedLayoutNumbers = "padded-layout-numbers"
     /// U_TLAY text lengths counted in characters (`København H` as 11, not 12), as DSB and SJ do.
     case layoutLengthsInCharacters = "layout-lengths-in-characters"
+    /// The U_TLAY record's own length counted in characters too, with its text lengths, as a genuine DSB ticket
+    /// does (the record says 600 and spans 601 bytes).
+    case layoutRecordLengthInCharacters = "layout-record-length-in-characters"
     /// A U_TLAY announcing more fields than it holds, as a Eurail test pass did.
     case fewerLayoutFields = "fewer-layout-fields"
     /// A U_TLAY whose text overruns the record: no tolerance reads it.
@@ -28,8 +31,8 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
 
     /// The quirks farecheck reads as meant (the others are breaks it lists as unreadable).
     public static let tolerated: [TicketQuirk] = [
-        .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers, .layoutLengthsInCharacters, .fewerLayoutFields,
-        .version1LayoutInVersion2,
+        .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers, .layoutLengthsInCharacters,
+        .layoutRecordLengthInCharacters, .fewerLayoutFields, .version1LayoutInVersion2,
     ]
 
     /// The name farecheck's `issuer-quirk` warning gives a tolerated quirk (docs/issuer-quirks.md); `nil` for a
@@ -37,7 +40,7 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
     public var warningName: String? {
         switch self {
         case .paddedDataLength, .paddedRecordLengths, .paddedLayoutNumbers: "space-padded-number"
-        case .layoutLengthsInCharacters: "length-in-characters"
+        case .layoutLengthsInCharacters, .layoutRecordLengthInCharacters: "length-in-characters"
         case .fewerLayoutFields: "fewer-fields-than-announced"
         case .version1LayoutInVersion2: "version-1-layout-in-version-2"
         case .brokenLayout, .brokenDisplayFields: nil
@@ -51,6 +54,7 @@ public enum TicketQuirk: String, Sendable, CaseIterable {
         case .paddedRecordLengths: "R"
         case .paddedLayoutNumbers: "N"
         case .layoutLengthsInCharacters: "C"
+        case .layoutRecordLengthInCharacters: "L"
         case .fewerLayoutFields: "F"
         case .brokenLayout: "B"
         case .brokenDisplayFields: "X"
@@ -114,7 +118,9 @@ public struct QuirkyIssuer: Sendable {
         let inflated =
             Self.record(head.id, head.version, head.body, padded: padded)
             + Self.record(bl.id, bl.version, bl.body, padded: padded)
-            + Self.record(UICLayout.recordID, "01", layout, padded: padded)
+            + Self.record(
+                UICLayout.recordID, "01", layout, padded: padded,
+                lengthInCharacters: quirks.contains(.layoutRecordLengthInCharacters))
         let v1Layout = quirks.contains(.version1LayoutInVersion2)
         precondition(!v1Layout || headerVersion == 1, "a version 1 layout needs a DER signature of at most 50 bytes")
         var payload = try UIC918_3.encode(
@@ -132,9 +138,14 @@ public struct QuirkyIssuer: Sendable {
         return payload
     }
 
-    /// A record with its length written with zeros (the standard) or spaces (`padded`).
-    static func record(_ id: String, _ version: String, _ body: [UInt8], padded: Bool) -> [UInt8] {
-        let length = UICRecord.headerLength + body.count
+    /// A record with its length written with zeros (the standard) or spaces (`padded`), counted in bytes (the
+    /// standard) or in characters.
+    static func record(
+        _ id: String, _ version: String, _ body: [UInt8], padded: Bool, lengthInCharacters: Bool = false
+    ) -> [UInt8] {
+        let length =
+            UICRecord.headerLength
+            + (lengthInCharacters ? String(decoding: body, as: UTF8.self).unicodeScalars.count : body.count)
         let text = padded ? Self.padded(length, width: 4) : Self.zeros(length, width: 4)
         return Array(id.utf8) + Array(version.utf8) + Array(text.utf8) + body
     }
@@ -159,7 +170,8 @@ public struct QuirkyIssuer: Sendable {
     /// The body of an RCT2 `U_TLAY` of `layoutTexts`, written with the layout quirks among `quirks`.
     static func layoutBody(_ quirks: Set<TicketQuirk>) -> [UInt8] {
         let paddedNumbers = quirks.contains(.paddedLayoutNumbers)
-        let characters = quirks.contains(.layoutLengthsInCharacters)
+        let characters =
+            quirks.contains(.layoutLengthsInCharacters) || quirks.contains(.layoutRecordLengthInCharacters)
         let texts = layoutTexts
         let announced = texts.count + (quirks.contains(.fewerLayoutFields) ? 2 : 0)
         func number(_ value: Int, _ width: Int) -> String {

@@ -30,6 +30,10 @@ struct IssuerQuirkVerifierTests {
         (.paddedRecordLengths, ["space-padded-number", "length of record U_HEAD at byte 8 of the inflated data"]),
         (.paddedLayoutNumbers, ["space-padded-number", "number of fields of record U_TLAY at byte"]),
         (.layoutLengthsInCharacters, ["length-in-characters", "field 2's text length of record U_TLAY at byte"]),
+        (
+            .layoutRecordLengthInCharacters,
+            ["length-in-characters", "the length of record U_TLAY at byte", "characters, which take", "field 2's text"]
+        ),
         (.fewerLayoutFields, ["fewer-fields-than-announced", "record U_TLAY announces 5 fields at byte"]),
         (.version1LayoutInVersion2, ["version-1-layout-in-version-2", "says version 02 at byte 3 of the barcode"]),
     ]
