@@ -29,25 +29,6 @@ extension TicketVerifier {
                     + "(farecheck keys import --rsp6 \(issuer).json).",
                 signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
         }
-        // A body no key of the issuer can make (cut short or run on by a scanner, or copied wrong) is a broken text,
-        // not a forgery: a block of a b-bit key takes at most `RSP6Barcode.letters(bits:)` letters, and a genuine
-        // one takes fewer only when its number happens to be small (more than five fewer: one ticket in 11.9 million).
-        let sizes = keys.compactMap { rsp6RawKeys.key(for: $0.publicKey)?.bits }
-        if !sizes.isEmpty,
-            !sizes.contains(where: { bits in
-                let most = RSP6Barcode.letters(bits: bits)
-                return (most - Self.rsp6LetterSlack...most).contains(barcode.letterCount)
-            })
-        {
-            let most = sizes.map(RSP6Barcode.letters(bits:)).max() ?? 0
-            let fewest = (sizes.map(RSP6Barcode.letters(bits:)).min() ?? 0) - Self.rsp6LetterSlack
-            return Verdict(
-                kind: .malformed,
-                reason: "The RSP6 text has \(barcode.letterCount) letters after its header, but a block of RSP6 "
-                    + "issuer \(issuer)'s keys takes \(fewest) to \(most) letters: the text was cut short or runs on; "
-                    + "scan it again.",
-                signature: .notChecked, format: format, issuer: issuer, inspectedAt: now)
-        }
         // What came of each key (by its index in `keys`: no key is copied), put into sentences only when the
         // verdict is explained (`Verdict.keys`). Left empty (no array made) when the first key tried proves the
         // ticket, as it mostly does: `provenFirst` then says it all.
@@ -112,6 +93,7 @@ extension TicketVerifier {
             }
         }
         guard let (keyIndex, payload, padding) = recovered else {
+            if let broken = Self.rsp6LengthRefusal(barcode, keys: keys, raw: rsp6RawKeys, at: now) { return broken }
             var verdict = Verdict(
                 kind: .invalidSignature,
                 reason: "None of the \(keys.count) keys of RSP6 issuer \(issuer) recovers a well-formed block from "
@@ -160,6 +142,27 @@ extension TicketVerifier {
             rsp6Policies, PolicyContext(ticket: ticket, key: key, now: now), warnings: Self.warnings(decoded))
         verdict.deferKeys(considerations)
         return verdict
+    }
+
+    /// The verdict for a text whose body no key of the issuer can make (cut short or run on by a scanner, or copied
+    /// wrong): a broken text, not a forgery. A block of a b-bit key takes at most `RSP6Barcode.letters(bits:)`
+    /// letters, and a genuine one takes fewer only when its number happens to be small (more than five fewer: one
+    /// ticket in 11.9 million). Asked only when no key recovered a block, so a genuine ticket pays nothing for it;
+    /// nil when some key's size fits the body.
+    static func rsp6LengthRefusal(
+        _ barcode: RSP6Barcode, keys: [TrustedKey], raw: RSP6RawKeys, at now: Date
+    ) -> Verdict? {
+        let sizes = keys.compactMap { raw.key(for: $0.publicKey)?.bits }
+        let most = sizes.map(RSP6Barcode.letters(bits:))
+        guard let longest = most.max(), let shortest = most.min(),
+            !most.contains(where: { (($0 - rsp6LetterSlack)...$0).contains(barcode.letterCount) })
+        else { return nil }
+        return Verdict(
+            kind: .malformed,
+            reason: "The RSP6 text has \(barcode.letterCount) letters after its header, but a block of RSP6 "
+                + "issuer \(barcode.issuerID)'s keys takes \(shortest - rsp6LetterSlack) to \(longest) letters: the "
+                + "text was cut short or runs on; scan it again.",
+            signature: .notChecked, format: .ukRSP6, issuer: barcode.issuerID, inspectedAt: now)
     }
 
     /// How many letters fewer than the most a block of a key's size takes are still a plausible block: a genuine
