@@ -117,35 +117,10 @@ final class CannedHTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Reads a request head and its `Content-Length` body.
+    /// Reads a request head and its `Content-Length` body (`FaultProxy`'s reader).
     private static func readRequest(from descriptor: Int32) -> Request? {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        while headEnd == nil {
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            guard count > 0 else { return nil }
-            buffer += chunk[..<count]
-            if buffer.count >= 4 {
-                headEnd = (0...(buffer.count - 4)).first { Array(buffer[$0..<($0 + 4)]) == separator }.map { $0 + 4 }
-            }
-        }
-        let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
-        var body = Array(buffer[headEnd!...])
-        let lines = head.split(separator: "\r\n")
-        let requestLine = lines.first.map { $0.split(separator: " ") } ?? []
-        let length =
-            lines.dropFirst().compactMap { line -> Int? in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-                return Int(parts[1].trimmingCharacters(in: .whitespaces))
-            }.first ?? 0
-        while body.count < length {
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            guard count > 0 else { return nil }
-            body += chunk[..<count]
-        }
+        guard let (head, body) = FaultProxy.readMessage(from: descriptor, isResponse: false) else { return nil }
+        let requestLine = head.split(separator: "\r\n").first.map { $0.split(separator: " ") } ?? []
         return Request(
             method: requestLine.first.map(String.init) ?? "",
             target: requestLine.dropFirst().first.map(String.init) ?? "/", body: body)

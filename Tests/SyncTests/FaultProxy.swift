@@ -182,8 +182,9 @@ final class FaultProxy: @unchecked Sendable {
 
     // MARK: HTTP, just enough
 
-    /// Reads a head (up to the blank line, included) and a body (Content-Length, or to the end for responses).
-    private static func readMessage(from descriptor: Int32, isResponse: Bool) -> (String, [UInt8])? {
+    /// Reads a head (up to the blank line, included) and a body (Content-Length, or to the end for responses); the
+    /// loopback servers of the tests read their requests with it too.
+    static func readMessage(from descriptor: Int32, isResponse: Bool) -> (String, [UInt8])? {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         let separator: [UInt8] = [13, 10, 13, 10]
