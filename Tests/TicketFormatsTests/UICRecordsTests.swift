@@ -196,7 +196,8 @@ struct UICRecordsTests {
     func flexOnlyTicket() throws {
         let ticket = try UIC918_3.ticket(from: try UICFixture.container(UICFixture.superSparpreisV2))
         #expect(ticket.issuer == "1080")
-        // No U_HEAD: the FCB booking code (issuerPNR) is the ticket id.
+        // No U_HEAD: the FCB booking code (issuerPNR) is the ticket id. The product id in words (ICE Fahrkarte) is shown
+        // beside the tariff.
         #expect(ticket.ticketID == Array("NA5AMJY2".utf8))
         // validFromDay from 2022-04-19, 00:00 at offset −8 (UTC+2); until 10:00 a day later.
         #expect(ticket.validFrom == utc(2022, 4, 21, 22) && ticket.validUntil == utc(2022, 4, 23, 8))
@@ -205,7 +206,7 @@ struct UICRecordsTests {
         #expect(
             ticket.details.contains {
                 $0.label == "document"
-                    && $0.value == "openTicket: Super Sparpreis, 2nd class, 1 adult, "
+                    && $0.value == "openTicket: Super Sparpreis, ICE Fahrkarte, 2nd class, 1 adult, "
                         + "Mannheim (8014008) – Reutlingen (8029309)"
             })
         #expect(ticket.details.last?.value == "U_FLEX 13 185")

@@ -196,6 +196,9 @@ final class FCBDocumentFields: FCBFields {
     let productIdNum: Int?
     let productIdIA5: Int?
     let classCode: Int?
+    let cardTypeDescr: Int?
+    let cardIdNum: Int?
+    let cardIdIA5: Int?
     let infoText: Int?
     let validRegionDesc: Int?
     let trainNum: Int?
@@ -243,6 +246,9 @@ final class FCBDocumentFields: FCBFields {
         productIdNum = sequence.index(of: "productIdNum")
         productIdIA5 = sequence.index(of: "productIdIA5")
         classCode = sequence.index(of: "classCode")
+        cardTypeDescr = sequence.index(of: "cardTypeDescr")
+        cardIdNum = sequence.index(of: "cardIdNum")
+        cardIdIA5 = sequence.index(of: "cardIdIA5")
         infoText = sequence.index(of: "infoText")
         validRegionDesc = sequence.index(of: "validRegionDesc")
         trainNum = sequence.index(of: "trainNum")

@@ -429,6 +429,10 @@ public struct FCBDocument: Sendable {
     public var tariffs: [FCBTariff]
     /// `classCode`.
     public var travelClass: FCBTravelClass?
+    /// A customer card's own description (`cardTypeDescr`), e.g. `BahnCard 25 (2. Klasse)`.
+    public var cardDescription: String?
+    /// A customer card's number (`cardIdNum` / `cardIdIA5`).
+    public var cardID: FCBCode?
     /// Origin (`fromStation…`, or the station of a station passage or parking ground).
     public var origin: FCBStation?
     /// Destination (`toStation…`).
@@ -481,6 +485,8 @@ public struct FCBDocument: Sendable {
         productOwner = FCBCode(record, number: fields.productOwnerNum, text: fields.productOwnerIA5)
         productID = FCBCode(record, number: fields.productIdNum, text: fields.productIdIA5)
         travelClass = FCBTravelClass(record[position: fields.classCode])
+        cardDescription = record[position: fields.cardTypeDescr]?.text.flatMap { $0.isEmpty ? nil : $0 }
+        cardID = FCBCode(record, number: fields.cardIdNum, text: fields.cardIdIA5)
         infoText = record[position: fields.infoText]?.text
         regionDescription = record[position: fields.validRegionDesc]?.text
         train = FCBCode(record, number: fields.trainNum, text: fields.trainIA5)
@@ -501,8 +507,10 @@ public struct FCBDocument: Sendable {
         (validFrom, validUntil) = Self.validity(kind, record, fields, issuingDay: issuingDay)
     }
 
-    /// The product's name for people: the first tariff description, else the product id.
+    /// The product's name for people: a customer card's own description, else the first tariff description,
+    /// else the product id.
     public var productName: String? {
+        if let cardDescription { return cardDescription }
         for tariff in tariffs {
             if let description = tariff.description { return description }
         }

@@ -123,6 +123,8 @@ extension FCBTicket {
                 lines.append(("document\(number) valid until", Self.text(until)))
             }
             if let reference = document.reference { lines.append(("document\(number) reference", "\(reference)")) }
+            if let product = document.productID { lines.append(("document\(number) product id", "\(product)")) }
+            if let card = document.cardID { lines.append(("document\(number) card", "\(card)")) }
             if let region = document.regionDescription { lines.append(("document\(number) region", region)) }
             if let train = document.train { lines.append(("document\(number) train", "\(train)")) }
             if let places = document.places { lines.append(("document\(number) places", places)) }
@@ -186,12 +188,19 @@ extension FCBTicket {
 }
 
 extension FCBDocument {
-    /// One line: product, class, passengers, route or region, e.g.
-    /// `Deutschland-Ticket, 2nd class, 1 adult, Mannheim (8000244) – Reutlingen (8000314)`.
+    /// One line: product (and `productIdIA5` where the name is another text), class, a customer card's number,
+    /// passengers, route or region, e.g.
+    /// `Deutschland-Ticket, 2nd class, 1 adult, Mannheim (8000244) – Reutlingen (8000314)`,
+    /// `Super Sparpreis, ICE Fahrkarte, 2nd class, 1 adult, …` or
+    /// `BahnCard 25 (2. Klasse), 2nd class, card 7081411234567890`.
     public var summary: String {
         // Written into one string, part after part: this runs for every document of every scanned ticket.
         var text = ""
-        if let productName { text.appendPart(productName) }
+        let name = productName
+        if let name { text.appendPart(name) }
+        // `productIdIA5` names the product in words (DB: `ICE Fahrkarte`); a `productIdNum` is a tariff number,
+        // which the details list.
+        if case .text(let id)? = productID, !id.isEmpty, id != name { text.appendPart(id) }
         if let travelClass {
             switch travelClass {
             case .first: text.appendPart("1st class")
@@ -200,6 +209,7 @@ extension FCBDocument {
             default: text.appendPart("class ", travelClass.rawValue)
             }
         }
+        if let cardID { text.appendPart("card ", cardID.description) }
         for (index, tariff) in tariffs.enumerated() {
             let count = String(tariff.numberOfPassengers)
             let type = tariff.passengerType?.rawValue ?? "passenger"
