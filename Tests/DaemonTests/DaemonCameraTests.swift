@@ -56,7 +56,7 @@ struct DaemonCameraTests {
         let samples = try PrometheusText.samples(metrics.text)
         #expect((samples[#"farecheck_camera_frames_total{camera="handheld"}"#] ?? 0) >= 18, "\(metrics.text)")
         #expect(samples[#"farecheck_scanner_connected{scanner="handheld"}"#] != nil)
-        #expect(daemon.stderr.text.contains("streaming GREY 320x240 4.0 fps"), "\(daemon.stderr.text)")
+        #expect(await daemon.stderr.waitFor("streaming GREY 320x240 4.0 fps"), "\(daemon.stderr.text)")
 
         #expect(await daemon.stop(signal: SIGTERM, timeout: 5) == 0, "\(daemon.stderr.text)")
         let journal = try TrustStore(path: setup.bench.db).allInspections()
@@ -131,7 +131,7 @@ struct DaemonCameraTests {
         while Date() < deadline, !daemon.stderr.text.contains("not a YUV4MPEG2 recording") {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(daemon.stderr.text.contains("gone: \(setup.bench.path("video7")): no such camera (is it plugged in?)"))
+        #expect(await daemon.stderr.waitFor("gone: \(setup.bench.path("video7")): no such camera (is it plugged in?)"))
         #expect(daemon.stderr.text.contains("not a YUV4MPEG2 recording"), "\(daemon.stderr.text)")
         // Health says which camera is not there and why; the daemon itself stays up.
         let health = try await LoopbackHTTP.request(port: port, "GET", "/healthz")

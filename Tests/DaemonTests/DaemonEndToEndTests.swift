@@ -263,7 +263,7 @@ struct DaemonEndToEndTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(lines == ["valid 1 9a7e front-door", "unsupported 0  front-door"])
-        #expect(daemon.stderr.text.contains("was killed"))
+        #expect(await daemon.stderr.waitFor("was killed"), "\(daemon.stderr.text)")
         #expect(await daemon.stop() == 0)
     }
 
