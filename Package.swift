@@ -339,7 +339,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "Sync", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
                 "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
-                "ScannerSimulation", "SystemCalls",
+                "ScannerSimulation", "SystemCalls", "RSATestKeys",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

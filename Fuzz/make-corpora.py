@@ -257,6 +257,28 @@ def rsp6_seeds():
     put("fuzz-rsp6", "keys-tt", b"\2" + tt)
     put("fuzz-rsp6", "keys-combined", b"\2" + b'{"TT": ' + tt + b', "ZZ": []}')
     put("fuzz-rsp6", "keys-bad", b'\2[{"n": "AAAA", "e": "AQAB"}, {"n": 1}]')
+    put("fuzz-rsp6", "keys-published-list", b"\2" + rsp6_published_list(tt))
+
+
+def rsp6_published_list(tt):
+    """TT's keys as the key list the open decoders share writes them: hex (one in upper case), dates, a test key,
+    a private entry, a key listed twice, a broken date and an issuer_id of another issuer."""
+    keys = json.loads(tt)
+
+    def entry(key, upper=False, **fields):
+        modulus = base64.b64decode(key["n"]).hex().lstrip("0")
+        exponent = base64.b64decode(key["e"]).hex().lstrip("0")
+        value = {"issuer_id": "TT", "modulus_hex": modulus.upper() if upper else modulus,
+                 "public_exponent_hex": exponent, "valid_from": "2020-01-01 00:00:00",
+                 "valid_until": "2030-12-31 23:59:59", "is_test": False, "is_private": False,
+                 "public_key_x509": None}
+        value.update(fields)
+        return value
+
+    entries = [entry(keys[0]), entry(keys[1], upper=True, valid_from=None), entry(keys[1], is_test=True),
+               entry(keys[0], is_private=True), entry(keys[0], valid_until="2030-02-30"),
+               entry(keys[0], issuer_id="ZZ")]
+    return json.dumps({"TT": entries, "T": [], "ZZ": {"n": 1}}).encode()
 
 
 def main():

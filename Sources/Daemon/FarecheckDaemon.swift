@@ -56,6 +56,7 @@ public struct FarecheckDaemon: Sendable {
         verification.acceptedPrefixes = configuration.prefixes
         verification.acceptedFormats = configuration.formats
         verification.clockFloorTolerance = configuration.clockFloorTolerance
+        verification.acceptTestKeys = configuration.acceptTestKeys
         // VDV certification authorities are few and costly to build a key for: held in memory, and loaded again
         // only when a sync round or the CLI changed them.
         let vdv = try StoreVDVCertificates(store: store) { skipped in

@@ -107,6 +107,11 @@ extension DaemonConfiguration {
                 "the page listens on \(address.host):\(address.port) without TLS: PINs, session cookies and verdicts "
                     + "cross the network in clear. \(advice)")
         }
+        if acceptTestKeys {
+            warnings.append(
+                "[verification] accept_test_keys is on: tickets signed by issuers' test keys can be valid here; "
+                    + "never in service")
+        }
         if mode == .inspector, secretPath == nil {
             warnings.append(
                 "no PIN secret ([inspector] pin_secret_file, or the systemd credential \(Self.pinSecretCredential)): "

@@ -58,6 +58,7 @@ extension DaemonConfiguration {
             if let products = try verification.strings("single_use_products") {
                 configuration.singleUseProducts = products
             }
+            if let accept = try verification.bool("accept_test_keys") { configuration.acceptTestKeys = accept }
             try verification.finish()
         }
 

@@ -205,6 +205,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var replayWindow: Double = 3600
     /// Products that may pass a gate only once within the replay window.
     public var singleUseProducts: [String] = ["single"]
+    /// Whether tickets signed by test keys (UK RSP6 keys the published list marks `is_test`) are judged as tickets,
+    /// with the warning `test-key` (`accept_test_keys`): for a test bench, never in service (default false).
+    public var acceptTestKeys = false
 
     public var scanners: [Scanner] = []
     public var imageSources: [ImageSource] = []

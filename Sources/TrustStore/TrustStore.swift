@@ -550,6 +550,20 @@ public final class TrustStore: Sendable {
         }
     }
 
+    /// Saves many keys in one transaction (all or none), each replacing a held key of its identity; returns the
+    /// identities of those the store held before, for imports that say what they added and what they kept.
+    public func saveKeysNotingHeld(_ records: [KeyRecord]) throws(StoreError) -> Set<KeyRecord.Identity> {
+        try write { db in
+            var held: Set<KeyRecord.Identity> = []
+            for record in records {
+                if try record.exists(db) { held.insert(record.identity) }
+                try record.save(db)
+            }
+            try Self.trustChanged(db)
+            return held
+        }
+    }
+
     /// Saves many keys in one transaction (all or none); returns how many were new rather than updated.
     @discardableResult
     public func saveKeys(_ records: [KeyRecord], replacingFamily family: KeyFamily? = nil) throws(StoreError) -> (

@@ -62,17 +62,19 @@ public struct ForgedKeyPolicy: TicketPolicy {
 
 /// The signing key must be within its own validity for the ticket (a forged key: see `ForgedKeyPolicy`).
 ///
-/// A UIC key list entry's dates bound when the key may sign, so a UIC key is judged at the ticket's issuing time
-/// (a season ticket issued the day before its key's end date stays genuine all year); without an issuing time, and
-/// for the other families, at inspection time. The list's dates are whole days without a zone, so a UIC key covers
-/// its start day from 00:00 in the earliest zone (UTC+14) to its end day's 24:00 in the latest (UTC−12).
+/// A key list's dates bound when the key may sign, so a UIC key and a UK RSP6 key are judged at the ticket's
+/// issuing time (a season ticket issued the day before its key's end date stays genuine all year); without an
+/// issuing time, and for the other families, at inspection time. The UIC list's dates are whole days without a
+/// zone, so a UIC key covers its start day from 00:00 in the earliest zone (UTC+14) to its end day's 24:00 in the
+/// latest (UTC−12). The RSP6 list's date-times name no zone either: read as UK time, they are an hour early if the
+/// list meant UTC in summer, so an RSP6 key's end is given that hour.
 public struct KeyValidityPolicy: TicketPolicy {
     public init() {}
 
     public func evaluate(_ context: PolicyContext) -> PolicyOutcome {
         let key = context.key
-        // A UIC key is judged when the ticket was issued; other keys (and a ticket without an issuing time) now.
-        let issued = key.family == .uic ? context.ticket.issuedAt : nil
+        // A listed key is judged when the ticket was issued; other keys (and a ticket without an issuing time) now.
+        let issued = Self.judgedAtIssue(key) ? context.ticket.issuedAt : nil
         let instant = issued ?? context.now
         if let notAfter = key.notAfter, instant > notAfter.addingTimeInterval(Self.slack(key).after) {
             let when: Explanation = issued.map { ", before the ticket was issued (\(date: $0))" } ?? ""
@@ -107,9 +109,20 @@ public struct KeyValidityPolicy: TicketPolicy {
         return nil
     }
 
-    /// The slack around a UIC key's zone-less days: 14 h before the start, 12 h after the end; none otherwise.
+    /// Whether `key`'s validity bounds when it may sign, so that a ticket is judged at its issuing time: the keys
+    /// of the UIC and RSP6 key lists.
+    private static func judgedAtIssue(_ key: TrustedKey) -> Bool {
+        key.family == .uic || key.family == .rsp6
+    }
+
+    /// The slack around a UIC key's zone-less days: 14 h before the start, 12 h after the end; an hour after an
+    /// RSP6 key's end (UK time, or UTC); none otherwise.
     private static func slack(_ key: TrustedKey) -> (before: TimeInterval, after: TimeInterval) {
-        key.family == .uic ? (14 * 3600, 12 * 3600) : (0, 0)
+        switch key.family {
+        case .uic: (14 * 3600, 12 * 3600)
+        case .rsp6: (0, 3600)
+        default: (0, 0)
+        }
     }
 
     private static func day(_ date: Date?) -> String {
@@ -140,11 +153,19 @@ public struct IssuerPolicy: TicketPolicy {
 /// The key must be trusted for what the ticket is: a staff badge (product `staff-badge`) only with a key imported
 /// for staff badges, a passenger's ticket only with a ticket key. A ticket issuer's key that signs a badge, or a
 /// badge key that signs a ticket, gives `wrong-issuer`: the signature is genuine, the signer is not the one trusted.
+///
+/// A test key (`KeyPurpose.testTickets`) signs no ticket in service: `wrong-issuer` too, unless the verifier
+/// accepts test keys (a test bench), when its ticket is judged as any other with the warning `test-key`.
 public struct KeyPurposePolicy: TicketPolicy {
     /// The product name of a staff badge.
     public static let staffBadgeProduct = "staff-badge"
 
-    public init() {}
+    /// Whether tickets signed by test keys are judged as tickets (`TicketVerifier.Configuration.acceptTestKeys`).
+    public var acceptTestKeys: Bool
+
+    public init(acceptTestKeys: Bool = false) {
+        self.acceptTestKeys = acceptTestKeys
+    }
 
     /// What a key is for holds at any instant: judged even when the device clock is not trusted.
     public var dependsOnTime: Bool { false }
@@ -153,7 +174,7 @@ public struct KeyPurposePolicy: TicketPolicy {
         let isBadge = context.ticket.product == Self.staffBadgeProduct
         let key = context.key
         switch (isBadge, key.purpose) {
-        case (true, .tickets):
+        case (true, .tickets), (true, .testTickets):
             return .fails(
                 .wrongIssuer,
                 reason: "This staff badge is signed with key \(key.keyID) of \(key.issuer), a ticket key that is not "
@@ -163,6 +184,18 @@ public struct KeyPurposePolicy: TicketPolicy {
                 .wrongIssuer,
                 reason: "This ticket is signed with key \(key.keyID) of \(key.issuer), which is trusted for staff "
                     + "badges only.")
+        case (false, .testTickets) where !acceptTestKeys:
+            return .fails(
+                .wrongIssuer,
+                reason: "This ticket is signed with key \(key.keyID) of \(key.issuer), which its issuer publishes as a "
+                    + "test key: it is not valid in service.")
+        case (false, .testTickets):
+            return .meets(warnings: [
+                VerdictWarning(
+                    code: "test-key",
+                    message: "Signed with test key \(key.keyID) of \(key.issuer): judged only because this validator "
+                        + "accepts test keys; such a ticket is never valid in service.")
+            ])
         default:
             return .meets
         }

@@ -292,22 +292,3 @@ final class RSP6RawKeys: Sendable {
         return raw
     }
 }
-
-/// RSP6 keys as stored: the key id each gets, made from its modulus.
-public enum RSP6KeyImport {
-    /// The key id of an RSP6 key: the first 12 hex digits of SHA-256 over its modulus (leading zero bytes
-    /// dropped), so that importing a file again names the same keys.
-    public static func keyID(modulus: [UInt8]) -> String {
-        digest(.sha256, Array(modulus.drop { $0 == 0 })).prefix(6).hexString
-    }
-
-    /// A published key as a `TrustedKey` (family `rsp6`).
-    ///
-    /// - Throws: `SignatureError` with code `.invalidKey` when n and e are no RSA key `RSARawPublicKey` accepts.
-    public static func trustedKey(_ published: RSP6PublishedKey) throws(SignatureError) -> TrustedKey {
-        let raw = try RSARawPublicKey(modulus: published.modulus, exponent: published.exponent)
-        return TrustedKey(
-            family: .rsp6, issuer: published.issuer, keyID: keyID(modulus: published.modulus),
-            algorithm: "RSA \(raw.bits) PKCS#1 v1.5 (RSP6)", publicKey: try raw.publicKey())
-    }
-}

@@ -37,6 +37,10 @@ public struct TicketVerifier: Sendable {
         /// How far the device clock may read earlier than the trusted-time floor before the verdicts that depend
         /// on the instant become `clock-untrusted` (default 300 s): a small step back by NTP is not a wrong clock.
         public var clockFloorTolerance: TimeInterval = 300
+        /// Whether tickets signed by test keys (`KeyPurpose.testTickets`: the UK RSP6 key list's `is_test`) are
+        /// judged as tickets, with the warning `test-key`, instead of `wrong-issuer`: for a test bench, never in
+        /// service (default false).
+        public var acceptTestKeys = false
 
         public init() {}
     }
@@ -100,10 +104,11 @@ public struct TicketVerifier: Sendable {
         let window = ValidityWindowPolicy(
             clockSkew: configuration.clockSkew, recentActivation: configuration.recentActivation)
         let revocation = RevocationPolicy(revocations: revocations)
-        self.policies = [KeyValidityPolicy(), IssuerPolicy(), KeyPurposePolicy(), window, revocation]
-        self.uicPolicies = [ForgedKeyPolicy(), KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
-        self.vdvPolicies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
-        self.rsp6Policies = [KeyValidityPolicy(), KeyPurposePolicy(), window, revocation]
+        let purpose = KeyPurposePolicy(acceptTestKeys: configuration.acceptTestKeys)
+        self.policies = [KeyValidityPolicy(), IssuerPolicy(), purpose, window, revocation]
+        self.uicPolicies = [ForgedKeyPolicy(), KeyValidityPolicy(), purpose, window, revocation]
+        self.vdvPolicies = [KeyValidityPolicy(), purpose, window, revocation]
+        self.rsp6Policies = [KeyValidityPolicy(), purpose, window, revocation]
     }
 
     /// A verifier over one in-memory snapshot of keys and revocations.

@@ -9,6 +9,9 @@ public enum KeyPurpose: String, Sendable, Equatable, CaseIterable {
     case tickets = "tickets"
     /// Staff badges: FC1 tickets of product `staff-badge` that log an inspector in on a handheld.
     case staffBadges = "staff-badge"
+    /// Test tickets: a key its publisher marks as a test key (the UK RSP6 key list's `is_test`). What it signs is
+    /// never valid in service: only a verifier told to accept test keys (a test bench) judges it as a ticket.
+    case testTickets = "test-tickets"
 }
 
 /// A public key the validator trusts, with what it may sign and when.

@@ -35,7 +35,11 @@ struct Keys: AsyncParsableCommand {
 
                 --format rsp6 reads a UK RSP6 key file (JSON, the file `farecheck keys import --rsp6` takes): an \
                 issuer's array of {"n", "e"} (the issuer from --issuer or the file name, TT.json), or an object \
-                keyed by issuer id. Every key is added, its id the first 12 hex digits of SHA-256 over its modulus.
+                keyed by issuer id of such arrays or of the published key list's entries. Each usable key is added \
+                once with the list's validity, its id the first 12 hex digits of SHA-256 over its modulus; an \
+                is_private entry, a key under 1024 bits, an unreadable entry and every is_test key are refused by \
+                name (bundles carry no test keys: validators would trust them in service). A line per issuer says \
+                how many keys were added and kept and how many entries refused.
                 """)
 
         @OptionGroup var database: DatabaseOptions
@@ -93,13 +97,7 @@ struct Keys: AsyncParsableCommand {
 
         func run(on store: any ServerStore) async throws {
             if try Self.wireFormat(format) == KeyFamily.rsp6.wireName {
-                let now = Date()
-                for key in try rsp6Keys() {
-                    try await store.putIssuerKey(key, at: now)
-                    say("added rsp6 key \(key.keyID) of \(key.issuer) (\(key.algorithm ?? "RSA"))")
-                }
-                say("run `farecheck-server keys publish` to send them to validators")
-                return
+                return try await addRSP6Keys(to: store)
             }
             let isVDV = try Self.wireFormat(format) == KeyFamily.vdv.wireName
             let key = isVDV ? try vdvKey(roots: try await store.issuerKeys()) : try bundleKey()
@@ -199,8 +197,54 @@ struct Keys: AsyncParsableCommand {
                 notAfter: authority.certificate.expiry?.end, certificate: bytes, root: root)
         }
 
-        /// The keys of an RSP6 key file as bundle keys; every key must be an RSA key, or none is added.
-        func rsp6Keys() throws(ServerError) -> [BundleKey] {
+        /// Adds the keys of an RSP6 key file, entry by entry as `farecheck keys import --rsp6` does, except test
+        /// keys: a bundle entry has no field that marks a key as a test key, and validators would trust one in
+        /// service, so they are refused by name. Fails only when no key of the file can be added.
+        func addRSP6Keys(to store: any ServerStore) async throws {
+            let read = try rsp6Plan()
+            var plan = read
+            plan.refuseTestKeys()
+            let rsp6 = KeyFamily.rsp6.wireName
+            let held = try await store.issuerKeys().filter { $0.format == rsp6 }
+            let heldIDs = Set(held.map { "\($0.issuer)/\($0.keyID)" })
+            for refusal in plan.refusals {
+                FileHandle.standardError.write(Data("farecheck-server: \(file): refused \(refusal)\n".utf8))
+            }
+            // A test key published earlier as a live one (from a file of the {"n", "e"} form) stays until removed:
+            // said, so that the operator withdraws it.
+            let testKeys = read.keys.filter { $0.trusted.purpose == .testTickets }
+            for key in testKeys.map(\.trusted) where heldIDs.contains("\(key.issuer)/\(key.keyID)") {
+                FileHandle.standardError.write(
+                    Data(
+                        ("farecheck-server: warning: rsp6 key \(key.keyID) of \(key.issuer) is a test key, but this "
+                            + "server publishes it as a live key from an earlier file: remove it (keys remove --format "
+                            + "rsp6 --issuer \(key.issuer) --kid \(key.keyID)) and publish\n").utf8))
+            }
+            guard !plan.keys.isEmpty else {
+                throw ServerError(
+                    code: .invalidInput,
+                    message: "\(file): no key of the file can be added (\(plan.refusals.count) entries refused).")
+            }
+            let now = Date()
+            for key in plan.keys.map(\.trusted) {
+                try await store.putIssuerKey(
+                    BundleKey(
+                        format: rsp6, issuer: key.issuer, keyID: key.keyID, algorithm: key.algorithm,
+                        spki: key.publicKey.spkiDER, notBefore: key.notBefore, notAfter: key.notAfter),
+                    at: now)
+                let verb = heldIDs.contains("\(key.issuer)/\(key.keyID)") ? "kept" : "added"
+                say("\(verb) rsp6 key \(key.keyID) of \(key.issuer) (\(key.algorithm ?? "RSA"))")
+            }
+            let summary = RSP6KeyImportSummary(plan: plan) { heldIDs.contains("\($0.issuer)/\($0.keyID)") }
+            for line in summary.lines { say("  \(line)") }
+            let total = summary.total
+            say(
+                "RSP6 keys \(file): \(total.added) added, \(total.kept) kept, \(total.refused) refused; run "
+                    + "`farecheck-server keys publish` to send them to validators")
+        }
+
+        /// What the RSP6 key file gives, entry by entry.
+        func rsp6Plan() throws(ServerError) -> RSP6KeyImportPlan {
             if kid != nil || algorithm != nil || versionType != nil || barcodeVersion != nil || root || trustUnsigned
                 || notBefore != nil || notAfter != nil
             {
@@ -213,9 +257,13 @@ struct Keys: AsyncParsableCommand {
                 throw ServerError(
                     code: .invalidInput, message: "--issuer \(issuer): an RSP6 issuer id is two letters or digits.")
             }
-            let published: [RSP6PublishedKey]
+            return RSP6KeyImportPlan(try rsp6Entries())
+        }
+
+        /// The entries of the RSP6 key file.
+        func rsp6Entries() throws(ServerError) -> [RSP6KeyFileEntry] {
             do {
-                published = try RSP6KeyFile.keys(
+                return try RSP6KeyFile.entries(
                     parsing: try readFile(), issuer: issuer?.uppercased() ?? RSP6KeyFile.issuer(fromFileName: file))
             } catch let error as FormatError {
                 throw ServerError(code: .invalidInput, message: "\(file): \(error.message).", cause: error)
@@ -224,24 +272,6 @@ struct Keys: AsyncParsableCommand {
             } catch {
                 throw ServerError(code: .invalidInput, message: "\(file): \(error)", cause: error)
             }
-            guard !published.isEmpty else {
-                throw ServerError(code: .invalidInput, message: "\(file) holds no keys.")
-            }
-            var keys: [BundleKey] = []
-            for key in published {
-                do {
-                    let trusted = try RSP6KeyImport.trustedKey(key)
-                    keys.append(
-                        BundleKey(
-                            format: KeyFamily.rsp6.wireName, issuer: trusted.issuer, keyID: trusted.keyID,
-                            algorithm: trusted.algorithm, spki: trusted.publicKey.spkiDER))
-                } catch {
-                    throw ServerError(
-                        code: .invalidInput,
-                        message: "\(file): a key of issuer \(key.issuer) is unusable: \(error.message)", cause: error)
-                }
-            }
-            return keys
         }
 
         /// `--version-type`, checked: UIC only, one word.

@@ -29,7 +29,11 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "Overwrite an existing key file.") var force = false
         @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
         @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
-        @Option(help: "What the key signs: tickets, or staff-badge (badges that log an inspector in).")
+        @Option(
+            help: """
+                What the key signs: tickets, staff-badge (badges that log an inspector in) or test-tickets (a test \
+                key: no ticket valid unless verification accepts test keys).
+                """)
         var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
@@ -66,7 +70,7 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)\(purpose == .tickets ? "" : ", for staff badges")); private key written to \(out); public key stored in \(trustStore.path)"
+                "kid \(kid.hexString) (\(algorithm.name), issuer \(issuer)\(purpose.note)); private key written to \(out); public key stored in \(trustStore.path)"
             )
         }
     }
@@ -94,10 +98,17 @@ struct KeysCommand: AsyncParsableCommand {
                 operator vouches for it. Certificates are known by their own holder reference (CHR), never by \
                 the file name.
 
-                UK National Rail (RSP6): --rsp6 FILE.json imports an issuer's published keys, a JSON array of \
+                UK National Rail (RSP6): --rsp6 FILE.json imports issuers' published keys: a JSON array of \
                 {"n", "e"} (base64) whose issuer is --issuer or the file name (TT.json), or one object keyed by \
-                issuer id ({"TT": [...], ...}; with --issuer only that issuer's). Each key's id is the first 12 \
-                hex digits of SHA-256 over its modulus, so a second import of the file changes nothing.
+                issuer id ({"TT": [...], ...}; with --issuer only that issuer's), whose entries are {"n", "e"} or \
+                the key list the open decoders share ({"issuer_id", "modulus_hex", "public_exponent_hex", \
+                "valid_from", "valid_until", "is_test", "is_private", "public_key_x509"}). valid_from and \
+                valid_until (UK time) become the key's validity; an is_test key is stored as a test key, which \
+                makes no ticket valid unless verification accepts test keys (verify --test-keys); an is_private \
+                entry, a key under 1024 bits and an entry that cannot be read are refused by name, and the others \
+                imported; a key listed twice is stored once. Each key's id is the first 12 hex digits of SHA-256 \
+                over its modulus, so a second import of the file adds nothing. A line per issuer says how many keys \
+                were added and kept and how many entries refused; the exit status is 0 unless no key could be used.
 
                 --purpose staff-badge trusts an FC1 key for staff badges only: a badge (product staff-badge) \
                 logs an inspector in only when it is signed by such a key and names an inspector in the staff \
@@ -119,7 +130,10 @@ struct KeysCommand: AsyncParsableCommand {
         var trustUnsigned = false
         @Option(
             name: .customLong("rsp6"),
-            help: "UK RSP6 issuer keys (JSON: an issuer's array of {n, e}, or an object keyed by issuer id).")
+            help: """
+                UK RSP6 issuer keys (JSON: an issuer's array of {n, e}, or an object keyed by issuer id of such \
+                arrays or of the published key list's entries).
+                """)
         var rsp6: String?
         @Flag(help: "With --uic-xml: remove UIC keys the list no longer has.") var replace = false
         @Option(help: "The issuer the key signs for (an FC1 issuer name, or a UIC RICS code).") var issuer: String?
@@ -139,7 +153,11 @@ struct KeysCommand: AsyncParsableCommand {
             name: .customLong("barcode-version"),
             help: "For a UIC key: the barcode version it signs, as the key list's barcodeVersion says (1, 2, 3).")
         var barcodeVersion: String?
-        @Option(help: "What the key signs: tickets (default), or staff-badge (FC1 keys only).")
+        @Option(
+            help: """
+                What the key signs: tickets (default), staff-badge or test-tickets (FC1 keys only; a test key makes \
+                no ticket valid unless verification accepts test keys).
+                """)
         var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
 
@@ -206,7 +224,7 @@ struct KeysCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(error.description)
             }
             printLine(
-                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)\(record.purpose == .tickets ? "" : ", for staff badges")) imported from \(file)"
+                "\(record.family) key \(record.keyID) (\(record.algorithm ?? "?"), issuer \(record.issuer)\(record.purpose.note)) imported from \(file)"
             )
         }
 
@@ -317,40 +335,47 @@ struct KeysCommand: AsyncParsableCommand {
             }
         }
 
-        /// Imports an RSP6 key file: every key, or none when one of them is not an RSA key.
+        /// Imports an RSP6 key file, entry by entry: each usable key is stored once (with the list's validity, a
+        /// test key as one), each refused entry is named; fails only when no key of the file can be used.
         private func importRSP6(_ path: String) throws {
             let bytes = try readFile(path)
-            let published: [RSP6PublishedKey]
+            let plan: RSP6KeyImportPlan
             do {
-                published = try RSP6KeyFile.keys(
-                    parsing: bytes, issuer: issuer?.uppercased() ?? RSP6KeyFile.issuer(fromFileName: path))
+                plan = RSP6KeyImportPlan(
+                    try RSP6KeyFile.entries(
+                        parsing: bytes, issuer: issuer?.uppercased() ?? RSP6KeyFile.issuer(fromFileName: path)))
             } catch {
                 throw CommandFailure.exit("\(path): \(error.message)")
             }
-            guard !published.isEmpty else { throw CommandFailure.exit("\(path): the file holds no keys") }
-            var records: [KeyRecord] = []
-            for key in published {
-                let trusted: TrustedKey
-                do {
-                    trusted = try RSP6KeyImport.trustedKey(key)
-                } catch {
-                    throw CommandFailure.exit("\(path): a key of issuer \(key.issuer) is unusable: \(error.message)")
-                }
-                records.append(
-                    KeyRecord(
-                        family: .rsp6, issuer: trusted.issuer, keyID: trusted.keyID, algorithm: trusted.algorithm,
-                        spki: trusted.publicKey.spkiDER, source: (path as NSString).lastPathComponent))
+            for refusal in plan.refusals { printError("farecheck: \(path): refused \(refusal)") }
+            guard !plan.keys.isEmpty else {
+                throw CommandFailure.exit(
+                    "\(path): no key of the file can be used (\(plan.refusals.count) entries refused)")
+            }
+            let source = (path as NSString).lastPathComponent
+            let records = plan.keys.map { key in
+                let trusted = key.trusted
+                return KeyRecord(
+                    family: .rsp6, issuer: trusted.issuer, keyID: trusted.keyID, algorithm: trusted.algorithm,
+                    spki: trusted.publicKey.spkiDER, notBefore: trusted.notBefore, notAfter: trusted.notAfter,
+                    source: source, purpose: trusted.purpose)
             }
             let trustStore = try store.open()
-            let report: (added: Int, updated: Int, removed: Int)
+            let held: Set<KeyRecord.Identity>
             do {
-                report = try trustStore.saveKeys(records)
+                held = try trustStore.saveKeysNotingHeld(records)
             } catch {
                 throw CommandFailure.exit(error.description)
             }
-            let issuers = Set(records.map(\.issuer)).sorted().joined(separator: ", ")
+            let heldKeys = Set(held.map { "\($0.issuer)/\($0.keyID)" })
+            let summary = RSP6KeyImportSummary(plan: plan) { heldKeys.contains("\($0.issuer)/\($0.keyID)") }
+            for line in summary.lines { printLine("  \(line)") }
+            let total = summary.total
             printLine(
-                "RSP6 keys \(path): \(report.added) added, \(report.updated) already trusted (issuer \(issuers))")
+                "RSP6 keys \(path): \(total.added) added, \(total.kept) kept, \(total.refused) refused"
+                    + (total.test > 0
+                        ? "; \(total.test) test \(total.test == 1 ? "key" : "keys"), not trusted in service "
+                            + "(verify --test-keys, [verification] accept_test_keys)" : ""))
         }
 
         private func importKeyList(_ path: String) throws {
@@ -520,4 +545,13 @@ struct KeysCommand: AsyncParsableCommand {
     }
 }
 
-extension KeyPurpose: ExpressibleByArgument {}
+extension KeyPurpose: ExpressibleByArgument {
+    /// What a key's line says about its purpose: nothing for a ticket key.
+    var note: String {
+        switch self {
+        case .tickets: ""
+        case .staffBadges: ", for staff badges"
+        case .testTickets: ", a test key"
+        }
+    }
+}

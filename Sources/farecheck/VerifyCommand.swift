@@ -26,6 +26,14 @@ struct VerificationOptions: ParsableArguments {
     @Option(name: .customLong("prefix"), help: "A text prefix accepted for base45 tickets (repeatable; default FC1:).")
     var prefixes: [String] = []
 
+    @Flag(
+        name: .customLong("test-keys"),
+        help: """
+            Judge tickets signed by test keys (UK RSP6 keys the published list marks is_test) as tickets, with the \
+            warning test-key, instead of wrong-issuer: for a test bench, never in service.
+            """)
+    var testKeys = false
+
     func validate() throws {
         guard (0...86400).contains(clockFloorTolerance) else {
             throw ValidationError("--clock-floor-tolerance is seconds from 0 to 86400")
@@ -41,6 +49,7 @@ struct VerificationOptions: ParsableArguments {
         var configuration = TicketVerifier.Configuration()
         configuration.clockSkew = clockSkew
         configuration.clockFloorTolerance = clockFloorTolerance
+        configuration.acceptTestKeys = testKeys
         if !prefixes.isEmpty { configuration.acceptedPrefixes = prefixes }
         if let at {
             return try Self.verifier(

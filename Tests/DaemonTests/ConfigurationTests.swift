@@ -19,6 +19,29 @@ struct ConfigurationTests {
         #expect(configuration.socket == "/run/farecheck/verdicts.sock")
         #expect(configuration.httpListen == "127.0.0.1:8080")
         #expect(configuration.gateHook == nil)
+        #expect(!configuration.acceptTestKeys)
+    }
+
+    @Test("[verification] accept_test_keys: off by default; on, the daemon warns that test keys' tickets can be valid")
+    func acceptTestKeys() throws {
+        let scanner = "[scanner]\ndevice = \"/dev/ttyACM0\"\n"
+        #expect(try !DaemonConfiguration.parse(scanner).acceptTestKeys)
+        let bench = try DaemonConfiguration.parse(
+            """
+            [verification]
+            accept_test_keys = true
+            \(scanner)
+            """)
+        #expect(bench.acceptTestKeys)
+        #expect(bench.securityWarnings(file: nil).contains { $0.contains("accept_test_keys is on") })
+        #expect(throws: (any Error).self) {
+            try DaemonConfiguration.parse(
+                """
+                [verification]
+                accept_test_keys = "yes"
+                \(scanner)
+                """)
+        }
     }
 
     @Test("a single [scanner] table counts as a list of one; an [http] listen of \"\" serves no HTTP")

@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import RSATestKeys
 import Signatures
 import TestSupport
 import Testing
@@ -106,6 +107,32 @@ struct ExplanationCatalogTests {
             try judge(try SSBVerifierFixtures.bytes(name), try SSBVerifierFixtures.trust())
         }
         try judge(RSP6Fixtures.realTicket, try RSP6Fixtures.trust())
+        // A ticket only an issuer's test key opens: refused in service, and judged on a bench that accepts test keys.
+        let testIssuer = RSP6Fixtures.issuer
+        var testKeys = TrustSnapshot()
+        testKeys.add(
+            try RSP6KeyImport.trustedKey(
+                RSP6PublishedKey(
+                    issuer: testIssuer.issuerID, modulus: testIssuer.key.modulus, exponent: testIssuer.key.exponent,
+                    terms: RSP6KeyTerms(use: .test))))
+        // Travel 2025-10-24, bought two days before, three days: the fields a plain ticket has.
+        var writer = RSP6TicketWriter(bitCount: RSP6Ticket.fixedPartBits + RSP6Ticket.purchaseBits)
+        writer.text("ABC123XYZ", at: 8, count: 9)
+        writer.text("SDS", at: 91, count: 3)
+        writer.dateTime(days: 10_523, minutes: 0, at: 211)
+        writer.number(1, at: 384, width: 1)
+        writer.dateTime(days: 10_521, minutes: 19 * 60, at: RSP6Ticket.fixedPartBits)
+        writer.number(165, at: RSP6Ticket.fixedPartBits + 25, width: 21)
+        writer.number(3, at: RSP6Ticket.fixedPartBits + 107, width: 9)
+        let testTicket = testIssuer.text(writer.bytes)
+        try judge(testTicket, testKeys)
+        var bench = TicketVerifier.Configuration()
+        bench.acceptTestKeys = true
+        verdicts.append(
+            try TicketVerifier(trust: testKeys, clock: FixedClock(utc("2025-10-25T09:00:00Z")), configuration: bench)
+                .verify(testTicket))
+        #expect(verdicts.last?.kind == .valid && verdicts.last?.warnings.map(\.code).contains("test-key") == true)
+        #expect(verdicts.contains { $0.kind == .wrongIssuer && $0.reason.contains("as a test key") })
         try judge(try VDVFixtures.ticket(), TrustSnapshot(), vdv: try VDVFixtures.authorities())
         try judge(try VDVFixtures.ticket(), TrustSnapshot())
         // What is not a ticket at all.

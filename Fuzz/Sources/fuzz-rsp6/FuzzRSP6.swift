@@ -9,7 +9,8 @@ import Verification
 ///
 /// The first byte selects: 0, a barcode text judged by `TicketVerifier.verify` with TT's keys (and the letters of a
 /// parsed text must give back its RSA input); 1, a recovered ticket's bit field (`RSP6Ticket`, `RSP6.ticket` and
-/// its details); 2, a key file (`RSP6KeyFile`, each key made a `TrustedKey`). The rest is the input.
+/// its details); 2, a key file (`RSP6KeyFile`, each key made a `TrustedKey`; entry by entry, `RSP6KeyImportPlan`, no
+/// entry lost). The rest is the input.
 @_cdecl("fuzz_rsp6_main")
 func main(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     runLibFuzzer(argc, argv, fuzz)
@@ -56,6 +57,16 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     default:
         for key in (try? RSP6KeyFile.keys(parsing: input, issuer: nil)) ?? [] {
             _ = try? RSP6KeyImport.trustedKey(key)
+        }
+        // Entry by entry, as `keys import --rsp6` reads it: every entry is a key or a refusal, and a key given by
+        // several entries is one.
+        if let entries = try? RSP6KeyFile.entries(parsing: input, issuer: nil) {
+            let plan = RSP6KeyImportPlan(entries)
+            let given = plan.keys.reduce(0) { $0 + $1.positions.count }
+            precondition(given + plan.refusals.count == entries.count, "an entry was lost")
+            let summary = RSP6KeyImportSummary(plan: plan) { _ in false }
+            precondition(summary.total.entries == entries.count, "the summary miscounts the entries")
+            _ = summary.lines
         }
     }
     return 0
