@@ -52,7 +52,8 @@ public struct ScannerService: Service {
             },
             open: ScannerOpener.opener(
                 device: scanner.device, protocol: scanner.protocolName, settings: settings,
-                layout: KeyboardLayout.named(scanner.layout) ?? .us, log: { logger.info("\($0)") })
+                layout: KeyboardLayout.named(scanner.layout) ?? .us, triggerMode: scanner.triggerMode,
+                log: { logger.info("\($0)") })
         )
         // Stop reading at shutdown; the reader closes the device when its task is cancelled.
         try await cancelWhenGracefulShutdown {

@@ -75,12 +75,26 @@ extension DaemonConfiguration {
             let baud = try entry.number("baud", in: 300...921_600).map { Int($0) } ?? 9600
             let layout = try entry.string("layout") ?? "us"
             guard ["us", "de"].contains(layout) else { throw entry.error("layout", "must be \"us\" or \"de\"") }
+            var triggerMode = SSITriggerMode.presentation
+            if let text = try entry.string("trigger_mode") {
+                guard let mode = SSITriggerMode(rawValue: text) else {
+                    throw entry.error(
+                        "trigger_mode", "must be \"presentation\", \"level\" or \"host\" (got \"\(text)\")")
+                }
+                // Only SSI sets a scanner's mode; accepting the key elsewhere would promise what is not done.
+                guard protocolName == .ssi else {
+                    throw entry.error("trigger_mode", "applies to ssi scanners only (this one is \(protocolText))")
+                }
+                triggerMode = mode
+            }
             if configuration.scanners.contains(where: { $0.name == name }) {
                 throw entry.error("name", "\"\(name)\" is used by another scanner")
             }
             try entry.finish()
             configuration.scanners.append(
-                Scanner(name: name, device: device, protocolName: protocolName, baud: baud, layout: layout))
+                Scanner(
+                    name: name, device: device, protocolName: protocolName, baud: baud, layout: layout,
+                    triggerMode: triggerMode))
         }
 
         for (index, var entry) in try reader.tables("source").enumerated() {

@@ -23,15 +23,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var baud: Int
         /// Keyboard layout of a wedge scanner (`us`, `de`).
         public var layout: String
+        /// The trigger mode an SSI scanner is set to at every connect (`trigger_mode`; default `presentation`).
+        public var triggerMode: SSITriggerMode
 
         public init(
-            name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us"
+            name: String, device: String, protocolName: ScannerProtocolName, baud: Int = 9600, layout: String = "us",
+            triggerMode: SSITriggerMode = .presentation
         ) {
             self.name = name
             self.device = device
             self.protocolName = protocolName
             self.baud = baud
             self.layout = layout
+            self.triggerMode = triggerMode
         }
     }
 

@@ -29,6 +29,24 @@ public struct SSIConfiguration: Sendable, Hashable {
     public var startupParameters: [SSIParameter]
     /// A larger reassembled scan is dropped.
     public var maximumScanSize: Int
+    /// The trigger mode set at every open: FLUSH_QUEUE first (scans the scanner queued before this host took it
+    /// over are not this passenger's), then the mode with the ``startupParameters`` in one PARAM_SEND, as the
+    /// captured start-up of a real host does; in ``SSITriggerMode/host`` farecheck keeps a decode session open
+    /// (START_SESSION after SCAN_ENABLE, again after every scan and every ``sessionRenewal``, STOP_SESSION at
+    /// close). `nil` leaves the scanner's mode and queue as they are (and a scanner that another host left in host
+    /// mode then never scans); the daemon and `farecheck scanners listen` always set one, `presentation` unless
+    /// configured otherwise.
+    public var triggerMode: SSITriggerMode?
+    /// How often, in host trigger mode, START_SESSION is sent again: a scanner ends a session by itself after a
+    /// decode or when its session timeout passes, and says nothing of the timeout, so a session is reopened
+    /// before any scanner's timeout could leave it closed for long.
+    public var sessionRenewal: Duration
+    /// How scans of several packets are answered; by default learned from the first one (see ``SSIMultipacket``).
+    public var multipacket: SSIMultipacket
+    /// While the multipacket option is being learned: the silence after a packet with more to follow that shows
+    /// the scanner waits for an ACK (option 1). A streaming scanner's next packet follows at once, or after its
+    /// option 3 delay, which must be shorter than this to be recognised as streaming.
+    public var multipacketGap: Duration
 
     /// Creates a configuration; see each property for its default.
     public init(
@@ -43,7 +61,11 @@ public struct SSIConfiguration: Sendable, Hashable {
         reassemblyTimeout: Duration = .seconds(7),
         wakeUpDelay: Duration = .milliseconds(20),
         startupParameters: [SSIParameter] = [.packetedDecodeData, .ackNakHandshaking],
-        maximumScanSize: Int = 64 * 1024
+        maximumScanSize: Int = 64 * 1024,
+        triggerMode: SSITriggerMode? = nil,
+        sessionRenewal: Duration = .seconds(2),
+        multipacket: SSIMultipacket = .detect,
+        multipacketGap: Duration = .milliseconds(150)
     ) {
         self.serial = serial
         self.goodBeep = goodBeep
@@ -57,16 +79,22 @@ public struct SSIConfiguration: Sendable, Hashable {
         self.wakeUpDelay = wakeUpDelay
         self.startupParameters = startupParameters
         self.maximumScanSize = maximumScanSize
+        self.triggerMode = triggerMode
+        self.sessionRenewal = sessionRenewal
+        self.multipacket = multipacket
+        self.multipacketGap = multipacketGap
     }
 }
 
 /// A Zebra/Symbol SSI scanner on a serial line (RS-232 or USB CDC-ACM): binary-safe, with feedback.
 ///
-/// Opening wakes the scanner (one 0x00 byte, then ``SSIConfiguration/wakeUpDelay``), switches it to packeted
-/// decode data with ACK/NAK handshaking (PARAM_SEND 0xEE = 1, 0x9F = 1) and sends SCAN_ENABLE; closing sends
-/// SCAN_DISABLE. Scans arrive as DECODE_DATA packets, acknowledged one by one and reassembled (see
-/// ``SSISession``). ``signal(_:)`` sounds ``SSIConfiguration/goodBeep`` or ``SSIConfiguration/badBeep`` and
-/// lights an LED for ``SSIConfiguration/ledDuration``.
+/// Opening wakes the scanner (one 0x00 byte, then ``SSIConfiguration/wakeUpDelay``), flushes its queue and sets
+/// its trigger mode when one is configured, switches it to packeted decode data with ACK/NAK handshaking
+/// (PARAM_SEND 0xEE = 1, 0x9F = 1, 0x8A = the mode) and sends SCAN_ENABLE, then START_SESSION in host trigger
+/// mode; closing sends STOP_SESSION (host mode) and SCAN_DISABLE. Scans arrive as DECODE_DATA packets,
+/// acknowledged as the scanner's multipacket option wants and reassembled (see ``SSISession``).
+/// ``signal(_:)`` sounds ``SSIConfiguration/goodBeep`` or ``SSIConfiguration/badBeep`` and lights an LED for
+/// ``SSIConfiguration/ledDuration``.
 ///
 /// Host commands and their answers travel through the same read loop as scans, so feedback is sent at once
 /// but completed (acknowledged, resent once on NAK) while ``nextScan()`` is being awaited, as it always is in
@@ -85,6 +113,8 @@ public actor SSIConnection: ScannerConnection {
     private var commandSentAt = ContinuousClock.now
     private var commandSerial = 0
     private var ledOff: (at: ContinuousClock.Instant, mask: UInt8)?
+    /// In host trigger mode: when START_SESSION is next sent.
+    private var nextSession: ContinuousClock.Instant?
 
     /// Opens `path`, sets the line up and runs the start-up commands.
     ///
@@ -123,15 +153,25 @@ public actor SSIConnection: ScannerConnection {
         self.device = device
         self.configuration = configuration
         self.log = log
-        self.session = SSISession(device: device, maximumScanSize: configuration.maximumScanSize)
+        self.session = SSISession(
+            device: device, maximumScanSize: configuration.maximumScanSize, multipacket: configuration.multipacket)
     }
 
     /// Wakes the scanner and sends the start-up commands, returning when each was answered or timed out.
     public func start() async throws {
         try await port.write([0x00])
         try await Task.sleep(for: configuration.wakeUpDelay)
-        try await perform(session.send(command: .paramSend(configuration.startupParameters)))
+        var parameters = configuration.startupParameters
+        if let mode = configuration.triggerMode {
+            try await perform(session.send(command: .flushQueue))
+            parameters.append(.triggerMode(mode))
+        }
+        // Temporary, like the other start-up parameters: the scanner's stored configuration stays its owner's, and
+        // the mode is set again at every open (a replug, a daemon restart). A scanner that reboots on a line that
+        // stays open comes back in its stored mode until the next open.
+        try await perform(session.send(command: .paramSend(parameters)))
         try await perform(session.send(command: .scanEnable))
+        if configuration.triggerMode == .host { try await openSession() }
         while !session.commandsSettled {
             guard try await step() else {
                 throw ScannerConnectionError(
@@ -184,13 +224,21 @@ public actor SSIConnection: ScannerConnection {
         port.interruptRead()
     }
 
-    /// Sends SCAN_DISABLE and closes the port.
+    /// Sends STOP_SESSION (host trigger mode) and SCAN_DISABLE, and closes the port.
     public func close() async {
         guard !closed else { return }
         closed = true
-        // Not waiting for the ACK: the scanner disables scanning either way, and an unplugged one never answers.
+        // Not waiting for the ACKs: the scanner stops either way, and an unplugged one never answers.
+        if configuration.triggerMode == .host { try? await port.write(SSIFrame.stopSession.encoded) }
         try? await port.write(SSIFrame.scanDisable.encoded)
         await port.close()
+    }
+
+    /// Queues START_SESSION, unless one is already waiting, and schedules the next.
+    private func openSession() async throws {
+        nextSession = .now + configuration.sessionRenewal
+        guard !session.hasPendingCommand(.startSession) else { return }
+        try await perform(session.send(command: .startSession))
     }
 
     // MARK: - The read loop
@@ -223,7 +271,9 @@ public actor SSIConnection: ScannerConnection {
         if session.hasIncompletePacket { deadlines.append(lastBytesAt + configuration.packetTimeout) }
         if session.hasPartialScan { deadlines.append(lastBytesAt + configuration.reassemblyTimeout) }
         if session.outstandingCommand != nil { deadlines.append(commandSentAt + configuration.answerTimeout) }
+        if session.holdsAnswer { deadlines.append(lastBytesAt + configuration.multipacketGap) }
         if let ledOff { deadlines.append(ledOff.at) }
+        if let nextSession { deadlines.append(nextSession) }
         return deadlines.min()
     }
 
@@ -238,10 +288,14 @@ public actor SSIConnection: ScannerConnection {
         if session.outstandingCommand != nil, now >= commandSentAt + configuration.answerTimeout {
             try await perform(session.commandTimedOut())
         }
+        if session.holdsAnswer, now >= lastBytesAt + configuration.multipacketGap {
+            try await perform(session.answerGapElapsed(at: Date()))
+        }
         if let pending = ledOff, now >= pending.at {
             ledOff = nil
             try await perform(session.send(command: .ledOff(pending.mask)))
         }
+        if let due = nextSession, now >= due { try await openSession() }
     }
 
     private func perform(_ actions: [SSISession.Action]) async throws {
@@ -263,6 +317,10 @@ public actor SSIConnection: ScannerConnection {
             commandSerial = session.commandSerial
             commandSentAt = .now
         }
+        // A decode ends a host-triggered session: open the next at once, for the next passenger.
+        if configuration.triggerMode == .host, !closed, actions.contains(where: \.isDelivery) {
+            try await openSession()
+        }
     }
 
     /// Adds to a "device gone" error what was lost with the device, so that the one log line says it.
@@ -271,5 +329,11 @@ public actor SSIConnection: ScannerConnection {
         var error = error
         error.message += "; \(lost)"
         return error
+    }
+}
+
+extension SSISession.Action {
+    fileprivate var isDelivery: Bool {
+        if case .deliver = self { true } else { false }
     }
 }

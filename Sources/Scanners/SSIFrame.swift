@@ -53,10 +53,14 @@ public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let capabilitiesRequest = SSIOpcode(rawValue: 0xD3)
     /// The commands the scanner supports.
     public static let capabilitiesReply = SSIOpcode(rawValue: 0xD4)
-    /// Starts a decode session, as pulling the trigger does.
+    /// Starts a decode session, as pulling the trigger does (START_SESSION; START_DECODE in older guides).
     public static let startDecode = SSIOpcode(rawValue: 0xE4)
-    /// Ends a decode session.
+    /// Ends a decode session (STOP_SESSION; STOP_DECODE in older guides).
     public static let stopDecode = SSIOpcode(rawValue: 0xE5)
+    /// START_SESSION: opens a decode session, the only time a scanner in host trigger mode scans.
+    public static let startSession = startDecode
+    /// STOP_SESSION: closes the decode session.
+    public static let stopSession = stopDecode
     /// Sounds a beep; one data byte, the beep code.
     public static let beep = SSIOpcode(rawValue: 0xE6)
     /// Turns LEDs on; one data byte, a bit mask of LEDs.
@@ -74,7 +78,8 @@ public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// An event (decode, boot, parameter change); one data byte.
     public static let event = SSIOpcode(rawValue: 0xF6)
 
-    /// Every opcode this implementation knows; a frame with another opcode is taken for line noise.
+    /// Every opcode this implementation knows. A well-formed frame with another opcode is answered CMD_NAK (bad
+    /// context) and logged, never taken for line noise (see ``SSIFramer``).
     public static let known: Set<SSIOpcode> = [
         .requestRevision, .replyRevision, .aimOff, .aimOn, .paramSend, .paramRequest, .paramDefaults,
         .commandAck, .commandNak, .flushQueue, .capabilitiesRequest, .capabilitiesReply, .startDecode, .stopDecode,
@@ -86,7 +91,7 @@ public struct SSIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         let names: [UInt8: String] = [
             0xA3: "REQUEST_REVISION", 0xA4: "REPLY_REVISION", 0xC4: "AIM_OFF", 0xC5: "AIM_ON", 0xC6: "PARAM_SEND",
             0xC7: "PARAM_REQUEST", 0xC8: "PARAM_DEFAULTS", 0xD0: "CMD_ACK", 0xD1: "CMD_NAK", 0xD2: "FLUSH_QUEUE",
-            0xD3: "CAPABILITIES_REQUEST", 0xD4: "CAPABILITIES_REPLY", 0xE4: "START_DECODE", 0xE5: "STOP_DECODE",
+            0xD3: "CAPABILITIES_REQUEST", 0xD4: "CAPABILITIES_REPLY", 0xE4: "START_SESSION", 0xE5: "STOP_SESSION",
             0xE6: "BEEP", 0xE7: "LED_ON", 0xE8: "LED_OFF", 0xE9: "SCAN_ENABLE", 0xEA: "SCAN_DISABLE", 0xEB: "SLEEP",
             0xF3: "DECODE_DATA", 0xF6: "EVENT",
         ]
@@ -107,6 +112,9 @@ public struct SSIStatus: OptionSet, Hashable, Sendable {
     public static let continuation = SSIStatus(rawValue: 0x02)
     /// Bit 3 (PARAM_SEND): store the parameters permanently rather than until the scanner powers off.
     public static let permanentChange = SSIStatus(rawValue: 0x08)
+
+    /// Every bit the protocol defines; a byte with another bit set is not a STATUS byte.
+    public static let defined: SSIStatus = [.retransmission, .continuation, .permanentChange]
 }
 
 /// The cause byte of a CMD_NAK.
@@ -134,6 +142,37 @@ public struct SSINakCause: RawRepresentable, Hashable, Sendable, CustomStringCon
     }
 }
 
+/// What makes an SSI scanner scan: its "trigger mode" (parameter 0x8A).
+///
+/// A PARAM_SEND with the permanent bit writes it into the scanner, so a scanner arrives in whatever mode its last
+/// host left it; farecheck sets the configured one at every connect.
+public enum SSITriggerMode: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    /// Scans whatever is shown to it, with no trigger pulled (0x07): what a gate wants.
+    case presentation
+    /// Scans while its trigger button is held (0x00): a handheld.
+    case level
+    /// Scans only inside a session the host opens with START_SESSION and closes with STOP_SESSION (0x08).
+    case host
+
+    /// The value of parameter 0x8A.
+    public var parameterValue: UInt8 {
+        switch self {
+        case .presentation: 0x07
+        case .level: 0x00
+        case .host: 0x08
+        }
+    }
+
+    /// The mode a value of parameter 0x8A stands for; `nil` for a value not listed.
+    public init?(parameterValue: UInt8) {
+        guard let mode = Self.allCases.first(where: { $0.parameterValue == parameterValue }) else { return nil }
+        self = mode
+    }
+
+    /// The name used in the configuration (`presentation`, `level`, `host`).
+    public var description: String { rawValue }
+}
+
 /// One scanner parameter and the value to give it, as PARAM_SEND carries them.
 public struct SSIParameter: Hashable, Sendable {
     /// The parameter number: 0...0xEF, or 256...495 (written with the 0xF0 prefix).
@@ -152,6 +191,11 @@ public struct SSIParameter: Hashable, Sendable {
     public static let packetedDecodeData = SSIParameter(number: 0xEE, value: 1)
     /// "ACK/NAK handshaking" (0x9F): 1 makes the scanner wait for the host's ACK and resend on NAK.
     public static let ackNakHandshaking = SSIParameter(number: 0x9F, value: 1)
+
+    /// "Trigger mode" (0x8A): what makes the scanner scan.
+    public static func triggerMode(_ mode: SSITriggerMode) -> SSIParameter {
+        SSIParameter(number: 0x8A, value: mode.parameterValue)
+    }
 
     /// The bytes in a PARAM_SEND: `nn vv`, or `F0 nn vv` for parameters 256...495.
     public var encoded: [UInt8] {
@@ -270,8 +314,14 @@ public struct SSIFrame: Hashable, Sendable, CustomStringConvertible {
     public static let scanEnable = SSIFrame(opcode: .scanEnable, source: .host)
     /// SCAN_DISABLE.
     public static let scanDisable = SSIFrame(opcode: .scanDisable, source: .host)
-    /// START_DECODE.
+    /// START_DECODE, the older name of START_SESSION.
     public static let startDecode = SSIFrame(opcode: .startDecode, source: .host)
+    /// START_SESSION: `04 E4 04 00 FF 14`.
+    public static let startSession = SSIFrame(opcode: .startSession, source: .host)
+    /// STOP_SESSION: `04 E5 04 00 FF 13`.
+    public static let stopSession = SSIFrame(opcode: .stopSession, source: .host)
+    /// FLUSH_QUEUE: `04 D2 04 00 FF 26`.
+    public static let flushQueue = SSIFrame(opcode: .flushQueue, source: .host)
 }
 
 /// Why bytes are not an SSI packet.

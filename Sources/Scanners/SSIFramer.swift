@@ -7,6 +7,12 @@
 /// real packet hidden behind a false start is still found. Only the first failed candidate of a stretch asks
 /// for a NAK: the bytes inside a damaged packet are not each worth one.
 ///
+/// A frame with an opcode this implementation does not know (a newer scanner's message) is still a frame: it
+/// is taken when its checksum holds, so that the host can answer it and the scanner, which waits for that
+/// answer, goes on to the next scan. Such a candidate must also carry a STATUS byte with only defined bits and lie
+/// outside a packet already reported damaged; one whose checksum fails is noise, skipped without a NAK, as an
+/// unknown opcode is no evidence of a packet.
+///
 /// The framer is pure (no I/O, no clock): the caller tells it when the line went quiet with
 /// ``lineWentQuiet()``, because a scanner sends a packet in one go and a half packet followed by silence will
 /// never be completed; the framer then gives up waiting for it and searches the bytes after its start.
@@ -68,7 +74,13 @@ public struct SSIFramer: Sendable {
                 continue
             }
             let checksum = SSIFrame.checksum(of: buffer[start..<(start + length)])
-            if UInt16(buffer[start + length]) << 8 | UInt16(buffer[start + length + 1]) == checksum {
+            let checksumHolds = UInt16(buffer[start + length]) << 8 | UInt16(buffer[start + length + 1]) == checksum
+            if !checksumHolds, !SSIOpcode.known.contains(SSIOpcode(rawValue: buffer[start + 1])) {
+                start += 1
+                skipped += 1
+                continue
+            }
+            if checksumHolds {
                 let frame = SSIFrame(
                     opcode: SSIOpcode(rawValue: buffer[start + 1]),
                     source: SSISource(rawValue: buffer[start + 2]),
@@ -100,10 +112,16 @@ public struct SSIFramer: Sendable {
         let length = buffer[index]
         guard length >= 4 else { return false }
         // Judge on the header bytes that have arrived; the rest is judged when it comes.
-        if index + 1 < buffer.count, !SSIOpcode.known.contains(SSIOpcode(rawValue: buffer[index + 1])) {
+        if index + 2 < buffer.count, buffer[index + 2] != expectedSource.rawValue { return false }
+        guard index + 1 < buffer.count, !SSIOpcode.known.contains(SSIOpcode(rawValue: buffer[index + 1])) else {
+            return true
+        }
+        // An unknown opcode: not inside a packet already reported damaged (its bytes are not frames), and with a
+        // STATUS byte that has only defined bits.
+        if base + index < nakCoveredUntil { return false }
+        if index + 3 < buffer.count, !SSIStatus.defined.isSuperset(of: SSIStatus(rawValue: buffer[index + 3])) {
             return false
         }
-        if index + 2 < buffer.count, buffer[index + 2] != expectedSource.rawValue { return false }
         return true
     }
 

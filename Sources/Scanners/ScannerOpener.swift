@@ -1,10 +1,12 @@
 /// How to open a scanner for each protocol, for ``ScannerReader``'s `open` closure (called again after every
 /// unplug, so `auto` finds the scanner anew).
 public enum ScannerOpener {
-    /// The opener for `device` (a node, or `auto` for the first attached scanner speaking `protocolName`).
+    /// The opener for `device` (a node, or `auto` for the first attached scanner speaking `protocolName`); an SSI
+    /// scanner is set to `triggerMode` at every open.
     public static func opener(
         device: String, protocol protocolName: ScannerProtocolName, settings: SerialSettings = SerialSettings(),
-        layout: KeyboardLayout = .us, discovery: ScannerDiscovery = ScannerDiscovery(),
+        layout: KeyboardLayout = .us, triggerMode: SSITriggerMode = .presentation,
+        discovery: ScannerDiscovery = ScannerDiscovery(),
         log: @escaping @Sendable (String) -> Void
     ) -> @Sendable () async throws -> any ScannerConnection {
         let resolve: @Sendable () throws -> String = {
@@ -22,6 +24,7 @@ public enum ScannerOpener {
         case .ssi:
             var ssi = SSIConfiguration()
             ssi.serial = settings
+            ssi.triggerMode = triggerMode
             let configuration = ssi
             return { try await SSIConnection.open(path: try resolve(), configuration: configuration, log: log) }
         case .raw:

@@ -9,6 +9,7 @@ import TrustStore
 import Verification
 
 extension ScannerProtocolName: ExpressibleByArgument {}
+extension SSITriggerMode: ExpressibleByArgument {}
 
 /// `farecheck scanners`: find attached barcode scanners and read from one.
 struct ScannersCommand: AsyncParsableCommand {
@@ -135,6 +136,8 @@ struct ScannersCommand: AsyncParsableCommand {
             ScannerProtocolName
         @Option(help: "Serial speed (ssi, raw).") var baud: Int = 9600
         @Option(help: "Keyboard layout of a wedge scanner: us or de.") var layout: String = "us"
+        @Option(help: "Trigger mode an ssi scanner is set to: presentation, level or host.")
+        var triggerMode: SSITriggerMode = .presentation
         @Flag(help: "Verify each scan and print the verdict.") var verify = false
         @Flag(help: "One JSON object per line per scan, flushed as each arrives.") var json = false
         @OptionGroup var verification: VerificationOptions
@@ -160,7 +163,7 @@ struct ScannersCommand: AsyncParsableCommand {
                 device: device, log: { printError("farecheck: \($0)") },
                 open: ScannerOpener.opener(
                     device: device, protocol: scannerProtocol, settings: settings, layout: keyboard,
-                    log: { printError("farecheck: \($0)") })
+                    triggerMode: triggerMode, log: { printError("farecheck: \($0)") })
             )
             for try await scan in reader {
                 var report: VerdictEvent?
