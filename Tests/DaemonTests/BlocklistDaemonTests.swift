@@ -62,7 +62,7 @@ struct BlocklistDaemonTests {
         let config = try setup.config(
             scanner: scanner.devicePath, extra: "\n[gate]\ncommand = [\"\(script)\"]\nverdicts = [\"*\"]\n")
         let daemon = try await DaemonProcess.start(config: config)
-        let socket = try await LineSocket.connect(path: setup.socket)
+        let socket = try await daemon.connectSocket(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
 

@@ -153,7 +153,7 @@ struct DaemonEndToEndTests {
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
         let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
-        let socket = try await LineSocket.connect(path: setup.socket)
+        let socket = try await daemon.connectSocket(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         for index in 0..<200 { scanner.scan(payloads[index % payloads.count]) }
@@ -172,7 +172,7 @@ struct DaemonEndToEndTests {
 
         // Restarted on the same store, the daemon goes on where it stopped.
         let again = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
-        let socketAgain = try await LineSocket.connect(path: setup.socket)
+        let socketAgain = try await again.connectSocket(path: setup.socket)
         #expect(await again.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(payloads[0])
@@ -192,7 +192,7 @@ struct DaemonEndToEndTests {
         let scanner = try SimulatedSSIScanner()
         defer { scanner.stop() }
         let daemon = try await DaemonProcess.start(config: try setup.config(scanner: scanner.devicePath))
-        let stalled = try await LineSocket.connect(path: setup.socket)
+        let stalled = try await daemon.connectSocket(path: setup.socket)
         let reader = try await LineSocket.connect(path: setup.socket)
         #expect(await daemon.waitForSocketClients(2))
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
@@ -245,7 +245,7 @@ struct DaemonEndToEndTests {
                 verdicts = ["*"]
                 """)
         let daemon = try await DaemonProcess.start(config: config)
-        let socket = try await LineSocket.connect(path: setup.socket)
+        let socket = try await daemon.connectSocket(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         scanner.scan(hang)

@@ -46,7 +46,7 @@ struct RSP6DaemonTests {
                 single_use_products = ["single", "SDS"]
                 """)
         let daemon = try await DaemonProcess.start(config: config)
-        let socket = try await LineSocket.connect(path: setup.socket)
+        let socket = try await daemon.connectSocket(path: setup.socket)
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         var events: [VerdictEvent] = []

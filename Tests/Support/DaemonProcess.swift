@@ -123,6 +123,17 @@ public final class DaemonProcess {
         }
     }
 
+    /// Connects to the daemon's verdict socket at `path`, retrying while it is not there yet; when it never is, the
+    /// error says whether the daemon still runs and what it printed (a bare "no such file" tells nothing).
+    public func connectSocket(path: String, timeout: Double = 10) async throws -> LineSocket {
+        do {
+            return try await LineSocket.connect(path: path, timeout: timeout)
+        } catch {
+            let state = process.isRunning ? "still runs" : "exited with \(process.terminationStatus)"
+            throw Failure(message: "\(error); the daemon \(state) and printed: \(stderr.text)")
+        }
+    }
+
     public struct Failure: Error, CustomStringConvertible {
         public var message: String
         public var description: String { message }

@@ -296,7 +296,7 @@ struct FailoverTests {
         online_deadline_ms = 5000
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try await DaemonProcess.start(config: config)
-        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
+        let socket = try await daemon.connectSocket(path: bench.validator.path("verdicts.sock"))
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         let gate = DaemonSyncTests.Gate(daemon: daemon, scanner: scanner, socket: socket)

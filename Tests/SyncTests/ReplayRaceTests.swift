@@ -22,6 +22,10 @@ struct ReplayRaceTests {
             stdout = false
             socket = "\(bench.validator.path("verdicts.sock"))"
 
+            # A port the system chooses: the default 8080 may be taken (another test run, another program).
+            [http]
+            listen = "127.0.0.1:0"
+
             [sync]
             url = "\(proxy.baseURL)"
             device_id = "validator-1"
@@ -53,7 +57,7 @@ struct ReplayRaceTests {
         -> (DaemonProcess, LineSocket)
     {
         let daemon = try await DaemonProcess.start(config: try config(bench, proxy: proxy, scanners: scanners))
-        let socket = try await LineSocket.connect(path: bench.validator.path("verdicts.sock"))
+        let socket = try await daemon.connectSocket(path: bench.validator.path("verdicts.sock"))
         #expect(await daemon.waitForSocketClients())
         for scanner in scanners { #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled }) }
         let probe = Array(try Data(contentsOf: URL(fileURLWithPath: try bench.ticket("0b0e"))))
