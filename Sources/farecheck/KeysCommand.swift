@@ -27,8 +27,16 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "ES256, EdDSA or PS256.") var alg: String = "ES256"
         @Option(help: "Where to write the private key (PEM, mode 0600).") var out: String
         @Flag(help: "Overwrite an existing key file.") var force = false
-        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
-        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(
+            name: .customLong("not-before"),
+            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notBefore: TimeInput?
+        @Option(
+            name: .customLong("not-after"),
+            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notAfter: TimeInput?
         @Option(help: "What the key signs: tickets, or staff-badge (badges that log an inspector in).")
         var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
@@ -37,6 +45,8 @@ struct KeysCommand: AsyncParsableCommand {
             guard let algorithm = COSEAlgorithm(name: alg) else {
                 throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)")
             }
+            noteReading(of: notBefore, option: "--not-before")
+            noteReading(of: notAfter, option: "--not-after")
             if FileManager.default.fileExists(atPath: out), !force {
                 throw CommandFailure.exit("\(out) exists; pass --force to overwrite it")
             }
@@ -126,8 +136,16 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
         @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg:
             String?
-        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
-        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(
+            name: .customLong("not-before"),
+            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notBefore: TimeInput?
+        @Option(
+            name: .customLong("not-after"),
+            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notAfter: TimeInput?
         @Option(
             name: .customLong("version-type"),
             help: """
@@ -185,6 +203,8 @@ struct KeysCommand: AsyncParsableCommand {
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
         func run() throws {
+            noteReading(of: notBefore, option: "--not-before")
+            noteReading(of: notAfter, option: "--not-after")
             if vdvRoot != nil || !vdvCertificates.isEmpty { return try importVDV() }
             if let uicXML { return try importKeyList(uicXML) }
             if let rsp6 { return try importRSP6(rsp6) }
