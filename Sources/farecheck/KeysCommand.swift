@@ -50,7 +50,7 @@ struct KeysCommand: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: out), !force {
                 throw CommandFailure.exit("\(out) exists; pass --force to overwrite it")
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let privateKey: PrivateKey
             do {
                 privateKey = try PrivateKey.generate(IssuingKey.kind(for: algorithm))
@@ -219,7 +219,7 @@ struct KeysCommand: AsyncParsableCommand {
             let record =
                 try UICKeyList.isRICSCode(issuer)
                 ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             do {
                 try trustStore.saveKey(record)
             } catch {
@@ -291,7 +291,7 @@ struct KeysCommand: AsyncParsableCommand {
         /// Pins the VDV root, then accepts each sub-CA under the pinned roots; every file is reported, and a
         /// refused one makes the command fail after the others were tried.
         private func importVDV() throws {
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             if let vdvRoot {
                 let root: VDVAuthority
                 do {
@@ -361,7 +361,7 @@ struct KeysCommand: AsyncParsableCommand {
                         family: .rsp6, issuer: trusted.issuer, keyID: trusted.keyID, algorithm: trusted.algorithm,
                         spki: trusted.publicKey.spkiDER, source: (path as NSString).lastPathComponent))
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let report: (added: Int, updated: Int, removed: Int)
             do {
                 report = try trustStore.saveKeys(records)
@@ -380,7 +380,7 @@ struct KeysCommand: AsyncParsableCommand {
             } catch let error as FormatError {
                 throw CommandFailure.exit("\(path): not a UIC key list: \(error.message)")
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let report: UICKeyImportReport
             do {
                 report = try trustStore.importUICKeyList(

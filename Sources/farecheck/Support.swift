@@ -29,6 +29,11 @@ func printLine(_ line: String) {
 }
 
 /// `--db PATH`, shared by every command that uses the store.
+///
+/// Only the commands that make a store create one at a path where there is none (`keys generate`, `keys import`,
+/// and `sync`, `demo`, `daemon`, which open the store themselves); `revoke` and `staff add` do with `--create`; every
+/// other command refuses the path, so that a mistyped `--db` is an error and not a new, empty store. No command
+/// makes the journal or its reserve: only the daemon, which journals.
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -40,13 +45,37 @@ struct StoreOptions: ParsableArguments {
     /// The resolved path of the store.
     var path: String { TrustStore.resolvePath(explicit: db) }
 
+    /// Where the path came from, for a message: `--db`, `$FARECHECK_DB` or the default.
+    var pathOrigin: String {
+        if let db, !db.isEmpty { return "--db" }
+        if let variable = ProcessInfo.processInfo.environment["FARECHECK_DB"], !variable.isEmpty {
+            return "$FARECHECK_DB"
+        }
+        return "the default path"
+    }
+
     /// Opens the store, or exits with status 2 and a clear message.
-    func open() throws -> TrustStore {
+    ///
+    /// - Parameters:
+    ///   - ifMissing: `.create` for a command that makes a store (it says so on standard error when it does);
+    ///     `.refuse` for every other.
+    ///   - offeringCreate: Whether the command takes `--create`, which the refusal then names.
+    func open(ifMissing: TrustStore.Missing = .refuse, offeringCreate: Bool = false) throws -> TrustStore {
+        let existed = FileManager.default.fileExists(atPath: path)
+        let store: TrustStore
         do {
-            return try TrustStore(path: path)
+            store = try TrustStore(path: path, ifMissing: ifMissing, journal: .usesExisting)
+        } catch  where error.code == .noStore {
+            let remedy =
+                offeringCreate
+                ? "pass --create to make a new store there"
+                : "`farecheck keys import` or `farecheck keys generate` makes one"
+            throw CommandFailure.exit("no store at \(path) (\(pathOrigin)): check the path, or \(remedy)")
         } catch {
             throw CommandFailure.exit(error.description)
         }
+        if !existed { printError("farecheck: made a new store at \(path)") }
+        return store
     }
 }
 
