@@ -43,7 +43,9 @@ public struct FarecheckDaemon: Sendable {
         let configuration = self.configuration
         let logger = self.logger
         // The journal's log is checkpointed by a service of the daemon's, not by a verdict's append.
-        let store = try TrustStore(path: configuration.store, journalCheckpoints: .byOwner)
+        // The daemon makes its store when there is none (a new validator, before its first sync) and journals.
+        let store = try TrustStore(
+            path: configuration.store, ifMissing: .create, journal: .journals, journalCheckpoints: .byOwner)
         let journal = store.inspectionJournal
         if !journal.reserveAvailable {
             logger.warning(

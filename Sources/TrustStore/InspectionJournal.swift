@@ -206,6 +206,17 @@ public final class InspectionJournal: Sendable {
         case byOwner
     }
 
+    /// What this process does with the journal, and so whether opening it makes its files.
+    public enum Role: Sendable, Equatable {
+        /// It journals inspections (the daemon): the journal and its reserve are created when missing, the reserve
+        /// is held for a full disk, and inspections a previous run left in it are moved into the journal.
+        case journals
+        /// It only reads the journal or marks what it holds (the commands, `farecheck sync`): a journal that does
+        /// not exist reads as empty and is not created, and the reserve is neither made nor taken. (Writing a
+        /// record with ``write(_:)`` journals, and makes the file.)
+        case usesExisting
+    }
+
     /// With ``Checkpoints/byOwner``: the log size, in pages, past which a commit checkpoints after all (64 MiB).
     public static let backstopPages = 16_384
 
@@ -213,6 +224,8 @@ public final class InspectionJournal: Sendable {
     public let path: String
     /// Who checkpoints the write-ahead log.
     public let checkpoints: Checkpoints
+    /// Whether this process journals (and so makes the files), or uses the journal only if it exists.
+    public let role: Role
     /// The connection that checkpoints (``checkpoint(pacing:)``): its own, so that it never holds the writer's turn.
     private let checkpointer = Mutex<DatabaseQueue?>(nil)
     /// The reserve file, `nil` when it could not be made (then waiting records are held in memory).
@@ -246,33 +259,39 @@ public final class InspectionJournal: Sendable {
         return (base.path + ".journal.sqlite", base.path + ".journal.reserve")
     }
 
-    /// Opens (or creates) the journal at `path` with its reserve at `reservePath`, and moves what the reserve
-    /// holds into the database when it can.
+    /// Opens the journal at `path` with its reserve at `reservePath`. With ``Role/journals`` both are created when
+    /// missing, and what the reserve holds is moved into the database when it can; with ``Role/usesExisting``
+    /// neither is created, and the reserve is left alone.
     ///
     /// - Throws: `StoreError` when the database cannot be opened. A reserve that cannot be made is no reason to
     ///   refuse: the journal then holds waiting records in memory, as `reserveAvailable` tells.
     public init(
         path: String, reservePath: String, reserveBytes: Int = defaultReserveBytes,
-        checkpoints: Checkpoints = .automatic
+        checkpoints: Checkpoints = .automatic, role: Role = .journals
     ) throws(StoreError) {
         self.path = path
         self.checkpoints = checkpoints
+        self.role = role
         self.lookups = LookupConnection(path: path) { error, _ in Self.classify(error, path: path) }
-        let reserve = try? JournalReserve(path: reservePath, capacity: reserveBytes)
+        let reserve = role == .journals ? try? JournalReserve(path: reservePath, capacity: reserveBytes) : nil
         self.reserve = reserve
         var pool: DatabasePool?
         var failure: StoreError?
-        do {
-            pool = try Self.open(path, checkpoints: checkpoints)
-        } catch  where error.code == .ioFailure && reserve != nil {
-            // A full disk at start (a restart while it is full): inspections go to the reserve, and the database
-            // is opened with the first write that finds room.
-            failure = error
+        if role == .journals || FileManager.default.fileExists(atPath: path) {
+            do {
+                pool = try Self.open(path, checkpoints: checkpoints)
+            } catch  where error.code == .ioFailure && reserve != nil {
+                // A full disk at start (a restart while it is full): inspections go to the reserve, and the
+                // database is opened with the first write that finds room.
+                failure = error
+            }
         }
         state = Mutex(State(held: [], failure: failure))
         self.pool = Mutex(pool)
-        // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
-        try? drain()
+        if role == .journals {
+            // Inspections kept in the reserve by an earlier run (a full disk, then a restart or a kill).
+            try? drain()
+        }
         noteNewestInDatabase()
     }
 
@@ -285,7 +304,9 @@ public final class InspectionJournal: Sendable {
 
     /// Reads the newest inspection time from the database (an index read) into `newestInspectedAt`.
     private func noteNewestInDatabase() {
-        guard let newest = try? read({ db in try Int64.fetchOne(db, sql: "SELECT max(inspected_at) FROM inspection") })
+        guard
+            let newest = try? read(
+                ifAbsent: nil, { db in try Int64.fetchOne(db, sql: "SELECT max(inspected_at) FROM inspection") })
         else { return }
         state.withLock { $0.newest = max($0.newest ?? newest, newest) }
     }
@@ -377,7 +398,7 @@ public final class InspectionJournal: Sendable {
         }
     }
 
-    /// The open pool, opened now if there is none; call it under the writer's lock.
+    /// The open pool, opened (and the file created) now if there is none; call it under the writer's lock.
     private func openPool() throws(StoreError) -> DatabasePool {
         if let pool = pool.withLock({ $0 }) { return pool }
         let opened = try Self.open(path, checkpoints: checkpoints)
@@ -385,14 +406,24 @@ public final class InspectionJournal: Sendable {
         return opened
     }
 
+    /// The open pool, opened now if there is none, but `nil` when the file does not exist and this process does
+    /// not make it (``Role/usesExisting``); call it under the writer's lock.
+    private func existingPool() throws(StoreError) -> DatabasePool? {
+        if let pool = pool.withLock({ $0 }) { return pool }
+        guard role == .journals || FileManager.default.fileExists(atPath: path) else { return nil }
+        return try openPool()
+    }
+
     /// Runs `body` on a connection of the journal, without waiting for a write in progress; in a read transaction,
-    /// or, with `inTransaction: false`, without one (for `body` of a single statement).
-    func read<T: Sendable>(inTransaction: Bool = true, _ body: @Sendable (Database) throws -> T) throws(StoreError)
-        -> T
-    {
+    /// or, with `inTransaction: false`, without one (for `body` of a single statement). `absent` is the answer of
+    /// a journal that does not exist (and is not made by reading it).
+    func read<T: Sendable>(
+        inTransaction: Bool = true, ifAbsent absent: T, _ body: @Sendable (Database) throws -> T
+    ) throws(StoreError) -> T {
         do {
-            let pool =
-                try pool.withLock { $0 } ?? state.withLock { _ throws(StoreError) in try openPool() }
+            guard
+                let pool = try pool.withLock({ $0 }) ?? state.withLock({ _ throws(StoreError) in try existingPool() })
+            else { return absent }
             return try inTransaction ? pool.read(body) : pool.unsafeRead(body)
         } catch let error as StoreError {
             throw error
@@ -401,22 +432,32 @@ public final class InspectionJournal: Sendable {
         }
     }
 
-    /// Runs `body` in a write transaction (marking records sent); after waiting records, in order.
+    /// Runs `body` in a write transaction (writing a record: the journal is made if it does not exist).
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
-        try withWriter { try $0.write(body) }
+        try withWriter(ifAbsent: nil) { try $0.write(body) }
     }
 
     /// Runs `body` in a write transaction whose commit is not synced to disk at once (`synchronous = NORMAL`): for
     /// what can be redone (marking records sent), so that it costs the appends that wait for the writer no fsync. A
-    /// power cut may lose the transaction, never part of it; the next append's sync makes it durable.
-    func writeUnsynced<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
-        try withWriter { try $0.writeUnsyncedTransaction(body) }
+    /// power cut may lose the transaction, never part of it; the next append's sync makes it durable. `absent` is
+    /// the answer of a journal that does not exist (which has nothing to mark, and is not made for it).
+    func writeUnsynced<T: Sendable>(ifAbsent absent: T, _ body: @Sendable (Database) throws -> T) throws(StoreError)
+        -> T
+    {
+        try withWriter(ifAbsent: absent) { try $0.writeUnsyncedTransaction(body) }
     }
 
-    /// Runs `write` on the pool (opened on first use) under the writer's lock, its errors classified.
-    private func withWriter<T: Sendable>(_ write: (DatabasePool) throws -> T) throws(StoreError) -> T {
+    /// Runs `write` on the pool (opened on first use) under the writer's lock, its errors classified. With `absent`,
+    /// a journal that does not exist (and that this process does not make) is not created: `absent` is returned.
+    private func withWriter<T: Sendable>(ifAbsent absent: T?, _ write: (DatabasePool) throws -> T) throws(StoreError)
+        -> T
+    {
         do {
-            return try state.withLock { _ throws -> T in try write(openPool()) }
+            return try state.withLock { _ throws -> T in
+                guard let absent else { return try write(openPool()) }
+                guard let pool = try existingPool() else { return absent }
+                return try write(pool)
+            }
         } catch {
             throw Self.classify(error, path: path)
         }
@@ -434,6 +475,8 @@ public final class InspectionJournal: Sendable {
     /// `TrustStore` does after a sync page.
     @discardableResult
     public func checkpoint(pacing: BulkWritePacing? = nil) throws(StoreError) -> (logPages: Int, copiedPages: Int) {
+        // A journal that does not exist has no log, and checkpointing is no reason to make it.
+        guard role == .journals || FileManager.default.fileExists(atPath: path) else { return (0, 0) }
         if let pacing {
             let writeBack = PacedWriteBack(pacing: pacing)
             do {
@@ -442,7 +485,7 @@ public final class InspectionJournal: Sendable {
                 throw StoreError(.ioFailure, "The journal could not be written to disk", path: path, underlying: error)
             }
             let path = self.path
-            return try read { _ -> (logPages: Int, copiedPages: Int) in
+            return try read(ifAbsent: (0, 0)) { _ -> (logPages: Int, copiedPages: Int) in
                 let copied = try self.checkpointOwnConnection(synchronous: false)
                 try writeBack.flush(path)
                 return copied
@@ -650,7 +693,7 @@ extension InspectionJournal {
     /// Up to `limit` inspections not yet acknowledged by the server (nor refused by it), oldest first: the next
     /// upload batch.
     public func unsentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
-        try read { db in
+        try read(ifAbsent: []) { db in
             try InspectionRecord.filter(Self.waiting).order(Column("inspected_at")).limit(limit).fetchAll(db)
         }
     }
@@ -661,13 +704,13 @@ extension InspectionJournal {
 
     /// Marks inspections as acknowledged by the server, only after it said so.
     ///
-    /// A few at a time, each transaction unsynced (``writeUnsynced(_:)``): a mark lost to a power cut sends the
+    /// A few at a time, each transaction unsynced (``writeUnsynced(ifAbsent:_:)``): a mark lost to a power cut sends the
     /// record again, and the server stores an upload sent twice once.
     public func markInspectionsSent(_ ids: [String], at date: Date = Date()) throws(StoreError) {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
         for start in stride(from: 0, to: ids.count, by: Self.marksPerTransaction) {
             let part = Array(ids[start..<min(start + Self.marksPerTransaction, ids.count)])
-            try writeUnsynced { db in
+            try writeUnsynced(ifAbsent: ()) { db in
                 // The server holds the record: the first use's payload has done its work and is not kept.
                 _ = try InspectionRecord.filter(part.contains(Column("id"))).updateAll(
                     db, Column("sent_at").set(to: stamp), Column("first_use_payload").set(to: nil))
@@ -685,7 +728,7 @@ extension InspectionJournal {
         // As marking sent: a few per unsynced transaction; a refusal lost to a power cut is asked again.
         for start in stride(from: 0, to: refusals.count, by: Self.marksPerTransaction) {
             let part = Array(refusals[start..<min(start + Self.marksPerTransaction, refusals.count)])
-            try writeUnsynced { db in
+            try writeUnsynced(ifAbsent: ()) { db in
                 for refusal in part {
                     try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
                         db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason),
@@ -707,7 +750,7 @@ extension InspectionJournal {
         var deleted = 0
         while deleted < limit {
             let step = min(Self.marksPerTransaction, limit - deleted)
-            let count = try writeUnsynced { db in
+            let count = try writeUnsynced(ifAbsent: 0) { db in
                 try db.execute(
                     sql: """
                         DELETE FROM inspection WHERE id IN (
@@ -726,17 +769,17 @@ extension InspectionJournal {
 
     /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int {
-        try read { db in try InspectionRecord.filter(Self.waiting).fetchCount(db) }
+        try read(ifAbsent: 0) { db in try InspectionRecord.filter(Self.waiting).fetchCount(db) }
     }
 
     /// How many inspections the server refused (kept here with its reason, not sent again).
     public func refusedInspectionCount() throws(StoreError) -> Int {
-        try read { db in try InspectionRecord.filter(Column("refused_at") != nil).fetchCount(db) }
+        try read(ifAbsent: 0) { db in try InspectionRecord.filter(Column("refused_at") != nil).fetchCount(db) }
     }
 
     /// The inspections the server refused, most recently refused first.
     public func refusedInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
-        try read { db in
+        try read(ifAbsent: []) { db in
             try InspectionRecord.filter(Column("refused_at") != nil).order(Column("refused_at").desc).limit(limit)
                 .fetchAll(db)
         }
@@ -744,12 +787,14 @@ extension InspectionJournal {
 
     /// The most recent inspections, newest first.
     public func recentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
-        try read { db in try InspectionRecord.order(Column("inspected_at").desc).limit(limit).fetchAll(db) }
+        try read(ifAbsent: []) { db in
+            try InspectionRecord.order(Column("inspected_at").desc).limit(limit).fetchAll(db)
+        }
     }
 
     /// Every inspection, oldest first (for export and tests).
     public func allInspections() throws(StoreError) -> [InspectionRecord] {
-        try read { db in try InspectionRecord.order(Column("inspected_at"), Column("id")).fetchAll(db) }
+        try read(ifAbsent: []) { db in try InspectionRecord.order(Column("inspected_at"), Column("id")).fetchAll(db) }
     }
 }
 
@@ -759,7 +804,9 @@ extension InspectionJournal: InspectionHistory {
     public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
         // The file made and migrated first: a journal the disk kept from opening at start opens here, as on any read.
         if !lookups.isOpen {
-            _ = try pool.withLock({ $0 }) ?? state.withLock { _ throws(StoreError) in try openPool() }
+            // A journal that does not exist holds no inspection of the ticket, and a look-up does not make it.
+            guard try pool.withLock({ $0 }) ?? state.withLock({ _ throws(StoreError) in try existingPool() }) != nil
+            else { return [] }
         }
         let cutoff = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
         return try lookups.rows(

@@ -7,6 +7,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         public static let notAStore = Code(name: "not-a-store")
         /// The store was written by a newer farecheck; this one does not understand it.
         public static let newerSchema = Code(name: "newer-schema")
+        /// There is no store at the path, and this opening does not make one (`TrustStore.Missing.refuse`).
+        public static let noStore = Code(name: "no-store")
         /// The file or its directory cannot be opened or created.
         public static let cannotOpen = Code(name: "cannot-open")
         /// A read or write failed (disk full, I/O error).

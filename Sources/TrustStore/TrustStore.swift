@@ -36,24 +36,40 @@ public final class TrustStore: Sendable {
         return dataHome + "/farecheck/farecheck.sqlite"
     }
 
-    /// Opens the store at `path`, creating it (and its directory) when missing, with its journal beside it.
+    /// What opening a store does when there is no file at its path.
+    public enum Missing: Sendable, Equatable {
+        /// Creates it, and its directory: for what makes a store (importing or generating keys, the daemon, sync).
+        case create
+        /// Refuses with ``StoreError/Code/noStore``, creating nothing: for what reads a store, or changes what it
+        /// holds, where a mistyped path would otherwise answer from a new, empty store.
+        case refuse
+    }
+
+    /// Opens the store at `path`, with its journal beside it.
     ///
     /// A store of schema v3–v8 kept the journal in its own file: its inspections are copied into the journal file
     /// first, and only then does migration v9 drop them from the store, so an interrupted upgrade loses nothing.
     ///
     /// - Parameters:
+    ///   - ifMissing: Whether a store that does not exist is created (with its directory) or refused.
+    ///   - journal: Whether this process journals inspections (the journal and its reserve are created when
+    ///     missing), or uses the journal only if it exists (``InspectionJournal/Role``).
     ///   - journalCheckpoints: Who checkpoints the journal's write-ahead log (the daemon: itself, off the verdict
     ///     path; see ``InspectionJournal/Checkpoints``).
     ///   - bulkWritePacing: How a sync page's writes reach the disk; `nil` leaves them to SQLite (one `fsync` of
     ///     everything at each checkpoint).
     public init(
-        path: String, journalReserveBytes: Int = InspectionJournal.defaultReserveBytes,
+        path: String, ifMissing: Missing = .create, journal: InspectionJournal.Role = .journals,
+        journalReserveBytes: Int = InspectionJournal.defaultReserveBytes,
         journalCheckpoints: InspectionJournal.Checkpoints = .automatic,
         bulkWritePacing: BulkWritePacing? = .standard
     ) throws(StoreError) {
         self.path = path
         self.bulkWritePacing = bulkWritePacing
         let fileManager = FileManager.default
+        if ifMissing == .refuse, !fileManager.fileExists(atPath: path) {
+            throw StoreError(.noStore, "There is no store at this path", path: path)
+        }
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !fileManager.fileExists(atPath: directory) {
             do {
@@ -93,13 +109,18 @@ public final class TrustStore: Sendable {
         let journalPaths = InspectionJournal.paths(besideStore: path)
         inspectionJournal = try InspectionJournal(
             path: journalPaths.journal, reservePath: journalPaths.reserve, reserveBytes: journalReserveBytes,
-            checkpoints: journalCheckpoints)
+            checkpoints: journalCheckpoints, role: journal)
         do {
             pool = try Self.openPool(path: path, configuration: configuration, journal: inspectionJournal)
             let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
             if !applied.contains(Self.journalMovedMigration) {
                 try Self.migrator.migrate(pool, upTo: Self.lastMigrationWithJournal)
-                if try pool.read({ db in try db.tableExists("inspection") }) {
+                // Only inspections to keep make the journal file (a new store, migrated through v3–v8 first, has none).
+                let holdsInspections = try pool.read { db in
+                    try db.tableExists("inspection")
+                        && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM inspection)") == true
+                }
+                if holdsInspections {
                     try inspectionJournal.adopt(inspectionsOf: path)
                 }
             }

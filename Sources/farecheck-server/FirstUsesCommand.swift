@@ -109,19 +109,23 @@ struct FirstUses: AsyncParsableCommand {
 
         @Option(
             help: ArgumentHelp(
-                "Only the claims recorded from this time on (RFC 3339, e.g. 2026-11-29T08:00:00Z).", valueName: "time"))
-        var since: String?
+                "Only the claims recorded from this time on.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var since: TimeInput?
+
+        func validate() throws {
+            if let since, !WireFormat.dateRange.contains(since.date) {
+                throw ValidationError(
+                    "--since \(since.date.formatted(.iso8601)) lies outside the times the server keeps "
+                        + "(\(WireFormat.dateRange.lowerBound.formatted(.iso8601)) to "
+                        + "\(WireFormat.dateRange.upperBound.formatted(.iso8601)))")
+            }
+        }
 
         func run(on store: any ServerStore) async throws {
-            var from: Date?
-            if let since {
-                guard let date = try? Date(since, strategy: .iso8601), WireFormat.dateRange.contains(date) else {
-                    fail("--since \(PrintableText(since)): expected an RFC 3339 time such as 2026-11-29T08:00:00Z.")
-                }
-                from = date
-            }
+            noteReading(of: since, option: "--since")
             let withdrawn = try await store.withdrawFirstUses(
-                ofDevice: device, since: from, reason: "an operator forgot the claims of \(device)", at: Date())
+                ofDevice: device, since: since?.date, reason: "an operator forgot the claims of \(device)", at: Date())
             say(
                 "withdrew \(withdrawn.count) first-use claim\(withdrawn.count == 1 ? "" : "s") of "
                     + "\(PrintableText(device))")

@@ -84,13 +84,19 @@ struct Keys: AsyncParsableCommand {
 
         @Option(
             name: .customLong("not-before"),
-            help: "First moment the key may sign (ISO 8601); default: the certificate's.")
-        var notBefore: String?
+            help: ArgumentHelp(
+                "First moment the key may sign; default: the certificate's.", discussion: timeFormsHelp,
+                valueName: "time"),
+            transform: parseTime)
+        var notBefore: TimeInput?
 
         @Option(
-            name: .customLong("not-after"), help: "Last moment the key may sign (ISO 8601); default: the certificate's."
-        )
-        var notAfter: String?
+            name: .customLong("not-after"),
+            help: ArgumentHelp(
+                "Last moment the key may sign; default: the certificate's.", discussion: timeFormsHelp,
+                valueName: "time"),
+            transform: parseTime)
+        var notAfter: TimeInput?
 
         @Argument(help: "The certificate or public key file (a VDV CA certificate with --format vdv).")
         var file: String
@@ -99,6 +105,8 @@ struct Keys: AsyncParsableCommand {
             if try Self.wireFormat(format) == KeyFamily.rsp6.wireName {
                 return try await addRSP6Keys(to: store)
             }
+            noteReading(of: notBefore, option: "--not-before")
+            noteReading(of: notAfter, option: "--not-after")
             let isVDV = try Self.wireFormat(format) == KeyFamily.vdv.wireName
             let key = isVDV ? try vdvKey(roots: try await store.issuerKeys()) : try bundleKey()
             try await store.putIssuerKey(key, at: Date())
@@ -141,10 +149,8 @@ struct Keys: AsyncParsableCommand {
                 algorithm: algorithm
                     ?? (wireFormat == KeyFamily.fc1.wireName ? Self.fc1Algorithm(of: publicKey.kind) : nil),
                 spki: publicKey.spkiDER,
-                notBefore: try notBefore.map { text throws(ServerError) in try parseDate(text, option: "--not-before") }
-                    ?? material.certificate?.notBefore,
-                notAfter: try notAfter.map { text throws(ServerError) in try parseDate(text, option: "--not-after") }
-                    ?? material.certificate?.notAfter,
+                notBefore: notBefore?.date ?? material.certificate?.notBefore,
+                notAfter: notAfter?.date ?? material.certificate?.notAfter,
                 versionType: versionType, barcodeVersion: barcodeVersion)
         }
 
@@ -442,12 +448,4 @@ struct Keys: AsyncParsableCommand {
                     + TrustAnchor.id(of: key.publicKey))
         }
     }
-}
-
-/// Reads an ISO 8601 date, or a date alone (midnight UTC).
-func parseDate(_ text: String, option: String) throws(ServerError) -> Date {
-    if let date = try? Date(text, strategy: .iso8601) { return date }
-    if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
-    throw ServerError(
-        code: .invalidInput, message: "\(option) \(text): expected an ISO 8601 date, e.g. 2027-01-01T00:00:00Z.")
 }

@@ -101,7 +101,8 @@ struct DemoCommand: AsyncParsableCommand {
     static func prepare(directory: String, storePath: String) throws -> (TrustStore, [Case]) {
         let trustStore: TrustStore
         do {
-            trustStore = try TrustStore(path: storePath)
+            // The demo makes its store; it verifies without journaling, so no journal is made.
+            trustStore = try TrustStore(path: storePath, ifMissing: .create, journal: .usesExisting)
         } catch {
             throw CommandFailure.exit(error.description)
         }

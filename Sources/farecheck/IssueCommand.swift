@@ -61,11 +61,23 @@ struct IssueCommand: AsyncParsableCommand {
     @Option(help: "Passenger category: adult, child, senior, reduced, disabled.") var category: String?
     @Option(help: "Number of passengers.") var passengers: Int?
     @Option(help: "What the inspector checks against the holder, e.g. \"ID ****1234\".") var holder: String?
-    @Option(name: .customLong("valid-from"), help: "Start of validity (default now).") var validFrom: DateArgument?
-    @Option(name: .customLong("valid-until"), help: "End of validity (default: valid-from + 1 day).") var validUntil:
-        DateArgument?
-    @Option(name: .customLong("activated-at"), help: "Activation time, for tickets activated by the rider.")
-    var activatedAt: DateArgument?
+    @Option(
+        name: .customLong("valid-from"),
+        help: ArgumentHelp("Start of validity (default now).", discussion: timeFormsHelp, valueName: "time"),
+        transform: parseTime)
+    var validFrom: TimeInput?
+    @Option(
+        name: .customLong("valid-until"),
+        help: ArgumentHelp(
+            "End of validity (default: valid-from + 1 day).", discussion: timeFormsHelp, valueName: "time"),
+        transform: parseTime)
+    var validUntil: TimeInput?
+    @Option(
+        name: .customLong("activated-at"),
+        help: ArgumentHelp(
+            "Activation time, for tickets activated by the rider.", discussion: timeFormsHelp, valueName: "time"),
+        transform: parseTime)
+    var activatedAt: TimeInput?
     @Option(name: .customLong("duration"), help: "Validity in seconds after activation.") var duration: Int?
     @Option(name: .customLong("ticket-id"), help: "The ticket id in hex (default: 16 random bytes).") var ticketID:
         String?
@@ -97,6 +109,9 @@ struct IssueCommand: AsyncParsableCommand {
         guard let issuer = issuer ?? signingKey.issuer else {
             throw ValidationError("the key file names no issuer: give --issuer")
         }
+        noteReading(of: validFrom, option: "--valid-from")
+        noteReading(of: validUntil, option: "--valid-until")
+        noteReading(of: activatedAt, option: "--activated-at")
         let now = Date()
         let start = validFrom?.date ?? now
         let end = validUntil?.date ?? start.addingTimeInterval(86400)

@@ -27,8 +27,16 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "ES256, EdDSA or PS256.") var alg: String = "ES256"
         @Option(help: "Where to write the private key (PEM, mode 0600).") var out: String
         @Flag(help: "Overwrite an existing key file.") var force = false
-        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
-        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(
+            name: .customLong("not-before"),
+            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notBefore: TimeInput?
+        @Option(
+            name: .customLong("not-after"),
+            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notAfter: TimeInput?
         @Option(
             help: """
                 What the key signs: tickets, staff-badge (badges that log an inspector in) or test-tickets (a test \
@@ -41,10 +49,12 @@ struct KeysCommand: AsyncParsableCommand {
             guard let algorithm = COSEAlgorithm(name: alg) else {
                 throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)")
             }
+            noteReading(of: notBefore, option: "--not-before")
+            noteReading(of: notAfter, option: "--not-after")
             if FileManager.default.fileExists(atPath: out), !force {
                 throw CommandFailure.exit("\(out) exists; pass --force to overwrite it")
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let privateKey: PrivateKey
             do {
                 privateKey = try PrivateKey.generate(IssuingKey.kind(for: algorithm))
@@ -140,8 +150,16 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
         @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg:
             String?
-        @Option(name: .customLong("not-before"), help: "Start of the key's validity.") var notBefore: DateArgument?
-        @Option(name: .customLong("not-after"), help: "End of the key's validity.") var notAfter: DateArgument?
+        @Option(
+            name: .customLong("not-before"),
+            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notBefore: TimeInput?
+        @Option(
+            name: .customLong("not-after"),
+            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
+            transform: parseTime)
+        var notAfter: TimeInput?
         @Option(
             name: .customLong("version-type"),
             help: """
@@ -203,6 +221,8 @@ struct KeysCommand: AsyncParsableCommand {
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
         func run() throws {
+            noteReading(of: notBefore, option: "--not-before")
+            noteReading(of: notAfter, option: "--not-after")
             if vdvRoot != nil || !vdvCertificates.isEmpty { return try importVDV() }
             if let uicXML { return try importKeyList(uicXML) }
             if let rsp6 { return try importRSP6(rsp6) }
@@ -217,7 +237,7 @@ struct KeysCommand: AsyncParsableCommand {
             let record =
                 try UICKeyList.isRICSCode(issuer)
                 ? uicRecord(material, issuer: issuer) : fc1Record(material, issuer: issuer)
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             do {
                 try trustStore.saveKey(record)
             } catch {
@@ -289,7 +309,7 @@ struct KeysCommand: AsyncParsableCommand {
         /// Pins the VDV root, then accepts each sub-CA under the pinned roots; every file is reported, and a
         /// refused one makes the command fail after the others were tried.
         private func importVDV() throws {
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             if let vdvRoot {
                 let root: VDVAuthority
                 do {
@@ -360,7 +380,7 @@ struct KeysCommand: AsyncParsableCommand {
                     spki: trusted.publicKey.spkiDER, notBefore: trusted.notBefore, notAfter: trusted.notAfter,
                     source: source, purpose: trusted.purpose)
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let held: Set<KeyRecord.Identity>
             do {
                 held = try trustStore.saveKeysNotingHeld(records)
@@ -385,7 +405,7 @@ struct KeysCommand: AsyncParsableCommand {
             } catch let error as FormatError {
                 throw CommandFailure.exit("\(path): not a UIC key list: \(error.message)")
             }
-            let trustStore = try store.open()
+            let trustStore = try store.open(ifMissing: .create)
             let report: UICKeyImportReport
             do {
                 report = try trustStore.importUICKeyList(

@@ -53,6 +53,8 @@ struct RevokeCommand: AsyncParsableCommand {
     var versionFile: String?
     @Flag(help: "Import the list even when the store holds this version or a newer one.") var force = false
     @Flag(help: "Show the blocklists the store holds (list, origin, version, entries).") var blocklists = false
+    @Flag(help: "Make a new store when there is none at --db (else a path with no store is refused).")
+    var create = false
     @OptionGroup var store: StoreOptions
 
     /// The blocklist to import and its file, when one is named.
@@ -70,6 +72,7 @@ struct RevokeCommand: AsyncParsableCommand {
             guard !ticketOrKey, blocklistFile == nil, listVersion == nil, versionFile == nil, !force else {
                 throw ValidationError("--blocklists shows the lists; it takes no other option but --db")
             }
+            if create { throw ValidationError("--create goes with a revocation or a blocklist import") }
             return
         }
         if vdvBlocklist != nil || dtvgBlocklist != nil || listVersion != nil || versionFile != nil || force {
@@ -105,7 +108,7 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 
     func run() throws {
-        let trustStore = try store.open()
+        let trustStore = try store.open(ifMissing: create ? .create : .refuse, offeringCreate: !blocklists)
         do {
             if blocklists {
                 try showBlocklists(trustStore)

@@ -36,6 +36,8 @@ struct StaffCommand: AsyncParsableCommand {
             help: ArgumentHelp("The PIN secret file (see `farecheck staff secret`).", valueName: "path"))
         var pinSecret: String?
         @Option(name: .customLong("min-pin-length"), help: "The shortest PIN accepted.") var minimumLength = 6
+        @Flag(help: "Make a new store when there is none at --db (else a path with no store is refused).")
+        var create = false
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
@@ -52,6 +54,8 @@ struct StaffCommand: AsyncParsableCommand {
                 throw CommandFailure.exit(
                     "the PIN (first line of standard input) must have at least \(minimumLength) characters")
             }
+            // Before the PIN is hashed: a path with no store is refused at once, and a refused PIN makes no store.
+            let trustStore = try store.open(ifMissing: create ? .create : .refuse, offeringCreate: true)
             var secret: PINSecret?
             if let path = DaemonConfiguration.pinSecretPath(explicit: pinSecret) {
                 do {
@@ -71,7 +75,6 @@ struct StaffCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.exit("\(error)")
             }
-            let trustStore = try store.open()
             do {
                 try trustStore.saveStaff(StaffRecord(staffID: staffID, name: name, pin: hash))
             } catch {

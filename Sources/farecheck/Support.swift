@@ -29,6 +29,11 @@ func printLine(_ line: String) {
 }
 
 /// `--db PATH`, shared by every command that uses the store.
+///
+/// Only the commands that make a store create one at a path where there is none (`keys generate`, `keys import`,
+/// and `sync`, `demo`, `daemon`, which open the store themselves); `revoke` and `staff add` do with `--create`; every
+/// other command refuses the path, so that a mistyped `--db` is an error and not a new, empty store. No command
+/// makes the journal or its reserve: only the daemon, which journals.
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -40,53 +45,58 @@ struct StoreOptions: ParsableArguments {
     /// The resolved path of the store.
     var path: String { TrustStore.resolvePath(explicit: db) }
 
+    /// Where the path came from, for a message: `--db`, `$FARECHECK_DB` or the default.
+    var pathOrigin: String {
+        if let db, !db.isEmpty { return "--db" }
+        if let variable = ProcessInfo.processInfo.environment["FARECHECK_DB"], !variable.isEmpty {
+            return "$FARECHECK_DB"
+        }
+        return "the default path"
+    }
+
     /// Opens the store, or exits with status 2 and a clear message.
-    func open() throws -> TrustStore {
+    ///
+    /// - Parameters:
+    ///   - ifMissing: `.create` for a command that makes a store (it says so on standard error when it does);
+    ///     `.refuse` for every other.
+    ///   - offeringCreate: Whether the command takes `--create`, which the refusal then names.
+    func open(ifMissing: TrustStore.Missing = .refuse, offeringCreate: Bool = false) throws -> TrustStore {
+        let existed = FileManager.default.fileExists(atPath: path)
+        let store: TrustStore
         do {
-            return try TrustStore(path: path)
+            store = try TrustStore(path: path, ifMissing: ifMissing, journal: .usesExisting)
+        } catch  where error.code == .noStore {
+            let remedy =
+                offeringCreate
+                ? "pass --create to make a new store there"
+                : "`farecheck keys import` or `farecheck keys generate` makes one"
+            throw CommandFailure.exit("no store at \(path) (\(pathOrigin)): check the path, or \(remedy)")
         } catch {
             throw CommandFailure.exit(error.description)
         }
+        if !existed { printError("farecheck: made a new store at \(path)") }
+        return store
     }
 }
 
-/// Dates on the command line: ISO 8601 (`2026-11-22T08:00:00Z`, `2026-11-22T08:00:00+01:00`,
-/// `2026-11-22` for midnight UTC), or `now`, or `now+2h` / `now-30m` / `now+1d`.
-struct DateArgument: ExpressibleByArgument, Sendable {
-    var date: Date
+/// Reads the value of an option that takes a time (`TimeInput`: RFC 3339, a local time or a date in this
+/// validator's zone, `now`, `now+2h`): for `@Option(transform:)`, so that a value it refuses is a usage error
+/// (exit status 64) naming the option, what is wrong, and the accepted forms.
+@Sendable func parseTime(_ text: String) throws -> TimeInput {
+    // The validator's zone is the system's: `TZ`, else /etc/localtime.
+    try TimeInput(parsing: text, now: Date(), zone: .current)
+}
 
-    init(date: Date) { self.date = date }
+/// What the help of a time option adds: the accepted forms.
+let timeFormsHelp =
+    "RFC 3339 (2026-11-29T12:30:00Z, 2026-11-29T12:30+01:00), a local time or a date in this validator's zone "
+    + "(2026-11-29T12:30, 2026-11-29 for midnight; TZ, else /etc/localtime), or now, now+2h, now-30m (s, m, h, d)."
 
-    init?(argument: String) {
-        guard let date = Self.parse(argument) else { return nil }
-        self.date = date
-    }
-
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
-        if text == "now" { return now }
-        if text.hasPrefix("now+") || text.hasPrefix("now-") {
-            let sign: Double = text.dropFirst(3).first == "+" ? 1 : -1
-            let body = text.dropFirst(4)
-            guard let unit = body.last, let amount = Double(body.dropLast()) else { return nil }
-            let seconds: Double
-            switch unit {
-            case "s": seconds = amount
-            case "m": seconds = amount * 60
-            case "h": seconds = amount * 3600
-            case "d": seconds = amount * 86400
-            default: return nil
-            }
-            return now.addingTimeInterval(sign * seconds)
-        }
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day()) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
-            return date
-        }
-        return nil
-    }
-
-    static var defaultValueDescription: String { "ISO 8601 date" }
+/// Says on standard error how a time given without an offset was read, naming the zone: `farecheck: --at
+/// 2026-11-29 read as 2026-11-29T00:00:00+01:00 (Europe/Berlin)`. Nothing for an instant or `now…`.
+func noteReading(of time: TimeInput?, option: String) {
+    guard let reading = time?.reading else { return }
+    printError("farecheck: \(option) \(reading)")
 }
 
 extension Date {

@@ -100,7 +100,8 @@ struct SyncCommand: AsyncParsableCommand {
         let (client, pinned, storePath, configuredTolerance) = try setUp()
         let trustStore: TrustStore
         do {
-            trustStore = try TrustStore(path: storePath)
+            // Sync makes the store it fills (a new validator's first sync), but not the journal: it only uploads it.
+            trustStore = try TrustStore(path: storePath, ifMissing: .create, journal: .usesExisting)
         } catch {
             throw CommandFailure.exit(error.description)
         }

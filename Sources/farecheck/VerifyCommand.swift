@@ -10,8 +10,10 @@ import Verification
 
 /// Options that shape verification, shared by `verify` and the commands that verify on the way.
 struct VerificationOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Inspect as of this time instead of now (ISO 8601).", valueName: "time"))
-    var at: DateArgument?
+    @Option(
+        help: ArgumentHelp("Inspect as of this time instead of now.", discussion: timeFormsHelp, valueName: "time"),
+        transform: parseTime)
+    var at: TimeInput?
 
     @Option(name: .customLong("clock-skew"), help: "Seconds the clock may be off when checking validity windows.")
     var clockSkew: Double = 120
@@ -52,6 +54,7 @@ struct VerificationOptions: ParsableArguments {
         configuration.acceptTestKeys = testKeys
         if !prefixes.isEmpty { configuration.acceptedPrefixes = prefixes }
         if let at {
+            noteReading(of: at, option: "--at")
             return try Self.verifier(
                 store: store, clock: FixedClock(at.date), configuration: configuration, judgingTheClock: false)
         }

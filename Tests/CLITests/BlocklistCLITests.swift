@@ -67,7 +67,7 @@ struct BlocklistCLITests {
     func badFiles() throws {
         #expect(
             try bench.farecheck([
-                "revoke", "--dtvg-blocklist", "\(blocklists)/dtvg-blocklist.zip", "--list-version", "42",
+                "revoke", "--create", "--dtvg-blocklist", "\(blocklists)/dtvg-blocklist.zip", "--list-version", "42",
             ]).status == 0)
         let cases: [(String, String, String)] = [
             ("--dtvg-blocklist", "dtvg-truncated.zip", "not a zip archive, or it is truncated"),

@@ -119,7 +119,7 @@ struct IssuerQuirkCLITests {
         #expect(text.text.contains("unreadable U_TLAY 01 at byte \(offset) of the inflated data: "))
 
         // Without the key the ticket is unknown-key, and the record is still listed, read from the payload.
-        let unknown = try Workbench().farecheck(["verify", "--payload-file", file, "--json"])
+        let unknown = try Workbench().withEmptyStore().farecheck(["verify", "--payload-file", file, "--json"])
         #expect(unknown.status == 1)
         let unknownVerdict = try #require(unknown.jsonLines.first)
         #expect(unknownVerdict["verdict"] as? String == "unknown-key")

@@ -16,6 +16,7 @@ struct RSP6CLITests {
     @Test("TT's published keys imported, listed, the real ticket judged with its fields, revoked by its reference")
     func importVerifyRevoke() throws {
         // Without keys of TT: unknown-key, saying what to import.
+        bench.withEmptyStore()
         let before = try verdict(ticket, at: "2022-12-28T12:00:00Z")
         #expect(before["verdict"] as? String == "unknown-key")
         #expect((before["reason"] as? String)?.contains("keys import --rsp6 TT.json") == true)

@@ -20,6 +20,7 @@ struct VDVCLITests {
         let certs = try FileManager.default.contentsOfDirectory(atPath: "\(vdvFixtures)/certs")
             .filter { $0.hasSuffix(".vdv-cert") && !$0.hasPrefix("4555") }.sorted().map { "\(vdvFixtures)/certs/\($0)" }
         // Without a pinned root and unsigned bodies, nothing is trusted: the ticket's CA is unknown.
+        bench.withEmptyStore()
         #expect(try verdict(at: "2023-03-15T12:00:00Z")["verdict"] as? String == "unknown-key")
 
         let root = try bench.farecheck([

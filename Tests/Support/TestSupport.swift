@@ -51,6 +51,14 @@ public final class Workbench {
 
     public func path(_ name: String) -> String { directory + "/" + name }
 
+    /// Gives this bench an empty store, as a validator has before its first keys: `farecheck` refuses a store path
+    /// where there is none (only the commands that put keys in make one), and makes a store of an empty file.
+    @discardableResult
+    public func withEmptyStore() -> Workbench {
+        _ = FileManager.default.createFile(atPath: db, contents: nil)
+        return self
+    }
+
     /// Runs `farecheck` with `--db` pointing at this bench's store where the command takes one; under `clock`, a
     /// wrong wall clock (`FakeTime`).
     @discardableResult

@@ -402,7 +402,7 @@ struct JournalFileTests {
         try store.journal(record)
         let journal = store.inspectionJournal
         // Inside a marking transaction (the writer's lock held): the lookup a scan makes before its own append.
-        let found = try journal.writeUnsynced { db in
+        let found = try journal.writeUnsynced(ifAbsent: [String?]()) { db in
             try InspectionRecord.filter(Column("id") == record.id).updateAll(db, Column("sent_at").set(to: 1))
             return try journal.pastInspections(
                 ofTicket: [7], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0)
@@ -411,7 +411,7 @@ struct JournalFileTests {
         #expect(found == [record.id])
         #expect(try store.unsentInspections(limit: 10).isEmpty)
         // The count of inspections waiting for the database, which a scan's status reads, does not wait either.
-        #expect(try journal.writeUnsynced { _ in journal.pendingCount } == 0)
+        #expect(try journal.writeUnsynced(ifAbsent: -1) { _ in journal.pendingCount } == 0)
     }
 
     @Test("one owner of the reserve: a second opener (a command beside the daemon) gets none until the first closes")
@@ -454,5 +454,55 @@ struct JournalFileTests {
         try reopened.clear()
         reopened.close()
         #expect(try JournalReserve(path: path, capacity: 4096).records().isEmpty)
+    }
+
+    @Test("only what journals makes the journal and its reserve: a command reads a missing journal as empty")
+    func journalMadeOnlyByWhatJournals() throws {
+        let path = directory.path + "/s.sqlite"
+        let files = InspectionJournal.paths(besideStore: path)
+        func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+        do {
+            let command = try TrustStore(path: path, journal: .usesExisting)
+            #expect(!command.inspectionJournal.reserveAvailable)
+            #expect(try command.unsentInspections(limit: 10).isEmpty)
+            #expect(try command.unsentInspectionCount() == 0 && command.refusedInspectionCount() == 0)
+            #expect(try command.recentInspections(limit: 10).isEmpty && command.allInspections().isEmpty)
+            try command.markInspectionsSent(["nothing"])
+            try command.markInspectionsRefused([(id: "nothing", reason: "none")])
+            #expect(try command.deleteSentInspections(before: Date(), limit: 10) == 0)
+            let past = try command.inspectionJournal.pastInspections(
+                ofTicket: [1], issuer: "demo-transit", since: .distantPast)
+            #expect(past.isEmpty)
+            #expect(try command.inspectionJournal.checkpoint().logPages == 0)
+            #expect(try command.trustedTimeFloor()?.source == .release)
+            try command.close()
+        }
+        #expect(exists(path))
+        for file in [files.journal, files.journal + "-wal", files.journal + "-shm", files.reserve] {
+            #expect(!exists(file), "\(file)")
+        }
+        // The daemon's opening makes both; a command then reads and marks what it journaled.
+        let record = InspectionRecord(
+            verdict: verdict(ticket: [1], at: 1_800_000_000), device: "gate", symbology: .qr, payloadDigest: [1])
+        do {
+            let daemon = try TrustStore(path: path, ifMissing: .refuse, journal: .journals)
+            try daemon.journal(record)
+            try daemon.close()
+        }
+        #expect(exists(files.journal) && exists(files.reserve))
+        let command = try TrustStore(path: path, ifMissing: .refuse, journal: .usesExisting)
+        #expect(try command.unsentInspections(limit: 10).map(\.id) == [record.id])
+        #expect(command.inspectionJournal.newestInspectedAt == record.inspectedDate)
+        try command.markInspectionsSent([record.id])
+        #expect(try command.unsentInspectionCount() == 0)
+    }
+
+    @Test("a store that must exist is refused where there is none, and nothing is made: no file, no folder")
+    func refusesAMissingStore() throws {
+        let path = directory.path + "/x/typo.sqlite"
+        let error = try #require(throws: StoreError.self) { try TrustStore(path: path, ifMissing: .refuse) }
+        #expect(error.code == .noStore && error.path == path)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/x"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }
