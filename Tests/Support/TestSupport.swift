@@ -55,7 +55,7 @@ public final class Workbench {
     /// where there is none (only the commands that put keys in make one), and makes a store of an empty file.
     @discardableResult
     public func withEmptyStore() -> Workbench {
-        FileManager.default.createFile(atPath: db, contents: nil)
+        _ = FileManager.default.createFile(atPath: db, contents: nil)
         return self
     }
 
