@@ -39,7 +39,11 @@ struct StoreOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "The trust store (SQLite).",
-            discussion: "Default: $FARECHECK_DB, else ~/.local/share/farecheck/farecheck.sqlite.", valueName: "path"))
+            discussion: """
+                Default: $FARECHECK_DB, else ~/.local/share/farecheck/farecheck.sqlite. Only keys generate, keys \
+                import and sync make a store where there is none (revoke and staff add with --create); the other \
+                commands refuse such a path.
+                """, valueName: "path"))
     var db: String?
 
     /// The resolved path of the store.

@@ -373,7 +373,9 @@ struct FirstUseServerTests {
         #expect(audit.map(\.ticketID).sorted() == ["a1", "a1", "a3"], "\(report.text)")
         #expect(audit.first?.reason == "the device gate-stolen was revoked" && audit.first?.device == "gate-stolen")
         let badSince = try bench.admin(["first-uses", "forget", "--device", "gate-b", "--since", "yesterday"])
-        #expect(badSince.status != 0 && badSince.stderr.contains("RFC 3339"), "\(badSince.stderr)")
+        // A usage error (64), as every option's bad value, naming the option and the accepted forms.
+        #expect(badSince.status == 64 && badSince.stderr.contains("RFC 3339"), "\(badSince.stderr)")
+        #expect(badSince.stderr.contains("'yesterday' is invalid for '--since <time>'"), "\(badSince.stderr)")
     }
 
     @Test(
