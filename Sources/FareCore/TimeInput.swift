@@ -46,6 +46,17 @@ public struct TimeInput: Sendable, Equatable {
         + "2026-11-29T12:30 or 2026-11-29 (midnight) in the local time zone, or now, now+2h, now-30m "
         + "(units s, m, h, d)"
 
+    /// What the help of an option that takes a time adds: the accepted forms.
+    public static let optionHelp =
+        "RFC 3339 (2026-11-29T12:30:00Z, 2026-11-29T12:30+01:00), a local time or a date in this machine's zone "
+        + "(2026-11-29T12:30, 2026-11-29 for midnight; TZ, else /etc/localtime), or now, now+2h, now-30m (s, m, h, d)."
+
+    /// Reads the value of a command-line option: `now` is the current time, and a local time or a date is read in
+    /// the system's zone (`TZ`, else /etc/localtime), the validator's or the server's own.
+    public init(option text: String) throws(TimeInputError) {
+        try self.init(parsing: text, now: Date(), zone: .current)
+    }
+
     /// Reads `text`.
     ///
     /// - Parameters:

@@ -157,17 +157,8 @@ func terminalSafeJSON(_ json: String) -> String {
 }
 
 /// Reads the value of an option that takes a time (`TimeInput`, the reading `farecheck` uses too), for
-/// `@Option(transform:)`: a value it refuses is a usage error (exit status 64) naming the option, what is wrong, and
-/// the accepted forms.
-@Sendable func parseTime(_ text: String) throws -> TimeInput {
-    // The server's zone is the system's: `TZ`, else /etc/localtime.
-    try TimeInput(parsing: text, now: Date(), zone: .current)
-}
-
-/// What the help of a time option adds: the accepted forms.
-let timeFormsHelp =
-    "RFC 3339 (2026-11-29T08:00:00Z, 2026-11-29T08:00+01:00), a local time or a date in this machine's zone "
-    + "(2026-11-29T08:00, 2026-11-29 for midnight; TZ, else /etc/localtime), or now, now-2h, now-7d (s, m, h, d)."
+/// `@Option(transform:)`: a value it refuses is a usage error (exit status 64) naming the option.
+@Sendable func parseTime(_ text: String) throws -> TimeInput { try TimeInput(option: text) }
 
 /// Says on standard error how a time given without an offset was read, naming the zone.
 func noteReading(of time: TimeInput?, option: String) {

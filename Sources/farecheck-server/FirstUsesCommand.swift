@@ -109,7 +109,7 @@ struct FirstUses: AsyncParsableCommand {
 
         @Option(
             help: ArgumentHelp(
-                "Only the claims recorded from this time on.", discussion: timeFormsHelp, valueName: "time"),
+                "Only the claims recorded from this time on.", discussion: TimeInput.optionHelp, valueName: "time"),
             transform: parseTime)
         var since: TimeInput?
 

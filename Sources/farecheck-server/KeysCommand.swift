@@ -85,7 +85,7 @@ struct Keys: AsyncParsableCommand {
         @Option(
             name: .customLong("not-before"),
             help: ArgumentHelp(
-                "First moment the key may sign; default: the certificate's.", discussion: timeFormsHelp,
+                "First moment the key may sign; default: the certificate's.", discussion: TimeInput.optionHelp,
                 valueName: "time"),
             transform: parseTime)
         var notBefore: TimeInput?
@@ -93,7 +93,7 @@ struct Keys: AsyncParsableCommand {
         @Option(
             name: .customLong("not-after"),
             help: ArgumentHelp(
-                "Last moment the key may sign; default: the certificate's.", discussion: timeFormsHelp,
+                "Last moment the key may sign; default: the certificate's.", discussion: TimeInput.optionHelp,
                 valueName: "time"),
             transform: parseTime)
         var notAfter: TimeInput?

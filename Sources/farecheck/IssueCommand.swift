@@ -63,19 +63,19 @@ struct IssueCommand: AsyncParsableCommand {
     @Option(help: "What the inspector checks against the holder, e.g. \"ID ****1234\".") var holder: String?
     @Option(
         name: .customLong("valid-from"),
-        help: ArgumentHelp("Start of validity (default now).", discussion: timeFormsHelp, valueName: "time"),
+        help: ArgumentHelp("Start of validity (default now).", discussion: TimeInput.optionHelp, valueName: "time"),
         transform: parseTime)
     var validFrom: TimeInput?
     @Option(
         name: .customLong("valid-until"),
         help: ArgumentHelp(
-            "End of validity (default: valid-from + 1 day).", discussion: timeFormsHelp, valueName: "time"),
+            "End of validity (default: valid-from + 1 day).", discussion: TimeInput.optionHelp, valueName: "time"),
         transform: parseTime)
     var validUntil: TimeInput?
     @Option(
         name: .customLong("activated-at"),
         help: ArgumentHelp(
-            "Activation time, for tickets activated by the rider.", discussion: timeFormsHelp, valueName: "time"),
+            "Activation time, for tickets activated by the rider.", discussion: TimeInput.optionHelp, valueName: "time"),
         transform: parseTime)
     var activatedAt: TimeInput?
     @Option(name: .customLong("duration"), help: "Validity in seconds after activation.") var duration: Int?

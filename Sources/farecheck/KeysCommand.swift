@@ -27,16 +27,9 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "ES256, EdDSA or PS256.") var alg: String = "ES256"
         @Option(help: "Where to write the private key (PEM, mode 0600).") var out: String
         @Flag(help: "Overwrite an existing key file.") var force = false
-        @Option(
-            name: .customLong("not-before"),
-            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
-            transform: parseTime)
-        var notBefore: TimeInput?
-        @Option(
-            name: .customLong("not-after"),
-            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
-            transform: parseTime)
-        var notAfter: TimeInput?
+        @OptionGroup var validity: KeyValidityOptions
+        var notBefore: TimeInput? { validity.notBefore }
+        var notAfter: TimeInput? { validity.notAfter }
         @Option(
             help: """
                 What the key signs: tickets, staff-badge (badges that log an inspector in) or test-tickets (a test \
@@ -49,8 +42,7 @@ struct KeysCommand: AsyncParsableCommand {
             guard let algorithm = COSEAlgorithm(name: alg) else {
                 throw ValidationError("--alg must be ES256, EdDSA or PS256, not \(alg)")
             }
-            noteReading(of: notBefore, option: "--not-before")
-            noteReading(of: notAfter, option: "--not-after")
+            validity.noteReadings()
             if FileManager.default.fileExists(atPath: out), !force {
                 throw CommandFailure.exit("\(out) exists; pass --force to overwrite it")
             }
@@ -150,16 +142,9 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "The key id as tickets carry it (hex for FC1; as the header writes it for UIC).") var kid: String?
         @Option(help: "ES256, EdDSA or PS256 for FC1; the algorithm text (e.g. SHA256withDSA) for UIC.") var alg:
             String?
-        @Option(
-            name: .customLong("not-before"),
-            help: ArgumentHelp("Start of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
-            transform: parseTime)
-        var notBefore: TimeInput?
-        @Option(
-            name: .customLong("not-after"),
-            help: ArgumentHelp("End of the key's validity.", discussion: timeFormsHelp, valueName: "time"),
-            transform: parseTime)
-        var notAfter: TimeInput?
+        @OptionGroup var validity: KeyValidityOptions
+        var notBefore: TimeInput? { validity.notBefore }
+        var notAfter: TimeInput? { validity.notAfter }
         @Option(
             name: .customLong("version-type"),
             help: """
@@ -221,8 +206,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         /// A numeric issuer of up to four digits is a UIC RICS company code.
         func run() throws {
-            noteReading(of: notBefore, option: "--not-before")
-            noteReading(of: notAfter, option: "--not-after")
+            validity.noteReadings()
             if vdvRoot != nil || !vdvCertificates.isEmpty { return try importVDV() }
             if let uicXML { return try importKeyList(uicXML) }
             if let rsp6 { return try importRSP6(rsp6) }
@@ -573,5 +557,25 @@ extension KeyPurpose: ExpressibleByArgument {
         case .staffBadges: ", for staff badges"
         case .testTickets: ", a test key"
         }
+    }
+}
+
+/// `--not-before` and `--not-after`: a key's validity, as `keys generate` and `keys import` take it.
+struct KeyValidityOptions: ParsableArguments {
+    @Option(
+        name: .customLong("not-before"),
+        help: ArgumentHelp("Start of the key's validity.", discussion: TimeInput.optionHelp, valueName: "time"),
+        transform: parseTime)
+    var notBefore: TimeInput?
+    @Option(
+        name: .customLong("not-after"),
+        help: ArgumentHelp("End of the key's validity.", discussion: TimeInput.optionHelp, valueName: "time"),
+        transform: parseTime)
+    var notAfter: TimeInput?
+
+    /// Says on standard error how a time given without an offset was read.
+    func noteReadings() {
+        noteReading(of: notBefore, option: "--not-before")
+        noteReading(of: notAfter, option: "--not-after")
     }
 }

@@ -86,15 +86,7 @@ struct StoreOptions: ParsableArguments {
 /// Reads the value of an option that takes a time (`TimeInput`: RFC 3339, a local time or a date in this
 /// validator's zone, `now`, `now+2h`): for `@Option(transform:)`, so that a value it refuses is a usage error
 /// (exit status 64) naming the option, what is wrong, and the accepted forms.
-@Sendable func parseTime(_ text: String) throws -> TimeInput {
-    // The validator's zone is the system's: `TZ`, else /etc/localtime.
-    try TimeInput(parsing: text, now: Date(), zone: .current)
-}
-
-/// What the help of a time option adds: the accepted forms.
-let timeFormsHelp =
-    "RFC 3339 (2026-11-29T12:30:00Z, 2026-11-29T12:30+01:00), a local time or a date in this validator's zone "
-    + "(2026-11-29T12:30, 2026-11-29 for midnight; TZ, else /etc/localtime), or now, now+2h, now-30m (s, m, h, d)."
+@Sendable func parseTime(_ text: String) throws -> TimeInput { try TimeInput(option: text) }
 
 /// Says on standard error how a time given without an offset was read, naming the zone: `farecheck: --at
 /// 2026-11-29 read as 2026-11-29T00:00:00+01:00 (Europe/Berlin)`. Nothing for an instant or `now…`.

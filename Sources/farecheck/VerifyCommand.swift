@@ -11,7 +11,8 @@ import Verification
 /// Options that shape verification, shared by `verify` and the commands that verify on the way.
 struct VerificationOptions: ParsableArguments {
     @Option(
-        help: ArgumentHelp("Inspect as of this time instead of now.", discussion: timeFormsHelp, valueName: "time"),
+        help: ArgumentHelp(
+            "Inspect as of this time instead of now.", discussion: TimeInput.optionHelp, valueName: "time"),
         transform: parseTime)
     var at: TimeInput?
 

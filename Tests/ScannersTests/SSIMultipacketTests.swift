@@ -10,18 +10,6 @@ import Testing
     private let ack = SSIFrame.ack().encoded
     private let nakResend = SSIFrame.nak(.resend).encoded
 
-    private func sent(_ actions: [SSISession.Action]) -> [[UInt8]] {
-        actions.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }
-    }
-
-    private func scans(_ actions: [SSISession.Action]) -> [ScanEvent] {
-        actions.compactMap { if case .deliver(let scan) = $0 { scan } else { nil } }
-    }
-
-    private func logs(_ actions: [SSISession.Action]) -> [String] {
-        actions.compactMap { if case .log(let line) = $0 { line } else { nil } }
-    }
-
     private func payload(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0x00, 0xFF]

@@ -8,18 +8,6 @@ import Testing
     private let ack = SSIFrame.ack().encoded
     private let nakResend = SSIFrame.nak(.resend).encoded
 
-    private func sent(_ actions: [SSISession.Action]) -> [[UInt8]] {
-        actions.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }
-    }
-
-    private func scans(_ actions: [SSISession.Action]) -> [ScanEvent] {
-        actions.compactMap { if case .deliver(let scan) = $0 { scan } else { nil } }
-    }
-
-    private func logs(_ actions: [SSISession.Action]) -> [String] {
-        actions.compactMap { if case .log(let line) = $0 { line } else { nil } }
-    }
-
     @Test func aMultipacketScanOf2KiBIsReassembledInOrderAndEachPacketAcknowledged() {
         var generator = SystemRandomNumberGenerator()
         let payload = (0..<2048).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0x00, 0xFF]

@@ -12,10 +12,6 @@ import Testing
     /// byte as noise would wait on.
     private let unknown = SSIFrame(opcode: SSIOpcode(rawValue: 0x77), source: .decoder, data: [0xF0, 0xF3, 0x00, 0x00])
 
-    private func sent(_ actions: [SSISession.Action]) -> [[UInt8]] {
-        actions.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }
-    }
-
     @Test func theFramerTakesAWellFormedFrameWithAnUnknownOpcode() {
         let scan = SSIFrame(opcode: .decodeData, source: .decoder, data: [0x2D, 0x41])
         var framer = SSIFramer()
