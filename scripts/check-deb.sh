@@ -77,7 +77,7 @@ $sudo pkill -TERM -f "/usr/bin/farecheck-server serve --db /var/lib/farecheck-se
 wait "$server" 2>/dev/null || true
 
 step "upgrading over itself: the store and the edited configuration stay"
-$sudo runuser -u farecheck -- "${clean[@]}" /usr/bin/farecheck revoke --db /var/lib/farecheck/farecheck.sqlite \
+$sudo runuser -u farecheck -- "${clean[@]}" /usr/bin/farecheck revoke --create --db /var/lib/farecheck/farecheck.sqlite \
     --issuer check-deb --ticket-id 00 --reason "kept across the upgrade" >/dev/null
 echo "# edited by check-deb" | $sudo tee -a /etc/farecheck/farecheck.toml >/dev/null
 $sudo env DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold "$deb" >/dev/null
