@@ -155,6 +155,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // NIOPosix: its connection errors (refused, unknown host), told to people in words.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -191,12 +193,18 @@ let package = Package(
         .target(
             name: "Issuing", dependencies: ["FareCore", "Signatures", "Symbols", "TicketFormats"],
             swiftSettings: strict),
+        // What both programs' command lines share: their main (one exit status table, --json errors, repeated and
+        // unknown options refused with a suggestion).
+        .target(
+            name: "CommandLineSupport",
+            dependencies: ["FareCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
         .executableTarget(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Camera", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
-                "FarecheckVersion",
+                "FarecheckVersion", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -232,7 +240,8 @@ let package = Package(
                 // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
                 // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
-                "TrustStore", "FarecheckVersion", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrustStore", "FarecheckVersion", "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),

@@ -83,14 +83,16 @@ install -m 0640 Config/farecheck.toml "$stage/etc/farecheck/farecheck.toml"
 echo /etc/farecheck/farecheck.toml >"$stage/DEBIAN/conffiles"
 
 # Man pages and completions, from the argument parser's own description of the commands.
-install -d "$stage/usr/share/man/man1" "$stage/usr/share/bash-completion/completions" \
+install -d "$stage/usr/share/man/man1" "$stage/usr/share/man/man5" "$stage/usr/share/bash-completion/completions" \
     "$stage/usr/share/zsh/vendor-completions" "$stage/usr/share/fish/vendor_completions.d"
 # (scripts/make-man.py reads `--experimental-dump-help`: the argument parser's own plugin would build both
 # programs a second time.)
 for program in farecheck farecheck-server; do
     python3 scripts/make-man.py "$stage/usr/bin/$program" "$stage/usr/share/man/man1" "$version"
 done
-gzip -9n "$stage"/usr/share/man/man1/*.1
+# farecheck.toml(5), from the shipped configuration's own comments.
+python3 scripts/make-config-man.py Config/farecheck.toml "$stage/usr/share/man/man5" "$version"
+gzip -9n "$stage"/usr/share/man/man1/*.1 "$stage"/usr/share/man/man5/*.5
 for program in farecheck farecheck-server; do
     "$stage/usr/bin/$program" --generate-completion-script bash \
         >"$stage/usr/share/bash-completion/completions/$program"

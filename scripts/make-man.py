@@ -5,9 +5,12 @@
 
 Runs `PROGRAM --experimental-dump-help` (swift-argument-parser's JSON of every command, option and text) and
 writes OUT-DIR/PROGRAM.1: the synopsis, the description, the options, then each subcommand with its own
-description and options, nested. No text is written here by hand: a change of `--help` is a change of the page.
+description and options, nested. The paragraphs of the program's own description that begin "Exit status:",
+"Environment:", "Files:" and "See also:" become the sections EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO (their
+indented lines, "NAME  text", an entry each). No text is written here by hand: a change of `--help` is a change of
+the page.
 """
-import json, subprocess, sys
+import json, re, subprocess, sys
 from pathlib import Path
 
 
@@ -59,6 +62,37 @@ def command_section(command, path, out):
             command_section(sub, path + [sub["commandName"]], out)
 
 
+SECTIONS = {"Exit status:": "EXIT STATUS", "Environment:": "ENVIRONMENT", "Files:": "FILES", "See also:": "SEE ALSO"}
+
+
+def split_sections(discussion):
+    """The description's plain paragraphs, and its labelled ones by section name (each a list of lines)."""
+    plain, sections = [], {}
+    for paragraph in re.split(r"\n\s*\n", discussion or ""):
+        label = next((key for key in SECTIONS if paragraph.startswith(key)), None)
+        if label is None:
+            plain.append(paragraph)
+        else:
+            sections[SECTIONS[label]] = paragraph[len(label):].strip("\n").splitlines()
+    return "\n\n".join(plain), sections
+
+
+def section(name, lines, out):
+    out.append(f".SH {name}")
+    if name == "SEE ALSO":
+        text = " ".join(line.strip() for line in lines)
+        out.append(re.sub(r"([\w.-]+)\((\d)\)", r"\\fB\1\\fR(\2)", escape(text)))
+        return
+    for line in lines:
+        entry = re.match(r"\s*(\S(?:.*?\S)?)\s{2,}(\S.*)$", line)
+        if entry:
+            out.append(".TP")
+            out.append("\\fB" + escape(entry.group(1)) + "\\fR")
+            out.append(escape(entry.group(2)))
+        elif line.strip():
+            out.append(escape(line.strip()))
+
+
 def main():
     program, out_dir = sys.argv[1], Path(sys.argv[2])
     version = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -67,8 +101,9 @@ def main():
     name = command["commandName"]
     out = [f'.TH {name.upper()} 1 "" "{escape(name)} {escape(version)}" "User Commands"', ".SH NAME",
            f"{escape(name)} \\- {escape(command.get('abstract', ''))}", ".SH SYNOPSIS",
-           f"\\fB{escape(name)}\\fR \\fIsubcommand\\fR [\\fIoptions\\fR]", ".SH DESCRIPTION",
-           escape(command.get("discussion", ""))]
+           f"\\fB{escape(name)}\\fR \\fIsubcommand\\fR [\\fIoptions\\fR]", ".SH DESCRIPTION"]
+    description, sections = split_sections(command.get("discussion", ""))
+    out.append(escape(description))
     if command.get("arguments"):
         out.append(".SH OPTIONS")
         arguments(command, out)
@@ -77,6 +112,9 @@ def main():
         out.append(".SH COMMANDS")
         for sub in subcommands:
             command_section(sub, [name, sub["commandName"]], out)
+    for title in ["EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"]:
+        if title in sections:
+            section(title, sections[title], out)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{name}.1").write_text("\n".join(out) + "\n")
 

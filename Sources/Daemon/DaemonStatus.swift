@@ -51,8 +51,13 @@ public final class DaemonStatus: Sendable {
         public var trustUpdatedAt: Date?
         /// When the sync worker last completed a round, if sync is configured.
         public var lastSyncAt: Date?
-        /// The last store or sync failure, if the most recent attempt failed.
+        /// The last failure of the journal or of verification, if the most recent attempt failed.
         public var lastError: String?
+        /// Why the last sync round failed, when it did (cleared by the next good round): what went wrong, with
+        /// which server, and what to do. A scan does not clear it.
+        public var lastSyncError: String?
+        /// When the last sync round failed, while `lastSyncError` is set.
+        public var lastSyncErrorAt: Date?
         /// Clients connected to the verdict socket now (a gate controller, a local UI).
         public var socketClients: Int = 0
         /// Inspections shown but not yet in the journal database (a full disk): in the journal's reserve file
@@ -87,6 +92,8 @@ public final class DaemonStatus: Sendable {
             copy.journalPending = pending
             let allConnected = copy.scanners.allSatisfy(\.connected)
             let clockTrusted = copy.clock?.trusted ?? true
+            // A failed sync round leaves the status alone: a validator works offline for days (its verdicts warn
+            // `stale-trust-data` when the data is old), and says why in `lastSyncError`.
             copy.status = allConnected && copy.lastError == nil && pending == 0 && clockTrusted ? "ok" : "degraded"
             return copy
         }
@@ -146,7 +153,21 @@ public final class DaemonStatus: Sendable {
     public func socketClients(changedBy delta: Int) { state.withLock { $0.socketClients += delta } }
 
     public func trustUpdated(at date: Date?) { state.withLock { $0.trustUpdatedAt = date } }
-    public func synced(at date: Date) { state.withLock { $0.lastSyncAt = date } }
+    /// Records a good sync round: its time, and no sync error any more.
+    public func synced(at date: Date) {
+        state.withLock {
+            $0.lastSyncAt = date
+            $0.lastSyncError = nil
+            $0.lastSyncErrorAt = nil
+        }
+    }
+    /// Records a failed sync round (the journal's and the pipeline's own errors are kept apart, in `lastError`).
+    public func syncFailed(_ message: String, at date: Date = Date()) {
+        state.withLock {
+            $0.lastSyncError = message
+            $0.lastSyncErrorAt = date
+        }
+    }
     /// Records how many inspections the server refused, as the journal counts them.
     public func refusedInJournal(_ count: Int) { state.withLock { $0.journalRefused = count } }
     public func failed(_ message: String?) { state.withLock { $0.lastError = message } }

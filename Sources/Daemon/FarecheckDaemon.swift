@@ -42,11 +42,21 @@ public struct FarecheckDaemon: Sendable {
         let started = ContinuousClock.now
         let configuration = self.configuration
         let logger = self.logger
+        // One daemon per store and per socket: a second one refuses here, naming the first, before it touches either.
+        let lock = try DaemonLock.acquire(store: configuration.store, socket: configuration.socket)
+        defer { lock.release() }
         // The journal's log is checkpointed by a service of the daemon's, not by a verdict's append.
         // The daemon makes its store when there is none (a new validator, before its first sync) and journals.
         let store = try TrustStore(
             path: configuration.store, ifMissing: .create, journal: .journals, journalCheckpoints: .byOwner)
         let journal = store.inspectionJournal
+        if (try? store.keys())?.isEmpty == true {
+            let until =
+                configuration.sync == nil
+                ? "; import keys first (`farecheck keys import`, or configure [sync])"
+                : " until the first sync round brings keys"
+            logger.warning("the store \(configuration.store) holds no keys: every scan reads unknown-key\(until)")
+        }
         if !journal.reserveAvailable {
             logger.warning(
                 "the journal's reserve file could not be made beside \(journal.path): on a full disk, inspections will wait in memory only"
@@ -293,12 +303,11 @@ public struct FarecheckDaemon: Sendable {
                 status.synced(at: report.completedAt)
                 status.refusedInJournal(report.inspectionsRefusedInJournal)
                 status.trustUpdated(at: try? store.trustChangedAt())
-                status.failed(nil)
                 lastSync.set(to: report.completedAt.timeIntervalSince1970)
                 if report.entriesSkipped > 0 { skippedEntries.increment(by: Int64(report.entriesSkipped)) }
             case .failed(let error, _, _):
                 failures.increment()
-                status.failed("sync: \(error.message)")
+                status.syncFailed(error.message)
             }
         }
         return (worker, link)

@@ -142,10 +142,18 @@ public struct HTTPService: Service {
             },
             logger: logger
         )
-        try await withGracefulShutdownHandler {
-            try await application.run()
-        } onGracefulShutdown: {
-            closing.close()
+        do {
+            try await withGracefulShutdownHandler {
+                try await application.run()
+            } onGracefulShutdown: {
+                closing.close()
+            }
+        } catch let error as IOError {
+            // Binding failed (the server's only socket call that reaches here): said in words, with the address.
+            throw DaemonStartError(
+                message: NetworkErrorText.listening(
+                    on: "\(host):\(port)", errno: error.errnoCode,
+                    setting: tls == nil ? "[http] listen (or --http)" : "[http] tls_listen"))
         }
     }
 

@@ -160,6 +160,35 @@ public struct KeyConsideration: Sendable, Hashable, Codable {
 
     /// `ISSUER/ID (listing): outcome — reason`.
     public var summary: String { "\(issuer)/\(keyID) (\(listing)): \(outcome.rawValue) — \(reason)" }
+
+    /// `keyId`, as every output of farecheck spells a key id (issue 52); `keyID`, as versions before it wrote it,
+    /// is still read.
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case keyID = "keyId"
+        case listing, outcome, reason
+        case formerKeyID = "keyID"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        keyID =
+            try container.decodeIfPresent(String.self, forKey: .keyID)
+            ?? container.decode(String.self, forKey: .formerKeyID)
+        listing = try container.decode(String.self, forKey: .listing)
+        outcome = try container.decode(Outcome.self, forKey: .outcome)
+        reason = try container.decode(String.self, forKey: .reason)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encode(keyID, forKey: .keyID)
+        try container.encode(listing, forKey: .listing)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(reason, forKey: .reason)
+    }
 }
 
 /// The complete answer for one scanned payload.

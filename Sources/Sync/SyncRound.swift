@@ -84,6 +84,14 @@ public struct SyncReport: Sendable, Equatable, Codable {
     }
 }
 
+/// A step of a sync round, for progress: the round's totals so far.
+public enum SyncProgress: Sendable, Equatable {
+    /// A page of revocations applied: pages so far, entries added and removed so far.
+    case revocationPage(pages: Int, added: Int, removed: Int)
+    /// A batch of inspections accepted by the server: inspections uploaded so far.
+    case uploaded(Int)
+}
+
 /// One sync round: keys, then revocations, then inspections, then the round is recorded.
 ///
 /// Each signed document is checked against the pinned anchors before the store is touched, and applied in one
@@ -108,6 +116,9 @@ public struct SyncRound: Sendable {
     /// brings its `ServerLink` up here, so that no scan finds a key of this round's while online checks are still
     /// off (a single use at that moment would not be claimed for the fleet).
     public var serverAnswered: @Sendable () -> Void = {}
+    /// Told each step of a long round (a revocation page applied, an upload accepted), with the round's totals so
+    /// far: `farecheck sync` shows them as progress.
+    public var progress: @Sendable (SyncProgress) -> Void = { _ in }
     /// How long the journal keeps an inspection the server acknowledged (`[sync] journal_keep_days`); nil keeps
     /// every one. Each round deletes at most ``pruneLimit`` of the older ones.
     public var journalRetention: TimeInterval?
@@ -358,6 +369,10 @@ public struct SyncRound: Sendable {
             report.fullSnapshot = report.fullSnapshot || delta.full
             report.revocationsAdded += counts.added
             report.revocationsRemoved += counts.removed
+            progress(
+                .revocationPage(
+                    pages: report.revocationDeltas, added: report.revocationsAdded,
+                    removed: report.revocationsRemoved))
             if !delta.blocklists.isEmpty { report.blocklists = delta.blocklists }
             let kind = delta.full ? "snapshot" : "delta"
             logger.info("applied revocation \(kind) \(delta.from)→\(delta.next): +\(counts.added) -\(counts.removed)")
@@ -532,6 +547,7 @@ public struct SyncRound: Sendable {
                 }
             }
             report.inspectionsUploaded += sent.count
+            progress(.uploaded(report.inspectionsUploaded))
             report.inspectionsRefused += refused.count
             // Stored, but the server did not record the first use it claims: the fleet does not learn it from here.
             for result in acknowledgement.results ?? []

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FareCore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -133,7 +134,9 @@ public final class SyncWorker: Service, Sendable {
                 delay = schedule.failed(using: &random)
                 if error.code != .refused && error.code != .store { link.failed() }
                 let failures = schedule.consecutiveFailures
-                logger.warning("sync round failed (\(failures) in a row), next try in \(delay): \(error.description)")
+                logger.warning(
+                    "sync round failed (\(failures) in a row), next try in \(ReadableText.duration(delay)): \(error.description)"
+                )
                 observer(.failed(error, retryIn: delay, failures: schedule.consecutiveFailures))
             }
             await waitForNextRound(after: delay)

@@ -3,6 +3,7 @@ import FareCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import ValidationAPI
 
@@ -428,9 +429,33 @@ public struct ValidationAPIClient: Sendable {
             }
             throw SyncError(
                 code: .unreachable,
-                message: "Cannot get the \(what) from \(baseURL): the connection failed or broke "
-                    + "off (\(error)).",
+                message: "Cannot get the \(what) from \(baseURL): \(Self.connectionProblem(error)).",
                 cause: error)
+        }
+    }
+
+    /// What a failed connection means, in words (`NetworkErrorText`): refused, reset, no route, an unknown host name;
+    /// anything else as the HTTP client describes it.
+    static func connectionProblem(_ error: any Error) -> String {
+        switch error {
+        case let io as IOError:
+            return NetworkErrorText.connecting(errno: io.errnoCode)
+        case let unknown as SocketAddressError.UnknownHost:
+            return NetworkErrorText.unknownHost(unknown.host)
+        case let connection as NIOConnectionError:
+            if connection.dnsAError != nil || connection.dnsAAAAError != nil {
+                return NetworkErrorText.unknownHost(connection.host)
+            }
+            if let first = connection.connectionErrors.first {
+                return connectionProblem(first.error)
+            }
+            return "the connection to \(connection.host):\(connection.port) failed"
+        case let client as HTTPClientError where client == .remoteConnectionClosed:
+            return NetworkErrorText.connecting(errno: ECONNRESET)
+        case let client as HTTPClientError where client == .connectTimeout:
+            return NetworkErrorText.connecting(errno: ETIMEDOUT)
+        default:
+            return "the connection failed or broke off (\(error))"
         }
     }
 

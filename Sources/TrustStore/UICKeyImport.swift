@@ -24,13 +24,18 @@ extension TrustStore {
     /// does not name are removed.
     ///
     /// All writes happen in one transaction: a failure (disk full) leaves the store as it was.
-    public func importUICKeyList(_ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list")
-        throws(StoreError) -> UICKeyImportReport
-    {
+    ///
+    /// `progress` is told every 1,000 entries read (entries read, entries in all), and once more before the keys are
+    /// stored: a list of tens of thousands of keys takes seconds.
+    public func importUICKeyList(
+        _ list: UICKeyList, replace: Bool = false, source: String = "uic-key-list",
+        progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws(StoreError) -> UICKeyImportReport {
         var problems = list.problems
         var records: [KeyRecord] = []
         var seen: Set<KeyRecord.Identity> = []
-        for entry in list.entries {
+        for (index, entry) in list.entries.enumerated() {
+            if index % 1000 == 0, index > 0 { progress(index, list.entries.count) }
             // The list carries certificates, and for a few issuers a bare public key (SubjectPublicKeyInfo).
             let material: KeyMaterial
             do {
@@ -60,6 +65,7 @@ extension TrustStore {
             }
             records.append(record)
         }
+        progress(list.entries.count, list.entries.count)
         let counts = try saveKeys(records, replacingFamily: replace ? .uic : nil)
         return UICKeyImportReport(
             added: counts.added, updated: counts.updated, removed: counts.removed, problems: problems)

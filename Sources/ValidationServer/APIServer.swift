@@ -149,6 +149,13 @@ public struct APIServer: Sendable {
                     try await application.runService(gracefulShutdownSignals: [])
                 }
             }
+        } catch let error as IOError {
+            // Binding failed (the only socket call of the server's own): said in words, with the address.
+            throw ServerError(
+                code: .serveFailed,
+                message: NetworkErrorText.listening(
+                    on: "\(configuration.host):\(configuration.port)", errno: error.errnoCode, setting: "--listen"),
+                cause: error)
         } catch {
             throw ServerError(
                 code: .serveFailed,

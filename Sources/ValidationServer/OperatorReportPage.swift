@@ -173,7 +173,8 @@ enum OperatorReportPage {
         for hour in report.perHour where hour.inspections > 0 {
             let barHeight = plotHeight * Double(hour.inspections) / Double(largest)
             let x = left + Double(hour.hour) * slot + 1.5
-            let label = "\(two(hour.hour)):00–\(two(hour.hour)):59: \(plural(hour.inspections, "inspection"))"
+            let label =
+                "\(two(hour.hour)):00–\(two(hour.hour)):59: \(ReadableText.count(hour.inspections, "inspection"))"
             bars += """
                 <rect class="bar" data-hour="\(hour.hour)" x="\(f(x))" y="\(f(top + plotHeight - barHeight))" \
                 width="\(f(slot - 3))" height="\(f(barHeight))"><title>\(escape(label))</title></rect>
@@ -423,24 +424,12 @@ enum OperatorReportPage {
         }
     }
 
-    /// A lag as a person reads it: `850 ms`, `42 s`, `3 min 05 s`, `2 h 10 min`, `3 d 4 h`; negative when the
-    /// validator's clock ran ahead of the server's.
-    static func duration(milliseconds: Int64) -> String {
-        if milliseconds < 0 { return "−" + duration(milliseconds: milliseconds == .min ? .max : -milliseconds) }
-        if milliseconds < 1000 { return "\(milliseconds) ms" }
-        let seconds = milliseconds / 1000
-        if seconds < 60 { return "\(seconds) s" }
-        if seconds < 3600 { return "\(seconds / 60) min \(two(Int(seconds % 60))) s" }
-        if seconds < 86_400 { return "\(seconds / 3600) h \(two(Int(seconds % 3600 / 60))) min" }
-        return "\(seconds / 86_400) d \(seconds % 86_400 / 3600) h"
-    }
+    /// A lag as a person reads it (`ReadableText.duration`); negative when the validator's clock ran ahead of the
+    /// server's.
+    static func duration(milliseconds: Int64) -> String { ReadableText.duration(milliseconds: milliseconds) }
 
     private static func percent(_ share: Double) -> String {
         String(format: "%.1f %%", share * 100)
-    }
-
-    private static func plural(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     private static func two(_ number: Int) -> String {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import FareCore
 import FarecheckVersion
 import Foundation
@@ -16,14 +17,30 @@ struct FarecheckServer: AsyncParsableCommand {
             (--database-url postgres://USER:PASSWORD@HOST:PORT/DATABASE). The admin commands work on the same \
             database, also while the server runs.
 
-            Exit status: 0 done, 2 could not be done (missing database, bad key file, unknown device, ...).
-            """,
+
+            """ + ExitStatus.helpText + """
+
+
+                Environment:
+                  FARECHECK_SERVER_DB            the SQLite database, when --db is not given
+                  FARECHECK_SERVER_DATABASE_URL  the PostgreSQL database, when --database-url is not given
+
+                Files:
+                  /etc/farecheck-server/                   the anchor key, TLS certificates (see Systemd/README.md)
+                  /var/lib/farecheck-server/server.sqlite  the database under systemd (StateDirectory)
+
+                See also: farecheck(1), farecheck.toml(5), /usr/share/doc/farecheck/docs/server.md
+                """,
         version: FarecheckVersion.text,
         subcommands: [
             Serve.self, Init.self, Devices.self, Keys.self, Revoke.self, Unrevoke.self, Revocations.self,
             Inspections.self, FirstUses.self, Operators.self,
         ]
     )
+
+    /// Runs the command the arguments name (`standardMain`: the exit status table both programs share, --json
+    /// errors, repeated and unknown options refused).
+    static func main() async { await standardMain(prefix: "farecheck-server") }
 }
 
 /// Where the database is: the same two options on every command.
@@ -82,6 +99,22 @@ struct PruneAge: ParsableArguments {
     }
 }
 
+/// `--quiet` and `--progress`, for the commands whose work can take more than two seconds (issue 52).
+struct ProgressOptions: ParsableArguments {
+    @Flag(help: "Print no progress on standard error (the answer and errors still are).") var quiet = false
+    @Flag(help: "Show progress from the start (else after two seconds of work).") var progress = false
+
+    func validate() throws {
+        if quiet && progress { throw ValidationError("--quiet and --progress cannot be combined") }
+    }
+
+    /// A reporter for `task` on standard error, as the options and standard error ask.
+    func reporter(_ task: String) -> ProgressReporter {
+        ProgressReporter(
+            task: task, output: .forStandardError(quiet: quiet), quietFor: progress ? .zero : .seconds(2))
+    }
+}
+
 /// A command that works on the database and reports failures as one line on standard error, exit status 2.
 protocol StoreCommand: AsyncParsableCommand {
     var database: DatabaseOptions { get }
@@ -125,7 +158,10 @@ extension StoreCommand {
 /// record, say) are escaped.
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("farecheck-server: \(PrintableText(message))\n".utf8))
-    Foundation.exit(2)
+    if JSONErrorDocument.isRequested {
+        say(terminalSafeJSON(JSONErrorDocument.line(status: .couldNotRun, message: message)))
+    }
+    Foundation.exit(ExitStatus.couldNotRun.rawValue)
 }
 
 /// JSON text with nothing in it that a terminal acts on: the JSON writers escape C0 control characters inside

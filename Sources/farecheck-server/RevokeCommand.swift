@@ -91,6 +91,7 @@ struct Revoke: StoreCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var what: RevocationTarget
     @OptionGroup var blocklist: BlocklistImportOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     @Option(help: "Why, shown to inspectors.")
     var reason: String?
@@ -123,23 +124,27 @@ struct Revoke: StoreCommand {
         let version = try blocklist.version(list)
         var entries: [BlocklistEntry] = []
         let counts: (rows: Int, superseded: Int)
+        let progress = progressOptions.reporter(list.displayName)
+        let unit = list == .vdvKA ? "rows read" : "bytes read"
         do {
-            var shown = -10
             counts = try BlocklistFile.read(
-                list, path: path,
-                progress: { done, total in
-                    let percent = total > 0 ? done * 100 / total : 100
-                    if percent / 10 != shown / 10 {
-                        shown = percent
-                        FileHandle.standardError.write(Data("\(list): read \(percent) %\n".utf8))
-                    }
-                },
+                list, path: path, progress: { done, total in progress.step(done: done, of: total, unit) },
                 entry: { entry, _ in entries.append(entry) })
         } catch let error as FormatError {
+            progress.abandon()
             fail("\(path): \(error.message); nothing changed.")
         }
-        let outcome = try await store.importBlocklist(
-            list, version: version, entries: entries, force: blocklist.force, at: Date())
+        // One transaction of every entry (millions): said, so that the wait is not silent.
+        progress.step("storing \(ProgressReporter.grouped(entries.count)) entries in one transaction")
+        let outcome: ServerBlocklistImport
+        do {
+            outcome = try await store.importBlocklist(
+                list, version: version, entries: entries, force: blocklist.force, at: Date())
+        } catch {
+            progress.abandon()
+            throw error
+        }
+        progress.finish(count: counts.rows, "rows")
         switch outcome {
         case .unchanged(let held):
             say("\(list.displayName) version \(held) is imported already; nothing changed")
@@ -328,7 +333,7 @@ struct Inspections: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line: the record as uploaded, with deviceID and receivedAt.")
+        @Flag(help: "One JSON object per line: the record as uploaded, with deviceId and receivedAt (times RFC 3339).")
         var json = false
 
         @Option(help: "At most this many records.")
@@ -342,8 +347,11 @@ struct Inspections: AsyncParsableCommand {
                     guard var object = try JSONSerialization.jsonObject(with: Data(encoded)) as? [String: Any] else {
                         continue
                     }
-                    object["deviceID"] = stored.deviceID
+                    object["deviceId"] = stored.deviceID
                     object["receivedAt"] = stored.receivedAt.formatted(.iso8601)
+                    // Unix milliseconds on the wire; RFC 3339 like every other time in the output.
+                    object["inspectedAt"] = Date(unixMilliseconds: record.inspectedAt).formatted(
+                        Date.ISO8601FormatStyle(includingFractionalSeconds: true))
                     say(jsonLine(object))
                 } else {
                     // Every field but the date came from a device: escaped, so that none can act on the terminal

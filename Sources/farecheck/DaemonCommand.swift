@@ -47,7 +47,16 @@ struct DaemonCommand: AsyncParsableCommand {
     var out: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
-    @Flag(help: "Check the configuration and exit (status 0 when it is usable).") var check = false
+    @Flag(
+        help: ArgumentHelp(
+            "Check the configuration and exit (status 0 when it is usable, 2 when not).",
+            discussion: """
+                Tries what the daemon does at start: opens (or makes) the store and the journal, binds each listener \
+                and lets it go, looks for each scanner, camera and bench source and reads each file; warns when the \
+                store holds no keys. With a daemon already running on the store, its listeners and devices are left \
+                alone.
+                """))
+    var check = false
 
     func validate() throws {
         if demo, config != nil { throw ValidationError("--demo and --config cannot be combined") }
@@ -92,6 +101,15 @@ struct DaemonCommand: AsyncParsableCommand {
             }
             let file = demo ? nil : config ?? DaemonConfiguration.defaultPath
             for warning in configuration.securityWarnings(file: file) { printError("warning: \(warning)") }
+            // What the daemon does at start, tried: the store and journal, each listener, device and file.
+            let findings = await DaemonPreflight.run(configuration)
+            for finding in findings { printError("farecheck: \(finding)") }
+            let problems = findings.filter(\.isProblem).count
+            if problems > 0 {
+                throw CommandFailure.exit(
+                    "\(config ?? DaemonConfiguration.defaultPath): not usable (\(problems) "
+                        + "\(problems == 1 ? "problem" : "problems") above)")
+            }
             printLine("\(config ?? DaemonConfiguration.defaultPath): configuration is usable")
             return
         }
@@ -101,6 +119,8 @@ struct DaemonCommand: AsyncParsableCommand {
             throw CommandFailure.exit(error.message)
         } catch let error as ExitCode {
             throw error
+        } catch let error as DaemonStartError {
+            throw CommandFailure.exit(error.message)
         } catch {
             throw CommandFailure.exit("the daemon stopped: \(error)")
         }

@@ -57,7 +57,7 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 symbols = try scanner.scan(fileAtPath: path)
             } catch {
-                throw CommandFailure.exit("\(error)")
+                throw CommandFailure.exit(readable(error))
             }
             guard let symbol = symbols.first else {
                 printLine("\(demoCase.name): no barcode found in \(path)")
@@ -175,7 +175,7 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             forgerKey = try PrivateKey.generate(.ecP256)
         } catch {
-            throw CommandFailure.exit("cannot generate a key: \(error)")
+            throw CommandFailure.exit("cannot generate a key: \(readable(error))")
         }
         let forger = IssuingKey(privateKey: forgerKey, issuer: "demo-transit", keyID: es256.keyID, algorithm: .es256)
         cases.append(

@@ -1,4 +1,6 @@
 import ArgumentParser
+import CommandLineSupport
+import FareCore
 import FarecheckVersion
 import Foundation
 
@@ -9,13 +11,29 @@ struct Farecheck: AsyncParsableCommand {
         commandName: "farecheck",
         abstract: "Offline fare inspection: reads ticket barcodes and tells whether they are genuine and valid now.",
         discussion: """
-            Exit status: 0 when the answer is yes (a valid ticket, a symbol found), 1 when it is no \
-            (any other verdict), 2 when the command itself could not run (no such file, unreadable \
-            store), 64 for a usage error.
-
             The trust store is one SQLite file: --db PATH, else $FARECHECK_DB, else \
-            $XDG_DATA_HOME/farecheck/farecheck.sqlite (~/.local/share/farecheck/farecheck.sqlite).
-            """,
+            $XDG_DATA_HOME/farecheck/farecheck.sqlite (~/.local/share/farecheck/farecheck.sqlite). Only the commands \
+            that make a store (keys generate, keys import, sync, demo, daemon; revoke and staff add with --create) \
+            create one where there is none.
+
+
+            """ + ExitStatus.helpText + """
+
+
+                Environment:
+                  FARECHECK_DB          the trust store, when --db is not given
+                  XDG_DATA_HOME, HOME   where the default store lives
+                  FARECHECK_SYNC_TOKEN  the device token for sync, when --token-file is not given
+                  CREDENTIALS_DIRECTORY  the daemon's PIN secret as a systemd credential (farecheck-pin-secret)
+                  NOTIFY_SOCKET, WATCHDOG_USEC  the daemon's readiness and watchdog under systemd (Type=notify)
+
+                Files:
+                  /etc/farecheck/farecheck.toml        the daemon's configuration (farecheck.toml(5))
+                  /var/lib/farecheck/farecheck.sqlite  the daemon's store, with its journal beside it
+                  /run/farecheck/verdicts.sock         the daemon's verdict stream (one JSON line per verdict)
+
+                See also: farecheck-server(1), farecheck.toml(5), /usr/share/doc/farecheck/README.md
+                """,
         version: FarecheckVersion.text,
         subcommands: [
             DemoCommand.self, VerifyCommand.self, ScanCommand.self, IssueCommand.self, KeysCommand.self,
@@ -23,4 +41,8 @@ struct Farecheck: AsyncParsableCommand {
             SyncCommand.self,
         ]
     )
+
+    /// Runs the command the arguments name (`standardMain`: one exit status table, --json errors, repeated and
+    /// unknown options refused).
+    static func main() async { await standardMain(prefix: "farecheck") }
 }

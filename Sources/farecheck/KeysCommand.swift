@@ -51,7 +51,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 privateKey = try PrivateKey.generate(IssuingKey.kind(for: algorithm))
             } catch {
-                throw CommandFailure.exit("cannot generate the key: \(error)")
+                throw CommandFailure.exit("cannot generate the key: \(readable(error))")
             }
             let spki = privateKey.publicKey.spkiDER
             let kid = IssuingKey.keyID(forSPKI: spki)
@@ -163,6 +163,7 @@ struct KeysCommand: AsyncParsableCommand {
                 """)
         var purpose: KeyPurpose = .tickets
         @OptionGroup var store: StoreOptions
+        @OptionGroup var progressOptions: ProgressOptions
 
         func validate() throws {
             if versionType != nil || barcodeVersion != nil {
@@ -216,7 +217,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 material = try KeyMaterial(parsingKeyFile: bytes)
             } catch {
-                throw CommandFailure.exit("\(file): \(error)")
+                throw CommandFailure.exit("\(file): \(readable(error))")
             }
             let record =
                 try UICKeyList.isRICSCode(issuer)
@@ -391,12 +392,16 @@ struct KeysCommand: AsyncParsableCommand {
             }
             let trustStore = try store.open(ifMissing: .create)
             let report: UICKeyImportReport
+            let progress = progressOptions.reporter("UIC key list")
             do {
                 report = try trustStore.importUICKeyList(
-                    list, replace: replace, source: (path as NSString).lastPathComponent)
+                    list, replace: replace, source: (path as NSString).lastPathComponent
+                ) { done, total in progress.step(done: done, of: total, "keys read") }
             } catch {
+                progress.abandon()
                 throw CommandFailure.exit(error.description)
             }
+            progress.finish(count: list.entries.count, "keys")
             for problem in report.problems {
                 printError("farecheck: skipped \(problem)")
             }
@@ -426,7 +431,7 @@ struct KeysCommand: AsyncParsableCommand {
             var allowedProductOwnerCodes: [String]?
             /// UIC: which barcodes the key is tried on, and how a failure counts (see docs/key-scope.md).
             var scope: String?
-            var kid: String
+            var keyId: String
             var algorithm: String?
             var keyType: String
             var notBefore: Date?
@@ -457,7 +462,7 @@ struct KeysCommand: AsyncParsableCommand {
                 let trusted = authority.map { "\($0.origin)" } ?? record.origin
                 return Row(
                     format: KeyFamily.vdv.storeName, issuer: authority?.reference.description ?? record.reference,
-                    issuerName: nil, versionType: trusted, kid: record.reference, algorithm: "ISO 9796-2 RSA SHA-1",
+                    issuerName: nil, versionType: trusted, keyId: record.reference, algorithm: "ISO 9796-2 RSA SHA-1",
                     keyType: authority.map { "RSA \($0.key.bits)" } ?? "unreadable", notBefore: nil,
                     notAfter: authority?.certificate.expiry?.end, source: record.source, revoked: false,
                     purpose: KeyPurpose.tickets.rawValue)
@@ -474,7 +479,7 @@ struct KeysCommand: AsyncParsableCommand {
                         allowedProductOwnerCodes: isUIC && !record.allowedProductOwners.isEmpty
                             ? record.allowedProductOwners : nil,
                         scope: isUIC ? publicKey.map { UICKeyScope.summary(for: record.trustedKey($0)) } : nil,
-                        kid: record.keyID, algorithm: record.algorithm,
+                        keyId: record.keyID, algorithm: record.algorithm,
                         keyType: publicKey.map { "\($0.kind)" } ?? "unreadable",
                         notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
                         revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)"),
@@ -503,7 +508,7 @@ struct KeysCommand: AsyncParsableCommand {
                 let forged = row.forged == true ? " FORGED" : ""
                 let owners = row.allowedProductOwnerCodes.map { " owners \($0.joined(separator: ","))" } ?? ""
                 printLine(
-                    "\(row.format) \(row.issuer)\(name) \(row.kid) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(owners)\(row.purpose == KeyPurpose.tickets.rawValue ? "" : " for:\(row.purpose)")\(row.revoked ? " REVOKED" : "")\(forged) [\(row.source)]"
+                    "\(row.format) \(row.issuer)\(name) \(row.keyId) \(row.algorithm ?? "?") \(row.keyType)\(version)\(window)\(owners)\(row.purpose == KeyPurpose.tickets.rawValue ? "" : " for:\(row.purpose)")\(row.revoked ? " REVOKED" : "")\(forged) [\(row.source)]"
                 )
                 if let scope = row.scope { printLine("    \(scope)") }
             }

@@ -56,6 +56,7 @@ struct RevokeCommand: AsyncParsableCommand {
     @Flag(help: "Make a new store when there is none at --db (else a path with no store is refused).")
     var create = false
     @OptionGroup var store: StoreOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     /// The blocklist to import and its file, when one is named.
     private var blocklistFile: (BlocklistKind, String)? {
@@ -170,17 +171,22 @@ struct RevokeCommand: AsyncParsableCommand {
         } catch let error as BlocklistVersionError {
             throw CommandFailure.exit("\(error.message)")
         }
-        let progress = ImportProgress(list: list)
+        let progress = progressOptions.reporter(list.displayName)
+        let unit = list == .vdvKA ? "rows read" : "bytes read"
         var counts: (rows: Int, superseded: Int) = (0, 0)
         let outcome: BlocklistImportOutcome
         do {
             outcome = try trustStore.importBlocklist(list, version: version, force: force) { add in
-                counts = try BlocklistFile.read(list, path: path, progress: progress.report, entry: add)
+                counts = try BlocklistFile.read(
+                    list, path: path, progress: { done, total in progress.step(done: done, of: total, unit) },
+                    entry: add)
             }
         } catch {
+            progress.abandon()
             guard error.code == .invalidRequest else { throw error }
             throw CommandFailure.exit("\(path): \(error.message); the store is unchanged")
         }
+        progress.finish(count: counts.rows, "rows")
         switch outcome {
         case .unchanged(let held):
             printLine("\(list.displayName) version \(held) is imported already; nothing changed")
@@ -201,23 +207,5 @@ struct RevokeCommand: AsyncParsableCommand {
                 "\(status.list)\t\(status.origin)\tversion \(status.version)\t\(status.entryCount) entries\t"
                     + "imported \(status.importedAt.formatted(.iso8601))")
         }
-    }
-}
-
-/// Progress of a list import on standard error: a line at every tenth of the file (rows of the table, bytes of
-/// the CSV), so that an import of a million entries shows it is going.
-private final class ImportProgress {
-    let list: BlocklistKind
-    private var shown = -10
-
-    init(list: BlocklistKind) {
-        self.list = list
-    }
-
-    func report(done: Int, total: Int) {
-        let percent = total > 0 ? min(100, done * 100 / total) : 100
-        guard percent / 10 != shown / 10 else { return }
-        shown = percent
-        printError("\(list): \(percent) % read (\(done) of \(total) \(list == .vdvKA ? "rows" : "bytes"))")
     }
 }

@@ -30,9 +30,9 @@ struct ScanCommand: AsyncParsableCommand {
             --new-presentation-after seconds out of view is a new one. With --json each is one object with \
             file, frame, timeSeconds, symbology, byteCount, payloadBase64 and, for printable payloads, text.
 
-            Exit status: 0 when at least one symbol was found, 1 when none was (including when every \
-            image was unreadable), 2 when the command could not run (a path that does not exist, a file \
-            that is not a YUV4MPEG2 recording, or one that ends inside a frame).
+            Exit status: 0 when at least one symbol was found, 1 when none was, 2 when a path does not exist \
+            or a file is not an image it can read (what the other files hold is printed first), or a file is \
+            not a YUV4MPEG2 recording, or one that ends inside a frame.
             """
     )
 
@@ -71,15 +71,14 @@ struct ScanCommand: AsyncParsableCommand {
 
     func run() throws {
         if let video = videoOptions.video { return try scanVideo(video) }
+        // A path that is not there is said, and the others are still scanned: the answer for them comes first,
+        // the exit status (2) says something could not be read.
         let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
-        guard missing.isEmpty else {
-            for path in missing { Self.writeError("farecheck scan: \(path): no such file or directory") }
-            throw ExitCode(2)
-        }
-        var unreadable = 0
-        let files = collectFiles(unreadable: &unreadable)
+        for path in missing { cannotRead(path, "\(path): no such file or directory") }
+        var unreadable = missing.count
+        let files = collectFiles(paths.filter { FileManager.default.fileExists(atPath: $0) }, unreadable: &unreadable)
         let scanner = SymbolScanner(configuration: .init(usesFallbacks: !fast, readsWithBothEngines: bothEngines))
-        if files.isEmpty {
+        if files.isEmpty, missing.count < paths.count {
             Self.writeError("farecheck scan: no PNG, JPEG or PNM files in \(paths.joined(separator: ", "))")
         }
         let progress = ProgressLine(total: files.count, enabled: isatty(2) == 1 && files.count > 1)
@@ -94,7 +93,7 @@ struct ScanCommand: AsyncParsableCommand {
             } catch {
                 unreadable += 1
                 progress.clear()
-                Self.writeError("farecheck scan: \(error.description)")
+                cannotRead(file, error.description)
                 continue
             }
             if raw, let first = symbols.first {
@@ -120,10 +119,21 @@ struct ScanCommand: AsyncParsableCommand {
         progress.clear()
         if files.count > 1 && !raw {
             Self.writeError(
-                "farecheck scan: \(files.count) files, \(symbolCount) symbols, "
+                "farecheck scan: \(ReadableText.count(files.count, "file")), "
+                    + "\(ReadableText.count(symbolCount, "symbol")), "
                     + "\(filesWithoutSymbol) without a symbol, \(unreadable) unreadable")
         }
+        if unreadable > 0 { throw ExitCode(2) }
         if symbolCount == 0 { throw ExitCode(1) }
+    }
+
+    /// A file that could not be read: said on standard error and, with --json, as a line of its own on standard
+    /// output (`{"error":{"code":"could-not-run","message":…},"file":…}`), so that the JSON names every file.
+    private func cannotRead(_ file: String, _ message: String) {
+        Self.writeError("farecheck scan: \(message)")
+        guard json else { return }
+        let error = JSONErrorDocument.line(status: .couldNotRun, message: message)
+        Self.writeLine(String(error.dropLast()) + ",\"file\":\(Self.jsonString(file))}")
     }
 
     // MARK: - Video
@@ -189,7 +199,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     /// The image files to scan: named files as they are, directories walked recursively for image
     /// extensions, everything in sorted order. Directories that cannot be listed are reported and counted.
-    private func collectFiles(unreadable: inout Int) -> [String] {
+    private func collectFiles(_ paths: [String], unreadable: inout Int) -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false

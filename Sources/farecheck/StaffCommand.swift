@@ -73,7 +73,7 @@ struct StaffCommand: AsyncParsableCommand {
             do {
                 hash = try PINHash(pin: line, secret: secret)
             } catch {
-                throw CommandFailure.exit("\(error)")
+                throw CommandFailure.exit(readable(error))
             }
             do {
                 try trustStore.saveStaff(StaffRecord(staffID: staffID, name: name, pin: hash))

@@ -1,7 +1,10 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import Signatures
+import Sync
 import TrustStore
+import ValidationAPI
 
 /// A failure that stops a command before it can answer: printed as one line, exit status 2.
 struct CommandFailure: Error, CustomStringConvertible {
@@ -11,10 +14,22 @@ struct CommandFailure: Error, CustomStringConvertible {
 }
 
 extension CommandFailure {
-    /// Prints the failure and exits with status 2.
+    /// Prints the failure (and, with `--json`, its JSON document on standard output) and exits with status 2.
     static func exit(_ message: String) -> ExitCode {
         printError("farecheck: \(message)")
-        return ExitCode(2)
+        if JSONErrorDocument.isRequested { printLine(JSONErrorDocument.line(status: .couldNotRun, message: message)) }
+        return ExitCode(ExitStatus.couldNotRun.rawValue)
+    }
+}
+
+/// An error as a person reads it: our own errors' message without the code in brackets that their description
+/// adds for logs (`[privateKeyInsteadOfPublicKey]`); anything else as it describes itself.
+func readable(_ error: any Error) -> String {
+    switch error {
+    case let error as SignatureError: error.message
+    case let error as SyncError: error.message
+    case let error as BundleError: error.message
+    default: "\(error)"
     }
 }
 
@@ -26,6 +41,22 @@ func printError(_ line: String) {
 /// Writes a line to standard output and flushes it, so pipes see each line as it is made.
 func printLine(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// `--quiet` and `--progress`, for the commands whose work can take more than two seconds (issue 52).
+struct ProgressOptions: ParsableArguments {
+    @Flag(help: "Print no progress on standard error (the answer and errors still are).") var quiet = false
+    @Flag(help: "Show progress from the start (else after two seconds of work).") var progress = false
+
+    func validate() throws {
+        if quiet && progress { throw ValidationError("--quiet and --progress cannot be combined") }
+    }
+
+    /// A reporter for `task` on standard error, as the options and standard error ask.
+    func reporter(_ task: String) -> ProgressReporter {
+        ProgressReporter(
+            task: task, output: .forStandardError(quiet: quiet), quietFor: progress ? .zero : .seconds(2))
+    }
 }
 
 /// `--db PATH`, shared by every command that uses the store.

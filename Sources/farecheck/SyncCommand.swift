@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import DaemonConfig
+import FareCore
 import Foundation
 import Logging
 import Sync
@@ -72,6 +73,7 @@ struct SyncCommand: AsyncParsableCommand {
     var clockFloorTolerance: Double?
     @Flag(help: "Print what changed as one JSON object.") var json = false
     @OptionGroup var store: StoreOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func validate() throws {
         if config != nil,
@@ -109,21 +111,40 @@ struct SyncCommand: AsyncParsableCommand {
         var logger = Logger(label: "farecheck.sync")
         logger.logLevel = .warning
         let report: SyncReport
+        // Pages of revocations (millions, for a new validator) and upload batches, as they are applied.
+        let revocations = progressOptions.reporter("revocations")
+        let uploads = progressOptions.reporter("inspections")
         do {
             let httpConfiguration = try client.httpClientConfiguration()
             report = try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
-                try await SyncRound(
+                var round = SyncRound(
                     client: ValidationAPIClient(
                         configuration: client, http: http,
                         servers: ServerPool(urls: client.baseURLs, logger: logger)),
                     store: trustStore,
                     anchors: pinned, logger: logger,
-                    clockFloorTolerance: clockFloorTolerance ?? configuredTolerance ?? 300
-                ).run()
+                    clockFloorTolerance: clockFloorTolerance ?? configuredTolerance ?? 300)
+                round.progress = { step in
+                    switch step {
+                    case .revocationPage(let pages, let added, let removed):
+                        revocations.step(
+                            "\(ReadableText.count(pages, "page")) applied, \(ProgressReporter.grouped(added)) added, "
+                                + "\(ProgressReporter.grouped(removed)) removed")
+                    case .uploaded(let count):
+                        uploads.step("\(ProgressReporter.grouped(count)) uploaded")
+                    }
+                }
+                return try await round.run()
             }
+            revocations.finish(count: report.revocationsAdded + report.revocationsRemoved, "entries")
+            uploads.finish(count: report.inspectionsUploaded, "inspections")
         } catch let error as SyncError {
+            revocations.abandon()
+            uploads.abandon()
             throw CommandFailure.exit("not synced: \(error.message) [\(error.code)]")
         } catch {
+            revocations.abandon()
+            uploads.abandon()
             throw CommandFailure.exit("not synced: \(error)")
         }
         if json {

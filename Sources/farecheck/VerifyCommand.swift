@@ -159,7 +159,7 @@ struct VerifyCommand: AsyncParsableCommand {
             do {
                 symbols = try SymbolScanner().scan(fileAtPath: image)
             } catch {
-                throw CommandFailure.exit("\(error)")
+                throw CommandFailure.exit(readable(error))
             }
             payloads = symbols.map { (image, $0.symbology, $0.bytes) }
         } else {

@@ -156,7 +156,7 @@ struct CLITests {
         #expect(imported.text.contains(certKid))
         var list = try bench.farecheck(["keys", "list", "--json"]).jsonLines
         #expect(list.count == 1)
-        #expect(list.first?["kid"] as? String == certKid)
+        #expect(list.first?["keyId"] as? String == certKid)
         #expect(list.first?["algorithm"] as? String == "ES256")
         #expect(list.first?["notAfter"] is String)
 
@@ -170,7 +170,7 @@ struct CLITests {
                 "keys", "import", bench.path("pub.pem"), "--issuer", "other-transit", "--kid", "44556677",
             ]).status == 0)
         list = try bench.farecheck(["keys", "list", "--json"]).jsonLines
-        #expect(Set(list.compactMap { $0["kid"] as? String }) == [certKid, "00112233", "44556677"])
+        #expect(Set(list.compactMap { $0["keyId"] as? String }) == [certKid, "00112233", "44556677"])
 
         // A ticket signed with the OpenSSL-made key verifies against the imported certificate.
         try bench.farecheck([

@@ -18,7 +18,7 @@ struct UICCLITests {
         #expect(first.stderr.contains("1182/2"))
         let keys = try bench.farecheck(["keys", "list", "--json"]).jsonLines
         #expect(keys.count == 59)
-        let d7 = try #require(keys.first { $0["issuer"] as? String == "1080" && $0["kid"] as? String == "7" })
+        let d7 = try #require(keys.first { $0["issuer"] as? String == "1080" && $0["keyId"] as? String == "7" })
         #expect(d7["format"] as? String == "uic-918-3")
         #expect(d7["versionType"] as? String != nil)
         #expect((d7["keyType"] as? String)?.hasPrefix("DSA") == true)
@@ -136,8 +136,8 @@ struct UICCLITests {
             #expect(run.status == 0, "\(run.stderr)")
         }
         let keys = try bench.farecheck(["keys", "list", "--json"]).jsonLines
-        #expect(keys.contains { $0["issuer"] as? String == "1080" && $0["kid"] as? String == "1" })
-        #expect(keys.contains { $0["issuer"] as? String == "3703" && $0["kid"] as? String == "7" })
+        #expect(keys.contains { $0["issuer"] as? String == "1080" && $0["keyId"] as? String == "1" })
+        #expect(keys.contains { $0["issuer"] as? String == "3703" && $0["keyId"] as? String == "7" })
         let sample = "\(db)/Muster-918-9-Laenderticket-Bayern.bin"
         let today = try #require(try bench.farecheck(["verify", "--payload-file", sample, "--json"]).jsonLines.first)
         #expect(today["verdict"] as? String == "expired")

@@ -44,11 +44,11 @@ struct VDVCLITests {
         #expect(listed.count == 30)
         #expect(
             listed.contains {
-                $0["kid"] as? String == "4445564456110216" && $0["versionType"] as? String == "trusted unsigned"
+                $0["keyId"] as? String == "4445564456110216" && $0["versionType"] as? String == "trusted unsigned"
             })
         #expect(
             listed.contains {
-                $0["kid"] as? String == "4555564456100106" && $0["versionType"] as? String == "pinned root"
+                $0["keyId"] as? String == "4555564456100106" && $0["versionType"] as? String == "pinned root"
             })
 
         #expect(try verdict(at: "2023-03-15T12:00:00Z")["verdict"] as? String == "valid")

@@ -158,7 +158,9 @@ struct DaemonCameraTests {
             #expect(run.status == 2, "\(text)")
             #expect(run.stderr.contains(expected), "\(run.stderr)")
         }
-        try "[[camera]]\n".write(toFile: bench.path("ok.toml"), atomically: true, encoding: .utf8)
+        // (--check opens the store and binds the page's port: both the bench's own.)
+        try "store = \"\(bench.db)\"\n[[camera]]\n[output]\nsocket = \"\"\n[http]\nlisten = \"127.0.0.1:0\"\n"
+            .write(toFile: bench.path("ok.toml"), atomically: true, encoding: .utf8)
         #expect(try bench.farecheck(["daemon", "--config", bench.path("ok.toml"), "--check"]).status == 0)
     }
 }

@@ -180,7 +180,7 @@ struct DaemonSecurityTests {
 
             [http]
             listen = "\(listen)"
-            tls_listen = "0.0.0.0:8443"
+            tls_listen = "0.0.0.0:0"
             tls_cert = "\(tls.certificate)"
             tls_key = "\(tls.key)"
 
@@ -191,12 +191,15 @@ struct DaemonSecurityTests {
             chmod(tls.key, 0o600)
             return try bench.farecheck(["daemon", "--check", "--config", path])
         }
-        let loopback = try check(listen: "127.0.0.1:8080")
+        // (--check binds each listener: port 0 keeps it from meeting another program's. The one warning a new, empty
+        // store draws is not about security.)
+        let loopback = try check(listen: "127.0.0.1:0")
         #expect(loopback.status == 0, "\(loopback.stderr)")
-        #expect(!loopback.stderr.contains("warning"), "\(loopback.stderr)")
-        let beyond = try check(listen: "0.0.0.0:8080")
+        let warnings = loopback.stderr.split(separator: "\n").filter { $0.contains("warning") }
+        #expect(warnings.allSatisfy { $0.contains("holds no keys") }, "\(loopback.stderr)")
+        let beyond = try check(listen: "0.0.0.0:0")
         #expect(beyond.status == 0, "\(beyond.stderr)")
-        #expect(beyond.stderr.contains("warning: the page listens on 0.0.0.0:8080 without TLS"))
+        #expect(beyond.stderr.contains("warning: the page listens on 0.0.0.0:0 without TLS"))
         #expect(beyond.stderr.contains("put [http] listen on loopback"))
     }
 
@@ -233,10 +236,10 @@ struct DaemonSecurityTests {
         #expect(plain.stderr.contains("https://"))
 
         let loopback = try bench.farecheck(
-            ["daemon", "--check", "--config", try config(url: "http://127.0.0.1:9", listen: "0.0.0.0:8080")])
+            ["daemon", "--check", "--config", try config(url: "http://127.0.0.1:9", listen: "0.0.0.0:0")])
         #expect(loopback.status == 0, "\(loopback.stderr)")
         #expect(loopback.stderr.contains("warning: [sync] token_file \(token) can be read by every user"))
-        #expect(loopback.stderr.contains("warning: the page listens on 0.0.0.0:8080 without TLS"))
+        #expect(loopback.stderr.contains("warning: the page listens on 0.0.0.0:0 without TLS"))
         #expect(loopback.stderr.contains("warning: no PIN secret"))
         #expect(!loopback.stderr.contains("the configuration file"), "the configuration file itself is 0600")
     }

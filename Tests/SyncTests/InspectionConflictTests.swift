@@ -66,7 +66,7 @@ struct InspectionConflictTests {
         var listed = try bench.server.inspections()
         #expect(listed.count == 3)
         #expect(
-            Set(listed.filter { $0["id"] as? String == "shared-id" }.compactMap { $0["deviceID"] as? String })
+            Set(listed.filter { $0["id"] as? String == "shared-id" }.compactMap { $0["deviceId"] as? String })
                 == ["validator-1", "validator-2"])
 
         // Device A again, from a journal restored elsewhere: the same "a-only" record, and other content under
@@ -108,7 +108,7 @@ struct InspectionConflictTests {
         listed = try bench.server.inspections()
         #expect(listed.count == 3)
         let kept = try #require(
-            listed.first { $0["id"] as? String == "shared-id" && $0["deviceID"] as? String == "validator-1" })
+            listed.first { $0["id"] as? String == "shared-id" && $0["deviceId"] as? String == "validator-1" })
         #expect(kept["verdict"] as? String == fromA.verdict.text)
     }
 

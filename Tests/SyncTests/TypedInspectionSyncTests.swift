@@ -78,11 +78,22 @@ struct TypedInspectionSyncTests {
 
         let report = try await bench.round()
         #expect(report.inspectionsUploaded == inspections.count, "\(report.summary)")
-        // What the server holds, as its admin command prints it (the record as uploaded).
+        // What the server holds, as its admin command prints it: the record as uploaded, with the time in RFC 3339
+        // and ids spelled `…Id` as every output spells them; turned back into the wire format here.
         let lines = try bench.server.admin(["inspections", "list", "--json"]).split(separator: "\n")
         var held: [String: InspectionUpload] = [:]
         for line in lines {
-            let record = try WireFormat.decode(InspectionUpload.self, from: Array(line.utf8))
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let time = try #require(
+                (object["inspectedAt"] as? String).flatMap {
+                    try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                })
+            object["inspectedAt"] = Int64((time.timeIntervalSince1970 * 1000).rounded())
+            for key in object.keys where key.hasSuffix("Id") {
+                object[String(key.dropLast(2)) + "ID"] = object.removeValue(forKey: key)
+            }
+            let wire = try JSONSerialization.data(withJSONObject: object)
+            let record = try WireFormat.decode(InspectionUpload.self, from: Array(wire))
             held[record.id] = record
         }
         #expect(held.count == inspections.count)

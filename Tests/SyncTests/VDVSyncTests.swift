@@ -38,7 +38,7 @@ struct VDVSyncTests {
         let run = try bench.validator.farecheck(["keys", "list", "--json", "--db", bench.validator.db])
         var rows: [String: [String: Any]] = [:]
         for row in run.jsonLines where row["format"] as? String == KeyFamily.vdv.storeName {
-            if let kid = row["kid"] as? String { rows[kid] = row }
+            if let kid = row["keyId"] as? String { rows[kid] = row }
         }
         return rows
     }
@@ -68,14 +68,14 @@ struct VDVSyncTests {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }.filter { $0["format"] as? String == "vdv" }
         #expect(listed.count == 2)
-        #expect(listed.contains { $0["keyID"] as? String == "4555564456100106" && $0["root"] as? Bool == true })
-        #expect(listed.contains { $0["keyID"] as? String == "4445564456110216" && $0["root"] as? Bool == false })
+        #expect(listed.contains { $0["keyId"] as? String == "4555564456100106" && $0["root"] as? Bool == true })
+        #expect(listed.contains { $0["keyId"] as? String == "4445564456110216" && $0["root"] as? Bool == false })
         // Validators that predate VDV certificates parse every key's SPKI: a VDV key's is its RSA key, so they
         // still apply the bundle (and ignore the certificate).
         let bits = ["4555564456100106": 1984, "4445564456110216": 1536]
         for key in listed {
             let spki = try #require((key["spki"] as? String).flatMap { Data(base64Encoded: $0) })
-            let expected = try #require(bits[key["keyID"] as? String ?? ""])
+            let expected = try #require(bits[key["keyId"] as? String ?? ""])
             #expect(try PublicKey(spkiDER: Array(spki)).kind == .rsa(bits: expected))
         }
         try bench.server.admin(["keys", "publish", "--anchor-key", ReferenceServer.demoAnchorKey])
@@ -174,7 +174,7 @@ struct VDVSyncTests {
         let run = try bench.validator.farecheck(["keys", "list", "--json", "--db", bench.validator.db])
         let uic = try #require(run.jsonLines.first { $0["format"] as? String == KeyFamily.uic.storeName })
         #expect(uic["issuer"] as? String == "1080")
-        #expect(uic["kid"] as? String == "7")
+        #expect(uic["keyId"] as? String == "7")
         #expect(uic["versionType"] as? String == "DOS")
         #expect(uic["source"] as? String == "sync")
         let fc1 = try #require(run.jsonLines.first { $0["format"] as? String == KeyFamily.fc1.storeName })

@@ -254,7 +254,7 @@ struct FirstUseServerTests {
         #expect(conflicts.count == 1)
         #expect(
             conflicts.first?["device"] as? String == "gate-b" && conflicts.first?["firstDevice"] as? String == "gate-a")
-        #expect(conflicts.first?["ticketID"] as? String == "5a" && conflicts.first?["inspectionID"] as? String == "b-1")
+        #expect(conflicts.first?["ticketId"] as? String == "5a" && conflicts.first?["inspectionId"] as? String == "b-1")
         let text = try bench.adminOK(["first-uses", "conflicts"])
         #expect(text.contains("demo-transit/5a: passed gate-b at") && text.contains("after gate-a at"), "\(text)")
 

@@ -87,7 +87,7 @@ struct InspectionOwnershipTests {
         let listed = try Self.listed(bench)
         #expect(listed.count == 2)
         let byDevice = Dictionary(
-            uniqueKeysWithValues: listed.map { ($0["deviceID"] as? String ?? "", $0["verdict"] as? String ?? "") })
+            uniqueKeysWithValues: listed.map { ($0["deviceId"] as? String ?? "", $0["verdict"] as? String ?? "") })
         #expect(byDevice == ["validator-a": "valid", "validator-b": "revoked"])
     }
 
@@ -177,7 +177,7 @@ struct InspectionOwnershipTests {
         #expect(again.results?.map(\.outcome) == [.alreadyStored])
         let other = try await Self.upload([Self.record("kept", verdict: .revoked)], to: server, token: tokenB)
         #expect(other.results?.map(\.outcome) == [.stored])
-        #expect(Set(try Self.listed(bench).compactMap { $0["deviceID"] as? String }) == ["validator-a", "validator-b"])
+        #expect(Set(try Self.listed(bench).compactMap { $0["deviceId"] as? String }) == ["validator-a", "validator-b"])
     }
 
     @Test(

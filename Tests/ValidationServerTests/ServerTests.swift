@@ -237,9 +237,9 @@ struct ServerTests {
             }
         #expect(listed.count == 4)
         #expect(Set(listed.compactMap { $0["id"] as? String }) == ["record-1", "record-2", "record-3", "record-4"])
-        #expect(listed.allSatisfy { $0["deviceID"] as? String == "validator-7" })
+        #expect(listed.allSatisfy { $0["deviceId"] as? String == "validator-7" })
         let stored = try #require(listed.first { $0["id"] as? String == "record-2" })
-        #expect(stored["ticketID"] as? String == "0102")
+        #expect(stored["ticketId"] as? String == "0102")
         #expect(stored["payloadDigest"] as? String == digest(.sha256, [2]).hexString)
     }
 

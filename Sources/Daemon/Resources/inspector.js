@@ -280,7 +280,7 @@ function renderVerdict(event) {
   keys.replaceChildren();
   for (const key of Array.isArray(event.keys) ? event.keys : []) {
     const item = document.createElement("li");
-    item.append(key.issuer + "/" + key.keyID + " \u2014 "
+    item.append(key.issuer + "/" + key.keyId + " \u2014 "
       + term("keyOutcomes", key.outcome, String(key.outcome).replace(/-/g, " ")) + ": ",
       englishSpan(key.reason), " (" + key.listing + ")");
     keys.append(item);
@@ -371,6 +371,7 @@ function renderHealth(report) {
   const down = (report.scanners || []).filter((scanner) => !scanner.connected)
     .map((scanner) => scanner.name + ": " + (scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
+  if (report.lastSyncError) down.push("sync: " + report.lastSyncError);
   const clock = report.clock;
   if (clock && clock.trusted === false) down.push(text("clockUntrusted"));
   if (clock && clock.trusted === false) {
