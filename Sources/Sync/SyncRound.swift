@@ -84,6 +84,14 @@ public struct SyncReport: Sendable, Equatable, Codable {
     }
 }
 
+/// Where a sync round's work runs (`SyncRound.priority`).
+public enum RoundPriority: Sendable, Equatable {
+    /// On the sync thread, in the idle CPU policy and I/O class (`SyncThread`): any other thread comes first.
+    case background
+    /// On the caller's threads, at normal priority.
+    case foreground
+}
+
 /// A step of a sync round, for progress: the round's totals so far.
 public enum SyncProgress: Sendable, Equatable {
     /// A page of revocations applied: pages so far, entries added and removed so far.
@@ -116,6 +124,11 @@ public struct SyncRound: Sendable {
     /// brings its `ServerLink` up here, so that no scan finds a key of this round's while online checks are still
     /// off (a single use at that moment would not be claimed for the fleet).
     public var serverAnswered: @Sendable () -> Void = {}
+    /// Where the round's work runs: `.background` (the daemon's worker) on the sync thread, below every other
+    /// thread; `.foreground` on the caller's threads at normal priority, for `farecheck sync`, which a person waits
+    /// for. Beside a program that keeps every core busy, the idle thread gets a few thousandths of the CPU: a
+    /// round that takes 0.2 s alone took 56 s beside `stress-ng --cpu 2` (issue 53).
+    public var priority: RoundPriority = .background
     /// Told each step of a long round (a revocation page applied, an upload accepted), with the round's totals so
     /// far: `farecheck sync` shows them as progress.
     public var progress: @Sendable (SyncProgress) -> Void = { _ in }
@@ -139,10 +152,15 @@ public struct SyncRound: Sendable {
         self.clockFloorTolerance = clockFloorTolerance
     }
 
-    /// Runs the round on the sync thread (`SyncThread`, below every other thread's priority); throws at the first
-    /// step that fails (the steps before it stay applied).
+    /// Runs the round, on the sync thread (`SyncThread`, below every other thread's priority) unless `priority` is
+    /// `.foreground`; throws at the first step that fails (the steps before it stay applied).
     public func run() async throws(SyncError) -> SyncReport {
-        try await SyncThread.shared.run { () async throws(SyncError) -> SyncReport in try await runSteps() }
+        switch priority {
+        case .background:
+            try await SyncThread.shared.run { () async throws(SyncError) -> SyncReport in try await runSteps() }
+        case .foreground:
+            try await runSteps()
+        }
     }
 
     /// `run()`'s steps, on the thread it runs them on.

@@ -124,6 +124,8 @@ struct SyncCommand: AsyncParsableCommand {
                     store: trustStore,
                     anchors: pinned, logger: logger,
                     clockFloorTolerance: clockFloorTolerance ?? configuredTolerance ?? 300)
+                // A person waits for it: at normal priority, not behind every other program as the daemon's rounds.
+                round.priority = .foreground
                 round.progress = { step in
                     switch step {
                     case .revocationPage(let pages, let added, let removed):

@@ -121,7 +121,8 @@ struct FailoverTests {
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
             // Small batches: many uploads in each round.
-            let round = SyncRound(client: client, store: store, anchors: [.demo], uploadBatchSize: 5)
+            var round = SyncRound(client: client, store: store, anchors: [.demo], uploadBatchSize: 5)
+            round.priority = .foreground  // failover is under test, not scheduling (SyncBench.round)
             for index in 0..<6 {
                 let count = index == 3 ? 300 : 20
                 let before = try store.unsentInspectionCount()
@@ -183,7 +184,9 @@ struct FailoverTests {
             http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
             do {
-                _ = try await SyncRound(client: client, store: store, anchors: [.demo]).run()
+                var round = SyncRound(client: client, store: store, anchors: [.demo])
+                round.priority = .foreground
+                _ = try await round.run()
                 return nil as SyncError?
             } catch let error as SyncError {
                 return error
@@ -210,7 +213,8 @@ struct FailoverTests {
         let store = try bench.store()
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
-            let round = SyncRound(client: client, store: store, anchors: [.demo])
+            var round = SyncRound(client: client, store: store, anchors: [.demo])
+            round.priority = .foreground
             _ = try await round.run()
             first.kill()
             second.kill()
@@ -231,7 +235,9 @@ struct FailoverTests {
                     baseURL: second.baseURL, replicas: [bench.server.baseURL], token: bench.token,
                     requestTimeout: .seconds(10)),
                 http: http)
-            let report = try await SyncRound(client: again, store: store, anchors: [.demo]).run()
+            var last = SyncRound(client: again, store: store, anchors: [.demo])
+            last.priority = .foreground
+            let report = try await last.run()
             #expect(report.inspectionsUploaded == 4)
             #expect(again.servers.currentURL == bench.server.baseURL)
         }
