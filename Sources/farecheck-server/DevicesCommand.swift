@@ -72,20 +72,21 @@ struct Devices: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line.")
+        @Flag(help: "One JSON array, an object per record ([] for none).")
         var json = false
 
         func run(on store: any ServerStore) async throws {
+            let list = JSONList()
             for device in try await store.devices() {
                 let state = device.revoked ? "revoked" : "active"
                 let created = device.createdAt.formatted(.iso8601)
                 if json {
-                    say(
-                        jsonLine(["id": device.id, "state": state, "role": device.role.rawValue, "createdAt": created]))
+                    list.append(["id": device.id, "state": state, "role": device.role.rawValue, "createdAt": created])
                 } else {
                     say("\(PrintableText(device.id))\t\(state)\t\(device.role)\t\(created)")
                 }
             }
+            if json { list.finish() }
         }
     }
 }
@@ -107,6 +108,23 @@ func jsonLine(_ object: [String: Any]) -> String {
             withJSONObject: outputSpelling(object), options: [.sortedKeys, .withoutEscapingSlashes])
     else { return "{}" }
     return terminalSafeJSON(String(decoding: data, as: UTF8.self))
+}
+
+/// What a list command prints with `--json`: one JSON array of its records, `[]` when there are none (issue 52).
+/// Records are appended as they are read and printed together by `finish()`.
+final class JSONList {
+    private var records: [Any] = []
+
+    func append(_ record: [String: Any]) { records.append(outputSpelling(record)) }
+
+    /// Prints the array on standard output.
+    func finish() {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: records, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return say("[]") }
+        say(terminalSafeJSON(String(decoding: data, as: UTF8.self)))
+    }
 }
 
 /// `value` with every field name ending in `ID` spelled `…Id`, at every depth.

@@ -25,13 +25,15 @@ struct FirstUses: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line.") var json = false
+        @Flag(help: "One JSON array, an object per record ([] for none).") var json = false
 
         @Option(help: "At most this many conflicts.") var limit = 1000
 
         func run(on store: any ServerStore) async throws {
             let conflicts = try await store.firstUseConflicts(limit: max(0, limit))
             if !json, conflicts.isEmpty { say("No first-use conflicts: no single-use ticket passed two devices.") }
+            let list = JSONList()
+            defer { if json { list.finish() } }
             for conflict in conflicts {
                 if json {
                     var line: [String: Any] = [
@@ -42,7 +44,7 @@ struct FirstUses: AsyncParsableCommand {
                         "foundAt": conflict.foundAt.formatted(.iso8601),
                     ]
                     if let first = conflict.firstInspectionID { line["firstInspectionID"] = first }
-                    say(jsonLine(line))
+                    list.append(line)
                 } else {
                     // Every field but the dates came from a device: escaped, so that none can act on the terminal.
                     say(
@@ -140,22 +142,23 @@ struct FirstUses: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line.") var json = false
+        @Flag(help: "One JSON array, an object per record ([] for none).") var json = false
 
         @Option(help: "At most this many withdrawals.") var limit = 1000
 
         func run(on store: any ServerStore) async throws {
             let withdrawals = try await store.firstUseWithdrawals(limit: max(0, limit))
             if !json, withdrawals.isEmpty { say("No first use was withdrawn.") }
+            let list = JSONList()
+            defer { if json { list.finish() } }
             for record in withdrawals {
                 let withdrawal = record.withdrawal
                 if json {
-                    say(
-                        jsonLine([
-                            "ticketID": withdrawal.ticketID.hexString, "format": withdrawal.format,
-                            "issuer": withdrawal.issuer, "device": withdrawal.device,
-                            "withdrawnAt": withdrawal.withdrawnAt.formatted(.iso8601), "reason": record.reason,
-                        ]))
+                    list.append([
+                        "ticketID": withdrawal.ticketID.hexString, "format": withdrawal.format,
+                        "issuer": withdrawal.issuer, "device": withdrawal.device,
+                        "withdrawnAt": withdrawal.withdrawnAt.formatted(.iso8601), "reason": record.reason,
+                    ])
                 } else {
                     say(
                         "\(PrintableText(withdrawal.issuer))/\(withdrawal.ticketID.hexString): claimed by "

@@ -387,10 +387,12 @@ struct Keys: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line.")
+        @Flag(help: "One JSON array, an object per record ([] for none).")
         var json = false
 
         func run(on store: any ServerStore) async throws {
+            let list = JSONList()
+            defer { if json { list.finish() } }
             for key in try await store.issuerKeys() {
                 if json {
                     var object: [String: Any] = [
@@ -403,7 +405,7 @@ struct Keys: AsyncParsableCommand {
                     object["versionType"] = key.versionType
                     object["certificate"] = key.certificate.map { Data($0).base64EncodedString() }
                     if key.format == KeyFamily.vdv.wireName { object["root"] = key.root }
-                    say(jsonLine(object))
+                    list.append(object)
                 } else {
                     // The fifth column: the UIC versionType, or for VDV whether validators pin it as a root.
                     let kind = key.format == KeyFamily.vdv.wireName ? (key.root ? "root" : "sub-CA") : key.versionType

@@ -63,19 +63,21 @@ struct Operators: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line.")
+        @Flag(help: "One JSON array, an object per record ([] for none).")
         var json = false
 
         func run(on store: any ServerStore) async throws {
+            let list = JSONList()
             for account in try await store.operators() {
                 let state = account.revoked ? "revoked" : "active"
                 let created = account.createdAt.formatted(.iso8601)
                 if json {
-                    say(jsonLine(["name": account.name, "state": state, "createdAt": created]))
+                    list.append(["name": account.name, "state": state, "createdAt": created])
                 } else {
                     say("\(PrintableText(account.name))\t\(state)\t\(created)")
                 }
             }
+            if json { list.finish() }
         }
     }
 }

@@ -333,13 +333,15 @@ struct Inspections: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "One JSON object per line: the record as uploaded, with deviceId and receivedAt (times RFC 3339).")
+        @Flag(help: "One JSON array: each record as uploaded, with deviceId and receivedAt (times RFC 3339).")
         var json = false
 
         @Option(help: "At most this many records.")
         var limit = 1000
 
         func run(on store: any ServerStore) async throws {
+            let list = JSONList()
+            defer { if json { list.finish() } }
             for stored in try await store.inspections(limit: max(0, limit)) {
                 let record = stored.record
                 if json {
@@ -352,7 +354,7 @@ struct Inspections: AsyncParsableCommand {
                     // Unix milliseconds on the wire; RFC 3339 like every other time in the output.
                     object["inspectedAt"] = Date(unixMilliseconds: record.inspectedAt).formatted(
                         Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-                    say(jsonLine(object))
+                    list.append(object)
                 } else {
                     // Every field but the date came from a device: escaped, so that none can act on the terminal
                     // or pass for a column or a line of its own.

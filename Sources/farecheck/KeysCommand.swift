@@ -415,7 +415,7 @@ struct KeysCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Show the trusted keys.")
 
-        @Flag(help: "One JSON object per line per key.") var json = false
+        @Flag(help: "One JSON array, an object per key ([] for none).") var json = false
         @OptionGroup var store: StoreOptions
 
         struct Row: Encodable {
@@ -487,7 +487,7 @@ struct KeysCommand: AsyncParsableCommand {
                     )
                 }
             if json {
-                for row in rows { printLine(jsonLine(row)) }
+                printLine(jsonLine(rows))  // one array; [] for an empty store
                 return
             }
             if rows.isEmpty {

@@ -37,7 +37,7 @@ struct ScannersCommand: AsyncParsableCommand {
         var ids: [String] = []
         @Option(name: .customLong("sysfs"), help: "The sysfs root to look in.") var sysfs: String = "/sys"
         @Option(name: .customLong("dev"), help: "The device directory.") var dev: String = "/dev"
-        @Flag(help: "One JSON object per line per scanner node.") var json = false
+        @Flag(help: "One JSON array: an object per scanner node and camera ([] for none).") var json = false
 
         struct Row: Encodable {
             var node: String
@@ -81,8 +81,8 @@ struct ScannersCommand: AsyncParsableCommand {
                     problem: camera.problem)
             }
             if json {
-                for row in rows { printLine(jsonLine(row)) }
-                for row in cameraRows { printLine(jsonLine(row)) }
+                // One array, scanners then cameras; [] when there is neither.
+                printLine(jsonArray(rows.map { jsonLine($0) } + cameraRows.map { jsonLine($0) }))
             } else if rows.isEmpty {
                 printLine(result.explanation ?? "No scanners found.")
             } else {

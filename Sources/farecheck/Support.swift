@@ -142,6 +142,10 @@ func readFile(_ path: String) throws -> [UInt8] {
 }
 
 /// Encodes a value as one line of JSON with sorted keys.
+/// One JSON array of `lines` (each one JSON value, as `jsonLine` writes them): what a list command prints with
+/// `--json`, `[]` when the list is empty (issue 52).
+func jsonArray(_ lines: [String]) -> String { "[" + lines.joined(separator: ",") + "]" }
+
 func jsonLine(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

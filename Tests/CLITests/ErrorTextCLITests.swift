@@ -68,8 +68,11 @@ struct ErrorTextCLITests {
         #expect(!run.stderr.contains("["), "\(run.stderr)")
     }
 
-    @Test("keys list --json spells the key id keyId, as verify --json does")
+    @Test("keys list --json: one array, [] for an empty store, the key id spelt keyId as verify --json spells it")
     func keyIdSpelling() throws {
+        bench.withEmptyStore()
+        let empty = try bench.farecheck(["keys", "list", "--json"])
+        #expect(empty.status == 0 && empty.text == "[]\n", "\(empty.text)")
         let generated = try bench.farecheck([
             "keys", "generate", "--issuer", "demo-transit", "--alg", "ES256", "--out", bench.path("demo.key"),
         ])

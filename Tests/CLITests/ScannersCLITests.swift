@@ -112,14 +112,18 @@ struct ScannersCLITests {
         try FileManager.default.createSymbolicLink(atPath: dev + "/video1", withDestinationPath: "/dev/null")
         let none = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev])
         #expect(none.status == 1)
+        // With --json, nothing found is an empty array.
+        let noneJSON = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev, "--json"])
+        #expect(noneJSON.status == 1 && noneJSON.text == "[]\n", "\(noneJSON.text)")
         #expect(none.text.contains("No cameras found (no video node under \(dev) captures video)"), "\(none.text)")
         #expect(!none.text.contains("libv4l2"), "libv4l2's own complaints stay out of the output: \(none.text)")
         // A camera node that vanished as it was listed (unplugged): listed, with the reason.
         try FileManager.default.createSymbolicLink(atPath: dev + "/video2", withDestinationPath: bench.path("gone"))
         let gone = try bench.farecheck(["scanners", "list", "--sysfs", bench.path("sys"), "--dev", dev, "--json"])
         #expect(gone.status == 0)
-        let row = try #require(
-            try JSONSerialization.jsonObject(with: Data(gone.stdout)) as? [String: Any], "\(gone.text)")
+        // One JSON array (issue 52), its one row the camera.
+        #expect(gone.jsonLines.count == 1 && gone.text.hasPrefix("["), "\(gone.text)")
+        let row = try #require(gone.jsonLines.first, "\(gone.text)")
         #expect(row["kind"] as? String == "camera" && row["node"] as? String == dev + "/video2")
         #expect((row["problem"] as? String)?.contains("no such camera (is it plugged in?)") == true)
     }

@@ -157,8 +157,6 @@ public final class ReferenceServer: @unchecked Sendable {
 
     /// The inspections the server holds, as `inspections list --json` prints them.
     public func inspections() throws -> [[String: Any]] {
-        try admin(["inspections", "list", "--json"]).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        try admin(["inspections", "list", "--json"]).jsonRecords
     }
 }

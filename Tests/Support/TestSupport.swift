@@ -7,9 +7,20 @@ public struct Run {
     public var stderr: String
     public var text: String { String(decoding: stdout, as: UTF8.self) }
 
-    /// Standard output parsed as JSON lines.
-    public var jsonLines: [[String: Any]] {
-        text.split(separator: "\n").compactMap { line in
+    /// Standard output's JSON records (`jsonRecords`): a list command's array, or a stream's lines.
+    public var jsonLines: [[String: Any]] { text.jsonRecords }
+}
+
+extension StringProtocol {
+    /// The records of a `--json` output: the elements of the one JSON array a list command prints (`[]` when
+    /// empty), or the JSON lines of a stream (scan, verify, a scanner's scans); a JSON error document is a record
+    /// too.
+    public var jsonRecords: [[String: Any]] {
+        let trimmed = trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("["), let array = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [Any] {
+            return array.compactMap { $0 as? [String: Any] }
+        }
+        return split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
     }

@@ -80,10 +80,9 @@ struct TypedInspectionSyncTests {
         #expect(report.inspectionsUploaded == inspections.count, "\(report.summary)")
         // What the server holds, as its admin command prints it: the record as uploaded, with the time in RFC 3339
         // and ids spelled `…Id` as every output spells them; turned back into the wire format here.
-        let lines = try bench.server.admin(["inspections", "list", "--json"]).split(separator: "\n")
+        let records = try bench.server.admin(["inspections", "list", "--json"]).jsonRecords
         var held: [String: InspectionUpload] = [:]
-        for line in lines {
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        for var object in records {
             let time = try #require(
                 (object["inspectedAt"] as? String).flatMap {
                     try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))

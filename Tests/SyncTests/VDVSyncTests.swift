@@ -64,9 +64,9 @@ struct VDVSyncTests {
         #expect(withIssuer.status == 2 && withIssuer.stderr.contains("leave out --issuer"), "\(withIssuer.stderr)")
         let subAdded = try bench.server.admin(["keys", "add", "--format", "vdv", "--trust-unsigned", Self.ticketCA])
         #expect(subAdded.contains("added VDV sub-CA 4445564456110216 (CA 4555564456100106)"), "\(subAdded)")
-        let listed = try bench.server.admin(["keys", "list", "--json"]).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }.filter { $0["format"] as? String == "vdv" }
+        let listed = try bench.server.admin(["keys", "list", "--json"]).jsonRecords.filter {
+            $0["format"] as? String == "vdv"
+        }
         #expect(listed.count == 2)
         #expect(listed.contains { $0["keyId"] as? String == "4555564456100106" && $0["root"] as? Bool == true })
         #expect(listed.contains { $0["keyId"] as? String == "4445564456110216" && $0["root"] as? Bool == false })

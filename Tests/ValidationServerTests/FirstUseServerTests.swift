@@ -248,9 +248,7 @@ struct FirstUseServerTests {
         #expect(
             try await InspectionOwnershipTests.upload([atB], to: server, token: tokenB).results?.first?.outcome
                 == .alreadyStored)
-        let conflicts = try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let conflicts = try bench.adminOK(["first-uses", "conflicts", "--json"]).jsonRecords
         #expect(conflicts.count == 1)
         #expect(
             conflicts.first?["device"] as? String == "gate-b" && conflicts.first?["firstDevice"] as? String == "gate-a")
@@ -267,7 +265,7 @@ struct FirstUseServerTests {
         _ = try await Self.check(Self.claim(ticket6b, inspection: "a-2"), url: url, token: tokenA)
         _ = try await InspectionOwnershipTests.upload(
             [Self.pass("a-2", payload: ticket6b, ticket: [0x6b], at: Date())], to: server, token: tokenA)
-        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").count == 1)
+        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).jsonRecords.count == 1)
         // Not a pass (no firstUse): nothing recorded.
         var seen = InspectionOwnershipTests.record("a-3")
         seen.ticketID = [0x7c]
@@ -361,7 +359,7 @@ struct FirstUseServerTests {
         // By hand: the honest gate's claims since the start, then the audit lists all three withdrawals.
         #expect(
             try bench.adminOK(["first-uses", "forget", "--device", "gate-b"]).contains("withdrew 2 first-use claims"))
-        let listed = try bench.adminOK(["first-uses", "withdrawals", "--json"]).split(separator: "\n")
+        let listed = try bench.adminOK(["first-uses", "withdrawals", "--json"]).jsonRecords
         #expect(listed.count == 3, "\(listed)")
         #expect(try bench.adminOK(["first-uses", "withdrawals"]).contains("the device gate-stolen was revoked"))
         // The operator report's audit shows them, with the reasons, on the day they were withdrawn.
@@ -408,7 +406,7 @@ struct FirstUseServerTests {
             // Today: one claim.
             _ = try await store.claimFirstUse(claim(0x04, by: "gate-a", at: now))
         }
-        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).split(separator: "\n").count == 1)
+        #expect(try bench.adminOK(["first-uses", "conflicts", "--json"]).jsonRecords.count == 1)
 
         // Less than the week validators keep, or more than a century: refused, nothing forgotten.
         let tooSoon = try bench.admin(["first-uses", "prune", "--older-than", "3"])

@@ -31,9 +31,7 @@ struct InspectionOwnershipTests {
     }
 
     static func listed(_ bench: ServerBench) throws -> [[String: Any]] {
-        try bench.adminOK(["inspections", "list", "--json"]).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        try bench.adminOK(["inspections", "list", "--json"]).jsonRecords
     }
 
     @Test(
@@ -207,8 +205,7 @@ struct InspectionOwnershipTests {
 
         let json = try bench.adminOK(["inspections", "list", "--json"])
         #expect(Self.rawControls(in: json, allowing: ["\n"]).isEmpty, "\(Array(json.utf8))")
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let object = try #require(json.jsonRecords.first, "\(json)")
         #expect(object["id"] as? String == hostileID, "the JSON decodes to the id exactly as uploaded")
         #expect(object["inspector"] as? String == "staff\u{1B}[8m")
 

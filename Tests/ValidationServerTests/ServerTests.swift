@@ -231,10 +231,7 @@ struct ServerTests {
         let third = try await send(.POST, url, token: token, body: overlap)
         #expect(try third.decode(BatchAcknowledgement.self).accepted == ["record-3", "record-4"])
 
-        let listed = try bench.adminOK(["inspections", "list", "--json"])
-            .split(separator: "\n").compactMap {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
+        let listed = try bench.adminOK(["inspections", "list", "--json"]).jsonRecords
         #expect(listed.count == 4)
         #expect(Set(listed.compactMap { $0["id"] as? String }) == ["record-1", "record-2", "record-3", "record-4"])
         #expect(listed.allSatisfy { $0["deviceId"] as? String == "validator-7" })
@@ -279,7 +276,7 @@ struct ServerTests {
             .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [unknownSide])))
         #expect(refused.status == 400)
         #expect(refused.errorBody?.message.contains("decidedBy") == true)
-        #expect(try bench.adminOK(["inspections", "list", "--json"]).isEmpty, "nothing of a refused batch is stored")
+        #expect(try bench.adminOK(["inspections", "list", "--json"]) == "[]\n", "nothing of a refused batch is stored")
 
         let checkCap = [UInt8](repeating: UInt8(ascii: " "), count: OnlineCheckRequest.maximumBodyByteCount + 1)
         #expect(try await send(.POST, server.baseURL + "/v1/check", token: token, body: checkCap).status == 413)
