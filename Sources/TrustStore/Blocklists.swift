@@ -172,6 +172,10 @@ extension TrustStore {
     }
 
     private static func classifyBlocklistError(_ error: any Error, path: String) -> StoreError {
+        StoreError.remedied(classifyBlocklistCause(error, path: path))
+    }
+
+    private static func classifyBlocklistCause(_ error: any Error, path: String) -> StoreError {
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL {
             return StoreError(.ioFailure, "The disk is full; nothing was imported", path: path, underlying: error)
         }

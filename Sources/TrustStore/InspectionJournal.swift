@@ -659,6 +659,10 @@ public final class InspectionJournal: Sendable {
     }
 
     static func classify(_ error: any Error, path: String) -> StoreError {
+        StoreError.remedied(classifyCause(error, path: path))
+    }
+
+    private static func classifyCause(_ error: any Error, path: String) -> StoreError {
         if let error = error as? StoreError { return error }
         if let dbError = error as? DatabaseError {
             switch dbError.resultCode {

@@ -1,3 +1,6 @@
+import Foundation
+import GRDB
+
 /// Why the store could not do what was asked. Carries a message a person can act on.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     /// What kind of failure this is.
@@ -40,8 +43,32 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         public var description: String
     }
 
+    /// What to do about it, when the cause is one a person can remove (a full disk, a permission): said instead
+    /// of the database library's own text (issue 52).
+    public var remedy: String?
+
     public var description: String {
+        if let remedy { return "\(message) (\(path)); \(remedy)" }
         if let underlying { return "\(message) (\(path): \(underlying))" }
         return "\(message) (\(path))"
+    }
+
+    /// `error` with the remedy for its cause when it is a full disk or a permission SQLite reported.
+    static func remedied(_ error: StoreError) -> StoreError {
+        guard error.remedy == nil, let cause = error.underlying as? DatabaseError else { return error }
+        var remedied = error
+        let directory = (error.path as NSString).deletingLastPathComponent
+        let place = directory.isEmpty ? "." : directory
+        switch cause.resultCode {
+        case .SQLITE_FULL:
+            remedied.remedy = "the disk holding it is full: free some space (`df -h \(place)`) and try again"
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
+            remedied.remedy =
+                "this user may not write it or its directory: check both (`ls -ld \(place) \(error.path)`), or run "
+                + "as the store's owner"
+        default:
+            break
+        }
+        return remedied
     }
 }

@@ -447,6 +447,10 @@ public final class TrustStore: Sendable {
     }
 
     static func classify(_ error: any Error, path: String, opening: Bool) -> StoreError {
+        StoreError.remedied(classifyCause(error, path: path, opening: opening))
+    }
+
+    private static func classifyCause(_ error: any Error, path: String, opening: Bool) -> StoreError {
         if let error = error as? StoreError { return error }
         if let dbError = error as? DatabaseError {
             switch dbError.resultCode {

@@ -141,4 +141,30 @@ struct ErrorTextCLITests {
             try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any], "\(json.text)")
         #expect((document["error"] as? [String: Any])?["code"] as? String == "usage")
     }
+
+    @Test(
+        "a store on a full disk: what happened, to which file and what to do, without the database library's text",
+        .enabled(if: SmallFilesystem.canMount, "mounting a small tmpfs needs root (CAP_SYS_ADMIN); skipped here"))
+    func fullDisk() throws {
+        let disk = try SmallFilesystem(kibibytes: 4 * 1024)
+        let db = disk.path + "/store.sqlite"
+        let made = try bench.farecheck(
+            [
+                "keys", "generate", "--issuer", "demo-transit", "--alg", "ES256", "--out", bench.path("k.key"), "--db",
+                db,
+            ],
+            useStore: false)
+        try #require(made.status == 0, "\(made.stderr)")
+        disk.fill()
+        let run = try bench.farecheck(
+            ["revoke", "--issuer", "demo-transit", "--ticket-id", "0a0b", "--reason", "lost", "--db", db],
+            useStore: false)
+        #expect(run.status == 2)
+        #expect(
+            run.stderr.hasSuffix(
+                "(\(db)); the disk holding it is full: free some space (`df -h \(disk.path)`) and try again\n"),
+            "\(run.stderr)")
+        #expect(!run.stderr.contains("SQLite error"), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+    }
 }
