@@ -99,22 +99,6 @@ struct PruneAge: ParsableArguments {
     }
 }
 
-/// `--quiet` and `--progress`, for the commands whose work can take more than two seconds (issue 52).
-struct ProgressOptions: ParsableArguments {
-    @Flag(help: "Print no progress on standard error (the answer and errors still are).") var quiet = false
-    @Flag(help: "Show progress from the start (else after two seconds of work).") var progress = false
-
-    func validate() throws {
-        if quiet && progress { throw ValidationError("--quiet and --progress cannot be combined") }
-    }
-
-    /// A reporter for `task` on standard error, as the options and standard error ask.
-    func reporter(_ task: String) -> ProgressReporter {
-        ProgressReporter(
-            task: task, output: .forStandardError(quiet: quiet), quietFor: progress ? .zero : .seconds(2))
-    }
-}
-
 /// A command that works on the database and reports failures as one line on standard error, exit status 2.
 protocol StoreCommand: AsyncParsableCommand {
     var database: DatabaseOptions { get }

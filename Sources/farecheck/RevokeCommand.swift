@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import FareCore
 import Foundation
 import TicketFormats

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import FareCore
 import Foundation
 import Signatures
@@ -41,22 +42,6 @@ func printError(_ line: String) {
 /// Writes a line to standard output and flushes it, so pipes see each line as it is made.
 func printLine(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-/// `--quiet` and `--progress`, for the commands whose work can take more than two seconds (issue 52).
-struct ProgressOptions: ParsableArguments {
-    @Flag(help: "Print no progress on standard error (the answer and errors still are).") var quiet = false
-    @Flag(help: "Show progress from the start (else after two seconds of work).") var progress = false
-
-    func validate() throws {
-        if quiet && progress { throw ValidationError("--quiet and --progress cannot be combined") }
-    }
-
-    /// A reporter for `task` on standard error, as the options and standard error ask.
-    func reporter(_ task: String) -> ProgressReporter {
-        ProgressReporter(
-            task: task, output: .forStandardError(quiet: quiet), quietFor: progress ? .zero : .seconds(2))
-    }
 }
 
 /// `--db PATH`, shared by every command that uses the store.

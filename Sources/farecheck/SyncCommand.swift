@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import CommandLineSupport
 import DaemonConfig
 import FareCore
 import Foundation

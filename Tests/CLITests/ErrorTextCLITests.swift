@@ -93,19 +93,8 @@ struct ErrorTextCLITests {
 
     @Test("farecheck-server serve on a port another program holds: the address and what to do, in one line")
     func serverPortInUse() throws {
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                try #require(bind(holder, address, length) == 0 && listen(holder, 4) == 0)
-                try #require(getsockname(holder, address, &length) == 0)
-            }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let holder = try LoopbackPort.listening()
+        let port = holder.port
         let server = (Workbench.farecheck as NSString).deletingLastPathComponent + "/farecheck-server"
         let run = try bench.run(
             server,
@@ -118,6 +107,7 @@ struct ErrorTextCLITests {
             run.stderr.hasSuffix(
                 "farecheck-server: cannot listen on 127.0.0.1:\(port): another program already listens there "
                     + "(`ss -ltnp` names it); stop it or change --listen\n"), "\(run.stderr)")
+        withExtendedLifetime(holder) {}  // the port stays held until the server has tried it
     }
 
     @Test("a single-value option given twice is refused, and a misspelt one is named with the one meant (exit 64)")

@@ -8,37 +8,6 @@ import Testing
 /// Each message is checked word for word: it is what a person reads to fix the problem.
 @Suite("daemon start checks", .serialized, .timeLimit(.minutes(3)))
 struct DaemonStartChecksTests {
-    /// A TCP socket listening on 127.0.0.1 (another program holding a port), closed on deinit.
-    final class Listener {
-        let descriptor: Int32
-        let port: Int
-
-        /// Listens on a free port; with `listening` false, binds and closes it at once: a port nobody listens on.
-        init(listening: Bool = true) throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            try #require(bound, "bind: errno \(errno)")
-            if listening {
-                try #require(listen(descriptor, 4) == 0)
-            } else {
-                close(descriptor)
-            }
-            self.descriptor = listening ? descriptor : -1
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        deinit { if descriptor >= 0 { close(descriptor) } }
-    }
-
     /// A configuration with an image source (an empty directory), the bench's store and socket, and `more`.
     func config(_ bench: Workbench, listen: String = "127.0.0.1:0", more: String = "") throws -> String {
         try FileManager.default.createDirectory(atPath: bench.path("images"), withIntermediateDirectories: true)
@@ -64,7 +33,7 @@ struct DaemonStartChecksTests {
     @Test("a port another program holds: --check and the start both say so in one line, with the address")
     func portInUse() throws {
         let bench = Workbench()
-        let holder = try Listener()
+        let holder = try LoopbackPort.listening()
         let path = try config(bench, listen: "127.0.0.1:\(holder.port)")
         let expected =
             "farecheck: cannot listen on 127.0.0.1:\(holder.port): another program already listens there "
@@ -78,6 +47,7 @@ struct DaemonStartChecksTests {
         #expect(start.status == 2)
         #expect(start.stderr.hasSuffix(expected + "\n"), "\(start.stderr)")
         #expect(!start.stderr.contains("errno"))
+        withExtendedLifetime(holder) {}  // the port stays held until both runs are done
     }
 
     @Test("a second daemon on one configuration refuses to start, naming the first's pid; --check leaves it alone")
@@ -145,13 +115,13 @@ struct DaemonStartChecksTests {
     @Test("a sync server that is down: /healthz names it in lastSyncError, a scan does not clear it, status ok")
     func lastSyncError() async throws {
         let bench = Workbench()
-        let down = try Listener(listening: false)
+        let down = try LoopbackPort.unused()
         let path = try config(
             bench,
             more: """
 
                 [sync]
-                url = "http://127.0.0.2:\(down.port)"
+                url = "http://127.0.0.2:\(down)"
                 token = "device-token"
                 anchors = ["demo"]
                 allow_demo_anchor = true
@@ -170,7 +140,7 @@ struct DaemonStartChecksTests {
         let message = try #require(health["lastSyncError"] as? String, "\(health)")
         #expect(
             message
-                == "Cannot get the key bundle from http://127.0.0.2:\(down.port): connection refused: nothing listens "
+                == "Cannot get the key bundle from http://127.0.0.2:\(down): connection refused: nothing listens "
                 + "there (is the server running, and are the host and port right?).")
         #expect(health["lastSyncErrorAt"] is String)
         #expect(health["status"] as? String == "ok", "a validator works offline: \(health)")

@@ -248,7 +248,7 @@ struct FailoverTests {
     func syncCommandFailsOver() async throws {
         let bench = try SyncBench()
         // A loopback port nothing listens on: the replica that is down.
-        let down = "http://127.0.0.1:\(try unusedLoopbackPort())"
+        let down = "http://127.0.0.1:\(try LoopbackPort.unused())"
         _ = try bench.journalInspections(2)
         let run = try bench.validator.farecheck(
             [
@@ -333,23 +333,5 @@ struct FailoverTests {
         #expect(await daemon.stderr.waitFor("sync: server \(used.baseURL) unreachable"), "\(daemon.stderr.text)")
         #expect(await daemon.stderr.waitFor("using \(other.baseURL)"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
-    }
-
-    /// A loopback TCP port that was free a moment ago (bound, then closed).
-    func unusedLoopbackPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
-        }
-        guard bound else { throw DaemonProcess.Failure(message: "no free loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

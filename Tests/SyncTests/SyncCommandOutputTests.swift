@@ -7,23 +7,6 @@ import Testing
 /// words, and with `--json` always a JSON document on standard output.
 @Suite("farecheck sync's output", .serialized, .timeLimit(.minutes(3)))
 struct SyncCommandOutputTests {
-    /// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-    func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                try #require(bind(descriptor, address, length) == 0)
-                try #require(getsockname(descriptor, address, &length) == 0)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test("--progress: a line per revocation page on a pipe, then the totals and the rate; --quiet: none")
     func progress() throws {
         let bench = try SyncBench()
@@ -46,7 +29,7 @@ struct SyncCommandOutputTests {
     func serverDown() throws {
         let bench = Workbench()
         try "device-token".write(toFile: bench.path("token"), atomically: true, encoding: .utf8)
-        let url = "http://127.0.0.1:\(try closedPort())"
+        let url = "http://127.0.0.1:\(try LoopbackPort.unused())"
         let arguments = ["sync", "--url", url, "--token-file", bench.path("token"), "--demo-anchor", "--db", bench.db]
         let message =
             "not synced: Cannot get the key bundle from \(url): connection refused: nothing listens there (is the "
