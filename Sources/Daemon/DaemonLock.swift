@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import Glibc
 import SystemCalls
@@ -61,9 +62,9 @@ public final class DaemonLock: Sendable {
         }
         let descriptor = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = NetworkErrorText.systemReason(errno)
             throw DaemonStartError(
-                message: "cannot make the lock file \(file) for the \(what) \(path): \(reason.lowercased()) (is its "
+                message: "cannot make the lock file \(file) for the \(what) \(path): \(reason) (is its "
                     + "directory there, and writable by the daemon's user?)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {

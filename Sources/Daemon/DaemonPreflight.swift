@@ -66,8 +66,7 @@ public enum DaemonPreflight {
         } catch {
             return [.problem("store: \(error.description)")]
         }
-        guard let keys = try? store.keys() else { return [] }
-        if keys.isEmpty {
+        if (try? store.hasKeys()) == false {
             let until =
                 configuration.sync == nil
                 ? "; import keys first (`farecheck keys import`, or configure [sync])"
@@ -88,7 +87,7 @@ public enum DaemonPreflight {
                     let code = errno
                     findings.append(
                         .problem(
-                            "[output] socket \(socket): cannot make a socket in \(directory) (\(errnoText(code))); "
+                            "[output] socket \(socket): cannot make a socket in \(directory) (\(NetworkErrorText.systemReason(code))); "
                                 + "under systemd, RuntimeDirectory=farecheck makes /run/farecheck"))
                 }
             }
@@ -130,7 +129,7 @@ public enum DaemonPreflight {
                 let code = errno
                 findings.append(
                     .problem(
-                        "scanner \(scanner.name): \(scanner.device): \(errnoText(code)) for this user (the udev rules "
+                        "scanner \(scanner.name): \(scanner.device): \(NetworkErrorText.systemReason(code)) for this user (the udev rules "
                             + "in Udev/ give the farecheck group access)"))
             }
         }
@@ -145,7 +144,10 @@ public enum DaemonPreflight {
                 findings.append(absent)
             } else if access(camera.device, R_OK) != 0 {
                 let code = errno
-                findings.append(.problem("camera \(camera.name): \(camera.device): \(errnoText(code)) for this user"))
+                findings.append(
+                    .problem(
+                        "camera \(camera.name): \(camera.device): \(NetworkErrorText.systemReason(code)) for this user")
+                )
             }
         }
         for source in configuration.imageSources {
@@ -153,7 +155,9 @@ public enum DaemonPreflight {
                 findings.append(.problem("source \(source.name): there is no image or directory at \(source.path)"))
             } else if access(source.path, R_OK) != 0 {
                 let code = errno
-                findings.append(.problem("source \(source.name): \(source.path): \(errnoText(code)) for this user"))
+                findings.append(
+                    .problem(
+                        "source \(source.name): \(source.path): \(NetworkErrorText.systemReason(code)) for this user"))
             }
         }
         return findings
@@ -176,13 +180,8 @@ public enum DaemonPreflight {
                 program.hasPrefix("/")
                 ? ""
                 : " (a relative path is taken from the daemon's working directory, / under systemd; no PATH search)"
-            findings.append(.problem("[gate] command: \(program): \(errnoText(code))\(relative)"))
+            findings.append(.problem("[gate] command: \(program): \(NetworkErrorText.systemReason(code))\(relative)"))
         }
         return findings
-    }
-
-    static func errnoText(_ code: Int32) -> String {
-        let text = String(cString: strerror(code))
-        return text.prefix(1).lowercased() + text.dropFirst()
     }
 }

@@ -50,7 +50,7 @@ public struct FarecheckDaemon: Sendable {
         let store = try TrustStore(
             path: configuration.store, ifMissing: .create, journal: .journals, journalCheckpoints: .byOwner)
         let journal = store.inspectionJournal
-        if (try? store.keys())?.isEmpty == true {
+        if (try? store.hasKeys()) == false {
             let until =
                 configuration.sync == nil
                 ? "; import keys first (`farecheck keys import`, or configure [sync])"

@@ -19,7 +19,7 @@ public enum NetworkErrorText {
             "cannot listen on \(address): no network interface of this machine has that address; use one of its "
                 + "own, 127.0.0.1 or 0.0.0.0"
         default:
-            "cannot listen on \(address): \(reason(code))"
+            "cannot listen on \(address): \(systemReason(code))"
         }
     }
 
@@ -41,7 +41,7 @@ public enum NetworkErrorText {
         case EACCES, EPERM:
             "connecting\(to) is not permitted here (a firewall rule, or the service's address filter)"
         default:
-            "cannot connect\(to): \(reason(code))"
+            "cannot connect\(to): \(systemReason(code))"
         }
     }
 
@@ -50,8 +50,8 @@ public enum NetworkErrorText {
         "the host name \(host) is not known (check the URL, and this machine's DNS)"
     }
 
-    /// The system's text for `code`, lower-cased as part of a sentence.
-    static func reason(_ code: Int32) -> String {
+    /// The system's text for an `errno`, lower-cased as part of a sentence (`permission denied`).
+    public static func systemReason(_ code: Int32) -> String {
         guard let text = strerror(code) else { return "error \(code)" }
         let reason = String(cString: text)
         return reason.prefix(1).lowercased() + reason.dropFirst()

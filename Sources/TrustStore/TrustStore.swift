@@ -554,6 +554,12 @@ public final class TrustStore: Sendable {
         try read { db in try KeyRecord.order(Column("format"), Column("issuer"), Column("key_id")).fetchAll(db) }
     }
 
+    /// Whether the store holds any key: one indexed probe, for the daemon's start and `daemon --check`, which
+    /// warn about an empty store (every scan would read `unknown-key`) without reading tens of thousands of keys.
+    public func hasKeys() throws(StoreError) -> Bool {
+        try read { db in try KeyRecord.limit(1).fetchCount(db) > 0 }
+    }
+
     /// The keys with id `keyID` (any issuer unless given).
     public func keys(withID keyID: String, issuer: String? = nil) throws(StoreError) -> [KeyRecord] {
         try read { db in
