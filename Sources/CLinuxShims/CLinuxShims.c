@@ -99,11 +99,6 @@ int CLinuxShims_setThreadIOPriorityIdle(void) {
 
 #include <sched.h>
 
-int CLinuxShims_setThreadSchedulingIdle(void) {
-    struct sched_param parameters = {.sched_priority = 0};
-    return sched_setscheduler((pid_t)syscall(SYS_gettid), SCHED_IDLE, &parameters) == 0 ? 0 : -errno;
-}
-
 int CLinuxShims_threadSchedulingIsIdle(void) {
     int policy = sched_getscheduler((pid_t)syscall(SYS_gettid));
     return policy < 0 ? -errno : (policy & ~SCHED_RESET_ON_FORK) == SCHED_IDLE;

@@ -103,8 +103,11 @@ public actor InspectionPipeline {
             inspection: Inspection(
                 source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
                 payloadDigest: [], verdict: Self.notYetVerified))
-        await withTaskExecutorPreference(io) {
-            for step in steps { await step.apply(to: &progress) }
+        // In flight from here to the delivered verdict: a sync round's bulk work gives way meanwhile.
+        await ScansInFlight.shared.track {
+            await withTaskExecutorPreference(io) {
+                for step in steps { await step.apply(to: &progress) }
+            }
         }
         return progress.event ?? VerdictEvent(progress.inspection)
     }

@@ -86,7 +86,7 @@ public struct SyncReport: Sendable, Equatable, Codable {
 
 /// Where a sync round's work runs (`SyncRound.priority`).
 public enum RoundPriority: Sendable, Equatable {
-    /// On the sync thread, in the idle CPU policy and I/O class (`SyncThread`): any other thread comes first.
+    /// On the sync thread (`SyncThread`), at normal priority, giving way to the process's scans (`ScansInFlight`).
     case background
     /// On the caller's threads, at normal priority.
     case foreground
@@ -124,10 +124,9 @@ public struct SyncRound: Sendable {
     /// brings its `ServerLink` up here, so that no scan finds a key of this round's while online checks are still
     /// off (a single use at that moment would not be claimed for the fleet).
     public var serverAnswered: @Sendable () -> Void = {}
-    /// Where the round's work runs: `.background` (the daemon's worker) on the sync thread, below every other
-    /// thread; `.foreground` on the caller's threads at normal priority, for `farecheck sync`, which a person waits
-    /// for. Beside a program that keeps every core busy, the idle thread gets a few thousandths of the CPU: a
-    /// round that takes 0.2 s alone took 56 s beside `stress-ng --cpu 2` (issue 53).
+    /// Where the round's work runs: `.background` (the daemon's worker) on the sync thread, giving way to the
+    /// process's scans; `.foreground` on the caller's threads, for `farecheck sync`, which a person waits for. Both
+    /// at the process's normal priority (`SyncThread` says why not lower).
     public var priority: RoundPriority = .background
     /// Told each step of a long round (a revocation page applied, an upload accepted), with the round's totals so
     /// far: `farecheck sync` shows them as progress.
@@ -152,8 +151,7 @@ public struct SyncRound: Sendable {
         self.clockFloorTolerance = clockFloorTolerance
     }
 
-    /// Runs the round, on the sync thread (`SyncThread`, below every other thread's priority) unless `priority` is
-    /// `.foreground`; throws at the first step that fails (the steps before it stay applied).
+    /// Runs the round, on the sync thread (`SyncThread`) unless `priority` is `.foreground`; throws at the first step that fails (the steps before it stay applied).
     public func run() async throws(SyncError) -> SyncReport {
         switch priority {
         case .background:
@@ -372,8 +370,10 @@ public struct SyncRound: Sendable {
                         + "asked for; the store is unchanged.")
             }
             let counts: (added: Int, removed: Int)
+            ScansInFlight.shared.giveWay()
             do {
-                // Blocks the sync thread for the transaction and its paced write-back, and nothing else.
+                // Blocks the sync thread for the transaction and its paced write-back (each giving way to scans in
+                // flight), and nothing else.
                 counts = try Self.apply(delta, to: store)
             } catch  where error.code == .outOfSequence {
                 throw SyncError(code: .refused, message: "Revocation delta refused: \(error.message).", cause: error)
@@ -556,13 +556,11 @@ public struct SyncRound: Sendable {
             let (sent, refused) = Self.outcomes(of: batch.map(\.id), in: acknowledgement)
             // Only what the server says it holds is marked sent; a refused record stays in the journal with the
             // server's reason and is not offered again; anything else goes again next time.
-            // On the sync thread's normal-priority companion: these writes take the journal's writer lock, which a
-            // scan's append waits for, and the idle thread could be preempted while holding it.
-            try await SyncThread.shared.atNormalPriority { () async throws(SyncError) in
-                try storeStep { () throws(StoreError) in
-                    try store.markInspectionsSent(sent)
-                    try store.markInspectionsRefused(refused)
-                }
+            // These writes take the journal's writer lock, which a scan's append waits for: a scan in flight first.
+            ScansInFlight.shared.giveWay()
+            try storeStep { () throws(StoreError) in
+                try store.markInspectionsSent(sent)
+                try store.markInspectionsRefused(refused)
             }
             report.inspectionsUploaded += sent.count
             progress(.uploaded(report.inspectionsUploaded))
@@ -615,11 +613,10 @@ public struct SyncRound: Sendable {
     private func pruneJournal(into report: inout SyncReport) async throws(SyncError) {
         guard let retention = journalRetention else { return }
         let before = Date().addingTimeInterval(-retention)
-        // At normal priority, as the marks: each delete holds the journal's writer lock, which appends wait for.
-        report.inspectionsPruned = try await SyncThread.shared.atNormalPriority { () async throws(SyncError) in
-            try storeStep { () throws(StoreError) in
-                try store.deleteSentInspections(before: before, limit: Self.pruneLimit)
-            }
+        // As the marks: the delete holds the journal's writer lock, which appends wait for.
+        ScansInFlight.shared.giveWay()
+        report.inspectionsPruned = try storeStep { () throws(StoreError) in
+            try store.deleteSentInspections(before: before, limit: Self.pruneLimit)
         }
     }
 

@@ -89,15 +89,6 @@ public final class SyncWorker: Service, Sendable {
 
     /// Syncs until graceful shutdown or cancellation.
     public func run() async throws {
-        let lowering = SyncThread.shared.lowering
-        if lowering.cpu && lowering.disk {
-            logger.debug("sync runs on its own thread at the idle CPU and I/O priority, below every scan")
-        } else {
-            // Seen under a seccomp filter that refuses sched_setscheduler or ioprio_set (systemd's ~@resources).
-            logger.notice(
-                "sync could not lower its thread's \(lowering.cpu ? "I/O" : lowering.disk ? "CPU" : "CPU and I/O") priority: a large sync competes with scans at the same priority"
-            )
-        }
         let httpConfiguration = try configuration.client.httpClientConfiguration()
         try await HTTPClient.withHTTPClient(configuration: httpConfiguration) { http in
             let client = ValidationAPIClient(

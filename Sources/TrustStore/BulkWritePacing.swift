@@ -56,6 +56,7 @@ struct PacedWriteBack {
         let step = Int64(pacing.stepBytes)
         var offset: Int64 = 0
         while offset < size {
+            ScansInFlight.shared.giveWay()
             let started = ContinuousClock.now
             _ = try systemCallReturningNegatedErrno { CLinuxShims_writeBackRange(descriptor, offset, step) }
             let took = started.duration(to: .now)

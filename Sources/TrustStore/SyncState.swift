@@ -244,7 +244,11 @@ extension TrustStore {
         func bindText(_ index: Int32, _ text: String) -> Int32 { SQLiteBinding.text(statement, index, text) }
         code = bindText(5, syncSource)
         guard code == SQLITE_OK else { throw failure(code) }
-        for ticket in tickets {
+        for (index, ticket) in tickets.enumerated() {
+            // A scan in flight comes first (readers go on beside this transaction: WAL).
+            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
+                ScansInFlight.shared.giveWay()
+            }
             code = bindText(1, ticket.issuer)
             if code == SQLITE_OK {
                 code = SQLiteBinding.blob(statement, 2, ticket.ticketID)

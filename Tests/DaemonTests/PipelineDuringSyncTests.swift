@@ -82,4 +82,24 @@ struct PipelineDuringSyncTests {
         while !committed.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         #expect(try store.ticketRevocations().count == 50_000)
     }
+
+    @Test("a scan counts as in flight, for sync to give way to, from its arrival until its verdict reached the scanner")
+    func scanCountsInFlight() async throws {
+        let bench = try EndpointBench(loginRequired: false)
+        let trust = StoreTrust(store: bench.store)
+        let pipeline = InspectionPipeline(
+            verifier: TicketVerifier(keys: trust, revocations: trust), journal: bench.store.inspectionJournal,
+            replay: ReplayCheck(mode: .gate), sessions: nil, sinks: [EventHubSink(hub: bench.hub)],
+            metrics: bench.metrics, status: bench.status, logger: Logger(label: "test"))
+        let seen = Mutex<[Int]>([])
+        let event = await pipeline.inspect(
+            ScanEvent(payload: Array("not a ticket".utf8), symbology: .qr, device: "front-door")
+        ) { _ in
+            seen.withLock { $0.append(ScansInFlight.shared.count) }
+        }
+        #expect(event.verdict != .valid)
+        // The scanner's beep came while the scan was in flight; once answered, nothing is.
+        #expect(seen.withLock { $0 } == [1])
+        #expect(ScansInFlight.shared.count == 0)
+    }
 }

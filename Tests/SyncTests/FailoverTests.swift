@@ -121,8 +121,7 @@ struct FailoverTests {
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
             // Small batches: many uploads in each round.
-            var round = SyncRound(client: client, store: store, anchors: [.demo], uploadBatchSize: 5)
-            round.priority = .foreground  // failover is under test, not scheduling (SyncBench.round)
+            let round = SyncRound(client: client, store: store, anchors: [.demo], uploadBatchSize: 5)
             for index in 0..<6 {
                 let count = index == 3 ? 300 : 20
                 let before = try store.unsentInspectionCount()
@@ -184,8 +183,7 @@ struct FailoverTests {
             http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
             do {
-                var round = SyncRound(client: client, store: store, anchors: [.demo])
-                round.priority = .foreground
+                let round = SyncRound(client: client, store: store, anchors: [.demo])
                 _ = try await round.run()
                 return nil as SyncError?
             } catch let error as SyncError {
@@ -213,8 +211,7 @@ struct FailoverTests {
         let store = try bench.store()
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in
             let client = ValidationAPIClient(configuration: configuration, http: http, servers: servers)
-            var round = SyncRound(client: client, store: store, anchors: [.demo])
-            round.priority = .foreground
+            let round = SyncRound(client: client, store: store, anchors: [.demo])
             _ = try await round.run()
             first.kill()
             second.kill()
@@ -235,8 +232,7 @@ struct FailoverTests {
                     baseURL: second.baseURL, replicas: [bench.server.baseURL], token: bench.token,
                     requestTimeout: .seconds(10)),
                 http: http)
-            var last = SyncRound(client: again, store: store, anchors: [.demo])
-            last.priority = .foreground
+            let last = SyncRound(client: again, store: store, anchors: [.demo])
             let report = try await last.run()
             #expect(report.inspectionsUploaded == 4)
             #expect(again.servers.currentURL == bench.server.baseURL)

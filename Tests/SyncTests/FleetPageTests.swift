@@ -57,9 +57,8 @@ struct FleetPageTests {
             let client = ValidationAPIClient(
                 configuration: .init(baseURL: url, token: "t", deviceID: "gate-self", requestTimeout: .seconds(10)),
                 http: http)
-            var round = SyncRound(client: client, store: store, anchors: [.demo], logger: Logger(label: "test"))
+            let round = SyncRound(client: client, store: store, anchors: [.demo], logger: Logger(label: "test"))
             // The pages' handling is under test, not the round's scheduling (as in SyncBench.round).
-            round.priority = .foreground
             return try await round.run()
         }
     }

@@ -51,9 +51,6 @@ final class SyncBench: @unchecked Sendable {
             var round = SyncRound(
                 client: ValidationAPIClient(configuration: configuration, http: http), store: store, anchors: anchors)
             round.journalRetention = journalRetention
-            // The round's logic is under test here, not its scheduling (SyncThreadTests, the daemon's tests): on the
-            // caller's threads, so that a test beside a CPU hog does not wait for the idle thread (issue 53).
-            round.priority = .foreground
             return try await round.run()
         }
     }

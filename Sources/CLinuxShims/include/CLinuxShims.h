@@ -59,14 +59,10 @@ int CLinuxShims_setThreadIOPriority(int priority);
 /// scheduler that honours classes. Returns 0 or -errno.
 int CLinuxShims_setThreadIOPriorityIdle(void);
 
-// --- CPU: background work below every other thread of the process.
+// --- CPU.
 
-/// Puts the calling thread in the SCHED_IDLE policy (sched_setscheduler on its thread id; SCHED_IDLE is declared
-/// only with _GNU_SOURCE): it runs when no other thread wants the CPU, and any other thread that wakes takes the CPU
-/// from it at once. An unprivileged thread may enter it but not leave it. Returns 0 or -errno.
-int CLinuxShims_setThreadSchedulingIdle(void);
-
-/// 1 when the calling thread is in the SCHED_IDLE policy, 0 when not, -errno when it cannot be read.
+/// 1 when the calling thread is in the SCHED_IDLE policy (declared only with _GNU_SOURCE), 0 when not, -errno when it
+/// cannot be read.
 int CLinuxShims_threadSchedulingIsIdle(void);
 
 #endif
