@@ -43,6 +43,7 @@ final class FaultProxy: @unchecked Sendable {
     private var upstreamPort: Int
     private var rules: [(prefix: String, fault: Fault)] = []
     private var received: [(path: String, body: [UInt8])] = []
+    private var trickling: (started: Int, finished: Int, bodyBytes: Int) = (0, 0, 0)
     private let listener: Int32
     /// The port the proxy listens on.
     let port: Int
@@ -86,6 +87,9 @@ final class FaultProxy: @unchecked Sendable {
     }
 
     /// Applies `fault` to responses to paths that start with `prefix` (every path by default); `.none` clears.
+    /// Trickled answers begun and sent to their end, and the last one's body size (its seconds at a byte a second).
+    var trickled: (started: Int, finished: Int, bodyBytes: Int) { lock.withLock { trickling } }
+
     func set(_ fault: Fault, forPathsStartingWith prefix: String = "/") {
         lock.withLock {
             rules.removeAll { $0.prefix == prefix }
@@ -170,11 +174,16 @@ final class FaultProxy: @unchecked Sendable {
         case .header(let name, let value):
             responseHead = Self.setting(name, value, in: responseHead)
         case .trickle:
+            lock.withLock {
+                trickling.started += 1
+                trickling.bodyBytes = responseBody.count
+            }
             guard Self.send(client, Array(responseHead.utf8)) else { return }
             for byte in responseBody {
                 sleep(1)
                 guard Self.send(client, [byte]) else { return }
             }
+            lock.withLock { trickling.finished += 1 }
             return
         }
         Self.send(client, Array(responseHead.utf8) + responseBody)
