@@ -75,13 +75,21 @@ let package = Package(
             swiftSettings: strict),
         // Pure model: tickets, verdicts, clocks. No I/O.
         .target(name: "FareCore", swiftSettings: strict),
+        // Where work runs off the event loops and the cooperative pool: a thread that is a serial and task executor
+        // (the scan pipeline, sync), a dedicated thread for a blocking loop (a camera), a device thread with a stop
+        // that cuts a poll short (hidraw, evdev, libusb, hotplug), a serial queue for blocking calls (checkpoints,
+        // PIN derivations, a serial port). docs/development.md, "Where work runs".
+        .target(
+            name: "Executors",
+            dependencies: ["SystemCalls", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         // The version both programs print, stamped from git before every build (scripts/version-stamp.sh).
         .target(name: "FarecheckVersion", swiftSettings: strict, plugins: ["GitVersion"]),
         .plugin(name: "GitVersion", capability: .buildTool()),
         // Payload decoders (FC1 COSE/CWT, ...). Pure.
         .target(name: "TicketFormats", dependencies: ["FareCore", "CZlib"], swiftSettings: strict),
         // Signature primitives over OpenSSL's libcrypto.
-        .target(name: "Signatures", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "Signatures", dependencies: ["COpenSSL", "FareCore"], swiftSettings: strict),
         // The verifier and its policies.
         .target(
             name: "Verification",
@@ -122,7 +130,7 @@ let package = Package(
         .target(
             name: "Scanners",
             dependencies: [
-                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls",
+                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls", "Executors",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
@@ -150,7 +158,7 @@ let package = Package(
             name: "Sync",
             dependencies: [
                 "FareCore", "Signatures", "TicketFormats", "Verification", "TrustStore", "ValidationAPI",
-                "SyncConfig", "CLinuxShims",
+                "SyncConfig", "Executors",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,7 +175,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls",
+                "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls", "Executors",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -246,6 +254,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        .testTarget(
+            name: "ExecutorsTests", dependencies: ["Executors", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         .testTarget(
             name: "TicketFormatsTests",
             // Signatures: the RSA operation and SHA-1 that open the real VDV-KA sample.
@@ -348,7 +359,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "Sync", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
                 "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
-                "ScannerSimulation", "SystemCalls", "RSATestKeys",
+                "ScannerSimulation", "SystemCalls", "RSATestKeys", "Executors",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,5 +1,6 @@
 import Camera
 import DaemonConfig
+import Executors
 import FareCore
 import Foundation
 import Logging
@@ -78,9 +79,7 @@ public struct CameraService: Service {
                 metrics.cameraBadFrame(name)
             }
         }
-        let thread = Thread { capture.run() }
-        thread.name = "farecheck camera \(name)"
-        thread.start()
+        let thread = DedicatedThread.start(name: "farecheck camera \(name)") { capture.run() }
         let absence = Duration.seconds(camera.newPresentationAfter)
         // Stop capturing at shutdown (or cancellation): the capture thread finishes the queue, which ends the loop.
         await cancelWhenGracefulShutdown {
@@ -108,5 +107,6 @@ public struct CameraService: Service {
         capture.stop()
         // Drain what the thread still offers until it has finished the queue, so it is gone when we return.
         while await queue.next() != nil {}
+        await thread.finished()
     }
 }

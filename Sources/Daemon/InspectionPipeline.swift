@@ -1,4 +1,5 @@
 import Dispatch
+import Executors
 import FareCore
 import Foundation
 import Logging
@@ -133,23 +134,6 @@ public actor InspectionPipeline {
     }
 }
 
-/// A serial Dispatch queue for blocking calls off the verdict path (the journal's checkpoints), so that they never
-/// hold a thread of Swift's cooperative pool (which has as many threads as cores).
-final class BlockingIO: Sendable {
-    private let queue: DispatchQueue
-
-    init(label: String, qos: DispatchQoS = .userInitiated) {
-        queue = DispatchQueue(label: label, qos: qos)
-    }
-
-    /// Runs `body` on the I/O thread and returns its result.
-    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: body()) }
-        }
-    }
-}
-
 /// Checkpoints the journal's write-ahead log once a second on a thread of its own (the journal is opened with
 /// `InspectionJournal.Checkpoints.byOwner`), so that no verdict's append copies the log into the file and syncs it
 /// before the verdict can be shown: with SQLite's automatic checkpoint, every few hundredth append did.
@@ -157,7 +141,7 @@ struct JournalCheckpointService: Service {
     let journal: InspectionJournal
     /// How often.
     var interval: Duration = .seconds(1)
-    private let io = BlockingIO(label: "farecheck.journal.checkpoint", qos: .utility)
+    private let io = BlockingQueue(label: "farecheck.journal.checkpoint", qos: .utility)
 
     init(journal: InspectionJournal) {
         self.journal = journal

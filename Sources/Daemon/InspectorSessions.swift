@@ -1,3 +1,4 @@
+import Executors
 import FareCore
 import Foundation
 import Signatures
@@ -92,7 +93,7 @@ public final class InspectorSessions: Sendable {
     /// event streams end at once rather than at their next look.
     private let endObservers = Mutex<(next: Int, handlers: [Int: @Sendable () -> Void])>((0, [:]))
     /// PIN derivations run one at a time, off the concurrency pool: each takes 32 MiB and tens of milliseconds.
-    private let derivations = DispatchQueue(label: "farecheck.pin-derivation")
+    private let derivations = BlockingQueue(label: "farecheck.pin-derivation")
     private let derivationCount = Mutex(0)
     /// The hash checked for a staff id that is not in the list, so that an unknown id costs the same derivation as
     /// a known one (no telling staff ids apart by the time a refusal takes).
@@ -343,9 +344,7 @@ public final class InspectorSessions: Sendable {
     /// Runs a PIN derivation on the derivation queue, counting it.
     private func derive<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         derivationCount.withLock { $0 += 1 }
-        return await withCheckedContinuation { continuation in
-            derivations.async { continuation.resume(returning: work()) }
-        }
+        return await derivations.run(work)
     }
 
     private static func newToken() -> String {

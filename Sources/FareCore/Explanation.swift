@@ -13,7 +13,7 @@ import Foundation
 /// the sentence was written, for the CLI, the journal and the log.
 ///
 /// The template is the key that translations are found by, as a message id is in gettext: the English sentence
-/// stays where the decision is made, and the page's catalogs (`Sources/Daemon/Resources/i18n/`) say it in German
+/// stays where the decision is made, and the page's catalogs (`Sources/Daemon/Resources/inspector-de.json`, `-fr.json`) say it in German
 /// and French, with the arguments put in their place and dates written the inspector's way. A sentence whose
 /// template has no translation is shown in English, marked as English.
 public struct Explanation: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {

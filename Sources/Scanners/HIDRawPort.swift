@@ -1,4 +1,5 @@
 import CLinuxShims
+import Executors
 import SystemCalls
 import SystemPackage
 

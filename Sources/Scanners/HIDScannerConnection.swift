@@ -1,3 +1,4 @@
+import Executors
 import FareCore
 import Foundation
 

@@ -1,4 +1,5 @@
 import CLinuxShims
+import Executors
 import Foundation
 import SystemCalls
 import SystemPackage

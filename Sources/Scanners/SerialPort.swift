@@ -1,5 +1,5 @@
 import CLinuxShims
-import Dispatch
+import Executors
 import Synchronization
 import SystemCalls
 import SystemPackage
@@ -37,8 +37,8 @@ public final class SerialPort: Sendable {
     private let wakeRead: FileDescriptor
     private let wakeWrite: FileDescriptor
     private let exclusive: Bool
-    private let readQueue: DispatchQueue
-    private let writeQueue: DispatchQueue
+    private let readQueue = BlockingQueue(label: "farecheck.serial.read")
+    private let writeQueue = BlockingQueue(label: "farecheck.serial.write")
     private let state = Mutex(PortState())
 
     private struct PortState {
@@ -134,8 +134,6 @@ public final class SerialPort: Sendable {
         self.wakeWrite = pipe.writeEnd
         self.path = path
         self.exclusive = exclusive
-        self.readQueue = DispatchQueue(label: "farecheck.serial.read")
-        self.writeQueue = DispatchQueue(label: "farecheck.serial.write")
     }
 
     deinit {
@@ -159,11 +157,7 @@ public final class SerialPort: Sendable {
     ) async throws -> ReadResult {
         try Task.checkCancellation()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                readQueue.async {
-                    continuation.resume(returning: self.blockingRead(maximumCount: maximumCount, deadline: deadline))
-                }
-            }
+            await readQueue.run { self.blockingRead(maximumCount: maximumCount, deadline: deadline) }
         } onCancel: {
             interruptRead()
         }
@@ -200,12 +194,10 @@ public final class SerialPort: Sendable {
         let count = try immediate.get()
         guard count < bytes.count else { return }
         let rest = Array(bytes[count...])
-        let result: Result<Void, ScannerConnectionError> = await withCheckedContinuation { continuation in
-            writeQueue.async {
-                let result = self.blockingWrite(rest)
-                self.state.withLock { $0.queuedWrites -= 1 }
-                continuation.resume(returning: result)
-            }
+        let result: Result<Void, ScannerConnectionError> = await writeQueue.run {
+            let result = self.blockingWrite(rest)
+            self.state.withLock { $0.queuedWrites -= 1 }
+            return result
         }
         try result.get()
     }
@@ -218,15 +210,12 @@ public final class SerialPort: Sendable {
         }
         guard first else { return }
         interruptRead()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            readQueue.async {
-                self.writeQueue.async {
-                    self.state.withLock { state in
-                        if !state.closed { self.closeDescriptors() }
-                        state.closed = true
-                    }
-                    continuation.resume()
-                }
+        // After the read in progress, then after the writes queued: both queues are through with the descriptors.
+        await readQueue.run {}
+        await writeQueue.run {
+            self.state.withLock { state in
+                if !state.closed { self.closeDescriptors() }
+                state.closed = true
             }
         }
     }

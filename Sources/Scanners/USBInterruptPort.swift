@@ -1,4 +1,5 @@
 import CLibUSB
+import Executors
 
 /// An error code from libusb-1.0, with its name (`LIBUSB_ERROR_NO_DEVICE`), as a cause in connection errors.
 public struct LibUSBError: Error, Sendable, Hashable, CustomStringConvertible {

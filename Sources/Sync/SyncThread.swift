@@ -1,4 +1,5 @@
 import Dispatch
+import Executors
 import Foundation
 import TrustStore
 

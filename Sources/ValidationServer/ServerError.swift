@@ -1,36 +1,9 @@
+import FareCore
+
 /// Why the reference server or one of its admin commands could not do what was asked.
-public struct ServerError: Error, CustomStringConvertible {
-    /// What kind of failure this is. New codes may be added, so match with a `default` case.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's stable name, for logs and scripts.
-        public let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
-
-        /// The code's name.
-        public var description: String { name }
-
-        /// The SQLite database named does not exist (admin commands never create one by accident).
-        public static let missingDatabase = Code("missing-database")
-        /// The database cannot be opened or reached, or is not a farecheck server database.
-        public static let cannotOpen = Code("cannot-open")
-        /// The database was written by a newer farecheck-server.
-        public static let newerSchema = Code("newer-schema")
-        /// The `--database-url` is not a `postgres://user:password@host:port/database` URL.
-        public static let invalidDatabaseURL = Code("invalid-database-url")
-        /// A query failed (disk full, connection lost, constraint).
-        public static let storageFailure = Code("storage-failure")
-        /// A named device, key or revocation does not exist.
-        public static let notFound = Code("not-found")
-        /// The thing to add exists already, or another writer got there first.
-        public static let conflict = Code("conflict")
-        /// An argument or file is not acceptable (bad PEM, bad hex, bad address).
-        public static let invalidInput = Code("invalid-input")
-        /// The server could not listen or serve.
-        public static let serveFailed = Code("serve-failed")
-    }
+public struct ServerError: CodedError {
+    /// What kind of failure this is (its codes: the extension below).
+    public typealias Code = ErrorCode<ServerError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -46,9 +19,31 @@ public struct ServerError: Error, CustomStringConvertible {
         self.cause = cause
     }
 
-    /// The message, the code and the cause, on one line.
+    /// The message, the code and the cause, on one line; the cause as reflected, because PostgreSQL's errors
+    /// (`PSQLError`) keep what happened out of their plain description.
     public var description: String {
         guard let cause else { return "\(message) [\(code)]" }
         return "\(message) [\(code)] (cause: \(String(reflecting: cause)))"
     }
+}
+
+extension ErrorCode where Domain == ServerError {
+    /// The SQLite database named does not exist (admin commands never create one by accident).
+    public static var missingDatabase: Self { Self("missing-database") }
+    /// The database cannot be opened or reached, or is not a farecheck server database.
+    public static var cannotOpen: Self { Self("cannot-open") }
+    /// The database was written by a newer farecheck-server.
+    public static var newerSchema: Self { Self("newer-schema") }
+    /// The `--database-url` is not a `postgres://user:password@host:port/database` URL.
+    public static var invalidDatabaseURL: Self { Self("invalid-database-url") }
+    /// A query failed (disk full, connection lost, constraint).
+    public static var storageFailure: Self { Self("storage-failure") }
+    /// A named device, key or revocation does not exist.
+    public static var notFound: Self { Self("not-found") }
+    /// The thing to add exists already, or another writer got there first.
+    public static var conflict: Self { Self("conflict") }
+    /// An argument or file is not acceptable (bad PEM, bad hex, bad address).
+    public static var invalidInput: Self { Self("invalid-input") }
+    /// The server could not listen or serve.
+    public static var serveFailed: Self { Self("serve-failed") }
 }

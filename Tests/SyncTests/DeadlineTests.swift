@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import FareCore
+import Executors
 import Foundation
 import Logging
 import Sync

@@ -1,5 +1,5 @@
 import Foundation
-import Sync
+import Executors
 import Testing
 
 /// `ExecutorThread`: the daemon's pipeline actor and its blocking steps share one thread, so that a step is a call,

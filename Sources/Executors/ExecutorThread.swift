@@ -11,7 +11,8 @@ import Synchronization
 /// another thread that, on a busy machine, can wait milliseconds for a core.
 ///
 /// The thread is started by `init`, so it has its creator's scheduling policy (a thread inherits its creator's); it
-/// ends when the executor is released and its queue is empty.
+/// ends when the executor is released and its queue is empty. docs/development.md, "Where work runs", says which work
+/// runs on which of these.
 public final class ExecutorThread: SerialExecutor, TaskExecutor, Sendable {
     /// The queue the thread serves; not the executor itself, so that the thread does not keep the executor alive.
     private final class Queue: Sendable {
@@ -51,15 +52,13 @@ public final class ExecutorThread: SerialExecutor, TaskExecutor, Sendable {
 
     private let queue = Queue()
 
-    /// Starts the thread, named `name` (the system keeps its first 15 characters), and returns once it has run
-    /// `prepare` (which may lower its priority).
-    public init(name: String, prepare: @escaping @Sendable () -> Void = {}) {
+    /// Starts the thread, named `name` (the system keeps its first 15 characters), and returns once it runs.
+    public init(name: String) {
         let queue = self.queue
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned(unsafe) self] in
             // Named from inside: Foundation does not pass a name set before `start()` on to the system (`ps`, `top`).
             Thread.current.name = name
-            prepare()
             // The executor's own references, taken while `init` still holds it: a job runs isolated to it.
             let serial = self.asUnownedSerialExecutor()
             let task = self.asUnownedTaskExecutor()
