@@ -255,7 +255,8 @@ let package = Package(
         ),
 
         .testTarget(
-            name: "ExecutorsTests", dependencies: ["Executors", .product(name: "SystemPackage", package: "swift-system")],
+            name: "ExecutorsTests",
+            dependencies: ["Executors", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict),
         .testTarget(
             name: "TicketFormatsTests",

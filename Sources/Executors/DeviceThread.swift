@@ -43,7 +43,9 @@ public final class DeviceThread: Sendable {
     }
 
     /// Starts `body` on a new thread; `body` returns when the device is gone or ``isStopRequested``.
-    public static func start(name: String, _ body: @escaping @Sendable (DeviceThread) -> Void) throws(Errno) -> DeviceThread {
+    public static func start(name: String, _ body: @escaping @Sendable (DeviceThread) -> Void) throws(Errno)
+        -> DeviceThread
+    {
         let wake = try FileDescriptor.pipe(options: [.closeOnExec, .nonBlocking])
         let thread = DeviceThread(wakeReader: wake.readEnd, wakeWriter: wake.writeEnd)
         thread.worker.withLock { $0 = DedicatedThread.start(name: name) { body(thread) } }

@@ -1,5 +1,5 @@
-import Foundation
 import Executors
+import Foundation
 import Testing
 
 /// `ExecutorThread`: the daemon's pipeline actor and its blocking steps share one thread, so that a step is a call,

@@ -34,28 +34,34 @@ struct ThreadsTests {
     func readiness() async throws {
         let pipe = try FileDescriptor.pipe()
         defer { try? pipe.readEnd.close() }
-        let result = Mutex<[DeviceThread.Readiness]>([])
-        let written = DispatchSemaphore(value: 0)
-        let closed = DispatchSemaphore(value: 0)
+        // Each readiness the loop saw, as it saw it; the loop goes on once this side has done its part.
+        let seen = AsyncStream<DeviceThread.Readiness>.makeStream()
+        let next = DispatchSemaphore(value: 0)
         let thread = try DeviceThread.start(name: "test device") { thread in
             func wait(_ timeout: Duration?) {
-                let readiness = (try? thread.wait(forReading: pipe.readEnd, timeout: timeout)) ?? .stopped
-                result.withLock { $0.append(readiness) }
+                seen.continuation.yield((try? thread.wait(forReading: pipe.readEnd, timeout: timeout)) ?? .stopped)
             }
             wait(.milliseconds(10))
-            written.wait()
+            next.wait()
             wait(nil)
             var buffer = [UInt8](repeating: 0, count: 8)
             _ = try? buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) }
-            closed.wait()
+            next.wait()
             wait(nil)
+            seen.continuation.finish()
         }
-        _ = try pipe.writeEnd.writeAll([1, 2, 3])
-        written.signal()
-        try pipe.writeEnd.close()
-        closed.signal()
+        var readiness: [DeviceThread.Readiness] = []
+        for await one in seen.stream {
+            readiness.append(one)
+            switch readiness.count {
+            case 1: _ = try pipe.writeEnd.writeAll([1, 2, 3])
+            case 2: try pipe.writeEnd.close()
+            default: break
+            }
+            next.signal()
+        }
         await thread.stop()
-        #expect(result.withLock { $0 } == [.timedOut, .readable, .hangUp])
+        #expect(readiness == [.timedOut, .readable, .hangUp])
     }
 
     @Test("a dedicated thread is named for ps, and finished() returns once its loop has")
@@ -64,9 +70,9 @@ struct ThreadsTests {
         let go = DispatchSemaphore(value: 0)
         let thread = DedicatedThread.start(name: "test camera") {
             go.wait()
-            var buffer = [CChar](repeating: 0, count: 16)
-            pthread_getname_np(pthread_self(), &buffer, buffer.count)
-            name.withLock { $0 = String(cString: buffer) }
+            // The name the system shows (`ps -L`, `top`): this thread's comm.
+            let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+            name.withLock { $0 = comm?.trimmingCharacters(in: .newlines) }
         }
         #expect(!thread.isFinished)
         go.signal()
@@ -75,29 +81,32 @@ struct ThreadsTests {
         #expect(name.withLock { $0 } == "test camera")
     }
 
+    /// What the calls given to a queue saw, shared with the tasks that give them.
+    final class Tally: Sendable {
+        let ran = Mutex<Set<Int>>([])
+        let running = Mutex<(now: Int, most: Int)>((0, 0))
+    }
+
     @Test("calls given to a blocking queue at once run one at a time, each of them, off the caller's thread")
     func blockingQueueOneAtATime() async throws {
         let queue = BlockingQueue(label: "test.blocking")
-        let ran = Mutex<Set<Int>>([])
-        let overlapping = Atomic<Int>(0)
-        let mostAtOnce = Mutex(0)
+        let tally = Tally()
         let caller = pthread_self()
         await withTaskGroup(of: Bool.self) { group in
             for index in 0..<20 {
                 group.addTask {
                     await queue.run {
-                        let now = overlapping.add(1, ordering: .relaxed).newValue
-                        mostAtOnce.withLock { $0 = max($0, now) }
-                        ran.withLock { _ = $0.insert(index) }
+                        tally.running.withLock { $0 = ($0.now + 1, max($0.most, $0.now + 1)) }
+                        tally.ran.withLock { _ = $0.insert(index) }
                         usleep(500)
-                        overlapping.subtract(1, ordering: .relaxed)
+                        tally.running.withLock { $0.now -= 1 }
                         return pthread_equal(pthread_self(), caller) == 0
                     }
                 }
             }
             for await offCaller in group { #expect(offCaller) }
         }
-        #expect(ran.withLock { $0 } == Set(0..<20))
-        #expect(mostAtOnce.withLock { $0 } == 1)
+        #expect(tally.ran.withLock { $0 } == Set(0..<20))
+        #expect(tally.running.withLock { $0.most } == 1)
     }
 }

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import FareCore
 import Executors
+import FareCore
 import Foundation
 import Logging
 import Sync
