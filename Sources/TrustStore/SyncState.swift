@@ -174,7 +174,10 @@ extension TrustStore {
                 sql: "DELETE FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?")
             let deleteKey = try db.cachedStatement(
                 sql: "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?")
-            for reference in removed {
+            for (index, reference) in removed.enumerated() {
+                if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
+                    ScansInFlight.shared.giveWay()
+                }
                 if let family = reference.family {
                     try deleteKey.execute(arguments: [family.storeName, reference.issuer, reference.keyID])
                 } else {
@@ -215,10 +218,17 @@ extension TrustStore {
             writers[list] = writer
             return writer
         }
-        for entry in removed {
+        // A scan in flight comes first, as between a page's ticket rows (`insertSynced`).
+        for (index, entry) in removed.enumerated() {
+            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
+                ScansInFlight.shared.giveWay()
+            }
             try writer(entry.list).remove(entry)
         }
-        for entry in added.sorted(by: BlocklistWriter.precedes) {
+        for (index, entry) in added.sorted(by: BlocklistWriter.precedes).enumerated() {
+            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
+                ScansInFlight.shared.giveWay()
+            }
             var entryWriter = try writer(entry.list)
             try entryWriter.insert(entry, position: 0)
             writers[entry.list] = entryWriter

@@ -66,6 +66,13 @@ struct BenchCommand: AsyncParsableCommand {
             farecheck-server on loopback while the sync applies (0: no upload).
             """)
     var uploadBacklog: Int = 50_000
+    @Option(
+        name: .customLong("daemon-pulls"),
+        help: """
+            With daemon: revoked tickets a farecheck-server on loopback holds, which the daemon's own first sync round \
+            pulls and applies (on its sync thread, giving way to its scans) while the scans run (0: none).
+            """)
+    var daemonPulls: Int = 0
     @Option(help: "Entries per revocation page for the sync figures (as farecheck sync asks the server).")
     var pageLimit: Int = RevocationDelta.maximumPageLimit
     @Option(help: "The trust anchor's private key that signs the sync figures' pages.")
@@ -155,7 +162,8 @@ struct BenchCommand: AsyncParsableCommand {
         if part == .daemon || part == .all {
             try await DaemonBenchmark(
                 scans: scans, keys: keys, revocations: revocations ?? 100_000, duringSync: duringSync,
-                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, anchorKeyPath: anchorKey, pacedApply: !unpaced,
+                uploadBacklog: duringSync > 0 ? uploadBacklog : 0, daemonPulls: daemonPulls, anchorKeyPath: anchorKey,
+                pacedApply: !unpaced,
                 serverNice: serverNice, serverDirectory: serverDirectory
             ).run()
         }

@@ -10,6 +10,7 @@ import Synchronization
 import TicketFormats
 import TrustStore
 import ValidationAPI
+import ValidationServer
 
 /// `farecheck bench daemon`: the running daemon measured from outside, as a gate would see it.
 ///
@@ -34,6 +35,9 @@ struct DaemonBenchmark {
     /// Earlier inspections in the daemon's journal that its uploader sends to a `farecheck-server` on loopback while
     /// the scans (and the sync apply) run; 0 for none.
     var uploadBacklog: Int = 0
+    /// Revoked tickets the `farecheck-server` holds before the daemon starts, which the daemon's own first round
+    /// pulls and applies on its sync thread (giving way to its scans) while the scans run; 0 for none.
+    var daemonPulls: Int = 0
     /// The anchor key that signs those pages.
     var anchorKeyPath: String = "Keys/demo-anchor.key"
     /// Whether that apply paces its writes to disk (`BulkWritePacing.standard`) or leaves them to SQLite, as before.
@@ -129,7 +133,7 @@ struct DaemonBenchmark {
         let stopping = ContinuousClock.now
         let status = idle.terminate()
         printLine("  SIGTERM → exited (status \(status)): \(Self.format(stopping.duration(to: .now)))")
-        guard duringSync > 0 || uploadBacklog > 0 else { return }
+        guard duringSync > 0 || uploadBacklog > 0 || daemonPulls > 0 else { return }
         try await measureUnderSync(directory: directory, storePath: storePath, payloads: payloads)
     }
 
@@ -156,6 +160,13 @@ struct DaemonBenchmark {
             if serverDirectory != nil { try? FileManager.default.removeItem(atPath: serverFiles) }
         }
         if serverNice != 0 { server.renice(serverNice) }
+        if daemonPulls > 0 {
+            let filling = ContinuousClock.now
+            try await server.revokeTickets(daemonPulls)
+            printLine(
+                "  under sync: the server holds \(daemonPulls) revoked tickets for the daemon's own round to pull and "
+                    + "apply on its sync thread (filled in \(Self.format(filling.duration(to: .now))))")
+        }
         printLine(
             "  under sync: the daemon's uploader sends \(unsent) journaled inspections to farecheck-server (SQLite) "
                 + "on \(server.baseURL)"
@@ -187,6 +198,21 @@ struct DaemonBenchmark {
         } else {
             applying.withLock { $0 = (.now, .now, 0) }
         }
+        // The daemon's own apply of what it pulls: from READY=1 (its first round began) until the store holds it all.
+        let pulling = Mutex<(started: ContinuousClock.Instant, ended: ContinuousClock.Instant?)>((.now, nil))
+        if daemonPulls > 0 {
+            let target = daemonPulls
+            let pullWatch = Thread {
+                let deadline = ContinuousClock.now + .seconds(900)
+                while ContinuousClock.now < deadline, Self.syncedRevocations(storePath) < target {
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                pulling.withLock { $0.ended = .now }
+            }
+            pullWatch.start()
+        } else {
+            pulling.withLock { $0.ended = .now }
+        }
         let uploadWatch = Thread {
             let deadline = ContinuousClock.now + .seconds(600)
             while ContinuousClock.now < deadline, server.storedInspections() < unsent {
@@ -199,6 +225,7 @@ struct DaemonBenchmark {
         let floor = Mutex<[Duration]>([])
         let busy: @Sendable () -> Bool = {
             applying.withLock { $0.ended == nil } || uploading.withLock { $0.ended == nil }
+                || pulling.withLock { $0.ended == nil }
         }
         let probe = Thread {
             let path = directory + "/fsync-probe-busy"
@@ -232,6 +259,12 @@ struct DaemonBenchmark {
             "  under sync: apply \(apply.started.flatMap { s in apply.ended.map { Self.format(s.duration(to: $0)) } } ?? "?") "
                 + "(status \(apply.status.map(String.init) ?? "?")), upload of \(unsent) inspections "
                 + "\(upload.ended.map { Self.format(upload.started.duration(to: $0)) } ?? "?")")
+        if daemonPulls > 0 {
+            let pull = pulling.withLock { $0 }
+            printLine(
+                "  under sync: the daemon's own round pulled and applied \(daemonPulls) revocations in "
+                    + "\(pull.ended.map { Self.format(pull.started.duration(to: $0)) } ?? "?") (from READY=1)")
+        }
         printLine(
             "  during sync + upload: scan → verdict, \(loaded.during.count) scans while either ran: "
                 + "\(loaded.duringSummary) (goal: p99 under 5 ms); this disk's 4 KiB write + fdatasync meanwhile "
@@ -239,6 +272,19 @@ struct DaemonBenchmark {
         printLine("    of which scan arrival → journal written, inside the daemon: \(loaded.journalDuringSummary)")
         printLine("    all \(scans) scans of this run: \(loaded.summary)")
         _ = daemon.terminate()
+    }
+
+    /// Revocations sync brought into the validator's store at `path` (read-only; -1 when it cannot be read).
+    static func syncedRevocations(_ path: String) -> Int {
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return -1 }
+        defer { try? queue.close() }
+        let counted = try? queue.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM revoked_ticket WHERE source = ?", arguments: [TrustStore.syncSource])
+        }
+        return counted ?? -1
     }
 
     /// Latencies of one run of scans.
@@ -574,6 +620,23 @@ final class BenchServer: Sendable {
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for thread in threads.compactMap({ id_t($0) }) {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, value)
+        }
+    }
+
+    /// Revokes `count` generated tickets in the server's database (through the server's own store, in batches), for a
+    /// validator's round to pull.
+    func revokeTickets(_ count: Int) async throws {
+        let store = try SQLiteServerStore.open(path: database, create: false)
+        let revokedAt = Date()
+        var next = 0
+        while next < count {
+            let batch = (next..<min(count, next + 50_000)).map { index in
+                RevokedTicket(
+                    issuer: "bench-pull", ticketID: withUnsafeBytes(of: UInt64(index).bigEndian, Array.init),
+                    reason: nil, revokedAt: revokedAt)
+            }
+            try await store.revokeTickets(batch)
+            next += batch.count
         }
     }
 
