@@ -183,8 +183,8 @@ public struct SyncRound: Sendable {
         try await syncFirstUses(into: &report)
         report.completedAt = Date()
         try storeStep { () throws(StoreError) in try store.recordSync(at: report.completedAt) }
-        report.inspectionsUnsent = (try? store.unsentInspectionCount()) ?? 0
-        report.inspectionsRefusedInJournal = (try? store.refusedInspectionCount()) ?? 0
+        report.inspectionsUnsent = (try? store.inspectionJournal.unsentInspectionCount()) ?? 0
+        report.inspectionsRefusedInJournal = (try? store.inspectionJournal.refusedInspectionCount()) ?? 0
         return report
     }
 
@@ -538,7 +538,9 @@ public struct SyncRound: Sendable {
 
     private func uploadInspections(into report: inout SyncReport) async throws(SyncError) {
         while true {
-            let unsent = try storeStep { () throws(StoreError) in try store.unsentInspections(limit: uploadBatchSize) }
+            let unsent = try storeStep { () throws(StoreError) in
+                try store.inspectionJournal.unsentInspections(limit: uploadBatchSize)
+            }
             guard !unsent.isEmpty else { return }
             // First uses carry their payloads: a batch of them is cut to what the server takes in one body.
             let records = Self.fitting(unsent.map(Self.upload), within: Self.uploadByteBudget)
@@ -559,8 +561,8 @@ public struct SyncRound: Sendable {
             // These writes take the journal's writer lock, which a scan's append waits for: a scan in flight first.
             ScansInFlight.shared.giveWay()
             try storeStep { () throws(StoreError) in
-                try store.markInspectionsSent(sent)
-                try store.markInspectionsRefused(refused)
+                try store.inspectionJournal.markInspectionsSent(sent)
+                try store.inspectionJournal.markInspectionsRefused(refused)
             }
             report.inspectionsUploaded += sent.count
             progress(.uploaded(report.inspectionsUploaded))
@@ -616,7 +618,7 @@ public struct SyncRound: Sendable {
         // As the marks: the delete holds the journal's writer lock, which appends wait for.
         ScansInFlight.shared.giveWay()
         report.inspectionsPruned = try storeStep { () throws(StoreError) in
-            try store.deleteSentInspections(before: before, limit: Self.pruneLimit)
+            try store.inspectionJournal.deleteSentInspections(before: before, limit: Self.pruneLimit)
         }
     }
 

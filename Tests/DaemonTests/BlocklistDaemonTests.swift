@@ -110,7 +110,7 @@ struct BlocklistDaemonTests {
         #expect(gate == ["valid 1", "revoked 0"])
         #expect(await daemon.stop(signal: SIGTERM, timeout: 5) == 0, "\(daemon.stderr.text)")
 
-        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(journal.map(\.verdict) == ["valid", "revoked"])
         #expect(journal.last?.reason == event.reason)
     }

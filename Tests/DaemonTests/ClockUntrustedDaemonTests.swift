@@ -83,7 +83,7 @@ struct ClockUntrustedDaemonTests {
         #expect(await daemon.stop() == 0)
 
         // The journal: the device clock (1970) and the floor it was judged against.
-        let record = try #require(try TrustStore(path: setup.bench.db).allInspections().first)
+        let record = try #require(try TrustStore(path: setup.bench.db).inspectionJournal.allInspections().first)
         #expect(record.verdict == "clock-untrusted" && record.signature == "valid")
         #expect(record.inspectedAt < 3_600_000)
         #expect(record.clockFloor == Int64(FarecheckRelease.date.timeIntervalSince1970 * 1000))

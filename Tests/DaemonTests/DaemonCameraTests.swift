@@ -59,7 +59,7 @@ struct DaemonCameraTests {
         #expect(await daemon.stderr.waitFor("streaming GREY 320x240 4.0 fps"), "\(daemon.stderr.text)")
 
         #expect(await daemon.stop(signal: SIGTERM, timeout: 5) == 0, "\(daemon.stderr.text)")
-        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(Set(events.map(\.id)).isSubset(of: Set(journal.map(\.id))))
         #expect(journal.allSatisfy { $0.device == "handheld" })
     }

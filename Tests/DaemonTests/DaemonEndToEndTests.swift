@@ -140,7 +140,7 @@ struct DaemonEndToEndTests {
         let printed = try daemon.stdout.lines.map { try setup.event($0) }
         #expect(printed.map(\.id) == events.map(\.id))
         // The journal holds each inspection once, as shown.
-        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
         #expect(journal.map(\.verdict.known) == events.map(\.verdict))
         #expect(journal.allSatisfy { $0.device == "front-door" && $0.sentAt == nil })
@@ -167,7 +167,7 @@ struct DaemonEndToEndTests {
         let shown = Set(seen).union(printed)
         #expect(shown.count >= 40)
 
-        let journal = Set(try TrustStore(path: setup.bench.db).allInspections().map(\.id))
+        let journal = Set(try TrustStore(path: setup.bench.db).inspectionJournal.allInspections().map(\.id))
         #expect(shown.subtracting(journal).isEmpty, "shown but not journaled: \(shown.subtracting(journal))")
 
         // Restarted on the same store, the daemon goes on where it stopped.
@@ -337,7 +337,7 @@ struct DaemonEndToEndTests {
         let afterRemoval = try setup.event(await socket.readLine())
         #expect(afterRemoval.verdict == .refused)
         #expect(await daemon.stop() == 0)
-        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(!journal.contains { $0.id == refused.id })
         #expect(journal.contains { $0.id == inspected.id && $0.inspector == "insp-17" })
         #expect(!journal.contains { $0.id == afterRemoval.id })

@@ -132,7 +132,7 @@ struct DaemonFullDiskTests {
             return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         }
 
-        func journal() throws -> [InspectionRecord] { try TrustStore(path: store).allInspections() }
+        func journal() throws -> [InspectionRecord] { try TrustStore(path: store).inspectionJournal.allInspections() }
     }
 
     @Test("full, restarted while full, then space freed: every verdict shown is journaled once, ok again by itself")

@@ -62,7 +62,7 @@ struct RSP6DaemonTests {
         #expect(await daemon.stop() == 0)
 
         // Every verdict shown is in the journal, the RSP6 format and the ticket's reference recorded.
-        let journal = try TrustStore(path: setup.bench.db).allInspections()
+        let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
         #expect(journal.allSatisfy { $0.format?.known == .ukRSP6 })
         #expect(journal.prefix(2).allSatisfy { $0.ticketID == Array("ZZGATE00001".utf8) })

@@ -146,7 +146,7 @@ struct ClockFloorSyncTests {
         #expect(await daemon.stop() == 0)
 
         // The journal keeps both times for each: what the clock read, and what it should at least have read.
-        let records = try bench.store().allInspections()
+        let records = try bench.store().inspectionJournal.allInspections()
         let untrusted = try #require(records.first { $0.verdict == "clock-untrusted" })
         #expect(untrusted.inspectedDate.timeIntervalSinceNow < -Self.threeHours + 300)
         #expect((untrusted.clockFloor ?? 0) >= Int64(floor.instant.timeIntervalSince1970 * 1000))

@@ -139,7 +139,7 @@ struct DaemonSyncTests {
         #expect(event.reason.contains("refunded"))
         #expect(await daemon.stop() == 0, "\(daemon.stderr.text)")
         // The journal records which verdict decided.
-        let journal = try TrustStore(path: bench.validator.db).allInspections()
+        let journal = try TrustStore(path: bench.validator.db).inspectionJournal.allInspections()
         #expect(journal.first { $0.id == event.id }?.decidedBy == "online")
         #expect(journal.filter { $0.id != event.id }.allSatisfy { $0.decidedBy == "offline" })
         // And the server learns it with the upload.

@@ -124,7 +124,7 @@ struct FailoverTests {
             let round = SyncRound(client: client, store: store, anchors: [.demo], uploadBatchSize: 5)
             for index in 0..<6 {
                 let count = index == 3 ? 300 : 20
-                let before = try store.unsentInspectionCount()
+                let before = try store.inspectionJournal.unsentInspectionCount()
                 journaled += try bench.journalInspections(count)
                 guard index == 3 else {
                     let started = ContinuousClock.now
@@ -137,11 +137,11 @@ struct FailoverTests {
                 let killer = Task {
                     let watcher = try TrustStore(path: bench.validator.db)
                     for _ in 0..<20000 {
-                        if try watcher.unsentInspectionCount() < unsent { break }
+                        if try watcher.inspectionJournal.unsentInspectionCount() < unsent { break }
                         try await Task.sleep(for: .milliseconds(1))
                     }
                     first.kill()
-                    return try watcher.unsentInspectionCount()
+                    return try watcher.inspectionJournal.unsentInspectionCount()
                 }
                 let started = ContinuousClock.now
                 reports.append(try await round.run())
@@ -154,7 +154,7 @@ struct FailoverTests {
         #expect(reports.count == 6)
         #expect(reports.allSatisfy { $0.inspectionsUnsent == 0 && $0.inspectionsRefused == 0 })
         #expect(reports.map(\.inspectionsUploaded).reduce(0, +) == journaled.count)
-        #expect(try store.unsentInspectionCount() == 0, "nothing left unsent on the validator")
+        #expect(try store.inspectionJournal.unsentInspectionCount() == 0, "nothing left unsent on the validator")
         #expect(servers.currentURL == second.baseURL, "the rounds after the kill stay on the second server")
 
         // The database behind both holds every inspection exactly once.

@@ -28,9 +28,9 @@ struct FirstUsePayloadTests {
         let ordinary = Inspection(
             source: "gate-reader", symbology: .qr, payloadByteCount: payload.count,
             payloadDigest: digest(.sha256, payload), verdict: verdict)
-        try store.journal(InspectionRecord(firstUse, payload: payload))
-        try store.journal(InspectionRecord(ordinary, payload: payload))
-        let journaled = try store.allInspections()
+        try store.inspectionJournal.write(InspectionRecord(firstUse, payload: payload))
+        try store.inspectionJournal.write(InspectionRecord(ordinary, payload: payload))
+        let journaled = try store.inspectionJournal.allInspections()
         #expect(journaled.first { $0.id == firstUse.id }?.firstUsePayload == payload)
         #expect(journaled.first { $0.id == ordinary.id }?.firstUsePayload == nil)
 
@@ -45,7 +45,7 @@ struct FirstUsePayloadTests {
         #expect(uploads.first { $0.id == firstUse.id }?.firstUse == true)
         #expect(uploads.contains { $0.id == ordinary.id && $0.payload == nil })
         // Acknowledged: the journal keeps the digest, not the ticket.
-        let after = try bench.store().allInspections().first { $0.id == firstUse.id }
+        let after = try bench.store().inspectionJournal.allInspections().first { $0.id == firstUse.id }
         #expect(after?.sentAt != nil)
         #expect(after?.firstUsePayload == nil)
         #expect(after?.payloadDigest == digest(.sha256, payload))
@@ -71,14 +71,14 @@ struct FirstUsePayloadTests {
                 source: "gate-reader", symbology: .qr, payloadByteCount: 3000,
                 payloadDigest: [UInt8](repeating: UInt8(index % 256), count: 32), verdict: verdict)
             inspection.isFirstUse = true
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(inspection, payload: [UInt8](repeating: UInt8(index % 256), count: 3000)))
             ids.append(inspection.id)
         }
         let report = try await bench.round()
         #expect(report.inspectionsUploaded == 400, "\(report.summary)")
-        #expect(try bench.store().unsentInspectionCount() == 0)
-        #expect(try bench.store().allInspections().allSatisfy { $0.firstUsePayload == nil })
+        #expect(try bench.store().inspectionJournal.unsentInspectionCount() == 0)
+        #expect(try bench.store().inspectionJournal.allInspections().allSatisfy { $0.firstUsePayload == nil })
     }
 
     @Test("a device over its claim rate (429 too-many-claims): the round goes on without the rest of its uploads")
@@ -95,7 +95,8 @@ struct FirstUsePayloadTests {
                     source: "gate-reader", symbology: .qr, payloadByteCount: 10,
                     payloadDigest: [UInt8](repeating: UInt8(index % 256), count: 32), verdict: verdict)
                 inspection.isFirstUse = true
-                try store.journal(InspectionRecord(inspection, payload: [UInt8](repeating: 1, count: 10)))
+                try store.inspectionJournal.write(
+                    InspectionRecord(inspection, payload: [UInt8](repeating: 1, count: 10)))
             }
         }
         // The first batch takes the device's whole bucket of claims.
@@ -108,6 +109,6 @@ struct FirstUsePayloadTests {
         #expect(second.uploadsPaused && second.inspectionsUploaded == 0, "\(second.summary)")
         #expect(second.inspectionsUnsent == 5)
         #expect(second.summary.contains("the server takes no more first-use claims for now"))
-        #expect(try bench.store().allInspections().filter { $0.firstUsePayload != nil }.count == 5)
+        #expect(try bench.store().inspectionJournal.allInspections().filter { $0.firstUsePayload != nil }.count == 5)
     }
 }

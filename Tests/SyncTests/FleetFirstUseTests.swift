@@ -120,7 +120,7 @@ struct FleetFirstUseTests {
         #expect(await gateA.daemon.stop() == 0)
         #expect(await gateB.daemon.stop() == 0)
         // Each gate's journal holds what it showed, with who decided.
-        let journalB = try TrustStore(path: gateB.store.db).allInspections()
+        let journalB = try TrustStore(path: gateB.store.db).inspectionJournal.allInspections()
         #expect(journalB.first { $0.id == atB.id }?.decidedBy == "online")
         #expect(journalB.first { $0.id == atB.id }?.verdict.known == .replayed)
     }

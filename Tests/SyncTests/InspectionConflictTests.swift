@@ -41,7 +41,7 @@ struct InspectionConflictTests {
                 source: "front-door", symbology: .qr, payloadByteCount: 100,
                 payloadDigest: [UInt8](repeating: 7, count: 32), verdict: verdict))
         record.id = id
-        try TrustStore(path: path).journal(record)
+        try TrustStore(path: path).inspectionJournal.write(record)
         return record
     }
 
@@ -62,7 +62,7 @@ struct InspectionConflictTests {
         #expect(roundA.inspectionsUploaded == 2 && roundA.inspectionsRefused == 0)
         let roundB = try await bench.round(token: tokenB, storePath: deviceB.db)
         #expect(roundB.inspectionsUploaded == 1 && roundB.inspectionsRefused == 0, "\(roundB.summary)")
-        #expect(try TrustStore(path: deviceB.db).unsentInspectionCount() == 0)
+        #expect(try TrustStore(path: deviceB.db).inspectionJournal.unsentInspectionCount() == 0)
         var listed = try bench.server.inspections()
         #expect(listed.count == 3)
         #expect(
@@ -73,10 +73,10 @@ struct InspectionConflictTests {
         // "shared-id".
         let restored = Workbench()
         _ = try TrustStore(path: restored.db)
-        let copy = try #require(try bench.store().allInspections().first { $0.id == "a-only" })
+        let copy = try #require(try bench.store().inspectionJournal.allInspections().first { $0.id == "a-only" })
         var unsent = copy
         unsent.sentAt = nil
-        try TrustStore(path: restored.db).journal(unsent)
+        try TrustStore(path: restored.db).inspectionJournal.write(unsent)
         try Self.journal("shared-id", kind: .revoked, at: 1_800_000_003, in: restored.db)
         let conflict = try await bench.round(storePath: restored.db)
         #expect(conflict.inspectionsUploaded == 1, "a-only is already stored: sent")
@@ -86,11 +86,11 @@ struct InspectionConflictTests {
         #expect(conflict.summary.contains("1 refused by the server"), "\(conflict.summary)")
 
         let journal = try TrustStore(path: restored.db)
-        let refused = try #require(try journal.refusedInspections(limit: 10).first)
+        let refused = try #require(try journal.inspectionJournal.refusedInspections(limit: 10).first)
         #expect(refused.id == "shared-id" && refused.sentAt == nil && refused.refusedAt != nil)
         #expect(refused.refusal?.hasPrefix("conflicting-record: ") == true, "\(refused.refusal ?? "")")
         #expect(refused.refusal?.contains("verdict") == true)
-        #expect(try journal.allInspections().count == 2, "the refused record stays in the journal")
+        #expect(try journal.inspectionJournal.allInspections().count == 2, "the refused record stays in the journal")
 
         // Not sent again: the next rounds upload and refuse nothing, and `farecheck sync` says what is kept.
         let next = try await bench.round(storePath: restored.db)

@@ -95,7 +95,7 @@ struct ReplayRaceTests {
         #expect(verdicts.map(\.verdict).sorted { $0.rawValue < $1.rawValue } == [.replayed, .valid])
         #expect(Set(verdicts.map(\.device)) == ["door-1", "door-2"])
         #expect(await daemon.stop() == 0)
-        let journaled = try TrustStore(path: bench.validator.db).allInspections().filter {
+        let journaled = try TrustStore(path: bench.validator.db).inspectionJournal.allInspections().filter {
             $0.ticketID == [0x51, 0xde]
         }
         #expect(journaled.map(\.verdict.text).sorted() == ["replayed", "valid"])

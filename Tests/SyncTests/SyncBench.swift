@@ -117,7 +117,7 @@ final class SyncBench: @unchecked Sendable {
                 Inspection(
                     source: "front-door", symbology: .qr, payloadByteCount: 100,
                     payloadDigest: [UInt8](repeating: 7, count: 32), verdict: verdict))
-            try store.journal(record)
+            try store.inspectionJournal.write(record)
             return record.id
         }
     }

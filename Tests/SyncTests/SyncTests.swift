@@ -57,7 +57,7 @@ struct SyncTests {
         proxy.set(.dropResponse, forPathsStartingWith: APIPath.inspections)
         let broken = try await bench.failedRound(url: proxy.baseURL)
         #expect(broken.code == .unreachable, "\(broken)")
-        #expect(try bench.store().unsentInspectionCount() == 5)
+        #expect(try bench.store().inspectionJournal.unsentInspectionCount() == 5)
         #expect(try bench.server.inspections().count == 5)
 
         bench.server.stop()
@@ -66,7 +66,7 @@ struct SyncTests {
         proxy.set(.none, forPathsStartingWith: APIPath.inspections)
         let report = try await bench.round(url: proxy.baseURL)
         #expect(report.inspectionsUploaded == 5)
-        #expect(try bench.store().unsentInspectionCount() == 0)
+        #expect(try bench.store().inspectionJournal.unsentInspectionCount() == 0)
         let listed = try bench.server.inspections().compactMap { $0["id"] as? String }
         #expect(listed.sorted() == ids.sorted())
 
@@ -233,7 +233,7 @@ struct SyncTests {
         // Sent first, then deleted: the server holds all four, the journal the recent one.
         #expect(report.inspectionsUploaded == 4 && report.inspectionsPruned == 3, "\(report.summary)")
         #expect(report.summary.contains("3 acknowledged inspections pruned from the journal"))
-        #expect(try bench.store().allInspections().map(\.id) == [recent.id])
+        #expect(try bench.store().inspectionJournal.allInspections().map(\.id) == [recent.id])
         let held = try bench.server.admin(["inspections", "list", "--json"])
         for record in old + [recent] { #expect(held.contains(record.id)) }
         // Without a retention (journal_keep_days = 0), nothing is deleted.
@@ -241,7 +241,7 @@ struct SyncTests {
             UUID().uuidString, kind: .valid, at: now - 300 * 86400, in: bench.validator.db)
         let keeping = try await bench.round()
         #expect(keeping.inspectionsUploaded == 1 && keeping.inspectionsPruned == 0)
-        #expect(try bench.store().allInspections().count == 2)
+        #expect(try bench.store().inspectionJournal.allInspections().count == 2)
     }
 
     @Test("online checks are on before a round's first key is in the store, not only once the round ends")

@@ -72,8 +72,8 @@ struct TypedInspectionSyncTests {
         let bench = try SyncBench(postgresAdminURL: database.postgresAdminURL)
         let inspections = Self.inspections()
         let store = try bench.store()
-        for inspection in inspections { try store.journal(InspectionRecord(inspection)) }
-        let journaled = try store.allInspections()
+        for inspection in inspections { try store.inspectionJournal.write(InspectionRecord(inspection)) }
+        let journaled = try store.inspectionJournal.allInspections()
         #expect(journaled == inspections.map(InspectionRecord.init))
 
         let report = try await bench.round()

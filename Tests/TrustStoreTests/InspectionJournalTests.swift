@@ -41,11 +41,11 @@ struct InspectionJournalTests {
         )
         do {
             let store = try TrustStore(path: path)
-            try store.journal(record)
-            try store.journal(record)
+            try store.inspectionJournal.write(record)
+            try store.inspectionJournal.write(record)
         }
         let reopened = try TrustStore(path: path)
-        let found = try reopened.allInspections()
+        let found = try reopened.inspectionJournal.allInspections()
         #expect(found == [record])
         #expect(found.first?.inspectedDate == Date(timeIntervalSince1970: 1_800_000_000.25))
         // The journal lives in its own file beside the store.
@@ -59,22 +59,24 @@ struct InspectionJournalTests {
     func replayWindow() throws {
         let store = try TrustStore(path: directory.path + "/j.sqlite")
         for (index, seconds) in [1000.0, 2000, 3000].enumerated() {
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(
                     id: "r\(index)", verdict: verdict(.valid, ticket: [9], at: seconds), device: "d", symbology: .qr,
                     payloadDigest: [1]
                 ))
         }
-        try store.journal(
+        try store.inspectionJournal.write(
             InspectionRecord(
                 id: "other", verdict: verdict(.valid, ticket: [8], at: 2500), device: "d", symbology: .qr,
                 payloadDigest: [2]))
-        let recent = try store.pastInspections(
+        let recent = try store.inspectionJournal.pastInspections(
             ofTicket: [9], issuer: "demo-transit", since: Date(timeIntervalSince1970: 1500))
         #expect(recent.map(\.id) == ["r2", "r1"])
         #expect(recent.map(\.inspectedAt) == [Date(timeIntervalSince1970: 3000), Date(timeIntervalSince1970: 2000)])
         #expect(recent.allSatisfy { $0.device == "d" && $0.verdict == .valid })
-        #expect(try store.pastInspections(ofTicket: [9], issuer: "other-transit", since: .distantPast).isEmpty)
+        #expect(
+            try store.inspectionJournal.pastInspections(ofTicket: [9], issuer: "other-transit", since: .distantPast)
+                .isEmpty)
     }
 
     @Test("replay's look-up sees what another process journals after it opened, and fails clearly once closed")
@@ -83,14 +85,14 @@ struct InspectionJournalTests {
         let gate = try TrustStore(path: path)
         let since = Date(timeIntervalSince1970: 0)
         // The look-up connection opens with this first read, on a journal without the ticket.
-        #expect(try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since).isEmpty)
+        #expect(try gate.inspectionJournal.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since).isEmpty)
         // Another process (here: another store on the same file, its own connections) journals the ticket.
         let other = try TrustStore(path: path)
-        try other.journal(
+        try other.inspectionJournal.write(
             InspectionRecord(
                 id: "elsewhere", verdict: verdict(.revoked, ticket: [5], at: 4000), device: "/dev/ttyUSB1",
                 symbology: .qr, payloadDigest: [3]))
-        let seen = try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
+        let seen = try gate.inspectionJournal.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
         #expect(
             seen == [
                 PastInspection(
@@ -100,7 +102,7 @@ struct InspectionJournalTests {
         try other.close()
         try gate.close()
         #expect(throws: StoreError.self) {
-            try gate.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
+            try gate.inspectionJournal.pastInspections(ofTicket: [5], issuer: "demo-transit", since: since)
         }
     }
 
@@ -108,16 +110,16 @@ struct InspectionJournalTests {
     func unsent() throws {
         let store = try TrustStore(path: directory.path + "/j.sqlite")
         for index in 0..<5 {
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(
                     id: "u\(index)", verdict: verdict(.expired, ticket: [UInt8(index)], at: Double(100 + index)),
                     device: "d",
                     symbology: nil, payloadDigest: [3]
                 ))
         }
-        #expect(try store.unsentInspections(limit: 3).map(\.id) == ["u0", "u1", "u2"])
-        try store.markInspectionsSent(["u0", "u1"])
-        #expect(try store.unsentInspections(limit: 10).map(\.id) == ["u2", "u3", "u4"])
+        #expect(try store.inspectionJournal.unsentInspections(limit: 3).map(\.id) == ["u0", "u1", "u2"])
+        try store.inspectionJournal.markInspectionsSent(["u0", "u1"])
+        #expect(try store.inspectionJournal.unsentInspections(limit: 10).map(\.id) == ["u2", "u3", "u4"])
     }
 
     @Test(
@@ -125,24 +127,24 @@ struct InspectionJournalTests {
     func refused() throws {
         let store = try TrustStore(path: directory.path + "/j.sqlite")
         for index in 0..<3 {
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(
                     id: "r\(index)", verdict: verdict(.valid, ticket: [UInt8(index)], at: Double(100 + index)),
                     device: "d", symbology: nil, payloadDigest: [3]))
         }
-        try store.markInspectionsSent(["r0"])
-        try store.markInspectionsRefused([
+        try store.inspectionJournal.markInspectionsSent(["r0"])
+        try store.inspectionJournal.markInspectionsRefused([
             (id: "r1", reason: "conflicting-record: verdict differs"), (id: "r0", reason: "too late"),
         ])
-        #expect(try store.unsentInspections(limit: 10).map(\.id) == ["r2"])
-        #expect(try store.unsentInspectionCount() == 1)
-        #expect(try store.refusedInspectionCount() == 1)
-        let refused = try #require(try store.refusedInspections(limit: 5).first)
+        #expect(try store.inspectionJournal.unsentInspections(limit: 10).map(\.id) == ["r2"])
+        #expect(try store.inspectionJournal.unsentInspectionCount() == 1)
+        #expect(try store.inspectionJournal.refusedInspectionCount() == 1)
+        let refused = try #require(try store.inspectionJournal.refusedInspections(limit: 5).first)
         #expect(refused.id == "r1" && refused.refusal == "conflicting-record: verdict differs")
         #expect(refused.sentAt == nil && refused.refusedAt != nil)
         // Reopened, the refusal is still there.
         try store.close()
-        #expect(try TrustStore(path: directory.path + "/j.sqlite").refusedInspectionCount() == 1)
+        #expect(try TrustStore(path: directory.path + "/j.sqlite").inspectionJournal.refusedInspectionCount() == 1)
     }
 
     @Test(
@@ -152,29 +154,37 @@ struct InspectionJournalTests {
         let store = try TrustStore(path: directory.path + "/j.sqlite")
         // 130 inspections a second apart (more than two deleting transactions' worth); p5 unsent, p6 refused.
         for index in 0..<130 {
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(
                     id: "p\(index)", verdict: verdict(.valid, ticket: [UInt8(index)], at: Double(1000 + index)),
                     device: "d", symbology: nil, payloadDigest: [3]))
         }
-        try store.markInspectionsSent((0..<130).filter { $0 != 5 && $0 != 6 }.map { "p\($0)" })
-        try store.markInspectionsRefused([(id: "p6", reason: "conflicting-record")])
-        func ids() throws -> Set<String> { Set(try store.allInspections().map(\.id)) }
+        try store.inspectionJournal.markInspectionsSent((0..<130).filter { $0 != 5 && $0 != 6 }.map { "p\($0)" })
+        try store.inspectionJournal.markInspectionsRefused([(id: "p6", reason: "conflicting-record")])
+        func ids() throws -> Set<String> { Set(try store.inspectionJournal.allInspections().map(\.id)) }
 
         // At most `limit`, oldest first.
-        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 60) == 60)
+        #expect(
+            try store.inspectionJournal.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 60)
+                == 60)
         #expect(try !ids().contains("p61") && ids().contains("p62"))
         // The rest before the horizon.
-        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 1000) == 63)
+        #expect(
+            try store.inspectionJournal.deleteSentInspections(before: Date(timeIntervalSince1970: 1125), limit: 1000)
+                == 63)
         #expect(try ids() == ["p5", "p6", "p125", "p126", "p127", "p128", "p129"])
         // A horizon past every inspection still keeps the newest (the trusted-time floor reads it on opening).
-        #expect(try store.deleteSentInspections(before: Date(timeIntervalSince1970: 5000), limit: 1000) == 4)
+        #expect(
+            try store.inspectionJournal.deleteSentInspections(before: Date(timeIntervalSince1970: 5000), limit: 1000)
+                == 4)
         #expect(try ids() == ["p5", "p6", "p129"])
-        #expect(try store.unsentInspections(limit: 10).map(\.id) == ["p5"])
-        #expect(try store.refusedInspectionCount() == 1)
+        #expect(try store.inspectionJournal.unsentInspections(limit: 10).map(\.id) == ["p5"])
+        #expect(try store.inspectionJournal.refusedInspectionCount() == 1)
         try store.close()
         #expect(
-            try Set(TrustStore(path: directory.path + "/j.sqlite").allInspections().map(\.id)) == ["p5", "p6", "p129"])
+            try Set(TrustStore(path: directory.path + "/j.sqlite").inspectionJournal.allInspections().map(\.id)) == [
+                "p5", "p6", "p129",
+            ])
     }
 
     /// One inspection for each name of every vocabulary the journal keeps (verdict kinds, signature statuses,
@@ -312,15 +322,15 @@ struct JournalFileTests {
         try old.close()
 
         let store = try TrustStore(path: path)
-        let moved = try store.allInspections()
+        let moved = try store.inspectionJournal.allInspections()
         #expect(moved.map(\.id).sorted() == ids.sorted())
         #expect(moved.first { $0.id == "old-0" }?.sentAt == 5)
-        #expect(try store.unsentInspectionCount() == 299)
+        #expect(try store.inspectionJournal.unsentInspectionCount() == 299)
         // The store file no longer holds a journal; reopening does not copy anything again.
         let hasTable = try DatabaseQueue(path: path).read { db in try db.tableExists("inspection") }
         #expect(!hasTable)
         try store.close()
-        #expect(try TrustStore(path: path).allInspections().count == 300)
+        #expect(try TrustStore(path: path).inspectionJournal.allInspections().count == 300)
     }
 
     @Test("an upload's acknowledgement of more records than one marking transaction holds marks every one of them")
@@ -328,15 +338,16 @@ struct JournalFileTests {
         let store = try TrustStore(path: directory.path + "/j.sqlite")
         let count = InspectionJournal.marksPerTransaction * 2 + 7
         for index in 0..<count {
-            try store.journal(
+            try store.inspectionJournal.write(
                 InspectionRecord(
                     id: "m\(index)", verdict: verdict(ticket: [UInt8(index % 256)], at: Double(100 + index)),
                     device: "d", symbology: nil, payloadDigest: [3]))
         }
-        try store.markInspectionsSent((0..<count - 3).map { "m\($0)" })
-        try store.markInspectionsRefused((count - 3..<count - 1).map { (id: "m\($0)", reason: "conflicting-record") })
-        #expect(try store.unsentInspections(limit: 1000).map(\.id) == ["m\(count - 1)"])
-        #expect(try store.refusedInspectionCount() == 2)
+        try store.inspectionJournal.markInspectionsSent((0..<count - 3).map { "m\($0)" })
+        try store.inspectionJournal.markInspectionsRefused(
+            (count - 3..<count - 1).map { (id: "m\($0)", reason: "conflicting-record") })
+        #expect(try store.inspectionJournal.unsentInspections(limit: 1000).map(\.id) == ["m\(count - 1)"])
+        #expect(try store.inspectionJournal.refusedInspectionCount() == 2)
     }
 
     @Test(
@@ -382,7 +393,7 @@ struct JournalFileTests {
             return store.inspectionJournal.append(record)
         }
         #expect(durability == .journaled)
-        #expect(try store.allInspections().map(\.id) == [record.id])
+        #expect(try store.inspectionJournal.allInspections().map(\.id) == [record.id])
     }
 
     @Test("the journal and the store sync every commit to disk from the moment they open (synchronous = FULL)")
@@ -399,7 +410,7 @@ struct JournalFileTests {
         let store = try TrustStore(path: directory.path + "/r.sqlite")
         let record = InspectionRecord(
             verdict: verdict(ticket: [7], at: 100), device: "gate", symbology: .qr, payloadDigest: [1])
-        try store.journal(record)
+        try store.inspectionJournal.write(record)
         let journal = store.inspectionJournal
         // Inside a marking transaction (the writer's lock held): the lookup a scan makes before its own append.
         let found = try journal.writeUnsynced(ifAbsent: [String?]()) { db in
@@ -409,7 +420,7 @@ struct JournalFileTests {
             ).map(\.id)
         }
         #expect(found == [record.id])
-        #expect(try store.unsentInspections(limit: 10).isEmpty)
+        #expect(try store.inspectionJournal.unsentInspections(limit: 10).isEmpty)
         // The count of inspections waiting for the database, which a scan's status reads, does not wait either.
         #expect(try journal.writeUnsynced(ifAbsent: -1) { _ in journal.pendingCount } == 0)
     }
@@ -464,12 +475,16 @@ struct JournalFileTests {
         do {
             let command = try TrustStore(path: path, journal: .usesExisting)
             #expect(!command.inspectionJournal.reserveAvailable)
-            #expect(try command.unsentInspections(limit: 10).isEmpty)
-            #expect(try command.unsentInspectionCount() == 0 && command.refusedInspectionCount() == 0)
-            #expect(try command.recentInspections(limit: 10).isEmpty && command.allInspections().isEmpty)
-            try command.markInspectionsSent(["nothing"])
-            try command.markInspectionsRefused([(id: "nothing", reason: "none")])
-            #expect(try command.deleteSentInspections(before: Date(), limit: 10) == 0)
+            #expect(try command.inspectionJournal.unsentInspections(limit: 10).isEmpty)
+            #expect(
+                try command.inspectionJournal.unsentInspectionCount() == 0
+                    && command.inspectionJournal.refusedInspectionCount() == 0)
+            #expect(
+                try command.inspectionJournal.recentInspections(limit: 10).isEmpty
+                    && command.inspectionJournal.allInspections().isEmpty)
+            try command.inspectionJournal.markInspectionsSent(["nothing"])
+            try command.inspectionJournal.markInspectionsRefused([(id: "nothing", reason: "none")])
+            #expect(try command.inspectionJournal.deleteSentInspections(before: Date(), limit: 10) == 0)
             let past = try command.inspectionJournal.pastInspections(
                 ofTicket: [1], issuer: "demo-transit", since: .distantPast)
             #expect(past.isEmpty)
@@ -486,15 +501,15 @@ struct JournalFileTests {
             verdict: verdict(ticket: [1], at: 1_800_000_000), device: "gate", symbology: .qr, payloadDigest: [1])
         do {
             let daemon = try TrustStore(path: path, ifMissing: .refuse, journal: .journals)
-            try daemon.journal(record)
+            try daemon.inspectionJournal.write(record)
             try daemon.close()
         }
         #expect(exists(files.journal) && exists(files.reserve))
         let command = try TrustStore(path: path, ifMissing: .refuse, journal: .usesExisting)
-        #expect(try command.unsentInspections(limit: 10).map(\.id) == [record.id])
+        #expect(try command.inspectionJournal.unsentInspections(limit: 10).map(\.id) == [record.id])
         #expect(command.inspectionJournal.newestInspectedAt == record.inspectedDate)
-        try command.markInspectionsSent([record.id])
-        #expect(try command.unsentInspectionCount() == 0)
+        try command.inspectionJournal.markInspectionsSent([record.id])
+        #expect(try command.inspectionJournal.unsentInspectionCount() == 0)
     }
 
     @Test("a store that must exist is refused where there is none, and nothing is made: no file, no folder")
