@@ -4,31 +4,12 @@ import FareCore
 ///
 /// A signature that does not verify is not an error: `PublicKey.isValidSignature` returns `false`.
 /// This error is for work that could not be done at all, such as a key file that holds no key.
-public struct SignatureError: CodedError {
-    /// What kind of failure this is (its codes: the extension below).
-    public typealias Code = ErrorCode<SignatureError>
+public typealias SignatureError = CodedError<SignatureFailure>
 
-    /// What kind of failure this is.
-    public var code: Code
-    /// What went wrong and, where there is something to do, what to do about it.
-    public var message: String
-    /// What OpenSSL reported, when the failure came from it.
-    public var cause: (any Error)?
+/// The domain of `SignatureError`: key, certificate and signing work that could not be done.
+public enum SignatureFailure: ErrorDomain {}
 
-    /// Makes an error from its parts.
-    public init(code: Code, message: String, cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-
-    /// Makes an error whose cause is what OpenSSL left on this thread's error queue, and empties the queue.
-    static func fromOpenSSL(_ code: Code, _ message: String) -> SignatureError {
-        SignatureError(code: code, message: message, cause: OpenSSLError.takeQueue())
-    }
-}
-
-extension ErrorCode where Domain == SignatureError {
+extension ErrorCode where Domain == SignatureFailure {
     /// The bytes are not a public or private key that OpenSSL can decode.
     public static var invalidKey: Self { Self("invalidKey") }
     /// The bytes are not an X.509 certificate that OpenSSL can decode.
@@ -74,5 +55,12 @@ public struct OpenSSLError: Error, CustomStringConvertible {
     /// The entries separated by semicolons.
     public var description: String {
         entries.isEmpty ? "OpenSSL gave no reason" : entries.joined(separator: "; ")
+    }
+}
+
+extension CodedError where Domain == SignatureFailure {
+    /// Makes an error whose cause is what OpenSSL left on this thread's error queue, and empties the queue.
+    static func fromOpenSSL(_ code: Code, _ message: String) -> SignatureError {
+        SignatureError(code: code, message: message, cause: OpenSSLError.takeQueue())
     }
 }

@@ -3,26 +3,12 @@ import FareCore
 /// Why a signed document (a key bundle or a revocation delta) was refused, or could not be made.
 ///
 /// Every refusal leaves the validator's store as it was: the sync channel can never inject a key.
-public struct BundleError: CodedError, Sendable {
-    /// What kind of failure this is (its codes: the extension below).
-    public typealias Code = ErrorCode<BundleError>
+public typealias BundleError = CodedError<BundleFailure>
 
-    /// What kind of refusal this is.
-    public var code: Code
-    /// What went wrong and, where there is something to do, what to do about it.
-    public var message: String
-    /// The failure underneath (a decoding or OpenSSL error), when there is one.
-    public var cause: (any Error)?
+/// The domain of `BundleError`: signed documents refused or not made.
+public enum BundleFailure: ErrorDomain {}
 
-    /// Makes an error from its parts.
-    public init(code: Code, message: String, cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-}
-
-extension ErrorCode where Domain == BundleError {
+extension ErrorCode where Domain == BundleFailure {
     /// The document names a trust anchor the validator does not pin.
     public static var unknownAnchor: Self { Self("unknown-anchor") }
     /// The signature does not verify with the named anchor over the payload bytes.

@@ -1,33 +1,15 @@
 import FareCore
 
 /// Why the reference server or one of its admin commands could not do what was asked.
-public struct ServerError: CodedError {
-    /// What kind of failure this is (its codes: the extension below).
-    public typealias Code = ErrorCode<ServerError>
+public typealias ServerError = CodedError<ServerFailure>
 
-    /// What kind of failure this is.
-    public var code: Code
-    /// A sentence a person can act on.
-    public var message: String
-    /// The failure underneath, if any.
-    public var cause: (any Error)?
-
-    /// Makes an error from its parts.
-    public init(code: Code, message: String, cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-
-    /// The message, the code and the cause, on one line; the cause as reflected, because PostgreSQL's errors
-    /// (`PSQLError`) keep what happened out of their plain description.
-    public var description: String {
-        guard let cause else { return "\(message) [\(code)]" }
-        return "\(message) [\(code)] (cause: \(String(reflecting: cause)))"
-    }
+/// The domain of `ServerError`: what the reference server and its admin commands could not do.
+public enum ServerFailure: ErrorDomain {
+    /// A cause as reflected: PostgreSQL's errors (`PSQLError`) keep what happened out of their plain description.
+    public static func text(ofCause cause: any Error) -> String { String(reflecting: cause) }
 }
 
-extension ErrorCode where Domain == ServerError {
+extension ErrorCode where Domain == ServerFailure {
     /// The SQLite database named does not exist (admin commands never create one by accident).
     public static var missingDatabase: Self { Self("missing-database") }
     /// The database cannot be opened or reached, or is not a farecheck server database.
