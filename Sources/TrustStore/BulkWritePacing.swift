@@ -68,7 +68,8 @@ struct PacedWriteBack {
         _ = try systemCall { fdatasync(descriptor) }
     }
 
-    private static func pause(_ duration: Duration) {
+    /// Blocks the calling thread for `duration`, resumed after a signal (`nanosleep`); for `ScansInFlight` too.
+    static func pause(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()

@@ -25,8 +25,7 @@ public final class ScansInFlight: Sendable {
     private let inFlight = Atomic<Int>(0)
     private let turnsWaited = Atomic<Int>(0)
 
-    /// Makes a counter of its own (for tests); the daemon and sync use `shared`.
-    public init() {}
+    private init() {}
 
     /// Scans being answered now.
     public var count: Int { inFlight.load(ordering: .acquiring) }
@@ -50,12 +49,12 @@ public final class ScansInFlight: Sendable {
         guard count > 0 else { return false }
         turnsWaited.add(1, ordering: .relaxed)
         let deadline = ContinuousClock.now + longest
-        var request = timespec(tv_sec: 0, tv_nsec: Int(Self.look.components.attoseconds / 1_000_000_000))
-        while count > 0, ContinuousClock.now < deadline {
-            var remaining = timespec()
-            while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
-            request = timespec(tv_sec: 0, tv_nsec: Int(Self.look.components.attoseconds / 1_000_000_000))
-        }
+        while count > 0, ContinuousClock.now < deadline { PacedWriteBack.pause(Self.look) }
         return true
+    }
+
+    /// `giveWay()` after every ``rowsBetweenTurns`` rows of bulk work: call it with each row's index.
+    public func giveWay(atRow index: Int) {
+        if index % Self.rowsBetweenTurns == Self.rowsBetweenTurns - 1 { giveWay() }
     }
 }

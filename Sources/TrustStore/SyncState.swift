@@ -175,9 +175,7 @@ extension TrustStore {
             let deleteKey = try db.cachedStatement(
                 sql: "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ?")
             for (index, reference) in removed.enumerated() {
-                if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
-                    ScansInFlight.shared.giveWay()
-                }
+                ScansInFlight.shared.giveWay(atRow: index)
                 if let family = reference.family {
                     try deleteKey.execute(arguments: [family.storeName, reference.issuer, reference.keyID])
                 } else {
@@ -220,15 +218,11 @@ extension TrustStore {
         }
         // A scan in flight comes first, as between a page's ticket rows (`insertSynced`).
         for (index, entry) in removed.enumerated() {
-            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
-                ScansInFlight.shared.giveWay()
-            }
+            ScansInFlight.shared.giveWay(atRow: index)
             try writer(entry.list).remove(entry)
         }
         for (index, entry) in added.sorted(by: BlocklistWriter.precedes).enumerated() {
-            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
-                ScansInFlight.shared.giveWay()
-            }
+            ScansInFlight.shared.giveWay(atRow: index)
             var entryWriter = try writer(entry.list)
             try entryWriter.insert(entry, position: 0)
             writers[entry.list] = entryWriter
@@ -256,9 +250,7 @@ extension TrustStore {
         guard code == SQLITE_OK else { throw failure(code) }
         for (index, ticket) in tickets.enumerated() {
             // A scan in flight comes first (readers go on beside this transaction: WAL).
-            if index % ScansInFlight.rowsBetweenTurns == ScansInFlight.rowsBetweenTurns - 1 {
-                ScansInFlight.shared.giveWay()
-            }
+            ScansInFlight.shared.giveWay(atRow: index)
             code = bindText(1, ticket.issuer)
             if code == SQLITE_OK {
                 code = SQLiteBinding.blob(statement, 2, ticket.ticketID)
