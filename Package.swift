@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "Symbols", targets: ["Symbols"]),
         .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Daemon", targets: ["Daemon"]),
+        .library(name: "Presentation", targets: ["Presentation"]),
         .library(name: "Issuing", targets: ["Issuing"]),
         // The reference server's library: the bench measures its first-use claim checks in process.
         .library(name: "ValidationServer", targets: ["ValidationServer"]),
@@ -100,7 +101,7 @@ let package = Package(
         .target(
             name: "TrustStore",
             dependencies: [
-                "FareCore", "TicketFormats", "Verification", "Signatures", "SystemCalls",
+                "FareCore", "TicketFormats", "Verification", "Signatures", "SystemCalls", "ValidationAPI",
                 // sync_file_range and ioprio_set, to pace a sync page's writes (BulkWritePacing).
                 "CLinuxShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -170,12 +171,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // What a verdict looks like to the outside: the verdict event (the daemon's JSON line, server-sent event and
+        // gate hook, the CLI's `--json` report), its hand-written JSON line, and its form without holder data.
+        .target(name: "Presentation", dependencies: ["FareCore"], swiftSettings: strict),
         // The long-running service: scanners, pipeline, journal, sinks, HTTP status page, sync.
         .target(
             name: "Daemon",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls", "Executors",
+                "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls", "Executors", "Presentation",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -212,7 +216,7 @@ let package = Package(
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Camera", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
-                "FarecheckVersion", "CommandLineSupport",
+                "FarecheckVersion", "CommandLineSupport", "Presentation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -279,7 +283,7 @@ let package = Package(
         .testTarget(
             name: "TrustStoreTests",
             dependencies: [
-                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification", "TestSupport",
+                "TrustStore", "FareCore", "Signatures", "TicketFormats", "Verification", "TestSupport", "ValidationAPI",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -327,7 +331,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ScannerSimulation",
+                "ScannerSimulation", "FareCore", "ValidationAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -338,7 +342,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
                 "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
-                "RSATestKeys", "SeededRandom",
+                "RSATestKeys", "SeededRandom", "Presentation", "ValidationAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -360,7 +364,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "Sync", "ValidationAPI", "TrustStore", "FareCore", "Signatures",
                 "Verification", "Daemon", "DaemonConfig", "Scanners", "farecheck", "farecheck-server",
-                "ScannerSimulation", "SystemCalls", "RSATestKeys", "Executors",
+                "ScannerSimulation", "SystemCalls", "RSATestKeys", "Executors", "Presentation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

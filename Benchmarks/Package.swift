@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Daemon", "Sync", "ValidationAPI", "Issuing", "ScannerSimulation", "SeededRandom", "ValidationServer",
+                "Presentation",
             ].map(farecheck) + [
                 "CAllocationCounter", "COpenSSLSpeedLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

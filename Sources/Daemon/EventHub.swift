@@ -1,3 +1,4 @@
+import Presentation
 import Synchronization
 
 /// Fans each verdict out to every live subscriber (unix socket clients, `/events` streams).

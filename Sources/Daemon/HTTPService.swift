@@ -6,6 +6,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOSSL
+import Presentation
 import ServiceLifecycle
 import Synchronization
 

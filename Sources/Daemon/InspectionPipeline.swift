@@ -3,6 +3,7 @@ import Executors
 import FareCore
 import Foundation
 import Logging
+import Presentation
 import Scanners
 import ServiceLifecycle
 import Sync
@@ -98,11 +99,12 @@ public actor InspectionPipeline {
     public func inspect(_ scan: ScanEvent, feedback: (@Sendable (ScanFeedback) async -> Void)? = nil) async
         -> VerdictEvent
     {
-        metrics.scanned(device: scan.device)
+        metrics.scanned(device: scan.source.rawValue)
         var progress = ScanInProgress(
             scan: scan, started: ContinuousClock.now, feedback: feedback,
             inspection: Inspection(
-                source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
+                source: scan.source, receivedAt: scan.receivedAt, symbology: scan.symbology,
+                payloadByteCount: scan.payload.count,
                 payloadDigest: [], verdict: Self.notYetVerified))
         // In flight from here to the delivered verdict: a sync round's bulk work gives way meanwhile.
         await ScansInFlight.shared.track {

@@ -2,11 +2,13 @@ import Executors
 import FareCore
 import Foundation
 import Logging
+import Presentation
 import Scanners
 import Signatures
 import Sync
 import TicketFormats
 import TrustStore
+import ValidationAPI
 import Verification
 
 /// A scan on its way through the pipeline: the scan, the inspection the steps build up, and what became of it.

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import Presentation
 import ServiceLifecycle
 import Synchronization
 import SystemCalls
@@ -236,11 +237,12 @@ public final class GateHookService: Service, VerdictSink {
         environment["FARECHECK_VERDICT"] = event.verdict.rawValue
         environment["FARECHECK_VALID"] = event.isValid ? "1" : "0"
         environment["FARECHECK_REASON"] = event.reason
-        environment["FARECHECK_INSPECTION_ID"] = event.id
-        environment["FARECHECK_DEVICE"] = event.device
+        environment["FARECHECK_INSPECTION_ID"] = event.id.rawValue
+        environment["FARECHECK_DEVICE"] = event.device.rawValue
         environment["FARECHECK_TICKET_ID"] = event.ticketId ?? ""
         environment["FARECHECK_PRODUCT"] = event.product ?? ""
-        environment["FARECHECK_EVENT"] = verdict.line
+        // The event line without holder data unless `[gate] holder_data` asks for it: a relay needs the verdict.
+        environment["FARECHECK_EVENT"] = verdict.line(holderData: hook.holderData)
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(hook.command, environment: environment)

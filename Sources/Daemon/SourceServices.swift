@@ -62,7 +62,7 @@ public struct ScannerService: Service {
             // cooperative pool would first have to be woken, and the pipeline's after it.
             try await withTaskExecutorPreference(pipeline.thread) {
                 for try await var scan in reader {
-                    scan.device = name
+                    scan.source = SourceName(name)
                     await pipeline.inspect(scan) { feedback in await reader.signal(feedback) }
                 }
             }
@@ -119,7 +119,9 @@ public struct ImageSourceService: Service {
                         continue
                     }
                     await pipeline.inspect(
-                        ScanEvent(payload: symbol.bytes, symbology: symbol.symbology, device: source.name))
+                        ScanEvent(
+                            payload: symbol.bytes, symbology: symbol.symbology, device: file,
+                            source: SourceName(source.name)))
                 }
                 if files.isEmpty, (try? await Task.sleep(for: .seconds(max(source.interval, 1)))) == nil { return }
             } while source.loop && !Task.isCancelled

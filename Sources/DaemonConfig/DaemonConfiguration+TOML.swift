@@ -159,8 +159,10 @@ extension DaemonConfiguration {
                     throw gate.error("verdicts", error.description)
                 }
             }
+            let holderData = try gate.bool("holder_data") ?? false
             try gate.finish()
-            configuration.gateHook = GateHook(command: command, timeout: timeout, verdicts: verdicts)
+            configuration.gateHook = GateHook(
+                command: command, timeout: timeout, verdicts: verdicts, holderData: holderData)
         }
 
         if var http = try reader.table("http") {

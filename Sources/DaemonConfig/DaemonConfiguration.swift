@@ -89,11 +89,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var timeout: Double
         /// The verdicts that run it (default: only `valid`); `["*"]` in the file for every verdict.
         public var verdicts: Verdicts
+        /// Whether `FARECHECK_EVENT` carries holder data (`holder_data`, default `false`): a relay needs the verdict,
+        /// not the passenger's name.
+        public var holderData: Bool
 
-        public init(command: [String], timeout: Double = 2, verdicts: Verdicts = .only([.valid])) {
+        public init(
+            command: [String], timeout: Double = 2, verdicts: Verdicts = .only([.valid]), holderData: Bool = false
+        ) {
             self.command = command
             self.timeout = timeout
             self.verdicts = verdicts
+            self.holderData = holderData
         }
 
         /// The verdicts that run the hook: every one, or those listed.

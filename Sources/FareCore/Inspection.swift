@@ -5,10 +5,12 @@ import Foundation
 /// The one value every consumer derives its own form from, each by one function: the journal row
 /// (`InspectionRecord`), the upload to the validation API, the daemon's event line and the CLI's report.
 public struct Inspection: Sendable {
-    /// The inspection's id (UUID text): the journal record id, the same in every sink and on the server.
-    public var id: String
-    /// The scanner (configured name), source or file the payload came from.
-    public var source: String
+    /// The inspection's id: the journal record id, the same in every sink and on the server.
+    public var id: InspectionID
+    /// The scanner (configured name, else device path), camera or file the payload came from.
+    public var source: SourceName
+    /// When the scan's last byte arrived (the scanner's, camera's or file's time), before any work on it.
+    public var receivedAt: Date?
     /// The symbology the payload was read from, when known.
     public var symbology: Symbology?
     /// The payload size in bytes.
@@ -21,7 +23,7 @@ public struct Inspection: Sendable {
     public var decidedBy: Decider
     /// The inspector logged in (inspector mode), if any.
     public var inspector: String?
-    /// From the scan's arrival to the verdict being durable (journaled), when measured.
+    /// From the scan's arrival in the pipeline to the verdict being delivered, when measured.
     public var latency: Duration?
     /// The ticket's printed layout (UIC U_TLAY) as text lines, for the inspector to compare with the paper.
     public var printedLayout: [String]?
@@ -32,12 +34,13 @@ public struct Inspection: Sendable {
     public var isFirstUse = false
 
     public init(
-        id: String = Inspection.newID(), source: String, symbology: Symbology?, payloadByteCount: Int,
-        payloadDigest: [UInt8], verdict: Verdict, decidedBy: Decider = .offline, inspector: String? = nil,
-        latency: Duration? = nil
+        id: InspectionID = .random(), source: SourceName, receivedAt: Date? = nil, symbology: Symbology?,
+        payloadByteCount: Int, payloadDigest: [UInt8], verdict: Verdict, decidedBy: Decider = .offline,
+        inspector: String? = nil, latency: Duration? = nil
     ) {
         self.id = id
         self.source = source
+        self.receivedAt = receivedAt
         self.symbology = symbology
         self.payloadByteCount = payloadByteCount
         self.payloadDigest = payloadDigest
@@ -49,18 +52,6 @@ public struct Inspection: Sendable {
 
     /// Whether the scan was inspected at all: a `refused` scan (no inspector logged in) is shown, not journaled.
     public var isJournaled: Bool { verdict.kind != .refused }
-
-    /// A new inspection id: a random (version 4) UUID as text, its 122 random bits from the system's generator
-    /// (`getrandom`, twice). Foundation's `UUID()` opens, reads and closes /dev/urandom for each one, on every scan.
-    public static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let words = (generator.next() as UInt64, generator.next() as UInt64)
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeBytes(of: words) { random in withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: random) } }
-        uuid.6 = uuid.6 & 0x0F | 0x40  // version 4
-        uuid.8 = uuid.8 & 0x3F | 0x80  // the RFC 9562 variant
-        return UUID(uuid: uuid).uuidString
-    }
 }
 
 extension Duration {

@@ -16,6 +16,11 @@ public struct PrintableText: Sendable, Hashable, CustomStringConvertible {
         description = Self.escaped(text)
     }
 
+    /// An identifier's text with every control character escaped: identifiers come from tickets, devices and servers.
+    public init(_ identifier: some TextIdentifier) {
+        description = Self.escaped(identifier.rawValue)
+    }
+
     /// `text` with every control character escaped (see the type's summary).
     public static func escaped(_ text: some StringProtocol) -> String {
         // Most text needs nothing: return it as it is without building a copy.

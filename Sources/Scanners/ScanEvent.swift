@@ -11,13 +11,19 @@ public struct ScanEvent: Sendable, Hashable {
     public var symbology: Symbology
     /// The device it came from, e.g. `/dev/ttyACM0` or `/dev/hidraw2`.
     public var device: String
+    /// The name the validator knows the source by: the scanner's configured name, else the device. What the
+    /// inspection, the journal, the upload and the server call it.
+    public var source: SourceName
     /// When the last byte of the scan arrived.
     public var receivedAt: Date
 
-    public init(payload: [UInt8], symbology: Symbology, device: String, receivedAt: Date = Date()) {
+    public init(
+        payload: [UInt8], symbology: Symbology, device: String, source: SourceName? = nil, receivedAt: Date = Date()
+    ) {
         self.payload = payload
         self.symbology = symbology
         self.device = device
+        self.source = source ?? SourceName(device)
         self.receivedAt = receivedAt
     }
 }

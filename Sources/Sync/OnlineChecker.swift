@@ -41,7 +41,9 @@ public struct OnlineChecker: Sendable {
     ///   - payload: The payload bytes as scanned.
     ///   - firstUseOf: For a single-use ticket at a gate, the inspection whose first use is claimed for the
     ///     fleet: another gate's earlier claim turns the verdict into `replayed`.
-    public func review(_ verdict: Verdict, payload: [UInt8], firstUseOf inspectionID: String? = nil) async -> Review {
+    public func review(_ verdict: Verdict, payload: [UInt8], firstUseOf inspectionID: InspectionID? = nil) async
+        -> Review
+    {
         let offline = Review(verdict: verdict, decidedBy: .offline)
         guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
         let request = OnlineCheckRequest(

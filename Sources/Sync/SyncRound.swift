@@ -543,7 +543,7 @@ public struct SyncRound: Sendable {
             }
             guard !unsent.isEmpty else { return }
             // First uses carry their payloads: a batch of them is cut to what the server takes in one body.
-            let records = Self.fitting(unsent.map(Self.upload), within: Self.uploadByteBudget)
+            let records = Self.fitting(unsent, within: Self.uploadByteBudget)
             let batch = Array(unsent.prefix(records.count))
             let acknowledgement: BatchAcknowledgement
             do {
@@ -596,7 +596,7 @@ public struct SyncRound: Sendable {
 
     /// The first of `records` whose batch encodes within `budget` bytes (at least one record, which the server then
     /// judges on its own).
-    static func fitting(_ records: [InspectionUpload], within budget: Int) -> [InspectionUpload] {
+    static func fitting(_ records: [InspectionRecord], within budget: Int) -> [InspectionRecord] {
         // Records without a payload are small: a full batch of them fits, as it always did.
         guard records.contains(where: { $0.payload != nil }) else { return records }
         var count = records.count
@@ -627,15 +627,15 @@ public struct SyncRound: Sendable {
     ///
     /// A server that predates per-record results (or sends results that do not match the batch) lists what it
     /// holds in `accepted` only: those are sent, the rest stay unsent, as before.
-    public static func outcomes(of ids: [String], in acknowledgement: BatchAcknowledgement) -> (
-        sent: [String], refused: [(id: String, reason: String)]
+    public static func outcomes(of ids: [InspectionID], in acknowledgement: BatchAcknowledgement) -> (
+        sent: [InspectionID], refused: [(id: InspectionID, reason: String)]
     ) {
         guard let results = acknowledgement.results, results.map(\.id) == ids else {
             let accepted = Set(acknowledgement.accepted)
             return (ids.filter { accepted.contains($0) }, [])
         }
-        var sent: [String] = []
-        var refused: [(id: String, reason: String)] = []
+        var sent: [InspectionID] = []
+        var refused: [(id: InspectionID, reason: String)] = []
         for result in results {
             switch result.outcome {
             case .stored, .alreadyStored:
@@ -649,16 +649,6 @@ public struct SyncRound: Sendable {
             }
         }
         return (sent, refused)
-    }
-
-    /// An inspection as it travels.
-    static func upload(_ record: InspectionRecord) -> InspectionUpload {
-        InspectionUpload(
-            id: record.id, inspectedAt: record.inspectedAt, device: record.device, symbology: record.symbology,
-            payloadDigest: record.payloadDigest, format: record.format, issuer: record.issuer,
-            ticketID: record.ticketID, verdict: record.verdict, reason: record.reason, signature: record.signature,
-            warnings: record.warnings, inspector: record.inspector, decidedBy: record.decidedBy,
-            firstUse: record.firstUse, payload: record.firstUse == true ? record.firstUsePayload : nil)
     }
 
     private func storeStep<T>(_ body: () throws(StoreError) -> T) throws(SyncError) -> T {

@@ -3,159 +3,62 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Synchronization
+import ValidationAPI
 import Verification
 
-/// One inspection as the journal keeps it: what was scanned, the verdict shown, and who and where.
-///
-/// The journal is what the daemon writes before any sink fires, what replay detection reads, and what
-/// sync hands home; each record has its own id so that a retried upload never duplicates it.
-public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "inspection"
-
-    /// A unique id (UUID text), chosen by the validator.
-    public var id: String
-    /// When the verdict was given, Unix milliseconds.
-    public var inspectedAt: Int64
-    /// The scanner or source the payload came from.
-    public var device: String
-    /// `qr`, `aztec`, …
-    public var symbology: Recorded<Symbology>?
-    /// SHA-256 of the payload bytes: identifies the scan without keeping the ticket itself.
-    public var payloadDigest: [UInt8]
-    /// The payload format, when recognised.
-    public var format: Recorded<TicketFormat>?
-    /// The issuer and ticket id, when the ticket could be read (for replay detection).
-    public var issuer: String?
-    public var ticketID: [UInt8]?
-    /// The verdict, its reason and the signature status, as shown.
-    public var verdict: Recorded<VerdictKind>
-    public var reason: String
-    public var signature: Recorded<SignatureStatus>
-    /// Warning codes, comma-separated.
-    public var warnings: String
-    /// The warnings as the inspector read them (`code: sentence`), one a line, in the order of `warnings`: an
-    /// `issuer-quirk` names its quirk, record and byte, an `unreadable-record` its record and why. `nil` for a
-    /// record without warnings, or one journaled before these were kept.
-    public var warningMessages: String?
-    /// The inspector logged in, if any.
-    public var inspector: String?
-    /// Which verdict decided: `offline` (this validator) or `online` (the validation API).
-    public var decidedBy: Recorded<Decider>
-    /// When the server acknowledged this record, Unix milliseconds; `nil` until then.
+/// An inspection as the journal holds it: the record (what is kept of it and sent home), and what became of its
+/// upload, which only this validator knows.
+@dynamicMemberLookup
+public struct JournalEntry: Sendable, Equatable {
+    /// The inspection.
+    public var record: InspectionRecord
+    /// When the server acknowledged the record, Unix milliseconds; `nil` until then.
     public var sentAt: Int64?
-    /// When the server refused this record, Unix milliseconds; a refused record is kept here and not sent again.
+    /// When the server refused the record, Unix milliseconds; a refused record is kept here and not sent again.
     public var refusedAt: Int64?
     /// The server's reason for refusing it (its code and sentence, e.g. `conflicting-record: …`).
     public var refusal: String?
-    /// The trusted-time floor the device clock (`inspectedAt`) was judged against, Unix milliseconds, and where
-    /// it came from (`TrustedTimeSource`); `nil` when none was (an explicit instant). With both, the journal
-    /// shows what the clock read and what it should at least have read (`clock-untrusted`).
-    public var clockFloor: Int64?
-    public var clockFloorSource: Recorded<TrustedTimeSource>?
-    /// `true` when the inspection passed a single-use ticket at a gate (its first use, uploaded for the fleet);
-    /// `nil` otherwise.
-    public var firstUse: Bool?
-    /// The payload bytes as scanned, for a first use only: uploaded with it, so that the server can verify the
-    /// ticket before it records the claim, and cleared once the server has answered for the record (the journal
-    /// otherwise keeps only the digest). `nil` for every other inspection, and once the record is acknowledged.
-    public var firstUsePayload: [UInt8]?
 
-    /// The journal row of `inspection`, without a payload.
-    public init(_ inspection: Inspection) {
-        self.init(inspection, payload: nil)
+    public init(record: InspectionRecord, sentAt: Int64? = nil, refusedAt: Int64? = nil, refusal: String? = nil) {
+        self.record = record
+        self.sentAt = sentAt
+        self.refusedAt = refusedAt
+        self.refusal = refusal
     }
 
-    /// The journal row of `inspection`: the one mapping from an inspection to what the journal keeps.
-    ///
-    /// - Parameter payload: The payload bytes as scanned; kept only when the inspection is a first use.
-    public init(_ inspection: Inspection, payload: [UInt8]?) {
-        let verdict = inspection.verdict
-        self.id = inspection.id
-        self.inspectedAt = Int64((verdict.inspectedAt.timeIntervalSince1970 * 1000).rounded())
-        self.device = inspection.source
-        self.symbology = inspection.symbology.map(Recorded.init)
-        self.payloadDigest = inspection.payloadDigest
-        self.format = verdict.format.map(Recorded.init)
-        self.issuer = verdict.ticket?.issuer ?? verdict.issuer
-        self.ticketID = verdict.ticket?.ticketID
-        self.verdict = Recorded(verdict.kind)
-        self.reason = verdict.reason
-        self.signature = Recorded(verdict.signature)
-        self.warnings = verdict.warnings.map(\.code).joined(separator: ",")
-        // One line each: a sentence never holds a line break of its own (the verifier writes them), but text from
-        // the ticket could, so each is kept on its line.
-        self.warningMessages =
-            verdict.warnings.isEmpty
-            ? nil
-            : verdict.warnings.map { "\($0.code): \($0.message.replacing("\n", with: " "))" }
-                .joined(separator: "\n")
-        self.inspector = inspection.inspector
-        self.decidedBy = Recorded(inspection.decidedBy)
-        self.sentAt = nil
-        self.refusedAt = nil
-        self.refusal = nil
-        self.clockFloor = verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) }
-        self.clockFloorSource = verdict.clockFloor.map { Recorded($0.source) }
-        self.firstUse = inspection.isFirstUse ? true : nil
-        self.firstUsePayload = inspection.isFirstUse ? payload : nil
-    }
+    /// The record's fields, as the entry's own.
+    public subscript<Value>(dynamicMember field: KeyPath<InspectionRecord, Value>) -> Value { record[keyPath: field] }
+}
 
-    // Rows are read and written by hand so that byte fields are stored as blobs.
-    public init(row: Row) throws {
-        id = row["id"]
-        inspectedAt = row["inspected_at"]
-        device = row["device"]
-        symbology = (row["symbology"] as String?).map(Recorded.init(text:))
-        payloadDigest = Array(row["payload_digest"] as Data)
-        format = (row["format"] as String?).map(Recorded.init(text:))
-        issuer = row["issuer"]
-        ticketID = (row["ticket_id"] as Data?).map { Array($0) }
-        verdict = Recorded(text: row["verdict"])
-        reason = row["reason"]
-        signature = Recorded(text: row["signature"])
-        warnings = row["warnings"]
-        warningMessages = row.hasColumn("warning_messages") ? row["warning_messages"] : nil
-        inspector = row["inspector"]
-        decidedBy = (row["decided_by"] as String?).map(Recorded.init(text:)) ?? Recorded(.offline)
-        sentAt = row["sent_at"]
-        refusedAt = row["refused_at"]
-        refusal = row["refusal"]
-        clockFloor = row["clock_floor"]
-        clockFloorSource = (row["clock_floor_source"] as String?).map(Recorded.init(text:))
-        firstUse = row.hasColumn("first_use") && (row["first_use"] as Bool?) == true ? true : nil
-        firstUsePayload =
-            row.hasColumn("first_use_payload") ? (row["first_use_payload"] as Data?).map { Array($0) } : nil
-    }
-
-    /// The journal's columns, in the order of ``journalValues``.
+/// The journal's row of a record: the one mapping between the record and the table (``InspectionJournal/schema``).
+extension InspectionRecord {
+    /// The journal's columns, in the order of ``journalValues``. `warnings` (the codes) and `warning_messages` (a
+    /// `code: sentence` line each) are written beside `warning_list` (the warnings as JSON, with their explanations),
+    /// so that the version before, which reads only the first two, reads the journal as it did.
     static let journalColumns = [
         "id", "inspected_at", "device", "symbology", "payload_digest", "format", "issuer", "ticket_id", "verdict",
-        "reason", "signature", "warnings", "inspector", "decided_by", "sent_at", "refused_at", "refusal",
-        "warning_messages", "clock_floor", "clock_floor_source", "first_use", "first_use_payload",
+        "reason", "signature", "warnings", "inspector", "decided_by", "warning_messages", "clock_floor",
+        "clock_floor_source", "first_use", "first_use_payload", "scan_received_at", "warning_list",
     ]
 
-    /// The columns added after the journal's first schema (a store of v3–v8 held the table without them): written
-    /// by ``encode(to:)`` only when set, so that a record stays insertable into a table that predates them.
-    private static let laterColumns: Set<String> = [
-        "refused_at", "refusal", "warning_messages", "clock_floor", "clock_floor_source", "first_use",
-        "first_use_payload",
-    ]
-
-    /// The record's row, a value for each of ``journalColumns`` in their order: the one mapping from a record to what
-    /// the journal keeps. `first_use` is `true` or NULL.
+    /// The record's row, a value for each of ``journalColumns`` in their order. `first_use` is `true` or NULL.
     var journalValues: [(any DatabaseValueConvertible)?] {
         [
-            id, inspectedAt, device, symbology?.text, Data(payloadDigest), format?.text, issuer,
-            ticketID.map { Data($0) },
-            verdict.text, reason, signature.text, warnings, inspector, decidedBy.text, sentAt, refusedAt, refusal,
-            warningMessages, clockFloor, clockFloorSource?.text, firstUse == true ? true : nil,
-            firstUsePayload.map { Data($0) },
+            id.rawValue, inspectedAt, source.rawValue, symbology?.text, Data(payloadDigest), format?.text,
+            issuer?.rawValue, ticketID.map { Data($0.bytes) }, verdict.text, reason, signature.text, warningCodes,
+            inspector, decidedBy?.text ?? Decider.offline.rawValue,
+            // One line each: a sentence never holds a line break of its own (the verifier writes them), but text from
+            // the ticket could, so each is kept on its line.
+            warnings.isEmpty
+                ? nil : warnings.map { "\($0.code): \($0.message.replacing("\n", with: " "))" }.joined(separator: "\n"),
+            clockFloor, clockFloorSource?.text, firstUse == true ? true : nil, payload.map { Data($0) }, scanReceivedAt,
+            warnings.isEmpty ? nil : (try? JSONEncoder().encode(warnings)).map { String(decoding: $0, as: UTF8.self) },
         ]
     }
 
-    /// The statement each append runs (the journal's table always has every column: it is migrated when it opens),
-    /// with ``journalValues`` as its arguments. Prepared once per connection and bound by position: GRDB's record
-    /// insert built the column list and its SQL again for every record (perf on the daemon's scans thread, issue 27).
+    /// The statement each append runs, with ``journalValues`` as its arguments. Prepared once per connection and bound
+    /// by position: GRDB's record insert built the column list and its SQL again for every record (perf on the
+    /// daemon's scans thread, issue 27).
     static let journalInsert =
         "INSERT OR IGNORE INTO inspection (\(journalColumns.joined(separator: ", "))) VALUES ("
         + Array(repeating: "?", count: journalColumns.count).joined(separator: ", ") + ")"
@@ -165,15 +68,49 @@ public struct InspectionRecord: Sendable, Equatable, Codable, FetchableRecord, P
         try db.cachedStatement(sql: Self.journalInsert).execute(arguments: StatementArguments(journalValues))
     }
 
-    public func encode(to container: inout PersistenceContainer) throws {
-        for (column, value) in zip(Self.journalColumns, journalValues)
-        where value != nil || !Self.laterColumns.contains(column) {
-            container[column] = value
+    /// The record of a journal row, written by this version or an earlier one (a row without the later columns).
+    init(journalRow row: Row) {
+        let codes: String = row["warnings"]
+        let warningList = (row["warning_list"] as String?).flatMap {
+            try? JSONDecoder().decode([VerdictWarning].self, from: Data($0.utf8))
         }
+        self.init(
+            id: InspectionID(row["id"] as String), inspectedAt: row["inspected_at"],
+            scanReceivedAt: row["scan_received_at"],
+            source: SourceName(row["device"] as String),
+            symbology: (row["symbology"] as String?).map(Recorded.init(text:)),
+            payloadDigest: Array(row["payload_digest"] as Data),
+            format: (row["format"] as String?).map(Recorded.init(text:)),
+            issuer: (row["issuer"] as String?).map(IssuerID.init),
+            ticketID: (row["ticket_id"] as Data?).map { TicketID(Array($0)) },
+            verdict: Recorded(text: row["verdict"]), reason: row["reason"], signature: Recorded(text: row["signature"]),
+            warnings: warningList ?? Self.warnings(codes: codes, journalMessages: row["warning_messages"]),
+            inspector: row["inspector"],
+            decidedBy: (row["decided_by"] as String?).map(Recorded.init(text:)) ?? Recorded(.offline),
+            clockFloor: row["clock_floor"],
+            clockFloorSource: (row["clock_floor_source"] as String?).map(Recorded.init(text:)),
+            firstUse: (row["first_use"] as Bool?) == true ? true : nil,
+            payload: (row["first_use_payload"] as Data?).map { Array($0) })
     }
 
-    /// When the verdict was given.
-    public var inspectedDate: Date { Date(timeIntervalSince1970: TimeInterval(inspectedAt) / 1000) }
+    /// The warnings of a row written before `warning_list`: the codes, and the `code: sentence` lines when kept.
+    static func warnings(codes: String, journalMessages: String?) -> [VerdictWarning] {
+        let lines = journalMessages?.split(separator: "\n", omittingEmptySubsequences: false) ?? []
+        let codeList = codes.split(separator: ",", omittingEmptySubsequences: false)
+        let messages = zip(codeList, lines).map { code, line in
+            line.hasPrefix(code + ": ") ? String(line.dropFirst(code.count + 2)) : String(line)
+        }
+        return warnings(codes: codes, messages: messages)
+    }
+}
+
+extension JournalEntry {
+    /// The entry of a journal row.
+    init(row: Row) {
+        self.init(
+            record: InspectionRecord(journalRow: row), sentAt: row["sent_at"], refusedAt: row["refused_at"],
+            refusal: row["refusal"])
+    }
 }
 
 /// The inspection journal: its own SQLite file beside the store, so that a scan's journal write never waits for
@@ -368,7 +305,10 @@ public final class InspectionJournal: Sendable {
             let decoder = JSONDecoder()
             // A frame that does not decode was written by another farecheck version's reserve layout; keeping it
             // would block the journal for ever, so it is skipped (its checksum was valid, its content is not ours).
-            let records = reserved.compactMap { try? decoder.decode(InspectionRecord.self, from: Data($0)) }
+            let records = reserved.compactMap { frame in
+                (try? decoder.decode(InspectionRecord.self, from: Data(frame)))
+                    ?? (try? decoder.decode(EarlierReserveFrame.self, from: Data(frame)))?.record
+            }
             try writeLocked(&state, records + state.held)
             try reserve?.clear()
             state.held.removeAll()
@@ -564,7 +504,8 @@ public final class InspectionJournal: Sendable {
         }
     }
 
-    /// The journal's schema, as numbered migrations (the same table the store held up to its v8).
+    /// The journal's schema, as numbered migrations: the one definition of the inspection table. (A store of v3–v8
+    /// held a table of the same name, which ``adopt(inspectionsOf:)`` copies from; the store no longer defines it.)
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-inspection") { db in
@@ -626,6 +567,14 @@ public final class InspectionJournal: Sendable {
             // A first use's payload bytes, uploaded with it for the server to verify, and cleared once the server
             // has answered for the record: only unsent first uses hold one.
             try db.alter(table: "inspection") { t in t.add(column: "first_use_payload", .blob) }
+        }
+        migrator.registerMigration("v7-scan-received-at-warning-list") { db in
+            // When the scan arrived, and the warnings as a list with their explanations (JSON), beside the codes and
+            // `code: sentence` lines, which the version before reads.
+            try db.alter(table: "inspection") { t in
+                t.add(column: "scan_received_at", .integer)
+                t.add(column: "warning_list", .text)
+            }
         }
         return migrator
     }
@@ -692,13 +641,16 @@ extension InspectionJournal {
     }
 
     /// The records waiting for the server: not acknowledged, and not refused.
-    private static var waiting: SQLExpression { Column("sent_at") == nil && Column("refused_at") == nil }
+    private static let waiting = "sent_at IS NULL AND refused_at IS NULL"
 
     /// Up to `limit` inspections not yet acknowledged by the server (nor refused by it), oldest first: the next
     /// upload batch.
     public func unsentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
         try read(ifAbsent: []) { db in
-            try InspectionRecord.filter(Self.waiting).order(Column("inspected_at")).limit(limit).fetchAll(db)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM inspection WHERE \(Self.waiting) ORDER BY inspected_at LIMIT ?",
+                arguments: [limit]
+            ).map(InspectionRecord.init(journalRow:))
         }
     }
 
@@ -710,21 +662,23 @@ extension InspectionJournal {
     ///
     /// A few at a time, each transaction unsynced (``writeUnsynced(ifAbsent:_:)``): a mark lost to a power cut sends the
     /// record again, and the server stores an upload sent twice once.
-    public func markInspectionsSent(_ ids: [String], at date: Date = Date()) throws(StoreError) {
+    public func markInspectionsSent(_ ids: [InspectionID], at date: Date = Date()) throws(StoreError) {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
         for start in stride(from: 0, to: ids.count, by: Self.marksPerTransaction) {
             let part = Array(ids[start..<min(start + Self.marksPerTransaction, ids.count)])
             try writeUnsynced(ifAbsent: ()) { db in
                 // The server holds the record: the first use's payload has done its work and is not kept.
-                _ = try InspectionRecord.filter(part.contains(Column("id"))).updateAll(
-                    db, Column("sent_at").set(to: stamp), Column("first_use_payload").set(to: nil))
+                try db.execute(
+                    sql: "UPDATE inspection SET sent_at = ?, first_use_payload = NULL WHERE id IN ("
+                        + Array(repeating: "?", count: part.count).joined(separator: ", ") + ")",
+                    arguments: StatementArguments([stamp] + part.map(\.rawValue)))
             }
         }
     }
 
     /// Marks inspections as refused by the server, each with its reason: they stay in the journal, are not
     /// offered for upload again, and are counted by `refusedInspectionCount()`.
-    public func markInspectionsRefused(_ refusals: [(id: String, reason: String)], at date: Date = Date())
+    public func markInspectionsRefused(_ refusals: [(id: InspectionID, reason: String)], at date: Date = Date())
         throws(StoreError)
     {
         let stamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
@@ -734,9 +688,11 @@ extension InspectionJournal {
             let part = Array(refusals[start..<min(start + Self.marksPerTransaction, refusals.count)])
             try writeUnsynced(ifAbsent: ()) { db in
                 for refusal in part {
-                    try InspectionRecord.filter(Column("id") == refusal.id && Column("sent_at") == nil).updateAll(
-                        db, Column("refused_at").set(to: stamp), Column("refusal").set(to: refusal.reason),
-                        Column("first_use_payload").set(to: nil))
+                    try db.execute(
+                        sql: """
+                            UPDATE inspection SET refused_at = ?, refusal = ?, first_use_payload = NULL
+                            WHERE id = ? AND sent_at IS NULL
+                            """, arguments: [stamp, refusal.reason, refusal.id.rawValue])
                 }
             }
         }
@@ -773,32 +729,39 @@ extension InspectionJournal {
 
     /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int {
-        try read(ifAbsent: 0) { db in try InspectionRecord.filter(Self.waiting).fetchCount(db) }
+        try read(ifAbsent: 0) { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection WHERE \(Self.waiting)") ?? 0
+        }
     }
 
     /// How many inspections the server refused (kept here with its reason, not sent again).
     public func refusedInspectionCount() throws(StoreError) -> Int {
-        try read(ifAbsent: 0) { db in try InspectionRecord.filter(Column("refused_at") != nil).fetchCount(db) }
+        try read(ifAbsent: 0) { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection WHERE refused_at IS NOT NULL") ?? 0
+        }
     }
 
     /// The inspections the server refused, most recently refused first.
-    public func refusedInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
-        try read(ifAbsent: []) { db in
-            try InspectionRecord.filter(Column("refused_at") != nil).order(Column("refused_at").desc).limit(limit)
-                .fetchAll(db)
-        }
+    public func refusedInspections(limit: Int) throws(StoreError) -> [JournalEntry] {
+        try entries("WHERE refused_at IS NOT NULL ORDER BY refused_at DESC LIMIT ?", [limit])
     }
 
     /// The most recent inspections, newest first.
-    public func recentInspections(limit: Int) throws(StoreError) -> [InspectionRecord] {
-        try read(ifAbsent: []) { db in
-            try InspectionRecord.order(Column("inspected_at").desc).limit(limit).fetchAll(db)
-        }
+    public func recentInspections(limit: Int) throws(StoreError) -> [JournalEntry] {
+        try entries("ORDER BY inspected_at DESC LIMIT ?", [limit])
     }
 
     /// Every inspection, oldest first (for export and tests).
-    public func allInspections() throws(StoreError) -> [InspectionRecord] {
-        try read(ifAbsent: []) { db in try InspectionRecord.order(Column("inspected_at"), Column("id")).fetchAll(db) }
+    public func allInspections() throws(StoreError) -> [JournalEntry] {
+        try entries("ORDER BY inspected_at, id", [])
+    }
+
+    /// The entries a `SELECT * FROM inspection` with `clauses` finds.
+    private func entries(_ clauses: String, _ arguments: StatementArguments) throws(StoreError) -> [JournalEntry] {
+        try read(ifAbsent: []) { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM inspection \(clauses)", arguments: arguments).map(
+                JournalEntry.init)
+        }
     }
 }
 
@@ -823,10 +786,45 @@ extension InspectionJournal: InspectionHistory {
             },
             read: { statement in
                 PastInspection(
-                    id: SQLiteColumn.text(statement, 0),
+                    id: SQLiteColumn.text(statement, 0).map(InspectionID.init),
                     inspectedAt: Date(timeIntervalSince1970: TimeInterval(sqlite3_column_int64(statement, 1)) / 1000),
-                    device: SQLiteColumn.text(statement, 2) ?? "",
+                    device: SourceName(SQLiteColumn.text(statement, 2) ?? ""),
                     verdict: SQLiteColumn.text(statement, 3).flatMap { Recorded<VerdictKind>(text: $0).known })
             })
+    }
+}
+
+/// A record as the reserve file held it up to the version that kept the journal's own record type (its field names,
+/// bytes as arrays of numbers, the warnings as text): read so that inspections a full disk left in the reserve are
+/// journaled after an upgrade too.
+private struct EarlierReserveFrame: Decodable {
+    var id: String
+    var inspectedAt: Int64
+    var device: String
+    var symbology: Recorded<Symbology>?
+    var payloadDigest: [UInt8]
+    var format: Recorded<TicketFormat>?
+    var issuer: String?
+    var ticketID: [UInt8]?
+    var verdict: Recorded<VerdictKind>
+    var reason: String
+    var signature: Recorded<SignatureStatus>
+    var warnings: String
+    var warningMessages: String?
+    var inspector: String?
+    var decidedBy: Recorded<Decider>
+    var clockFloor: Int64?
+    var clockFloorSource: Recorded<TrustedTimeSource>?
+    var firstUse: Bool?
+    var firstUsePayload: [UInt8]?
+
+    var record: InspectionRecord {
+        InspectionRecord(
+            id: InspectionID(id), inspectedAt: inspectedAt, source: SourceName(device), symbology: symbology,
+            payloadDigest: payloadDigest, format: format, issuer: issuer.map(IssuerID.init),
+            ticketID: ticketID.map(TicketID.init), verdict: verdict, reason: reason, signature: signature,
+            warnings: InspectionRecord.warnings(codes: warnings, journalMessages: warningMessages),
+            inspector: inspector, decidedBy: decidedBy, clockFloor: clockFloor, clockFloorSource: clockFloorSource,
+            firstUse: firstUse, payload: firstUsePayload)
     }
 }

@@ -242,30 +242,10 @@ public final class TrustStore: Sendable {
                 t.add(column: "version_type", .text)
             }
         }
-        migrator.registerMigration("v3-inspection-journal") { db in
-            try db.create(table: "inspection") { t in
-                t.column("id", .text).primaryKey()
-                t.column("inspected_at", .integer).notNull()
-                t.column("device", .text).notNull()
-                t.column("symbology", .text)
-                t.column("payload_digest", .blob).notNull()
-                t.column("format", .text)
-                t.column("issuer", .text)
-                t.column("ticket_id", .blob)
-                t.column("verdict", .text).notNull()
-                t.column("reason", .text).notNull()
-                t.column("signature", .text).notNull()
-                t.column("warnings", .text).notNull()
-                t.column("inspector", .text)
-                t.column("sent_at", .integer)
-            }
-            // Replay detection looks a ticket up by issuer and id within a time window.
-            try db.create(
-                index: "inspection_by_ticket", on: "inspection", columns: ["issuer", "ticket_id", "inspected_at"])
-            // Sync takes the unsent records oldest first.
-            try db.create(
-                index: "inspection_unsent", on: "inspection", columns: ["inspected_at"],
-                condition: Column("sent_at") == nil)
+        migrator.registerMigration("v3-inspection-journal") { _ in
+            // Versions up to v8 kept the inspection journal in this file; it has its own file and its one schema
+            // (`InspectionJournal.migrator`) since v9. A store those versions migrated holds their table, which `init`
+            // copies into the journal before v9 drops it; a store made since never has one.
         }
         migrator.registerMigration("v4-staff") { db in
             // Inspectors who may log in on a handheld: a PIN is kept only as a salted PBKDF2 hash.
@@ -295,8 +275,10 @@ public final class TrustStore: Sendable {
             try db.alter(table: "revoked_key") { t in t.add(column: "source", .text) }
         }
         migrator.registerMigration("v7-decided-by") { db in
-            // Which verdict decided: this validator's (`offline`) or the validation API's (`online`).
-            try db.alter(table: "inspection") { t in t.add(column: "decided_by", .text) }
+            // Which verdict decided, in the table of a store up to v8 (see v3): added before its records are copied.
+            if try db.tableExists("inspection") {
+                try db.alter(table: "inspection") { t in t.add(column: "decided_by", .text) }
+            }
         }
         migrator.registerMigration("v8-revoked-ticket-without-rowid") { db in
             // The revoked tickets kept in their primary key's b-tree alone (WITHOUT ROWID): an insert or a lookup
@@ -321,7 +303,7 @@ public final class TrustStore: Sendable {
         migrator.registerMigration(journalMovedMigration) { db in
             // The journal moved to its own file (`InspectionJournal`), so that a sync transaction on this store
             // never holds up a scan's journal write. `init` copies the records over before this runs.
-            try db.drop(table: "inspection")
+            try db.execute(sql: "DROP TABLE IF EXISTS inspection")
         }
         migrator.registerMigration("v10-vdv-authorities") { db in
             // VDV-KA certification authorities (the pinned root, sub-CAs), by their own holder reference.

@@ -22,7 +22,7 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     public var claimFirstUse: Bool
     /// The inspection the claim is for (the journal record's id): a claim repeated with the same id (a retry
     /// after a lost answer) is the same claim, and wins again if it won.
-    public var inspectionID: String?
+    public var inspectionID: InspectionID?
 
     /// The largest request body the server reads for a check.
     public static let maximumBodyByteCount = 64 * 1024
@@ -32,7 +32,7 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     /// Makes a request.
     public init(
         payload: [UInt8], format: Recorded<TicketFormat>? = nil, issuer: String? = nil, ticketID: [UInt8]? = nil,
-        keyID: String? = nil, claimFirstUse: Bool = false, inspectionID: String? = nil
+        keyID: String? = nil, claimFirstUse: Bool = false, inspectionID: InspectionID? = nil
     ) {
         self.payload = payload
         self.format = format
@@ -56,8 +56,10 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
         keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
         claimFirstUse = try container.decodeAbsentOr(Bool.self, forKey: .claimFirstUse) ?? false
-        inspectionID = try container.decodeAbsentOr(String.self, forKey: .inspectionID)
-        if let inspectionID, inspectionID.isEmpty || inspectionID.utf8.count > Self.maximumInspectionIDLength {
+        inspectionID = try container.decodeAbsentOr(InspectionID.self, forKey: .inspectionID)
+        if let inspectionID,
+            inspectionID.rawValue.isEmpty || inspectionID.rawValue.utf8.count > Self.maximumInspectionIDLength
+        {
             throw DecodingError.dataCorruptedError(
                 forKey: .inspectionID, in: container,
                 debugDescription: "inspectionID must be 1 to \(Self.maximumInspectionIDLength) bytes")
@@ -117,12 +119,12 @@ public struct FirstUse: Sendable, Equatable, Codable {
     /// When the server recorded that claim (the server's clock).
     public var usedAt: Date
     /// The inspection that claim was for, when it said.
-    public var inspectionID: String?
+    public var inspectionID: InspectionID?
     /// Whether the request answered is that first use (`true`), or came later (`false`: `already-used`).
     public var claimed: Bool
 
     /// Makes a record.
-    public init(device: String, usedAt: Date, inspectionID: String?, claimed: Bool) {
+    public init(device: String, usedAt: Date, inspectionID: InspectionID?, claimed: Bool) {
         self.device = device
         self.usedAt = usedAt
         self.inspectionID = inspectionID

@@ -305,10 +305,10 @@ public struct APIServer: Sendable {
                     + "\(batch.records.count). Send smaller batches.")
         }
         // Characters as JSON Schema counts them (code points), as the document's minLength and maxLength do.
-        for record in batch.records where record.id.isEmpty || record.id.unicodeScalars.count > 128 {
+        for record in batch.records where record.id.rawValue.isEmpty || record.id.rawValue.unicodeScalars.count > 128 {
             throw APIFailure(
                 .badRequest, "bad-request",
-                "Every record needs an id of 1 to 128 characters; one has \(record.id.unicodeScalars.count).")
+                "Every record needs an id of 1 to 128 characters; one has \(record.id.rawValue.unicodeScalars.count).")
         }
         let receivedAt = configuration.now()
         for record in batch.records {
@@ -339,7 +339,7 @@ public struct APIServer: Sendable {
                 "refused \(refused.count) inspections that conflict with records the device stored before",
                 metadata: [
                     "device": "\(device.id)",
-                    "ids": .array(refused.prefix(5).map { Logger.MetadataValue.string($0.id) }),
+                    "ids": .array(refused.prefix(5).map { Logger.MetadataValue.string($0.id.rawValue) }),
                 ])
         }
         if claimRefusals > 0 {
@@ -359,28 +359,36 @@ public struct APIServer: Sendable {
     /// Refuses a record whose times or names no validator writes: `inspectedAt` outside the times the API carries,
     /// a verdict, signature, format or symbology that is not `[a-z0-9-]{1,40}`, a `decidedBy` other than its two
     /// values.
-    static func checkRecord(_ record: InspectionUpload) throws {
+    static func checkRecord(_ record: InspectionRecord) throws {
         guard WireFormat.millisecondRange.contains(record.inspectedAt) else {
             throw APIFailure(
                 .badRequest, "bad-request",
-                "Record \(PrintableText(String(record.id.prefix(40)))): inspectedAt \(record.inspectedAt) is not a time "
+                "Record \(PrintableText(String(record.id.rawValue.prefix(40)))): inspectedAt \(record.inspectedAt) is not a time "
                     + "from year 1 to 9999 in Unix milliseconds.")
+        }
+        for (field, time) in [("scanReceivedAt", record.scanReceivedAt), ("clockFloor", record.clockFloor)] {
+            if let time, !WireFormat.millisecondRange.contains(time) {
+                throw APIFailure(
+                    .badRequest, "bad-request",
+                    "Record \(PrintableText(String(record.id.rawValue.prefix(40)))): \(field) \(time) is not a time from "
+                        + "year 1 to 9999 in Unix milliseconds.")
+            }
         }
         let names: [(String, String?)] = [
             ("verdict", record.verdict.text), ("signature", record.signature.text), ("format", record.format?.text),
-            ("symbology", record.symbology?.text),
+            ("symbology", record.symbology?.text), ("clockFloorSource", record.clockFloorSource?.text),
         ]
         for case (let field, let name?) in names where !isName(name) {
             throw APIFailure(
                 .badRequest, "bad-request",
-                "Record \(PrintableText(String(record.id.prefix(40)))): \(field) must be 1 to \(maximumNameLength) "
+                "Record \(PrintableText(String(record.id.rawValue.prefix(40)))): \(field) must be 1 to \(maximumNameLength) "
                     + "lowercase letters, digits or hyphens, not \(PrintableText(String(name.prefix(40)))).")
         }
         // The one name of a record the server checks: the document lists its two values.
         if let decidedBy = record.decidedBy, decidedBy.known == nil {
             throw APIFailure(
                 .badRequest, "bad-request",
-                "decidedBy is offline or online, or absent; record \(PrintableText(String(record.id.prefix(40)))) has "
+                "decidedBy is offline or online, or absent; record \(PrintableText(String(record.id.rawValue.prefix(40)))) has "
                     + "\(PrintableText(String(decidedBy.text.prefix(40)))).")
         }
     }
@@ -399,7 +407,7 @@ public struct APIServer: Sendable {
     /// or why it is refused. A device past its claim rate gets 429 for the whole batch (nothing stored: the
     /// validator sends it again later).
     private func backedClaims(
-        of records: [InspectionUpload], device: DeviceRecord, receivedAt: Date
+        of records: [InspectionRecord], device: DeviceRecord, receivedAt: Date
     ) async throws -> [Result<BackedClaim, ClaimRefusal>?] {
         let claiming = records.count(where: { $0.firstUse == true })
         guard claiming > 0 else { return records.map { _ in nil } }
@@ -428,8 +436,9 @@ public struct APIServer: Sendable {
                 judged.append(
                     .success(
                         try await claims.verify(
-                            payload: record.payload, statedFormat: record.format?.text, statedIssuer: record.issuer,
-                            statedTicketID: record.ticketID,
+                            payload: record.payload, statedFormat: record.format?.text,
+                            statedIssuer: record.issuer?.rawValue,
+                            statedTicketID: record.ticketID?.bytes,
                             usedAt: configuration.claimPolicy.usedAt(
                                 inspectedAt: record.inspectedAt, receivedAt: receivedAt))))
             } catch let refusal as ClaimRefusal {

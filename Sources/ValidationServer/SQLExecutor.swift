@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// A value bound to a `?` placeholder or read from a column, in the few types the server's tables use.
@@ -25,6 +26,15 @@ extension Int: SQLBindable {
 extension String: SQLBindable {
     var sqlValue: SQLValue { .text(self) }
 }
+
+/// Identifiers are bound as their text.
+extension SQLBindable where Self: TextIdentifier {
+    var sqlValue: SQLValue { rawValue.sqlValue }
+}
+
+extension InspectionID: SQLBindable {}
+extension IssuerID: SQLBindable {}
+extension SourceName: SQLBindable {}
 
 extension Bool: SQLBindable {
     var sqlValue: SQLValue { .boolean(self) }

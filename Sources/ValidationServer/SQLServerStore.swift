@@ -405,7 +405,7 @@ public final class SQLServerStore: ServerStore {
 
     public func claimFirstUse(_ claim: FirstUseClaim) async throws(ServerError) -> FirstUseRecord {
         try Self.refuseNUL([
-            "format": claim.format, "issuer": claim.issuer, "inspection id": claim.inspectionID ?? "",
+            "format": claim.format, "issuer": claim.issuer, "inspection id": claim.inspectionID?.rawValue ?? "",
         ])
         return try await write("claim a ticket's first use") { session in
             try await Self.claim(claim, usedAt: claim.at, in: session)
@@ -440,7 +440,7 @@ public final class SQLServerStore: ServerStore {
             throw ServerError(code: .storageFailure, message: "The first use just claimed cannot be read back.")
         }
         let deviceID = try row.text("device_id")
-        let inspectionID = try row.optionalText("inspection_id")
+        let inspectionID = try row.optionalText("inspection_id").map(InspectionID.init)
         let recordedAt = try row.integer("recorded_at")
         // Won now, or won before by this device for this very inspection (the answer to it was lost).
         let isClaimant =
@@ -456,7 +456,7 @@ public final class SQLServerStore: ServerStore {
     /// time the server verified): claimed as if online (a gate that claimed online finds its own claim); one that
     /// finds another device's first use is kept as a conflict.
     private static func recordFirstUses(
-        of records: [(record: InspectionUpload, claim: BackedClaim)], deviceID: String, receivedAt: Date,
+        of records: [(record: InspectionRecord, claim: BackedClaim)], deviceID: String, receivedAt: Date,
         in session: any SQLSession
     ) async throws -> [FirstUseConflict] {
         var conflicts: [FirstUseConflict] = []
@@ -634,12 +634,12 @@ public final class SQLServerStore: ServerStore {
                 limit
             ).map { row in
                 FirstUseConflict(
-                    deviceID: try row.text("device_id"), inspectionID: try row.text("inspection_id"),
+                    deviceID: try row.text("device_id"), inspectionID: InspectionID(try row.text("inspection_id")),
                     format: try row.text("format"), issuer: try row.text("issuer"),
                     ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],
                     usedAt: Date(unixMilliseconds: try row.integer("used_at")),
                     firstDeviceID: try row.text("first_device_id"),
-                    firstInspectionID: try row.optionalText("first_inspection_id"),
+                    firstInspectionID: try row.optionalText("first_inspection_id").map(InspectionID.init),
                     firstUsedAt: Date(unixMilliseconds: try row.integer("first_used_at")),
                     foundAt: Date(unixMilliseconds: try row.integer("found_at")))
             }
@@ -679,14 +679,16 @@ public final class SQLServerStore: ServerStore {
     // MARK: Inspections
 
     public func storeInspections(
-        _ records: [InspectionUpload], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
+        _ records: [InspectionRecord], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
     ) async throws(ServerError) -> [InspectionResult] {
         for record in records {
             try Self.refuseNUL([
-                "id": record.id, "device": record.device, "symbology": record.symbology?.text ?? "",
-                "format": record.format?.text ?? "", "issuer": record.issuer ?? "", "verdict": record.verdict.text,
-                "reason": record.reason, "signature": record.signature.text, "warnings": record.warnings,
+                "id": record.id.rawValue, "device": record.source.rawValue, "symbology": record.symbology?.text ?? "",
+                "format": record.format?.text ?? "", "issuer": record.issuer?.rawValue ?? "",
+                "verdict": record.verdict.text, "reason": record.reason, "signature": record.signature.text,
+                "warnings": record.warningCodes, "warningMessages": record.warnings.map(\.message).joined(),
                 "inspector": record.inspector ?? "", "decidedBy": record.decidedBy?.text ?? "",
+                "clockFloorSource": record.clockFloorSource?.text ?? "",
             ])
         }
         return try await write("store \(records.count) inspections") { session in
@@ -695,10 +697,12 @@ public final class SQLServerStore: ServerStore {
             stored.reserveCapacity(records.count)
             for record in records {
                 let values: [any SQLBindable] = [
-                    record.id, deviceID, receivedAt.unixMilliseconds, record.inspectedAt, record.device,
-                    record.symbology?.text, record.payloadDigest.hexString, record.format?.text, record.issuer,
-                    record.ticketID?.hexString, record.verdict.text, record.reason, record.signature.text,
-                    record.warnings, record.inspector, record.decidedBy?.text,
+                    record.id.rawValue, deviceID, receivedAt.unixMilliseconds, record.inspectedAt,
+                    record.source.rawValue, record.symbology?.text, record.payloadDigest.hexString, record.format?.text,
+                    record.issuer?.rawValue, record.ticketID?.bytes.hexString, record.verdict.text, record.reason,
+                    record.signature.text, record.warningCodes, record.inspector, record.decidedBy?.text,
+                    record.scanReceivedAt, Self.warningMessages(record), record.clockFloor,
+                    record.clockFloorSource?.text,
                 ]
                 // In PostgreSQL a concurrent upload of the same record waits here for the other transaction, then
                 // inserts nothing; the read below sees the row it committed.
@@ -706,8 +710,8 @@ public final class SQLServerStore: ServerStore {
                     """
                     INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
                         payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector,
-                        decided_by)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        decided_by, scan_received_at, warning_messages, clock_floor, clock_floor_source)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (device_id, id) DO NOTHING RETURNING id
                     """,
                     values.map(\.sqlValue))
@@ -715,7 +719,7 @@ public final class SQLServerStore: ServerStore {
             }
             // A record named twice in the batch is held by then too (this transaction inserted it).
             let heldIDs = Array(Set(zip(records, stored).filter { !$0.1 }.map(\.0.id)))
-            var held: [String: InspectionUpload] = [:]
+            var held: [InspectionID: InspectionRecord] = [:]
             if !heldIDs.isEmpty {
                 let placeholders = Array(repeating: "?", count: heldIDs.count).joined(separator: ", ")
                 let rows = try await session.query(
@@ -729,7 +733,7 @@ public final class SQLServerStore: ServerStore {
                 }
             }
             // The first uses the new records made (an upload sent again has claimed its own before).
-            let newClaims = records.indices.compactMap { index -> (record: InspectionUpload, claim: BackedClaim)? in
+            let newClaims = records.indices.compactMap { index -> (record: InspectionRecord, claim: BackedClaim)? in
                 guard stored[index], index < claims.count, let claim = claims[index] else { return nil }
                 return (records[index], claim)
             }
@@ -780,24 +784,41 @@ public final class SQLServerStore: ServerStore {
 
     private static let inspectionColumns = """
         id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer, ticket_id, \
-        verdict, reason, signature, warnings, inspector, decided_by
+        verdict, reason, signature, warnings, inspector, decided_by, scan_received_at, warning_messages, clock_floor, \
+        clock_floor_source
         """
+
+    /// The warnings' sentences as a JSON array of text, in the order of their codes; NULL when there are none.
+    private static func warningMessages(_ record: InspectionRecord) -> String? {
+        guard record.warnings.contains(where: { !$0.message.isEmpty }),
+            let json = try? JSONEncoder().encode(record.warnings.map(\.message))
+        else { return nil }
+        return String(decoding: json, as: UTF8.self)
+    }
 
     private static func storedInspection(_ row: SQLRow) throws -> StoredInspection {
         StoredInspection(
             deviceID: try row.text("device_id"),
             receivedAt: Date(unixMilliseconds: try row.integer("received_at")),
-            record: InspectionUpload(
-                id: try row.text("id"), inspectedAt: try row.integer("inspected_at"),
-                device: try row.text("device"), symbology: try row.optionalText("symbology").map(Recorded.init(text:)),
+            record: InspectionRecord(
+                id: InspectionID(try row.text("id")), inspectedAt: try row.integer("inspected_at"),
+                scanReceivedAt: try row.optionalInteger("scan_received_at"), source: SourceName(try row.text("device")),
+                symbology: try row.optionalText("symbology").map(Recorded.init(text:)),
                 payloadDigest: [UInt8](hex: try row.text("payload_digest")) ?? [],
                 format: try row.optionalText("format").map(Recorded.init(text:)),
-                issuer: try row.optionalText("issuer"),
-                ticketID: try row.optionalText("ticket_id").flatMap { [UInt8](hex: $0) },
+                issuer: try row.optionalText("issuer").map(IssuerID.init),
+                ticketID: try row.optionalText("ticket_id").flatMap { TicketID(hex: $0) },
                 verdict: Recorded(text: try row.text("verdict")), reason: try row.text("reason"),
-                signature: Recorded(text: try row.text("signature")), warnings: try row.text("warnings"),
+                signature: Recorded(text: try row.text("signature")),
+                warnings: InspectionRecord.warnings(
+                    codes: try row.text("warnings"),
+                    messages: try row.optionalText("warning_messages").flatMap {
+                        try? JSONDecoder().decode([String].self, from: Data($0.utf8))
+                    } ?? []),
                 inspector: try row.optionalText("inspector"),
-                decidedBy: try row.optionalText("decided_by").map(Recorded.init(text:))))
+                decidedBy: try row.optionalText("decided_by").map(Recorded.init(text:)),
+                clockFloor: try row.optionalInteger("clock_floor"),
+                clockFloorSource: try row.optionalText("clock_floor_source").map(Recorded.init(text:))))
     }
 
     public func checkHealth() async throws(ServerError) {

@@ -33,7 +33,21 @@ enum ServerSchema {
         Migration(version: 8, identifier: "server-v8-first-use", statements: version8Statements),
         Migration(version: 9, identifier: "server-v9-operators", statements: version9Statements),
         Migration(version: 10, identifier: "server-v10-claims", statements: version10Statements),
+        Migration(version: 11, identifier: "server-v11-inspection-record", statements: version11Statements),
     ]
+
+    /// Version 11: an inspection keeps the whole record a validator sends: when the scan arrived on the validator,
+    /// the warnings' sentences (a JSON array of text, in the order of the codes) and the trusted-time floor its clock
+    /// was judged against. NULL in records stored before, and from validators that do not send them.
+    static func version11Statements(dialect: Dialect) -> [String] {
+        let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
+        return [
+            "ALTER TABLE inspection ADD COLUMN scan_received_at \(integer)",
+            "ALTER TABLE inspection ADD COLUMN warning_messages TEXT",
+            "ALTER TABLE inspection ADD COLUMN clock_floor \(integer)",
+            "ALTER TABLE inspection ADD COLUMN clock_floor_source TEXT",
+        ]
+    }
 
     /// Version 10: a device has a role, and only gates may claim first uses (devices registered before keep
     /// claiming: they are taken as gates); a first use the server withdraws (its device was revoked, or an operator

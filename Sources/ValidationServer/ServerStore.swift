@@ -69,7 +69,7 @@ public protocol ServerStore: Sendable {
     /// - Returns: One result per record, in order; every `.stored` and `.alreadyStored` record is stored when this
     ///   returns.
     func storeInspections(
-        _ records: [InspectionUpload], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
+        _ records: [InspectionRecord], deviceID: String, receivedAt: Date, claims: [BackedClaim?]
     ) async throws(ServerError) -> [InspectionResult]
     /// Stored inspections, newest first.
     func inspections(limit: Int) async throws(ServerError) -> [StoredInspection]
@@ -129,7 +129,7 @@ public protocol ServerStore: Sendable {
 
 extension ServerStore {
     /// Stores inspection records that claim no first use (see `storeInspections(_:deviceID:receivedAt:claims:)`).
-    public func storeInspections(_ records: [InspectionUpload], deviceID: String, receivedAt: Date)
+    public func storeInspections(_ records: [InspectionRecord], deviceID: String, receivedAt: Date)
         async throws(ServerError) -> [InspectionResult]
     {
         try await storeInspections(records, deviceID: deviceID, receivedAt: receivedAt, claims: [])
@@ -150,11 +150,13 @@ public struct FirstUseClaim: Sendable, Equatable {
     /// The claiming device (its id on this server).
     public var deviceID: String
     /// The inspection the claim is for.
-    public var inspectionID: String?
+    public var inspectionID: InspectionID?
     /// When the server received the claim.
     public var at: Date
 
-    public init(format: String, issuer: String, ticketID: [UInt8], deviceID: String, inspectionID: String?, at: Date) {
+    public init(
+        format: String, issuer: String, ticketID: [UInt8], deviceID: String, inspectionID: InspectionID?, at: Date
+    ) {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
@@ -167,7 +169,7 @@ public struct FirstUseClaim: Sendable, Equatable {
 /// The recorded first use of a ticket, and whether the claim answered is it.
 public struct FirstUseRecord: Sendable, Equatable {
     public var deviceID: String
-    public var inspectionID: String?
+    public var inspectionID: InspectionID?
     public var usedAt: Date
     /// Whether the claim that asked won.
     public var isClaimant: Bool
@@ -178,7 +180,7 @@ public struct FirstUseRecord: Sendable, Equatable {
 public struct FirstUseConflict: Sendable, Equatable {
     /// The device whose upload found the conflict, and its inspection.
     public var deviceID: String
-    public var inspectionID: String
+    public var inspectionID: InspectionID
     public var format: String
     public var issuer: String
     public var ticketID: [UInt8]
@@ -186,7 +188,7 @@ public struct FirstUseConflict: Sendable, Equatable {
     public var usedAt: Date
     /// The first use it came after.
     public var firstDeviceID: String
-    public var firstInspectionID: String?
+    public var firstInspectionID: InspectionID?
     public var firstUsedAt: Date
     /// When the server found it (its clock).
     public var foundAt: Date
@@ -278,10 +280,10 @@ public struct StoredInspection: Sendable, Equatable {
     /// When the server stored it.
     public var receivedAt: Date
     /// The record as uploaded.
-    public var record: InspectionUpload
+    public var record: InspectionRecord
 
     /// Makes a record.
-    public init(deviceID: String, receivedAt: Date, record: InspectionUpload) {
+    public init(deviceID: String, receivedAt: Date, record: InspectionRecord) {
         self.deviceID = deviceID
         self.receivedAt = receivedAt
         self.record = record

@@ -35,7 +35,7 @@ public final class RecentInspections: Sendable {
     ///   - history: The journal, for inspections of earlier processes.
     /// - Throws: When the journal cannot be read; nothing is recorded then.
     public func judge(
-        _ verdict: Verdict, id: String, device: String, replay: ReplayCheck, history: any InspectionHistory
+        _ verdict: Verdict, id: InspectionID, device: SourceName, replay: ReplayCheck, history: any InspectionHistory
     ) throws -> Verdict {
         guard let ticket = verdict.ticket, !ticket.ticketID.isEmpty else { return verdict }
         let key = TicketKey(issuer: ticket.issuer, ticketID: ticket.ticketID)
@@ -51,7 +51,7 @@ public final class RecentInspections: Sendable {
 
     /// Records the final verdict of inspection `id` when a later step changed it (an online check that found the
     /// ticket revoked); a ticket that did not pass must not count as having passed.
-    public func settle(_ verdict: Verdict, id: String) {
+    public func settle(_ verdict: Verdict, id: InspectionID) {
         guard let ticket = verdict.ticket, !ticket.ticketID.isEmpty else { return }
         let key = TicketKey(issuer: ticket.issuer, ticketID: ticket.ticketID)
         state.withLock { state in
@@ -61,7 +61,7 @@ public final class RecentInspections: Sendable {
     }
 
     /// Forgets inspection `id` (a scan that was refused, not inspected).
-    public func forget(_ verdict: Verdict, id: String) {
+    public func forget(_ verdict: Verdict, id: InspectionID) {
         guard let ticket = verdict.ticket, !ticket.ticketID.isEmpty else { return }
         let key = TicketKey(issuer: ticket.issuer, ticketID: ticket.ticketID)
         state.withLock { state in

@@ -4,15 +4,15 @@ import Foundation
 /// An earlier inspection of the same ticket, as the journal remembers it.
 public struct PastInspection: Sendable, Hashable {
     /// The inspection's id (the journal record id), when known.
-    public var id: String?
+    public var id: InspectionID?
     /// When it was inspected.
     public var inspectedAt: Date
     /// Where: the scanner or source.
-    public var device: String
+    public var device: SourceName
     /// The verdict given then.
     public var verdict: VerdictKind?
 
-    public init(id: String? = nil, inspectedAt: Date, device: String, verdict: VerdictKind?) {
+    public init(id: InspectionID? = nil, inspectedAt: Date, device: SourceName, verdict: VerdictKind?) {
         self.id = id
         self.inspectedAt = inspectedAt
         self.device = device
@@ -69,7 +69,7 @@ public struct ReplayCheck: Sendable {
         ).filter { $0.inspectedAt <= verdict.inspectedAt }
         guard let last = earlier.first else { return verdict }
         if isSingleUse(verdict), earlier.contains(where: { $0.verdict == .valid }) {
-            return verdict.replayed(passed: last.device, at: last.inspectedAt)
+            return verdict.replayed(passed: last.device.rawValue, at: last.inspectedAt)
         }
         var result = verdict
         let times: Explanation = earlier.count == 1 ? "once" : "\(earlier.count) times"
@@ -77,7 +77,7 @@ public struct ReplayCheck: Sendable {
             VerdictWarning(
                 code: VerdictWarning.seenBeforeCode,
                 message:
-                    "Seen \(times) in the last \(Int(window / 60)) min, last at \(date: last.inspectedAt) on \(last.device)."
+                    "Seen \(times) in the last \(Int(window / 60)) min, last at \(date: last.inspectedAt) on \(last.device.rawValue)."
             ))
         return result
     }

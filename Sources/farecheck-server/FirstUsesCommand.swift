@@ -38,12 +38,12 @@ struct FirstUses: AsyncParsableCommand {
                 if json {
                     var line: [String: Any] = [
                         "ticketID": conflict.ticketID.hexString, "format": conflict.format, "issuer": conflict.issuer,
-                        "device": conflict.deviceID, "inspectionID": conflict.inspectionID,
+                        "device": conflict.deviceID, "inspectionID": conflict.inspectionID.rawValue,
                         "usedAt": conflict.usedAt.formatted(.iso8601), "firstDevice": conflict.firstDeviceID,
                         "firstUsedAt": conflict.firstUsedAt.formatted(.iso8601),
                         "foundAt": conflict.foundAt.formatted(.iso8601),
                     ]
-                    if let first = conflict.firstInspectionID { line["firstInspectionID"] = first }
+                    if let first = conflict.firstInspectionID { line["firstInspectionID"] = first.rawValue }
                     list.append(line)
                 } else {
                     // Every field but the dates came from a device: escaped, so that none can act on the terminal.

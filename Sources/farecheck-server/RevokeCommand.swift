@@ -360,7 +360,7 @@ struct Inspections: AsyncParsableCommand {
                     // Every field but the date came from a device: escaped, so that none can act on the terminal
                     // or pass for a column or a line of its own.
                     let when = Date(unixMilliseconds: record.inspectedAt).formatted(.iso8601)
-                    let ticket = record.ticketID.map { "\(PrintableText(record.issuer ?? "?"))/\($0.hexString)" } ?? "-"
+                    let ticket = record.ticketID.map { "\(PrintableText(record.issuer?.rawValue ?? "?"))/\($0)" } ?? "-"
                     say(
                         "\(when)\t\(PrintableText(stored.deviceID))\t\(PrintableText(record.verdict.text))\t\(ticket)\t"
                             + "\(PrintableText(record.id))")

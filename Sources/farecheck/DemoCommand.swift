@@ -3,6 +3,7 @@ import Daemon
 import FareCore
 import Foundation
 import Issuing
+import Presentation
 import Signatures
 import Symbols
 import TicketFormats
@@ -75,7 +76,7 @@ struct DemoCommand: AsyncParsableCommand {
             if json {
                 var report = VerdictEvent.report(
                     Inspection(
-                        source: path, symbology: symbol.symbology, payloadByteCount: symbol.bytes.count,
+                        source: SourceName(path), symbology: symbol.symbology, payloadByteCount: symbol.bytes.count,
                         payloadDigest: digest(.sha256, symbol.bytes), verdict: verdict))
                 report.expected = demoCase.expected.rawValue
                 printLine(jsonLine(report))

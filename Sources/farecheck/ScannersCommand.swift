@@ -3,6 +3,7 @@ import Camera
 import Daemon
 import FareCore
 import Foundation
+import Presentation
 import Scanners
 import Signatures
 import TrustStore
@@ -171,7 +172,8 @@ struct ScannersCommand: AsyncParsableCommand {
                     let verdict = try verifier.verify(scan.payload)
                     report = VerdictEvent.report(
                         Inspection(
-                            source: scan.device, symbology: scan.symbology, payloadByteCount: scan.payload.count,
+                            source: scan.source, receivedAt: scan.receivedAt, symbology: scan.symbology,
+                            payloadByteCount: scan.payload.count,
                             payloadDigest: digest(.sha256, scan.payload), verdict: verdict))
                     await reader.signal(verdict.isValid ? .good : .bad)
                 }

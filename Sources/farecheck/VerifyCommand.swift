@@ -2,6 +2,7 @@ import ArgumentParser
 import Daemon
 import FareCore
 import Foundation
+import Presentation
 import Signatures
 import Symbols
 import TicketFormats
@@ -186,7 +187,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             allValid = allValid && verdict.isValid
             var inspection = Inspection(
-                source: payload.source, symbology: payload.symbology, payloadByteCount: payload.bytes.count,
+                source: SourceName(payload.source), symbology: payload.symbology, payloadByteCount: payload.bytes.count,
                 payloadDigest: digest(.sha256, payload.bytes), verdict: verdict)
             // The verifier's decoding (or, without a ticket, the payload read once) feeds the list, the layout and
             // the FCB tree alike.
@@ -300,7 +301,7 @@ extension VerdictEvent {
             add("ACTION", revocation.action.instruction.english.uppercased())
             add("blocklist", "\(revocation.list.displayName) version \(revocation.version), \(revocation.entry)")
         }
-        add("source", device + (symbology.map { " (\($0.rawValue))" } ?? ""))
+        add("source", device.rawValue + (symbology.map { " (\($0.rawValue))" } ?? ""))
         var signatureLine = signature.rawValue
         if let format { signatureLine += ", \(format)" }
         if let keyId { signatureLine += ", key \(keyId)" }

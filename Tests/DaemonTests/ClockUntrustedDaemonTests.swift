@@ -7,6 +7,8 @@ import TestSupport
 import Testing
 import TrustStore
 
+@testable import Presentation
+
 /// `farecheck daemon` on a device whose clock reads 1970 (an RTC reset at boot), on the real binary with
 /// libfaketime: what every sink, the status, the metrics, systemd and the journal say.
 @Suite("farecheck daemon with a clock at 1970", .serialized, .timeLimit(.minutes(2)))

@@ -61,7 +61,7 @@ struct DaemonCameraTests {
         #expect(await daemon.stop(signal: SIGTERM, timeout: 5) == 0, "\(daemon.stderr.text)")
         let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(Set(events.map(\.id)).isSubset(of: Set(journal.map(\.id))))
-        #expect(journal.allSatisfy { $0.device == "handheld" })
+        #expect(journal.allSatisfy { $0.source == "handheld" })
     }
 
     @Test("a camera faster than decoding: the oldest waiting frames are dropped and counted, the newest decoded")

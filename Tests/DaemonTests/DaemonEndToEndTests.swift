@@ -8,6 +8,8 @@ import TestSupport
 import Testing
 import TrustStore
 
+@testable import Presentation
+
 /// A store with an issuing key, tickets issued by the real CLI, and a daemon configuration around them.
 final class DaemonBench {
     let bench = Workbench()
@@ -143,7 +145,7 @@ struct DaemonEndToEndTests {
         let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
         #expect(journal.map(\.verdict.known) == events.map(\.verdict))
-        #expect(journal.allSatisfy { $0.device == "front-door" && $0.sentAt == nil })
+        #expect(journal.allSatisfy { $0.source == "front-door" && $0.sentAt == nil })
     }
 
     @Test("SIGKILL in the middle of a stream of scans: every verdict that reached a sink is in the journal")
@@ -157,7 +159,7 @@ struct DaemonEndToEndTests {
         #expect(await daemon.waitForSocketClients())
         #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
         for index in 0..<200 { scanner.scan(payloads[index % payloads.count]) }
-        var seen: [String] = []
+        var seen: [InspectionID] = []
         while seen.count < 40, let line = await socket.readLine(timeout: 10) { seen.append(try setup.event(line).id) }
         #expect(seen.count == 40)
         #expect(await daemon.stop(signal: SIGKILL) == SIGKILL)
@@ -200,13 +202,13 @@ struct DaemonEndToEndTests {
         // 700 bytes; a unix socket buffers about 200 KiB).
         let count = 600
         for index in 0..<count { scanner.scan(payloads[index % payloads.count]) }
-        var ids: [String] = []
+        var ids: [InspectionID] = []
         while ids.count < count, let line = await reader.readLine(timeout: 20) { ids.append(try setup.event(line).id) }
         #expect(ids.count == count, "the reading client got \(ids.count) of \(count) verdicts")
         #expect(Set(ids).count == count)
 
         // Now the stalled client reads: each line whole, in order, not all of them, and the latest verdicts last.
-        var kept: [String] = []
+        var kept: [InspectionID] = []
         while let line = await stalled.readLine(timeout: 1) { kept.append(try setup.event(line).id) }
         #expect(!kept.isEmpty && kept.count < count, "the stalled client got \(kept.count) of \(count)")
         let order = kept.compactMap { ids.firstIndex(of: $0) }
@@ -264,6 +266,45 @@ struct DaemonEndToEndTests {
         }
         #expect(lines == ["valid 1 9a7e front-door", "unsupported 0  front-door"])
         #expect(await daemon.stderr.waitFor("was killed"), "\(daemon.stderr.text)")
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test(
+        "the gate hook's event line carries the verdict without the holder's name, unless [gate] holder_data says so",
+        arguments: [false, true])
+    func gateHookHolderData(holderData: Bool) async throws {
+        let setup = try DaemonBench()
+        let ticket = try setup.ticket("7b01", extra: ["--holder", "Kim Berger"])
+        let script = setup.bench.path("relay.sh")
+        let record = setup.bench.path("relay.log")
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$FARECHECK_EVENT" >> \(record)
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let scanner = try SimulatedSSIScanner()
+        defer { scanner.stop() }
+        let config = try setup.config(
+            scanner: scanner.devicePath,
+            extra: "\n[gate]\ncommand = [\"\(script)\"]\n" + (holderData ? "holder_data = true\n" : ""))
+        let daemon = try await DaemonProcess.start(config: config)
+        let socket = try await daemon.connectSocket(path: setup.socket)
+        #expect(await daemon.waitForSocketClients())
+        #expect(await scanner.waitUntil(timeout: .seconds(10)) { $0.isEnabled })
+        scanner.scan(ticket)
+        let shown = try setup.event(await socket.readLine())
+        #expect(shown.verdict == .valid && shown.holder == "Kim Berger", "\(shown.reason)")
+        let deadline = Date().addingTimeInterval(10)
+        var line = ""
+        while Date() < deadline {
+            line = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+            if !line.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let event = try setup.event(line)
+        #expect(event.id == shown.id && event.verdict == .valid && event.ticketId == "7b01")
+        #expect(line.contains("Kim Berger") == holderData, "\(line)")
+        #expect((event.holder != nil) == holderData)
         #expect(await daemon.stop() == 0)
     }
 

@@ -129,7 +129,7 @@ struct DaemonLoginTests {
             #expect(full.holder == Self.holder)
             #expect(full.holderCheck == TicketHolder(note: Self.holder))
             #expect(await daemon.stop() == 0)
-            let printed = try #require(daemon.stdout.lines.first { $0.contains(full.id) }, "no verdict line")
+            let printed = try #require(daemon.stdout.lines.first { $0.contains(full.id.rawValue) }, "no verdict line")
             #expect(try setup.event(printed).verdict == .valid)
             #expect(printed.contains("Mustermann") == logHolderData, "\(printed)")
             #expect(printed.contains("1984-03-12") == logHolderData, "\(printed)")

@@ -7,6 +7,8 @@ import Synchronization
 import TestSupport
 import TrustStore
 
+@testable import Presentation
+
 /// A real ``HTTPService`` on 127.0.0.1 and a free port, inside a service group, with the daemon parts it
 /// serves: a hub, a status, metrics, and inspector sessions over a store of its own.
 final class EndpointBench: Sendable {

@@ -10,7 +10,7 @@ struct EventHubTests {
     @Test("a follower gets every event on the publishing thread, in order, until it cancels; it is counted meanwhile")
     func followerDeliveredInPlace() throws {
         let hub = EventHub()
-        let received = Mutex<[(id: String, thread: pthread_t)]>([])
+        let received = Mutex<[(id: InspectionID, thread: pthread_t)]>([])
         let subscription = hub.follow { verdict in
             received.withLock { $0.append((verdict.event.id, pthread_self())) }
         } finished: {

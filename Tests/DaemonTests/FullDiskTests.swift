@@ -7,6 +7,9 @@ import Scanners
 import TestSupport
 import Testing
 import TrustStore
+import ValidationAPI
+
+@testable import Presentation
 
 /// A full disk on a real (tmpfs) filesystem: verdicts shown while it is full are journaled once space returns.
 @Suite(
@@ -29,7 +32,7 @@ struct FullDiskTests {
     func journalReserveAcrossReopen() throws {
         let disk = try SmallFilesystem(kibibytes: 3 * 1024)
         let paths = InspectionJournal.paths(besideStore: disk.path + "/farecheck.sqlite")
-        var shown: [String] = []
+        var shown: [InspectionID] = []
         do {
             let journal = try InspectionJournal(
                 path: paths.journal, reservePath: paths.reserve, reserveBytes: 256 << 10)
@@ -132,7 +135,7 @@ struct DaemonFullDiskTests {
             return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         }
 
-        func journal() throws -> [InspectionRecord] { try TrustStore(path: store).inspectionJournal.allInspections() }
+        func journal() throws -> [JournalEntry] { try TrustStore(path: store).inspectionJournal.allInspections() }
     }
 
     @Test("full, restarted while full, then space freed: every verdict shown is journaled once, ok again by itself")

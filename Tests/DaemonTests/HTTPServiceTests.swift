@@ -6,6 +6,8 @@ import TestSupport
 import Testing
 import TrustStore
 
+@testable import Presentation
+
 /// The daemon's HTTP endpoint, served for real on a loopback port and read as a client reads it.
 @Suite(.timeLimit(.minutes(2)))
 struct HTTPServiceTests {

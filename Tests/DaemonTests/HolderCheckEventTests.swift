@@ -5,6 +5,8 @@ import TestSupport
 import Testing
 import TicketFormats
 
+@testable import Presentation
+
 /// The holder check (`holderCheck`) in the event line and the CLI report: the fields of a real ticket, present where
 /// holder data may be shown and nowhere else.
 @Suite("The holder check in the event")

@@ -8,6 +8,8 @@ import TicketFormats
 import TrustStore
 import Verification
 
+@testable import Presentation
+
 #if canImport(Glibc)
     import Glibc
 #endif

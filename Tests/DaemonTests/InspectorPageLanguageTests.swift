@@ -7,6 +7,8 @@ import TicketFormats
 import TrustStore
 import Verification
 
+@testable import Presentation
+
 /// The inspector page in English, German and French, in a real browser (headless Chromium) at the widths of a
 /// small phone (320 px), a handheld (480 px) and a desk (1280 px): a real Deutschland-Ticket, judged expired by
 /// the real verifier, as an inspector in Berlin, Paris or London sees it.

@@ -10,6 +10,7 @@ import TrustStore
 import Verification
 
 @testable import Daemon
+@testable import Presentation
 
 /// A daemon pipeline over a store that trusts a quirky issuer's key, delivering to the hub the page reads.
 private struct QuirkyDaemon {
@@ -64,9 +65,9 @@ struct IssuerQuirkDaemonTests {
         let journal = try daemon.bench.store.inspectionJournal.allInspections()
         #expect(journal.map(\.id) == [event.id])
         #expect(journal.first?.verdict == "valid")
-        #expect(journal.first?.warnings == "issuer-quirk,issuer-quirk")
+        #expect(journal.first?.warningCodes == "issuer-quirk,issuer-quirk")
         // The journal keeps what the inspector read: which quirk, which record, which byte.
-        let kept = try #require(journal.first?.warningMessages).split(separator: "\n").map(String.init)
+        let kept = try #require(journal.first?.warnings).map { "\($0.code): \($0.message)" }
         #expect(kept == zip(event.warnings, event.warningMessages).map { "\($0): \($1)" })
         #expect(kept.first?.contains("the length of record U_HEAD at byte 8 of the inflated data") == true)
     }
@@ -84,8 +85,8 @@ struct IssuerQuirkDaemonTests {
         }
         let journal = try daemon.bench.store.inspectionJournal.allInspections()
         #expect(journal.count == TicketQuirk.tolerated.count)
-        #expect(journal.allSatisfy { $0.verdict == "valid" && $0.warnings == "issuer-quirk" })
-        let kept = journal.compactMap(\.warningMessages).joined(separator: "\n")
+        #expect(journal.allSatisfy { $0.verdict == "valid" && $0.warningCodes == "issuer-quirk" })
+        let kept = journal.flatMap(\.warnings).map { "\($0.code): \($0.message)" }.joined(separator: "\n")
         for quirk in TicketQuirk.tolerated {
             #expect(kept.contains("(\(quirk.warningName ?? "?")): "), "the journal does not name \(quirk)")
         }
@@ -103,7 +104,7 @@ struct IssuerQuirkDaemonTests {
         #expect(record.reason.contains("field 3's text"))
         #expect(line.contains("\"unreadableRecords\":[{"))
         #expect(line.contains("\"location\":\"U_TLAY 01 at byte \(record.offset) of the inflated data\""))
-        #expect(try daemon.bench.store.inspectionJournal.allInspections().first?.warnings == "unreadable-record")
+        #expect(try daemon.bench.store.inspectionJournal.allInspections().first?.warningCodes == "unreadable-record")
     }
 }
 

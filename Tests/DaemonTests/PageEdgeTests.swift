@@ -7,6 +7,7 @@ import Testing
 import TrustStore
 
 @testable import Daemon
+@testable import Presentation
 
 /// The page's answers marked as what they are, and ticket text kept from reordering the journal (issue 47).
 @Suite(.timeLimit(.minutes(3)))

@@ -10,6 +10,7 @@ import Testing
 import TicketFormats
 import Verification
 
+@testable import Presentation
 @testable import TrustStore
 
 /// The journal does not wait for sync: a scan while a revocation page holds the store's writer.

@@ -8,6 +8,8 @@ import Testing
 import TicketFormats
 import TrustStore
 
+@testable import Presentation
+
 @Suite("farecheck daemon with UK RSP6 tickets", .serialized)
 struct RSP6DaemonTests {
     @Test("a gate: an RSP6 ticket valid, its fare code single-use (replayed at once), a forged one refused")
@@ -65,6 +67,6 @@ struct RSP6DaemonTests {
         let journal = try TrustStore(path: setup.bench.db).inspectionJournal.allInspections()
         #expect(journal.map(\.id) == events.map(\.id))
         #expect(journal.allSatisfy { $0.format?.known == .ukRSP6 })
-        #expect(journal.prefix(2).allSatisfy { $0.ticketID == Array("ZZGATE00001".utf8) })
+        #expect(journal.prefix(2).allSatisfy { $0.ticketID == TicketID(Array("ZZGATE00001".utf8)) })
     }
 }

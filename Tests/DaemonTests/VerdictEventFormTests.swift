@@ -3,6 +3,8 @@ import FareCore
 import Foundation
 import Testing
 
+@testable import Presentation
+
 /// The one JSON form of an inspection (`VerdictEvent`) in its two shapes: the daemon's event line and the CLI's report
 /// (`verify --json`), each byte for byte what it was when they were two types (`VerdictEvent`, `VerdictReport`).
 @Suite("The event line and the CLI report")

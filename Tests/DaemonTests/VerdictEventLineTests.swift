@@ -4,6 +4,7 @@ import SeededRandom
 import Testing
 
 @testable import Daemon
+@testable import Presentation
 
 /// The event line is written by hand (`VerdictEvent+JSONLine.swift`) for speed: a socket client, the page, the log
 /// and the gate hook must still read the very bytes `JSONEncoder` writes with `VerdictEvent.encoder`.
@@ -51,7 +52,7 @@ struct VerdictEventLineTests {
             var event = base
             event.reason = text
             event.holder = text
-            event.device = text
+            event.device = SourceName(text)
             event.zones = [text, text]
             event.details = [VerdictEvent.Detail(label: text, value: text)]
             event.warningMessages = [text]
@@ -101,7 +102,7 @@ struct VerdictEventLineTests {
         }
         for _ in 0..<1000 {
             var event = base
-            event.id = text()
+            event.id = InspectionID(text())
             event.reason = text()
             event.issuer = random.next() % 2 == 0 ? nil : text()
             event.ticketId = random.next() % 2 == 0 ? nil : text()

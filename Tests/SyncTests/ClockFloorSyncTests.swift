@@ -8,6 +8,8 @@ import Testing
 import TrustStore
 import ValidationAPI
 
+@testable import Presentation
+
 /// The trusted-time floor through sync, the CLI and the daemon, on the real binaries with a wrong clock
 /// (libfaketime): a device clock hours behind what the agency's signed data says.
 @Suite("A clock it can doubt: sync, CLI and daemon", .serialized, .timeLimit(.minutes(3)))

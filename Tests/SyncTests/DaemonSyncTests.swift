@@ -8,6 +8,8 @@ import TestSupport
 import Testing
 import TrustStore
 
+@testable import Presentation
+
 /// `farecheck daemon` with `[sync]` against the reference server: a scanner, the sync worker, metrics.
 @Suite("farecheck daemon with [sync]", .serialized, .timeLimit(.minutes(5)))
 struct DaemonSyncTests {
@@ -145,9 +147,11 @@ struct DaemonSyncTests {
         // And the server learns it with the upload.
         _ = try await bench.round()
         let uploaded = try bench.server.inspections()
-        #expect(uploaded.first { $0["id"] as? String == event.id }?["decidedBy"] as? String == "online")
+        #expect(uploaded.first { $0["id"] as? String == event.id.rawValue }?["decidedBy"] as? String == "online")
         #expect(
-            uploaded.filter { $0["id"] as? String != event.id }.allSatisfy { $0["decidedBy"] as? String == "offline" })
+            uploaded.filter { $0["id"] as? String != event.id.rawValue }.allSatisfy {
+                $0["decidedBy"] as? String == "offline"
+            })
     }
 
     @Test("an inspection the server refuses is counted in /metrics and /healthz and named in the daemon's log")

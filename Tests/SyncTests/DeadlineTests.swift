@@ -84,7 +84,7 @@ struct DeadlineTests {
                 () async -> (OnlineChecker.Review, Duration) in
                 let started = ContinuousClock.now
                 let review = await checker.review(
-                    Self.offlineValid, payload: [1, 2, 3], firstUseOf: Inspection.newID())
+                    Self.offlineValid, payload: [1, 2, 3], firstUseOf: InspectionID.random())
                 return (review, started.duration(to: .now))
             }
             #expect(review.decidedBy == .offline && review.verdict.kind == .valid)
@@ -116,19 +116,19 @@ struct DeadlineTests {
             link.succeeded()
             let checker = OnlineChecker(link: link, deadline: .seconds(5), logger: Logger(label: "test"))
 
-            let refused = await checker.review(Self.offlineValid, payload: [1], firstUseOf: Inspection.newID())
+            let refused = await checker.review(Self.offlineValid, payload: [1], firstUseOf: InspectionID.random())
             #expect(refused.decidedBy == .offline && refused.verdict.kind == .valid)
             #expect(link.isConnected, "a claim the server refused took the link down")
 
             status.withLock { $0 = (429, "too-many-claims") }
-            let limited = await checker.review(Self.offlineValid, payload: [2], firstUseOf: Inspection.newID())
+            let limited = await checker.review(Self.offlineValid, payload: [2], firstUseOf: InspectionID.random())
             #expect(limited.decidedBy == .offline && limited.verdict.kind == .valid)
             #expect(link.isConnected, "a device over its claim rate took the link down")
             #expect(server.requests.count == 2)
 
             // A server that cannot answer does take it down.
             status.withLock { $0 = (503, "unavailable") }
-            let failed = await checker.review(Self.offlineValid, payload: [3], firstUseOf: Inspection.newID())
+            let failed = await checker.review(Self.offlineValid, payload: [3], firstUseOf: InspectionID.random())
             #expect(failed.decidedBy == .offline)
             #expect(!link.isConnected)
         }
@@ -154,7 +154,7 @@ struct DeadlineTests {
             for _ in 0..<3 {
                 let request = OnlineCheckRequest(
                     payload: [1], format: nil, issuer: nil, ticketID: nil, keyID: nil, claimFirstUse: true,
-                    inspectionID: Inspection.newID())
+                    inspectionID: InspectionID.random())
                 do throws(SyncError) {
                     _ = try await client.check(request, deadline: .seconds(5))
                 } catch {
@@ -184,7 +184,7 @@ struct DeadlineTests {
                 configuration: .init(baseURL: bench.server.baseURL, token: token), http: http)
             do throws(SyncError) {
                 _ = try await client.check(
-                    OnlineCheckRequest(payload: payload, claimFirstUse: true, inspectionID: Inspection.newID()),
+                    OnlineCheckRequest(payload: payload, claimFirstUse: true, inspectionID: InspectionID.random()),
                     deadline: .seconds(5))
                 Issue.record("a handheld's claim was answered as a gate's")
             } catch {
@@ -195,7 +195,7 @@ struct DeadlineTests {
             link.attach(client)
             link.succeeded()
             let checker = OnlineChecker(link: link, deadline: .seconds(5), logger: Logger(label: "test"))
-            let review = await checker.review(offline, payload: payload, firstUseOf: Inspection.newID())
+            let review = await checker.review(offline, payload: payload, firstUseOf: InspectionID.random())
             #expect(review.decidedBy == .offline && review.verdict.kind == .valid)
             #expect(link.isConnected)
         }

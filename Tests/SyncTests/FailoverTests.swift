@@ -115,7 +115,7 @@ struct FailoverTests {
             baseURL: first.baseURL, replicas: [second.baseURL], token: bench.token, deviceID: "validator-1",
             requestTimeout: .seconds(10))
         let store = try bench.store()
-        var journaled: [String] = []
+        var journaled: [InspectionID] = []
         var reports: [SyncReport] = []
         let servers = ServerPool(urls: configuration.baseURLs, logger: log.logger())
         try await HTTPClient.withHTTPClient(configuration: try configuration.httpClientConfiguration()) { http in
@@ -160,7 +160,7 @@ struct FailoverTests {
         // The database behind both holds every inspection exactly once.
         let held = try bench.server.inspections().compactMap { $0["id"] as? String }
         #expect(held.count == journaled.count)
-        #expect(Set(held) == Set(journaled))
+        #expect(Set(held) == Set(journaled.map(\.rawValue)))
         #expect(Dictionary(grouping: held, by: { $0 }).values.allSatisfy { $0.count == 1 })
 
         // The failover was logged once.

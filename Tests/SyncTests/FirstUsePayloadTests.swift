@@ -31,8 +31,8 @@ struct FirstUsePayloadTests {
         try store.inspectionJournal.write(InspectionRecord(firstUse, payload: payload))
         try store.inspectionJournal.write(InspectionRecord(ordinary, payload: payload))
         let journaled = try store.inspectionJournal.allInspections()
-        #expect(journaled.first { $0.id == firstUse.id }?.firstUsePayload == payload)
-        #expect(journaled.first { $0.id == ordinary.id }?.firstUsePayload == nil)
+        #expect(journaled.first { $0.id == firstUse.id }?.payload == payload)
+        #expect(journaled.first { $0.id == ordinary.id }?.payload == nil)
 
         let proxy = try FaultProxy(upstream: bench.server.baseURL)
         let report = try await bench.round(url: proxy.baseURL)
@@ -47,7 +47,7 @@ struct FirstUsePayloadTests {
         // Acknowledged: the journal keeps the digest, not the ticket.
         let after = try bench.store().inspectionJournal.allInspections().first { $0.id == firstUse.id }
         #expect(after?.sentAt != nil)
-        #expect(after?.firstUsePayload == nil)
+        #expect(after?.payload == nil)
         #expect(after?.payloadDigest == digest(.sha256, payload))
         // The server verified the ticket with the payload and recorded the claim: another gate learns it.
         let otherGate = try bench.server.addDevice("gate-b")
@@ -62,7 +62,7 @@ struct FirstUsePayloadTests {
         let bench = try SyncBench()
         let store = try bench.store()
         // 400 first uses of 3 KB payloads: about 1.6 MB of base64, more than the server's 1 MiB body.
-        var ids: [String] = []
+        var ids: [InspectionID] = []
         for index in 0..<400 {
             let verdict = Verdict(
                 kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
@@ -78,7 +78,7 @@ struct FirstUsePayloadTests {
         let report = try await bench.round()
         #expect(report.inspectionsUploaded == 400, "\(report.summary)")
         #expect(try bench.store().inspectionJournal.unsentInspectionCount() == 0)
-        #expect(try bench.store().inspectionJournal.allInspections().allSatisfy { $0.firstUsePayload == nil })
+        #expect(try bench.store().inspectionJournal.allInspections().allSatisfy { $0.payload == nil })
     }
 
     @Test("a device over its claim rate (429 too-many-claims): the round goes on without the rest of its uploads")
@@ -109,6 +109,6 @@ struct FirstUsePayloadTests {
         #expect(second.uploadsPaused && second.inspectionsUploaded == 0, "\(second.summary)")
         #expect(second.inspectionsUnsent == 5)
         #expect(second.summary.contains("the server takes no more first-use claims for now"))
-        #expect(try bench.store().inspectionJournal.allInspections().filter { $0.firstUsePayload != nil }.count == 5)
+        #expect(try bench.store().inspectionJournal.allInspections().filter { $0.payload != nil }.count == 5)
     }
 }

@@ -10,6 +10,8 @@ import Testing
 import TrustStore
 import ValidationAPI
 
+@testable import Presentation
+
 /// Two gates, two `farecheck daemon` processes with their own stores and devices, against one reference server:
 /// a screenshot of a single-use ticket shown at both passes once.
 @Suite("the fleet: single use across gates", .serialized, .timeLimit(.minutes(5)))

@@ -40,7 +40,7 @@ struct InspectionConflictTests {
             Inspection(
                 source: "front-door", symbology: .qr, payloadByteCount: 100,
                 payloadDigest: [UInt8](repeating: 7, count: 32), verdict: verdict))
-        record.id = id
+        record.id = InspectionID(id)
         try TrustStore(path: path).inspectionJournal.write(record)
         return record
     }
@@ -76,7 +76,7 @@ struct InspectionConflictTests {
         let copy = try #require(try bench.store().inspectionJournal.allInspections().first { $0.id == "a-only" })
         var unsent = copy
         unsent.sentAt = nil
-        try TrustStore(path: restored.db).inspectionJournal.write(unsent)
+        try TrustStore(path: restored.db).inspectionJournal.write(unsent.record)
         try Self.journal("shared-id", kind: .revoked, at: 1_800_000_003, in: restored.db)
         let conflict = try await bench.round(storePath: restored.db)
         #expect(conflict.inspectionsUploaded == 1, "a-only is already stored: sent")

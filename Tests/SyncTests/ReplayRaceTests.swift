@@ -7,6 +7,8 @@ import TestSupport
 import Testing
 import TrustStore
 
+@testable import Presentation
+
 /// Replay detection stays exact while an online check is in flight: the validation API answers slowly (a fault
 /// proxy delays `/v1/check`), and the second scan of a single-use ticket arrives before the first one's answer.
 @Suite("replay while an online check is in flight", .serialized, .timeLimit(.minutes(5)))

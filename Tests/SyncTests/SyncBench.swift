@@ -107,7 +107,7 @@ final class SyncBench: @unchecked Sendable {
     }
 
     /// Journals `count` inspections, as the daemon's pipeline does.
-    func journalInspections(_ count: Int) throws -> [String] {
+    func journalInspections(_ count: Int) throws -> [InspectionID] {
         let store = try store()
         return try (0..<count).map { index in
             let verdict = Verdict(

@@ -32,7 +32,7 @@ struct TypedInspectionSyncTests {
     @Test("the upload of a journal record is the record's names, as the same text on the wire")
     func uploadWireText() throws {
         for inspection in Self.inspections() {
-            let upload = SyncRound.upload(InspectionRecord(inspection))
+            let upload = InspectionRecord(inspection)
             #expect(upload.verdict.known == inspection.verdict.kind)
             #expect(upload.signature.known == inspection.verdict.signature)
             #expect(upload.format?.known == inspection.verdict.format)
@@ -52,17 +52,17 @@ struct TypedInspectionSyncTests {
             } else {
                 #expect(!text.contains(#""symbology""#))
             }
-            #expect(try WireFormat.decode(InspectionUpload.self, from: WireFormat.encode(upload)) == upload)
+            #expect(try WireFormat.decode(InspectionRecord.self, from: WireFormat.encode(upload)) == upload)
         }
         // A name the receiver does not know is kept as it came (a newer validator's verdict on an older server).
         let newer = Array(
             (#"{"id":"n","inspectedAt":1,"device":"d","payloadDigest":"01","verdict":"teleported","reason":"","#
                 + #""signature":"quantum","format":"fc9","symbology":"hologram"}"#).utf8)
-        let decoded = try WireFormat.decode(InspectionUpload.self, from: newer)
+        let decoded = try WireFormat.decode(InspectionRecord.self, from: newer)
         #expect(decoded.verdict.text == "teleported" && decoded.verdict.known == nil)
         #expect(decoded.signature.text == "quantum" && decoded.format?.text == "fc9")
         #expect(decoded.symbology?.text == "hologram")
-        #expect(try WireFormat.decode(InspectionUpload.self, from: WireFormat.encode(decoded)) == decoded)
+        #expect(try WireFormat.decode(InspectionRecord.self, from: WireFormat.encode(decoded)) == decoded)
     }
 
     @Test(
@@ -74,14 +74,14 @@ struct TypedInspectionSyncTests {
         let store = try bench.store()
         for inspection in inspections { try store.inspectionJournal.write(InspectionRecord(inspection)) }
         let journaled = try store.inspectionJournal.allInspections()
-        #expect(journaled == inspections.map(InspectionRecord.init))
+        #expect(journaled.map(\.record) == inspections.map { InspectionRecord($0) })
 
         let report = try await bench.round()
         #expect(report.inspectionsUploaded == inspections.count, "\(report.summary)")
         // What the server holds, as its admin command prints it: the record as uploaded, with the time in RFC 3339
         // and ids spelled `…Id` as every output spells them; turned back into the wire format here.
         let records = try bench.server.admin(["inspections", "list", "--json"]).jsonRecords
-        var held: [String: InspectionUpload] = [:]
+        var held: [InspectionID: InspectionRecord] = [:]
         for var object in records {
             let time = try #require(
                 (object["inspectedAt"] as? String).flatMap {
@@ -92,13 +92,13 @@ struct TypedInspectionSyncTests {
                 object[String(key.dropLast(2)) + "ID"] = object.removeValue(forKey: key)
             }
             let wire = try JSONSerialization.data(withJSONObject: object)
-            let record = try WireFormat.decode(InspectionUpload.self, from: Array(wire))
+            let record = try WireFormat.decode(InspectionRecord.self, from: Array(wire))
             held[record.id] = record
         }
         #expect(held.count == inspections.count)
         for (record, inspection) in zip(journaled, inspections) {
             let stored = try #require(held[record.id])
-            #expect(stored == SyncRound.upload(record))
+            #expect(stored == record.record)
             #expect(stored.verdict.known == inspection.verdict.kind)
             #expect(stored.signature.known == inspection.verdict.signature)
             #expect(stored.format?.known == inspection.verdict.format)

@@ -9,6 +9,8 @@ import TrustStore
 import ValidationAPI
 import Verification
 
+@testable import Presentation
+
 /// The VDV-KA fixtures (the VRR Deutschland-Ticket and the kitinerary certificate files), as copied into the
 /// verification tests' resources.
 let vdvSyncFixtures = Fixtures.path("vdv")

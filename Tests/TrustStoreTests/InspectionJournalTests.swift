@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import Testing
+import ValidationAPI
 import Verification
 
 @testable import TrustStore
@@ -20,7 +21,7 @@ struct InspectionJournalTests {
 
     @Test("each new inspection gets a random version 4 UUID of its own, as the server's upload check wants them")
     func inspectionIDs() throws {
-        let ids = (0..<2_000).map { _ in Inspection.newID() }
+        let ids = (0..<2_000).map { _ in InspectionID.random().rawValue }
         #expect(Set(ids).count == ids.count)
         for id in ids.prefix(100) {
             let uuid = try #require(UUID(uuidString: id), "not a UUID: \(id)")
@@ -46,7 +47,7 @@ struct InspectionJournalTests {
         }
         let reopened = try TrustStore(path: path)
         let found = try reopened.inspectionJournal.allInspections()
-        #expect(found == [record])
+        #expect(found.map(\.record) == [record])
         #expect(found.first?.inspectedDate == Date(timeIntervalSince1970: 1_800_000_000.25))
         // The journal lives in its own file beside the store.
         let count = try DatabaseQueue(path: directory.path + "/j.journal.sqlite").read { db in
@@ -161,7 +162,7 @@ struct InspectionJournalTests {
         }
         try store.inspectionJournal.markInspectionsSent((0..<130).filter { $0 != 5 && $0 != 6 }.map { "p\($0)" })
         try store.inspectionJournal.markInspectionsRefused([(id: "p6", reason: "conflicting-record")])
-        func ids() throws -> Set<String> { Set(try store.inspectionJournal.allInspections().map(\.id)) }
+        func ids() throws -> Set<InspectionID> { Set(try store.inspectionJournal.allInspections().map(\.id)) }
 
         // At most `limit`, oldest first.
         #expect(
@@ -221,13 +222,13 @@ struct InspectionJournalTests {
         let inspections = Self.typedInspections()
         for inspection in inspections { try journal.write(InspectionRecord(inspection)) }
         let read = try journal.allInspections()
-        #expect(read == inspections.map(InspectionRecord.init))
+        #expect(read.map(\.record) == inspections.map { InspectionRecord($0) })
         for (record, inspection) in zip(read, inspections) {
             #expect(record.verdict.known == inspection.verdict.kind)
             #expect(record.signature.known == inspection.verdict.signature)
             #expect(record.format?.known == inspection.verdict.format)
             #expect(record.symbology?.known == inspection.symbology)
-            #expect(record.decidedBy.known == inspection.decidedBy)
+            #expect(record.decidedBy?.known == inspection.decidedBy)
             #expect(record.clockFloorSource?.known == inspection.verdict.clockFloor?.source)
         }
         // On disk, the same text the columns held as strings: each case's raw value.
@@ -263,11 +264,11 @@ struct InspectionJournalTests {
         #expect(future.id == "future")
         #expect(future.verdict == Recorded(text: "teleported") && future.verdict.known == nil)
         #expect(future.signature.text == "quantum" && future.format?.text == "fc9")
-        #expect(future.symbology?.text == "hologram" && future.decidedBy.text == "oracle")
+        #expect(future.symbology?.text == "hologram" && future.decidedBy?.text == "oracle")
         // Written again (the reserve's JSON, another journal), the names are the same text.
         let copy = try InspectionJournal(
             path: directory.path + "/copy.journal.sqlite", reservePath: directory.path + "/copy.journal.reserve")
-        try copy.write(try JSONDecoder().decode(InspectionRecord.self, from: JSONEncoder().encode(future)))
+        try copy.write(try JSONDecoder().decode(InspectionRecord.self, from: JSONEncoder().encode(future.record)))
         #expect(try copy.allInspections() == [future])
     }
 
@@ -290,6 +291,73 @@ struct InspectionJournalTests {
         #expect(try journal.refusedInspectionCount() == 0)
         #expect(try journal.allInspections().map(\.sentAt) == [5, nil])
     }
+
+    @Test("warnings are kept as a list with their explanations, and in the columns the version before reads")
+    func warningsKeptWhole() throws {
+        let journal = try InspectionJournal(
+            path: directory.path + "/w.journal.sqlite", reservePath: directory.path + "/w.journal.reserve")
+        var judged = verdict(.valid, ticket: [4, 2], at: 1_800_000_000)
+        let seen = Date(timeIntervalSince1970: 1_799_999_000)
+        judged.warnings = [
+            VerdictWarning(code: VerdictWarning.seenBeforeCode, message: "Seen once, last at \(date: seen) on gate."),
+            VerdictWarning(code: VerdictWarning.staleTrustDataCode, message: "Keys \("line\nbreak") old."),
+        ]
+        let record = InspectionRecord(
+            Inspection(
+                source: "gate", receivedAt: Date(timeIntervalSince1970: 1_799_999_999.5), symbology: .qr,
+                payloadByteCount: 10, payloadDigest: [1], verdict: judged))
+        try journal.write(record)
+        let read = try #require(try journal.allInspections().first)
+        // Read back whole: each sentence's template and values, which the page translates.
+        #expect(read.warnings == judged.warnings)
+        #expect(read.warnings.map(\.explanation.template) == ["Seen once, last at {0} on gate.", "Keys {0} old."])
+        #expect(read.scanReceivedAt == 1_799_999_999_500)
+        // The codes and the `code: sentence` lines, as the version before wrote and reads them.
+        let row = try #require(
+            try DatabaseQueue(path: journal.path).read { db in
+                try Row.fetchOne(db, sql: "SELECT warnings, warning_messages FROM inspection")
+            })
+        #expect(row["warnings"] as String == "seen-before,stale-trust-data")
+        #expect(
+            row["warning_messages"] as String
+                == "seen-before: Seen once, last at \(seen.formatted(.iso8601)) on gate.\n"
+                + "stale-trust-data: Keys line break old.")
+        // A row the version before wrote (no list) reads as its codes with their sentences.
+        try DatabaseQueue(path: journal.path).write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO inspection (id, inspected_at, device, payload_digest, verdict, reason, signature,
+                        warnings, warning_messages, decided_by)
+                    VALUES ('older', 1900000000000, 'gate', x'01', 'valid', 'ok', 'valid', 'seen-before,issuer-quirk',
+                        'seen-before: Seen twice.' || char(10) || 'issuer-quirk: A space at byte 8.', 'offline')
+                    """)
+        }
+        let older = try #require(try journal.allInspections().last)
+        #expect(older.id == "older")
+        #expect(older.warnings.map(\.code) == ["seen-before", "issuer-quirk"])
+        #expect(older.warnings.map(\.message) == ["Seen twice.", "A space at byte 8."])
+    }
+
+    @Test("inspections a full disk left in the reserve of the version before are journaled after an upgrade")
+    func previousVersionReserve() throws {
+        let paths = (journal: directory.path + "/u.journal.sqlite", reserve: directory.path + "/u.journal.reserve")
+        do {
+            // A frame as the version before wrote it: its own record type's JSON, bytes as arrays of numbers.
+            let reserve = try JournalReserve(path: paths.reserve, capacity: 64 << 10)
+            let frame =
+                #"{"id":"from-reserve","inspectedAt":1800000000000,"device":"gate","symbology":"qr","#
+                + #""payloadDigest":[1,2],"format":"fc1","issuer":"demo-transit","ticketID":[10,11],"#
+                + #""verdict":"valid","reason":"ok","signature":"valid","warnings":"seen-before","#
+                + #""warningMessages":"seen-before: Seen once.","decidedBy":"offline"}"#
+            #expect(try reserve.write(Array(frame.utf8)))
+        }
+        let journal = try InspectionJournal(path: paths.journal, reservePath: paths.reserve)
+        #expect(journal.pendingCount == 0)
+        let adopted = try #require(try journal.allInspections().first)
+        #expect(adopted.id == "from-reserve" && adopted.source == "gate" && adopted.payloadDigest == [1, 2])
+        #expect(adopted.ticketID == [10, 11] && adopted.issuer == "demo-transit" && adopted.verdict == .valid)
+        #expect(adopted.warnings.map(\.message) == ["Seen once."])
+    }
 }
 
 @Suite("Inspection journal in its own file")
@@ -311,11 +379,30 @@ struct JournalFileTests {
         try TrustStore.migrator.migrate(old, upTo: TrustStore.lastMigrationWithJournal)
         let ids = (0..<300).map { "old-\($0)" }
         try old.write { db in
+            // The table as v3 made it and v7 extended it: the store defines it no more (its one schema is the journal's).
+            try db.execute(
+                sql: """
+                    CREATE TABLE inspection (id TEXT PRIMARY KEY, inspected_at INTEGER NOT NULL, device TEXT NOT NULL,
+                        symbology TEXT, payload_digest BLOB NOT NULL, format TEXT, issuer TEXT, ticket_id BLOB,
+                        verdict TEXT NOT NULL, reason TEXT NOT NULL, signature TEXT NOT NULL, warnings TEXT NOT NULL,
+                        inspector TEXT, sent_at INTEGER, decided_by TEXT)
+                    """)
             for (index, id) in ids.enumerated() {
-                try InspectionRecord(
-                    id: id, verdict: verdict(ticket: [UInt8(index % 7)], at: Double(1_000 + index)), device: "gate",
-                    symbology: .aztec, payloadDigest: [UInt8(index % 256)]
-                ).insert(db)
+                let record = InspectionRecord(
+                    id: InspectionID(id), verdict: verdict(ticket: [UInt8(index % 7)], at: Double(1_000 + index)),
+                    device: "gate", symbology: .aztec, payloadDigest: [UInt8(index % 256)])
+                try db.execute(
+                    sql: """
+                        INSERT INTO inspection (id, inspected_at, device, symbology, payload_digest, format, issuer,
+                            ticket_id, verdict, reason, signature, warnings, inspector, decided_by)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        id, record.inspectedAt, record.source.rawValue, record.symbology?.text,
+                        Data(record.payloadDigest), record.format?.text, record.issuer?.rawValue,
+                        record.ticketID.map { Data($0.bytes) }, record.verdict.text, record.reason,
+                        record.signature.text, record.warningCodes, record.inspector, record.decidedBy?.text,
+                    ])
             }
             try db.execute(sql: "UPDATE inspection SET sent_at = 5 WHERE id = 'old-0'")
         }
@@ -323,7 +410,7 @@ struct JournalFileTests {
 
         let store = try TrustStore(path: path)
         let moved = try store.inspectionJournal.allInspections()
-        #expect(moved.map(\.id).sorted() == ids.sorted())
+        #expect(moved.map(\.id.rawValue).sorted() == ids.sorted())
         #expect(moved.first { $0.id == "old-0" }?.sentAt == 5)
         #expect(try store.inspectionJournal.unsentInspectionCount() == 299)
         // The store file no longer holds a journal; reopening does not copy anything again.
@@ -413,8 +500,8 @@ struct JournalFileTests {
         try store.inspectionJournal.write(record)
         let journal = store.inspectionJournal
         // Inside a marking transaction (the writer's lock held): the lookup a scan makes before its own append.
-        let found = try journal.writeUnsynced(ifAbsent: [String?]()) { db in
-            try InspectionRecord.filter(Column("id") == record.id).updateAll(db, Column("sent_at").set(to: 1))
+        let found = try journal.writeUnsynced(ifAbsent: [InspectionID?]()) { db in
+            try db.execute(sql: "UPDATE inspection SET sent_at = 1 WHERE id = ?", arguments: [record.id.rawValue])
             return try journal.pastInspections(
                 ofTicket: [7], issuer: "demo-transit", since: Date(timeIntervalSince1970: 0)
             ).map(\.id)

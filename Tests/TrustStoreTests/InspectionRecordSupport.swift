@@ -1,11 +1,12 @@
 import FareCore
 import Foundation
 import TrustStore
+import ValidationAPI
 
 extension InspectionRecord {
     /// A journal row for `verdict`, made the way the daemon makes it: through an `Inspection`.
     init(
-        id: String = UUID().uuidString, verdict: Verdict, device: String, symbology: Symbology?,
+        id: InspectionID = .random(), verdict: Verdict, device: SourceName, symbology: Symbology?,
         payloadDigest: [UInt8], inspector: String? = nil
     ) {
         self.init(

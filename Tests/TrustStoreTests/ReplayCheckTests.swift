@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Testing
+import ValidationAPI
 import Verification
 
 @testable import TrustStore
@@ -20,7 +21,7 @@ struct ReplayCheckTests {
 
     func journal(_ store: TrustStore, _ verdict: Verdict, device: String) throws {
         try store.inspectionJournal.write(
-            InspectionRecord(verdict: verdict, device: device, symbology: .qr, payloadDigest: [1]))
+            InspectionRecord(verdict: verdict, device: SourceName(device), symbology: .qr, payloadDigest: [1]))
     }
 
     @Test("inspector mode: a ticket seen again within the window is valid with seen-before, saying where and when")

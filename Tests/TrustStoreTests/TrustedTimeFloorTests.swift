@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import GRDB
 import Testing
+import ValidationAPI
 
 @testable import TrustStore
 

@@ -83,7 +83,7 @@ struct APIConformanceTests {
         let token = try bench.addDevice("v1")
         let server = try bench.startServer()
         let url = server.baseURL + "/v1/inspections"
-        let record = InspectionUpload(
+        let record = InspectionRecord(
             id: String(repeating: "é", count: 128), inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0],
             format: nil, issuer: nil, ticketID: nil, verdict: "valid", reason: "", signature: "valid", warnings: "",
             inspector: nil)
@@ -91,13 +91,13 @@ struct APIConformanceTests {
             .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [record])))
         #expect(taken.status == 200, "\(taken.text)")
         var tooLong = record
-        tooLong.id += "é"
+        tooLong.id = InspectionID(tooLong.id.rawValue + "é")
         let long = try await send(
             .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [tooLong])))
         #expect(long.status == 400)
         var withNUL = record
         withNUL.id = "nul"
-        withNUL.device = "scanner\u{0}"
+        withNUL.source = "scanner\u{0}"
         let nul = try await send(
             .POST, url, token: token, body: try WireFormat.encode(InspectionBatch(records: [withNUL])))
         #expect(nul.status == 400, "\(nul.text)")

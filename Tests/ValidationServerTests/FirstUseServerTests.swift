@@ -44,7 +44,7 @@ struct FirstUseServerTests {
     ) -> OnlineCheckRequest {
         OnlineCheckRequest(
             payload: payload, format: "fc1", issuer: issuer, ticketID: ticketID, keyID: "a6615e0f615889bb",
-            claimFirstUse: true, inspectionID: inspection)
+            claimFirstUse: true, inspectionID: inspection.map(InspectionID.init))
     }
 
     static func check(_ request: OnlineCheckRequest, url: String, token: String) async throws -> OnlineCheckResponse {
@@ -206,10 +206,10 @@ struct FirstUseServerTests {
         #expect(limited?.error?.error == "too-many-claims" && limited?.retryAfter.flatMap(Int.init) ?? 0 >= 1)
     }
 
-    static func pass(_ id: String, payload: [UInt8]?, ticket: [UInt8], at time: Date) -> InspectionUpload {
+    static func pass(_ id: String, payload: [UInt8]?, ticket: [UInt8], at time: Date) -> InspectionRecord {
         var record = InspectionOwnershipTests.record(id)
         record.inspectedAt = Int64(time.timeIntervalSince1970 * 1000)
-        record.ticketID = ticket
+        record.ticketID = TicketID(ticket)
         record.firstUse = true
         record.payload = payload
         return record

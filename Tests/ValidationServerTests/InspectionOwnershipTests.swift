@@ -11,8 +11,8 @@ import ValidationAPI
 /// nothing else.
 @Suite("Inspections by device and id", .timeLimit(.minutes(5)))
 struct InspectionOwnershipTests {
-    static func record(_ id: String, verdict: VerdictKind = .valid, at offset: Int64 = 0) -> InspectionUpload {
-        InspectionUpload(
+    static func record(_ id: String, verdict: VerdictKind = .valid, at offset: Int64 = 0) -> InspectionRecord {
+        InspectionRecord(
             id: id, inspectedAt: 1_800_000_000_000 + offset, device: "front-door", symbology: "qr",
             payloadDigest: digest(.sha256, Array(id.utf8)), format: "fc1", issuer: "demo-transit",
             ticketID: [0x0a, 0x0b], verdict: Recorded(verdict),
@@ -21,7 +21,7 @@ struct InspectionOwnershipTests {
     }
 
     static func upload(
-        _ records: [InspectionUpload], to server: ServerProcess, token: String
+        _ records: [InspectionRecord], to server: ServerProcess, token: String
     ) async throws -> BatchAcknowledgement {
         let answer = try await send(
             .POST, server.baseURL + "/v1/inspections", token: token,
@@ -42,7 +42,7 @@ struct InspectionOwnershipTests {
         _ = try bench.addDevice("gate-a")
         let now = Date()
         let tenDaysAgo = now.addingTimeInterval(-10 * 86_400)
-        func made(_ id: String, at date: Date) -> InspectionUpload {
+        func made(_ id: String, at date: Date) -> InspectionRecord {
             Self.record(id, at: date.unixMilliseconds - 1_800_000_000_000)
         }
         try await bench.withStore { store in
@@ -153,10 +153,14 @@ struct InspectionOwnershipTests {
             ('kept', 'validator-a', 1, \(old.inspectedAt), 'front-door', 'qr', '\(old.payloadDigest.hexString)', \
             'fc1', 'demo-transit', '0a0b', 'valid', 'Valid ticket.', 'valid', '', 'staff-1', 'offline')
             """
+        // Versions 6 and 11 change this table: both run again when the server opens it.
         let forget =
             backend == .sqlite
-            ? "DELETE FROM grdb_migrations WHERE identifier = 'server-v6-inspection-by-device'"
-            : "DELETE FROM farecheck_server_schema WHERE version = 6"
+            ? """
+            DELETE FROM grdb_migrations WHERE identifier IN ('server-v6-inspection-by-device',
+                'server-v11-inspection-record')
+            """
+            : "DELETE FROM farecheck_server_schema WHERE version IN (6, 11)"
         let statements =
             ["DROP TABLE inspection"] + oldTable + ServerSchema.version3Statements() + [row, forget]
         let script = statements.map { $0 + ";" }.joined(separator: "\n")

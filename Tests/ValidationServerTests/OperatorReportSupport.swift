@@ -105,7 +105,7 @@ final class ReportFleet: @unchecked Sendable {
         clock.now = Date(timeIntervalSince1970: TimeInterval(Self.dayStart + receivedAt) / 1000)
         let batch = InspectionBatch(
             records: records.enumerated().map { index, record in
-                InspectionUpload(
+                InspectionRecord(
                     id: "\(device)-\(receivedAt)-\(index)", inspectedAt: Self.dayStart + record.at, device: "camera-0",
                     symbology: "qr", payloadDigest: digest(.sha256, Array("\(device)\(index)".utf8)), format: "fc1",
                     issuer: "demo-transit", ticketID: [0x0a, UInt8(index)], verdict: Recorded(record.verdict),

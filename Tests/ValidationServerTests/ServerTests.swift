@@ -203,7 +203,7 @@ struct ServerTests {
         let token = try bench.addDevice("validator-7")
         let server = try bench.startServer()
         let records = (1...3).map { index in
-            InspectionUpload(
+            InspectionRecord(
                 id: "record-\(index)", inspectedAt: 1_800_000_000_000 + Int64(index), device: "scanner-0",
                 symbology: "qr", payloadDigest: digest(.sha256, [UInt8(index)]), format: "fc1",
                 issuer: "demo-transit", ticketID: [0x01, UInt8(index)], verdict: "valid", reason: "Valid ticket.",
@@ -252,7 +252,7 @@ struct ServerTests {
         #expect(tooLarge.status == 413)
         #expect(tooLarge.errorBody?.error == "body-too-large")
 
-        let record = InspectionUpload(
+        let record = InspectionRecord(
             id: "x", inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0], format: nil, issuer: nil,
             ticketID: nil, verdict: "valid", reason: "", signature: "valid", warnings: "", inspector: nil)
         let many = (0...InspectionBatch.maximumRecordCount).map { index in

@@ -109,7 +109,7 @@ struct StoreBackendTests {
                 try await store.addDevice(id: "v\0", tokenHash: [1], role: .gate, at: revokedAt)
             }
             #expect(device?.code == .invalidInput)
-            let record = InspectionUpload(
+            let record = InspectionRecord(
                 id: "r1", inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0], format: nil, issuer: nil,
                 ticketID: nil, verdict: "valid", reason: "nul\0here", signature: "valid", warnings: "", inspector: nil)
             let upload = await #expect(throws: ServerError.self) {
@@ -129,7 +129,7 @@ struct StoreBackendTests {
     func negativeLimit(backend: Backend) async throws {
         let bench = try ServerBench(backend)
         try await bench.withStore { store in
-            let record = InspectionUpload(
+            let record = InspectionRecord(
                 id: "r1", inspectedAt: 0, device: "d", symbology: nil, payloadDigest: [0], format: nil, issuer: nil,
                 ticketID: nil, verdict: "valid", reason: "", signature: "valid", warnings: "", inspector: nil)
             #expect(

@@ -41,7 +41,7 @@ struct TrustBoundaryTests {
             #expect(try await InspectionOwnershipTests.upload([record], to: server, token: token).accepted.count == 1)
         }
         // Names: a verdict, signature, format or symbology is [a-z0-9-]{1,40}.
-        let names: [(String, (inout InspectionUpload) -> Void)] = [
+        let names: [(String, (inout InspectionRecord) -> Void)] = [
             ("verdict", { $0.verdict = Recorded(text: "VALID") }),
             ("verdict", { $0.verdict = Recorded(text: String(repeating: "v", count: 41)) }),
             ("signature", { $0.signature = Recorded(text: "valid\n") }),

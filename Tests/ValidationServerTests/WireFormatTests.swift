@@ -155,14 +155,64 @@ struct WireFormatTests {
         }
         let notADate = #"{"issuer":"t","ticketID":"aa","revokedAt":"2026-13-01T00:00:00Z"}"#
         #expect(throws: DecodingError.self) { try WireFormat.decode(RevokedTicket.self, from: Array(notADate.utf8)) }
-        let upload = InspectionUpload(
+        let upload = InspectionRecord(
             id: "r1", inspectedAt: 1_700_000_000_123, device: "scanner-1", symbology: "qr",
             payloadDigest: [0x01, 0xff], format: "fc1", issuer: nil, ticketID: nil, verdict: "valid", reason: "ok",
             signature: "valid", warnings: "", inspector: nil)
         let uploadText = String(decoding: try WireFormat.encode(upload), as: UTF8.self)
         #expect(uploadText.contains(#""payloadDigest":"01ff""#))
         #expect(!uploadText.contains("ticketID"))
-        #expect(try WireFormat.decode(InspectionUpload.self, from: Array(uploadText.utf8)) == upload)
+        #expect(try WireFormat.decode(InspectionRecord.self, from: Array(uploadText.utf8)) == upload)
+    }
+
+    /// An upload as the version before wrote it (its `InspectionUpload`, with `WireFormat`'s sorted keys).
+    static let previousVersionUpload =
+        #"{"decidedBy":"online","device":"front-door","format":"fc1","id":"5f0c2a4e-1b7d-4c1e-9d3a-2f6b8e0a7c11","#
+        + #""inspectedAt":1800000000123,"inspector":"insp-17","issuer":"demo-transit","payloadDigest":"01ff","#
+        + #""reason":"The ticket is genuine and valid now.","signature":"valid","symbology":"aztec","#
+        + #""ticketID":"0a0b","verdict":"valid","warnings":"seen-before,stale-trust-data"}"#
+
+    @Test("an inspection record travels as the version before wrote and read it: its bytes, its keys, its forms")
+    func inspectionRecordWireCompatibility() throws {
+        // What a validator one version older sends reads as the record it meant: warnings by their codes.
+        let old = try WireFormat.decode(InspectionRecord.self, from: Array(Self.previousVersionUpload.utf8))
+        #expect(old.id == "5f0c2a4e-1b7d-4c1e-9d3a-2f6b8e0a7c11" && old.source == "front-door")
+        #expect(old.issuer == "demo-transit" && old.ticketID == [0x0a, 0x0b] && old.decidedBy == "online")
+        #expect(old.warnings.map(\.code) == ["seen-before", "stale-trust-data"])
+        #expect(old.scanReceivedAt == nil && old.clockFloor == nil)
+        // Without the fields added since, this version writes the very bytes the version before wrote.
+        let oldForm = String(decoding: try WireFormat.encode(old), as: UTF8.self)
+        #expect(oldForm == Self.previousVersionUpload.replacingOccurrences(of: "\n", with: ""))
+
+        // With them, every key the version before reads is there with its type and value; the rest are new keys
+        // only, which it leaves aside.
+        var new = old
+        new.scanReceivedAt = 1_799_999_999_990
+        new.warnings = [
+            VerdictWarning(code: "seen-before", message: "Seen once in the last 60 min."),
+            VerdictWarning(code: "stale-trust-data", message: "The keys are 3 days old."),
+        ]
+        new.clockFloor = 1_799_000_000_000
+        new.clockFloorSource = Recorded(.revocations)
+        let newForm = try #require(
+            try JSONSerialization.jsonObject(with: Data(try WireFormat.encode(new))) as? [String: Any])
+        let oldObject = try #require(
+            try JSONSerialization.jsonObject(with: Data(Self.previousVersionUpload.utf8)) as? [String: Any])
+        for (key, value) in oldObject {
+            #expect("\(newForm[key] ?? "absent")" == "\(value)", "\(key)")
+        }
+        #expect(
+            Set(newForm.keys).subtracting(oldObject.keys)
+                == ["scanReceivedAt", "warningMessages", "clockFloor", "clockFloorSource"])
+        #expect(newForm["warningMessages"] as? [String] == new.warnings.map(\.message))
+        // And it reads back whole: the sentences beside their codes.
+        let back = try WireFormat.decode(InspectionRecord.self, from: try WireFormat.encode(new))
+        #expect(back.warnings.map(\.code) == new.warnings.map(\.code))
+        #expect(back.warnings.map(\.message) == new.warnings.map(\.message))
+        #expect(back.scanReceivedAt == new.scanReceivedAt && back.clockFloor == new.clockFloor)
+        #expect(back.clockFloorSource == new.clockFloorSource)
+        // The server holding the older form takes this one as the same record (sent again after an upgrade).
+        #expect(old.differences(from: back).isEmpty)
     }
 }
 

@@ -3,6 +3,7 @@ import FareCore
 import Foundation
 import GRDB
 import Issuing
+import Presentation
 import ScannerSimulation
 import Scanners
 import Signatures

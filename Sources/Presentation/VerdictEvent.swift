@@ -20,12 +20,12 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
 
     /// Which object this is; not itself encoded.
     public var form: Form = .event
-    /// The journal record id (UUID text): the same inspection in every sink and in the store.
-    public var id: String
+    /// The inspection's id: the same inspection in every sink, in the journal and on the server (empty in a report).
+    public var id: InspectionID
     /// When the verdict was given.
     public var inspectedAt: Date
-    /// The scanner (configured name) or source the payload came from.
-    public var device: String
+    /// The scanner (configured name, else device path), camera or file the payload came from.
+    public var device: SourceName
     /// `qr`, `aztec`, …
     public var symbology: Symbology?
     /// Payload size in bytes.
@@ -177,14 +177,14 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if container.contains(.device) || !container.contains(.source) {
             form = .event
-            id = try container.decode(String.self, forKey: .id)
-            device = try container.decode(String.self, forKey: .device)
+            id = try container.decode(InspectionID.self, forKey: .id)
+            device = try container.decode(SourceName.self, forKey: .device)
             decidedBy = try container.decode(Decider.self, forKey: .decidedBy)
             latencyMicros = try container.decode(Int.self, forKey: .latencyMicros)
         } else {
             form = .report
             id = ""
-            device = try container.decode(String.self, forKey: .source)
+            device = try container.decode(SourceName.self, forKey: .source)
             decidedBy = .offline
             latencyMicros = 0
         }

@@ -29,7 +29,7 @@ extension VerdictEvent {
                 line.close()
             }
         }
-        if form == .event { line.field("device", device) }
+        if form == .event { line.field("device", device.rawValue) }
         if form == .event, let documents {
             line.key("documents")
             line.array(documents) { line, document in
@@ -52,7 +52,7 @@ extension VerdictEvent {
             line.key("holderCheck")
             line.holder(holderCheck)
         }
-        if form == .event { line.field("id", id) }
+        if form == .event { line.field("id", id.rawValue) }
         line.field("inspectedAt", inspectedAt)
         if form == .event, let inspector { line.field("inspector", inspector) }
         if form == .report, let issuedAt { line.field("issuedAt", issuedAt) }
@@ -68,7 +68,7 @@ extension VerdictEvent {
         line.field("reason", reason)
         if let revocation { line.encoded("revocation", revocation) }
         line.field("signature", signature.rawValue)
-        if form == .report { line.field("source", device) }
+        if form == .report { line.field("source", device.rawValue) }
         if let symbology { line.field("symbology", symbology.rawValue) }
         if let ticketId { line.field("ticketId", ticketId) }
         if let unreadableRecords { line.encoded("unreadableRecords", unreadableRecords) }
