@@ -22,4 +22,30 @@ struct OperatorReportPageTests {
         #expect(page.components(separatedBy: "<section ").count - 1 == 5)
         #expect(page.components(separatedBy: "<table>").count - 1 == 4)
     }
+
+    @Test("an empty day says whether it is the fleet's or one device's, and still lists the first uses withdrawn")
+    func emptyDay() {
+        var report = OperatorReport(
+            day: "2026-03-16", timeZone: "UTC", device: "tram-7", inspections: 0, perHour: ReportFleet.hours([:]),
+            perDevice: [], verdicts: [], decidedBy: [], syncLag: [])
+        report.withdrawals = [
+            .init(
+                device: "gate-<3>", format: "fc1", issuer: "demo-transit", ticketID: "0a01",
+                withdrawnAt: ReportFleet.date("2026-03-16T10:11:12Z"), reason: "device gate-<3> revoked")
+        ]
+        let page = OperatorReportPage.report(report, operatorName: "alex@agency", devices: ["tram-7"])
+        #expect(page.contains(">No inspections on this day from this device.</p>"))
+        #expect(!page.contains("<section aria-labelledby=\"hours-title\""))
+        #expect(page.contains("<h2 id=\"withdrawals-title\">First uses withdrawn</h2>"))
+        #expect(
+            page.contains(
+                "<tr><th scope=\"row\">demo-transit/0a01</th><td>fc1</td><td>gate-&lt;3&gt;</td>"
+                    + "<td>2026-03-16 10:11:12</td><td>device gate-&lt;3&gt; revoked</td></tr>"))
+
+        report.device = nil
+        report.withdrawals = []
+        let fleet = OperatorReportPage.report(report, operatorName: "alex@agency", devices: ["tram-7"])
+        #expect(fleet.contains(">No inspections on this day.</p>"))
+        #expect(!fleet.contains("withdrawals-title"))
+    }
 }
