@@ -241,8 +241,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The operator report's style sheet, in the binary (the page loads nothing from anywhere else).
-            resources: [.embedInCode("Resources/report.css")],
+            // The operator report's markup and style sheet, in the binary (the page loads nothing from anywhere else).
+            resources: [.embedInCode("Resources/report.html"), .embedInCode("Resources/report.css")],
             swiftSettings: strict
         ),
         .executableTarget(

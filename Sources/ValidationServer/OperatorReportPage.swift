@@ -5,10 +5,15 @@ import Foundation
 ///
 /// The page loads nothing but its own style sheet (`/report.css`) and runs no script: the filters are a GET form
 /// and login and logout are POST forms, so it works with the strict policy `OperatorReportPage.securityPolicy` and
-/// with a keyboard alone. Every text that comes from the data (device ids are chosen by admins and sent by
-/// validators, verdict names are uploaded) goes through `escape`. Each plot is an `role="img"` SVG with a label
-/// that says what it shows, followed by the same figures in a table for screen readers and for reading exact
-/// values.
+/// with a keyboard alone. Each plot is an `role="img"` SVG with a label that says what it shows, followed by the
+/// same figures in a table for screen readers and for reading exact values.
+///
+/// The markup and its fixed words are a resource file, `Resources/report.html`, in fragments with named
+/// placeholders (`ReportTemplate`); the style sheet is `Resources/report.css`. Both are embedded in the program
+/// when it is built. This type computes what goes into the placeholders: the figures, the plots' coordinates, and
+/// the words that depend on the data (a count's noun, a side's name, the lists in the plots' labels). Every text
+/// that comes from the data (device ids are chosen by admins and sent by validators, verdict names are uploaded)
+/// is escaped where it goes in (`ReportTemplate.Filling.text`).
 enum OperatorReportPage {
     /// The Content-Security-Policy of every page: nothing from elsewhere, no script at all, forms only to this server.
     static let securityPolicy =
@@ -17,6 +22,9 @@ enum OperatorReportPage {
 
     /// The style sheet, embedded in the binary.
     static let styleSheet = PackageResources.report_css
+
+    /// The markup's fragments, embedded in the binary.
+    static let template = ReportTemplate(String(decoding: PackageResources.report_html, as: UTF8.self))
 
     /// Text made safe inside HTML (and SVG) text and quoted attribute values.
     static func escape(_ text: some StringProtocol) -> String {
@@ -35,58 +43,27 @@ enum OperatorReportPage {
         return escaped
     }
 
-    /// The document around `body`.
-    private static func document(title: String, body: String) -> String {
-        """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="same-origin">
-        <title>\(escape(title))</title>
-        <link rel="stylesheet" href="/report.css">
-        </head>
-        <body>
-        \(body)
-        </body>
-        </html>
+    /// The fragment `name` of the template, filled in.
+    private static func fill(_ name: String, _ values: [String: ReportTemplate.Filling] = [:]) -> String {
+        template.fill(name, values)
+    }
 
-        """
+    /// The document with the title `title` (a fragment filled in) around `body`.
+    private static func document(title: String, body: String) -> String {
+        fill("document", ["title": .markup(title), "body": .markup(body)])
     }
 
     // MARK: Login
 
     /// The login form, with `message` (a refusal) above it when there is one.
     static func login(message: String?) -> String {
-        let alert = message.map { "<p class=\"alert\" id=\"login-error\" role=\"alert\">\(escape($0))</p>\n" } ?? ""
-        return document(
-            title: "Operator report · log in · farecheck",
-            body: """
-                <main class="login">
-                <h1>Operator report</h1>
-                <p>Log in with the operator token <code>farecheck-server operators add NAME</code> printed.</p>
-                \(alert)<form id="login-form" method="post" action="/report/login">
-                <label for="token">Operator token</label>
-                <input id="token" name="token" type="password" autocomplete="current-password" required
-                 spellcheck="false" autocapitalize="off" autofocus>
-                <button type="submit">Log in</button>
-                </form>
-                </main>
-                """)
+        let alert = message.map { fill("login-alert", ["message": "\($0)"]) } ?? ""
+        return document(title: fill("login-title"), body: fill("login", ["alert": .markup(alert)]))
     }
 
     /// A page that says what went wrong (a day that is not a date), with the way back.
     static func problem(_ message: String) -> String {
-        document(
-            title: "Operator report · farecheck",
-            body: """
-                <main>
-                <h1>Operator report</h1>
-                <p class="alert" role="alert">\(escape(message))</p>
-                <p><a href="/report">Back to today's report</a></p>
-                </main>
-                """)
+        document(title: fill("problem-title"), body: fill("problem", ["message": "\(message)"]))
     }
 
     // MARK: The report
@@ -96,15 +73,9 @@ enum OperatorReportPage {
         var query = "day=\(percentEncode(report.day))"
         if let device = report.device { query += "&device=\(percentEncode(device))" }
         if report.timeZone != "UTC" { query += "&tz=\(percentEncode(report.timeZone))" }
-        let zoneName = Self.zone(report)
-        let scope = report.device.map { "device \($0)" } ?? "all devices"
         var sections = ""
         if report.isEmpty {
-            sections = """
-                <p class="empty" id="empty" role="status">No inspections on this day\
-                \(report.device == nil ? "" : " from this device").</p>
-
-                """
+            sections = fill(report.device == nil ? "empty" : "empty-device")
         } else {
             sections =
                 summary(report) + hourSection(report) + deviceSection(report) + verdictSection(report)
@@ -112,51 +83,43 @@ enum OperatorReportPage {
         }
         sections += withdrawalSection(report)
         let options =
-            (["<option value=\"\"\(report.device == nil ? " selected" : "")>All devices</option>"]
-            + devices.map { device in
-                "<option value=\"\(escape(device))\"\(device == report.device ? " selected" : "")>\(escape(device))</option>"
-            }).joined(separator: "\n")
+            ([option(value: "", text: .markup(fill("all-devices-option")), selected: report.device == nil)]
+            + devices.map { option(value: $0, text: "\($0)", selected: $0 == report.device) })
+            .joined(separator: "\n")
+        let scope = report.device.map { fill("scope-device", ["device": "\($0)"]) } ?? fill("scope-all-devices")
         return document(
-            title: "Operator report · \(report.day) · farecheck",
-            body: """
-                <header class="top">
-                <h1>Operator report</h1>
-                <form method="post" action="/report/logout" class="session">
-                <span>Logged in as <strong id="operator">\(escape(operatorName))</strong></span>
-                <button type="submit">Log out</button>
-                </form>
-                </header>
-                <main>
-                <form class="filter" method="get" action="/report" aria-label="Day, time zone and device">
-                <label>Day <input type="date" name="day" value="\(escape(report.day))" required></label>
-                <label>Time zone <select name="tz" id="tz">
-                \(zoneOptions(selected: report.timeZone))
-                </select></label>
-                <label>Device <select name="device" id="device">
-                \(options)
-                </select></label>
-                <button type="submit">Show</button>
-                </form>
-                <p class="scope" id="scope">\(escape(report.day)) (\(escape(zoneName))), \(escape(scope)): \
-                <strong id="total">\(report.inspections)</strong> \(report.inspections == 1 ? "inspection" : "inspections").
-                Download the figures as <a href="/report.csv?\(escape(query))" id="csv">CSV</a> or \
-                <a href="/report.json?\(escape(query))" id="json">JSON</a>.</p>
-                \(sections)</main>
-                """)
+            title: fill("report-title", ["day": "\(report.day)"]),
+            body: fill(
+                "report",
+                [
+                    "operator": "\(operatorName)", "day": "\(report.day)",
+                    "zone-options": .markup(zoneOptions(selected: report.timeZone)), "device-options": .markup(options),
+                    "zone": "\(zone(report))", "scope": .markup(scope), "total": "\(report.inspections)",
+                    "inspections": "\(report.inspections == 1 ? "inspection" : "inspections")", "query": "\(query)",
+                    "sections": .markup(sections),
+                ]))
+    }
+
+    /// An option of a filter's list.
+    private static func option(value: String, text: ReportTemplate.Filling, selected: Bool) -> String {
+        fill(selected ? "option-selected" : "option", ["value": "\(value)", "text": text])
     }
 
     private static func summary(_ report: OperatorReport) -> String {
         let items = report.decidedBy.map { count in
-            "<div><dt>Decided \(label(count.decidedBy))</dt><dd>\(count.inspections) (\(percent(count.share)))</dd></div>"
+            fill(
+                "summary-decided",
+                [
+                    "side": "\(label(count.decidedBy))", "inspections": "\(count.inspections)",
+                    "share": "\(percent(count.share))",
+                ])
         }
-        return """
-            <dl class="summary" id="summary">
-            <div><dt>Inspections</dt><dd>\(report.inspections)</dd></div>
-            <div><dt>Devices</dt><dd>\(report.perDevice.count)</dd></div>
-            \(items.joined(separator: "\n"))
-            </dl>
-
-            """
+        return fill(
+            "summary",
+            [
+                "inspections": "\(report.inspections)", "devices": "\(report.perDevice.count)",
+                "decided": .markup(items.joined(separator: "\n")),
+            ])
     }
 
     /// 24 vertical bars, one per hour with inspections; the hours without any have no bar.
@@ -172,86 +135,90 @@ enum OperatorReportPage {
         var bars = ""
         for hour in report.perHour where hour.inspections > 0 {
             let barHeight = plotHeight * Double(hour.inspections) / Double(largest)
-            let x = left + Double(hour.hour) * slot + 1.5
-            let label =
-                "\(two(hour.hour)):00–\(two(hour.hour)):59: \(ReadableText.count(hour.inspections, "inspection"))"
-            bars += """
-                <rect class="bar" data-hour="\(hour.hour)" x="\(f(x))" y="\(f(top + plotHeight - barHeight))" \
-                width="\(f(slot - 3))" height="\(f(barHeight))"><title>\(escape(label))</title></rect>
-
-                """
+            bars += fill(
+                "hour-bar",
+                [
+                    "hour": "\(hour.hour)", "x": "\(f(left + Double(hour.hour) * slot + 1.5))",
+                    "y": "\(f(top + plotHeight - barHeight))", "width": "\(f(slot - 3))", "height": "\(f(barHeight))",
+                    "from": "\(two(hour.hour))", "inspections": "\(ReadableText.count(hour.inspections, "inspection"))",
+                ])
         }
         var axis = ""
         for hour in stride(from: 0, to: 24, by: 3) {
-            axis += """
-                <text class="tick" x="\(f(left + (Double(hour) + 0.5) * slot))" y="\(f(height - 6))" \
-                text-anchor="middle">\(two(hour))</text>
-
-                """
+            axis += fill(
+                "hour-tick",
+                ["x": "\(f(left + (Double(hour) + 0.5) * slot))", "y": "\(f(height - 6))", "hour": "\(two(hour))"])
         }
-        axis += """
-            <line class="axis" x1="\(f(left))" y1="\(f(top + plotHeight))" x2="\(f(width - 4))" y2="\(f(top + plotHeight))"/>
-            <text class="tick" x="\(f(left - 6))" y="\(f(top + 8))" text-anchor="end">\(largest)</text>
-            <text class="tick" x="\(f(left - 6))" y="\(f(top + plotHeight))" text-anchor="end">0</text>
-
-            """
+        axis += fill(
+            "hour-axis",
+            [
+                "left": "\(f(left))", "right": "\(f(width - 4))", "axis-y": "\(f(top + plotHeight))",
+                "tick-x": "\(f(left - 6))", "largest-y": "\(f(top + 8))", "largest": "\(largest)",
+            ])
         let busiest = report.perHour.max { $0.inspections < $1.inspections }
-        let description =
-            "Inspections per hour (\(zone(report))) on \(report.day): \(report.perHour.count { $0.inspections > 0 }) hours with "
-            + "inspections, the most (\(busiest?.inspections ?? 0)) from \(two(busiest?.hour ?? 0)):00."
+        let description = fill(
+            "hours-description",
+            [
+                "zone": "\(zone(report))", "day": "\(report.day)",
+                "hours": "\(report.perHour.count { $0.inspections > 0 })", "most": "\(busiest?.inspections ?? 0)",
+                "busiest": "\(two(busiest?.hour ?? 0))",
+            ])
         let rows = report.perHour.filter { $0.inspections > 0 }.map { hour in
-            "<tr><th scope=\"row\">\(two(hour.hour)):00–\(two(hour.hour)):59</th><td>\(hour.inspections)</td></tr>"
+            fill("hour-row", ["from": "\(two(hour.hour))", "inspections": "\(hour.inspections)"])
         }
-        return """
-            <section aria-labelledby="hours-title" id="hours">
-            <h2 id="hours-title">Inspections per hour (\(escape(zone(report))))</h2>
-            <svg id="hours-plot" class="plot" viewBox="0 0 \(f(width)) \(f(height))" role="img" \
-            aria-label="\(escape(description))">
-            <title>\(escape(description))</title>
-            \(bars)\(axis)</svg>
-            \(table(caption: "Inspections per hour (\(zone(report))), hours with inspections", head: ["Hour", "Inspections"], rows: rows))
-            </section>
-
-            """
+        let plotted = plot(
+            id: "hours-plot", width: width, height: height, description: description, drawing: bars + axis)
+        return fill(
+            "hours",
+            [
+                "zone": "\(zone(report))", "plot": .markup(plotted),
+                "table": .markup(table("hours", ["zone": "\(zone(report))"], rows: rows)),
+            ])
     }
 
     private static func deviceSection(_ report: OperatorReport) -> String {
         let bars = report.perDevice.map { (label: $0.device, value: Double($0.inspections), text: "\($0.inspections)") }
-        let description =
-            "Inspections per device on \(report.day): "
-            + report.perDevice.map { "\($0.device) \($0.inspections)" }.joined(separator: ", ") + "."
+        let description = fill(
+            "devices-description",
+            [
+                "day": "\(report.day)",
+                "devices": "\(report.perDevice.map { "\($0.device) \($0.inspections)" }.joined(separator: ", "))",
+            ])
         let rows = report.perDevice.map { device in
-            "<tr><th scope=\"row\">\(escape(device.device))</th><td>\(device.inspections)</td><td>\(device.offline)"
-                + "</td><td>\(device.online)</td><td>\(device.notStated)</td></tr>"
+            fill(
+                "device-row",
+                [
+                    "device": "\(device.device)", "inspections": "\(device.inspections)",
+                    "offline": "\(device.offline)", "online": "\(device.online)", "not-stated": "\(device.notStated)",
+                ])
         }
-        return """
-            <section aria-labelledby="devices-title" id="devices">
-            <h2 id="devices-title">Inspections per device</h2>
-            \(horizontalBars(id: "devices-plot", description: description, bars: bars))
-            \(table(caption: "Inspections per device, by who decided", head: ["Device", "Inspections", "Offline", "Online", "Not stated"], rows: rows))
-            </section>
-
-            """
+        return fill(
+            "devices",
+            [
+                "plot": .markup(horizontalBars(id: "devices-plot", description: description, bars: bars)),
+                "table": .markup(table("devices", rows: rows)),
+            ])
     }
 
     private static func verdictSection(_ report: OperatorReport) -> String {
         let bars = report.verdicts.map {
             (label: $0.verdict.text, value: Double($0.inspections), text: "\($0.inspections)")
         }
-        let description =
-            "Verdicts on \(report.day): "
-            + report.verdicts.map { "\($0.verdict.text) \($0.inspections)" }.joined(separator: ", ") + "."
+        let description = fill(
+            "verdicts-description",
+            [
+                "day": "\(report.day)",
+                "verdicts": "\(report.verdicts.map { "\($0.verdict.text) \($0.inspections)" }.joined(separator: ", "))",
+            ])
         let rows = report.verdicts.map { verdict in
-            "<tr><th scope=\"row\">\(escape(verdict.verdict.text))</th><td>\(verdict.inspections)</td></tr>"
+            fill("verdict-row", ["verdict": "\(verdict.verdict.text)", "inspections": "\(verdict.inspections)"])
         }
-        return """
-            <section aria-labelledby="verdicts-title" id="verdicts">
-            <h2 id="verdicts-title">Verdicts</h2>
-            \(horizontalBars(id: "verdicts-plot", description: description, bars: bars))
-            \(table(caption: "Inspections per verdict", head: ["Verdict", "Inspections"], rows: rows))
-            </section>
-
-            """
+        return fill(
+            "verdicts",
+            [
+                "plot": .markup(horizontalBars(id: "verdicts-plot", description: description, bars: bars)),
+                "table": .markup(table("verdicts", rows: rows)),
+            ])
     }
 
     /// One bar split into the three sides, each with its share written beside the legend (not told by colour alone).
@@ -261,34 +228,36 @@ enum OperatorReportPage {
         var parts = ""
         for count in report.decidedBy where count.inspections > 0 {
             let partWidth = width * Double(count.inspections) / Double(max(report.inspections, 1))
-            parts += """
-                <rect class="side side-\(count.decidedBy.rawValue)" x="\(f(x))" y="0" width="\(f(partWidth))" \
-                height="32"><title>Decided \(label(count.decidedBy)): \(count.inspections) \
-                (\(percent(count.share)))</title></rect>
-
-                """
+            parts += fill(
+                "decided-part",
+                [
+                    "side": "\(count.decidedBy.rawValue)", "x": "\(f(x))", "width": "\(f(partWidth))",
+                    "label": "\(label(count.decidedBy))", "inspections": "\(count.inspections)",
+                    "share": "\(percent(count.share))",
+                ])
             x += partWidth
         }
-        let description =
-            "Who decided on \(report.day): "
-            + report.decidedBy.map { "\(label($0.decidedBy)) \($0.inspections) (\(percent($0.share)))" }
-            .joined(separator: ", ") + "."
+        let sides = report.decidedBy.map { "\(label($0.decidedBy)) \($0.inspections) (\(percent($0.share)))" }
+        let description = fill(
+            "decided-description", ["day": "\(report.day)", "sides": "\(sides.joined(separator: ", "))"])
         let legend = report.decidedBy.map { count in
-            "<li><span class=\"swatch side-\(count.decidedBy.rawValue)\" aria-hidden=\"true\"></span>"
-                + "\(label(count.decidedBy).prefix(1).uppercased() + label(count.decidedBy).dropFirst()): "
-                + "\(count.inspections) (\(percent(count.share)))</li>"
+            fill(
+                "decided-legend",
+                [
+                    "side": "\(count.decidedBy.rawValue)",
+                    "label": "\(label(count.decidedBy).prefix(1).uppercased() + label(count.decidedBy).dropFirst())",
+                    "inspections": "\(count.inspections)", "share": "\(percent(count.share))",
+                ])
         }
-        return """
-            <section aria-labelledby="decided-title" id="decided">
-            <h2 id="decided-title">Decided offline or online</h2>
-            <svg id="decided-plot" class="plot share" viewBox="0 0 \(f(width)) 32" role="img" \
-            aria-label="\(escape(description))">
-            <title>\(escape(description))</title>
-            \(parts)</svg>
-            <ul class="legend">\(legend.joined())</ul>
-            </section>
-
-            """
+        return fill(
+            "decided",
+            [
+                "plot": .markup(
+                    plot(
+                        id: "decided-plot", class: "plot share", width: width, height: 32, description: description,
+                        drawing: parts)),
+                "legend": .markup(legend.joined()),
+            ])
     }
 
     private static func lagSection(_ report: OperatorReport) -> String {
@@ -298,29 +267,58 @@ enum OperatorReportPage {
                 text: "p95 \(duration(milliseconds: $0.p95Milliseconds))"
             )
         }
-        let description =
-            "Upload lag per device on \(report.day), 95th percentile: "
-            + report.syncLag.map { "\($0.device) \(duration(milliseconds: $0.p95Milliseconds))" }
-            .joined(separator: ", ") + "."
+        let lags = report.syncLag.map { "\($0.device) \(duration(milliseconds: $0.p95Milliseconds))" }
+        let description = fill(
+            "lag-description", ["day": "\(report.day)", "devices": "\(lags.joined(separator: ", "))"])
         let rows = report.syncLag.map { lag in
-            "<tr><th scope=\"row\">\(escape(lag.device))</th><td>\(duration(milliseconds: lag.p50Milliseconds))</td>"
-                + "<td>\(duration(milliseconds: lag.p95Milliseconds))</td>"
-                + "<td>\(duration(milliseconds: lag.maxMilliseconds))</td>"
-                + "<td><time datetime=\"\(lag.lastUploadAt.formatted(.iso8601))\">"
-                + "\(escape(clock(lag.lastUploadAt)))</time></td></tr>"
+            fill(
+                "lag-row",
+                [
+                    "device": "\(lag.device)", "median": "\(duration(milliseconds: lag.p50Milliseconds))",
+                    "p95": "\(duration(milliseconds: lag.p95Milliseconds))",
+                    "longest": "\(duration(milliseconds: lag.maxMilliseconds))",
+                    "last-upload": "\(lag.lastUploadAt.formatted(.iso8601))",
+                    "last-upload-clock": "\(clock(lag.lastUploadAt))",
+                ])
         }
-        return """
-            <section aria-labelledby="lag-title" id="lag">
-            <h2 id="lag-title">Sync lag per device</h2>
-            <p class="note">From the verdict (the validator's clock) to its arrival at the server.</p>
-            \(horizontalBars(id: "lag-plot", description: description, bars: bars))
-            \(table(caption: "Upload lag per device", head: ["Device", "Median", "95th percentile", "Longest", "Last upload (UTC)"], rows: rows))
-            </section>
+        return fill(
+            "lag",
+            [
+                "plot": .markup(horizontalBars(id: "lag-plot", description: description, bars: bars)),
+                "table": .markup(table("lag", rows: rows)),
+            ])
+    }
 
-            """
+    /// The audit: the first uses withdrawn on the day (none: no section).
+    private static func withdrawalSection(_ report: OperatorReport) -> String {
+        guard !report.withdrawals.isEmpty else { return "" }
+        let rows = report.withdrawals.map { withdrawal in
+            fill(
+                "withdrawal-row",
+                [
+                    "issuer": "\(withdrawal.issuer)", "ticket": "\(withdrawal.ticketID)",
+                    "format": "\(withdrawal.format)", "device": "\(withdrawal.device)",
+                    "withdrawn": "\(clock(withdrawal.withdrawnAt))", "reason": "\(withdrawal.reason)",
+                ])
+        }
+        return fill(
+            "withdrawals", ["table": .markup(table("withdrawals", ["day": "\(report.day)"], rows: rows))])
     }
 
     // MARK: Drawing
+
+    /// A plot: `drawing` (fragments filled in) in an SVG image labelled with `description` (a fragment filled in).
+    private static func plot(
+        id: String, class classes: String = "plot", width: Double, height: Double, description: String,
+        drawing: String
+    ) -> String {
+        fill(
+            "plot",
+            [
+                "id": "\(id)", "class": "\(classes)", "width": "\(f(width))", "height": "\(f(height))",
+                "description": .markup(description), "drawing": .markup(drawing),
+            ])
+    }
 
     /// Horizontal bars with their labels (cut to 18 characters: the table below has the whole text) and values.
     private static func horizontalBars(
@@ -330,61 +328,35 @@ enum OperatorReportPage {
         let row = 26.0
         let labelWidth = 150.0
         let valueWidth = 96.0
-        let height = row * Double(bars.count) + 4
         let largest = max(bars.map(\.value).max() ?? 1, 1)
-        var body = ""
+        var drawing = ""
         for (index, bar) in bars.enumerated() {
             let y = 2 + row * Double(index)
             let barWidth = max(2, (width - labelWidth - valueWidth) * bar.value / largest)
             let shown = bar.label.count > 18 ? bar.label.prefix(17) + "…" : Substring(bar.label)
-            body += """
-                <text class="label" x="\(f(labelWidth - 6))" y="\(f(y + 17))" text-anchor="end">\(escape(shown))</text>
-                <rect class="bar" x="\(f(labelWidth))" y="\(f(y + 3))" width="\(f(barWidth))" height="\(f(row - 8))">\
-                <title>\(escape(bar.label)): \(escape(bar.text))</title></rect>
-                <text class="value" x="\(f(labelWidth + barWidth + 6))" y="\(f(y + 17))">\(escape(bar.text))</text>
-
-                """
+            drawing += fill(
+                "bar",
+                [
+                    "label-x": "\(f(labelWidth - 6))", "text-y": "\(f(y + 17))", "label": "\(shown)",
+                    "x": "\(f(labelWidth))", "y": "\(f(y + 3))", "width": "\(f(barWidth))", "height": "\(f(row - 8))",
+                    "whole-label": "\(bar.label)", "value": "\(bar.text)", "value-x": "\(f(labelWidth + barWidth + 6))",
+                ])
         }
-        return """
-            <svg id="\(id)" class="plot" viewBox="0 0 \(f(width)) \(f(height))" role="img" \
-            aria-label="\(escape(description))">
-            <title>\(escape(description))</title>
-            \(body)</svg>
-            """
+        return plot(
+            id: id, width: width, height: row * Double(bars.count) + 4, description: description, drawing: drawing)
     }
 
-    /// The audit: the first uses withdrawn on the day (none: no section).
-    private static func withdrawalSection(_ report: OperatorReport) -> String {
-        guard !report.withdrawals.isEmpty else { return "" }
-        let rows = report.withdrawals.map { withdrawal in
-            "<tr><th scope=\"row\">\(escape(withdrawal.issuer))/\(escape(withdrawal.ticketID))</th>"
-                + "<td>\(escape(withdrawal.format))</td><td>\(escape(withdrawal.device))</td>"
-                + "<td>\(clock(withdrawal.withdrawnAt))</td><td>\(escape(withdrawal.reason))</td></tr>"
-        }
-        return """
-            <section aria-labelledby="withdrawals-title" id="withdrawals">
-            <h2 id="withdrawals-title">First uses withdrawn</h2>
-            <p>Claims the server no longer stands by: gates forget them with their next sync, and the ticket passes \
-            again.</p>
-            \(table(caption: "First uses withdrawn on \(report.day)", head: ["Ticket", "Format", "Claimed by", "Withdrawn", "Why"], rows: rows))
-            </section>
-
-            """
-    }
-
-    private static func table(caption: String, head: [String], rows: [String]) -> String {
-        let header = head.map { "<th scope=\"col\">\(escape($0))</th>" }.joined()
-        // On a phone a wide table scrolls sideways in its box: the box takes the keyboard's focus (arrow keys
-        // scroll it) and is named by the table's caption for screen readers.
-        return """
-            <div class="table-wrap" tabindex="0" role="region" aria-label="\(escape(caption))"><table>
-            <caption>\(escape(caption))</caption>
-            <thead><tr>\(header)</tr></thead>
-            <tbody>
-            \(rows.joined(separator: "\n"))
-            </tbody>
-            </table></div>
-            """
+    /// The table of the section `section`: its caption (`SECTION-caption`, filled in from `caption`), its head
+    /// (`SECTION-head`) and `rows` (fragments filled in).
+    private static func table(
+        _ section: String, _ caption: [String: ReportTemplate.Filling] = [:], rows: [String]
+    ) -> String {
+        fill(
+            "table",
+            [
+                "caption": .markup(fill("\(section)-caption", caption)), "head": .markup(fill("\(section)-head")),
+                "rows": .markup(rows.joined(separator: "\n")),
+            ])
     }
 
     // MARK: Words and numbers
@@ -406,8 +378,7 @@ enum OperatorReportPage {
             let offset = minutes == 0 ? ReportOffset.utc : ReportOffset(text: Self.offsetText(minutes))
             guard let offset else { return nil }
             let name = offset.description
-            let shown = name == "UTC" ? "UTC" : "UTC\(name)"
-            return "<option value=\"\(escape(name))\"\(name == selected ? " selected" : "")>\(escape(shown))</option>"
+            return option(value: name, text: "\(name == "UTC" ? "UTC" : "UTC\(name)")", selected: name == selected)
         }.joined(separator: "\n")
     }
 

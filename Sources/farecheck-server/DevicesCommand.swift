@@ -1,92 +1,52 @@
 import ArgumentParser
-import FareCore
 import Foundation
 import ValidationServer
 
 /// `devices`: the validators allowed to call the API.
-struct Devices: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "devices",
-        abstract: "Register, revoke and list validators (devices).",
-        subcommands: [Add.self, Revoke.self, List.self]
-    )
+typealias Devices = AccountCommand<DeviceAccounts>
 
-    /// `devices add ID`.
-    struct Add: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "add",
-            abstract: "Register a device and print its bearer token (shown once; only its hash is kept).")
-
-        @OptionGroup var database: DatabaseOptions
-
-        @Argument(help: "The device id, e.g. the validator's serial number.")
-        var id: String
-
+/// The validators' accounts: an id chosen by the admin and a role; revoking one withdraws its first-use claims.
+enum DeviceAccounts: AccountKind {
+    /// `devices add ID --role ROLE`.
+    struct AddOptions: ParsableArguments {
         @Option(
             help: ArgumentHelp(
                 "gate (lets passengers through and claims the first use of single-use tickets for the fleet) or "
                     + "handheld (an inspector's: never claims).", valueName: "role"))
         var role: DeviceRole = .handheld
-
-        func run(on store: any ServerStore) async throws {
-            let token = try await store.registerDevice(id: id, role: role)
-            say(token)
-            FileHandle.standardError.write(
-                Data(
-                    ("farecheck-server: device \(PrintableText(id)) registered as a \(role); the token above is not "
-                        + "shown again.\n").utf8))
-        }
     }
 
-    /// `devices revoke ID`.
-    struct Revoke: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "revoke",
-            abstract:
-                "Revoke a device: its token gets 401 from now on, and its unconfirmed first-use claims are withdrawn.",
-            discussion: """
-                The first uses the device claimed are withdrawn unless another device confirmed them (by passing the \
-                same ticket after it): gates forget them with their next sync, so that a stolen device's claims \
-                refuse nobody. Each withdrawal is listed by `farecheck-server first-uses withdrawals`.
-                """)
+    static let words = AccountWords(
+        command: "devices", noun: "device", name: "id",
+        abstract: "Register, revoke and list validators (devices).",
+        add: "Register a device and print its bearer token (shown once; only its hash is kept).",
+        addName: "The device id, e.g. the validator's serial number.",
+        revoke: "Revoke a device: its token gets 401 from now on, and its unconfirmed first-use claims are withdrawn.",
+        revokeDiscussion: """
+            The first uses the device claimed are withdrawn unless another device confirmed them (by passing the \
+            same ticket after it): gates forget them with their next sync, so that a stolen device's claims \
+            refuse nobody. Each withdrawal is listed by `farecheck-server first-uses withdrawals`.
+            """,
+        revokeName: "The device id.",
+        list: "List devices: id, state, role, registration time.")
 
-        @OptionGroup var database: DatabaseOptions
-
-        @Argument(help: "The device id.")
-        var id: String
-
-        func run(on store: any ServerStore) async throws {
-            guard let revoked = try await store.revokeDevice(id: id, at: Date()) else {
-                fail("There is no device \(PrintableText(id)) (see `farecheck-server devices list`).")
-            }
-            let count = revoked.withdrawn.count
-            say(
-                "device \(PrintableText(id)) revoked; \(count) first-use claim\(count == 1 ? "" : "s") withdrawn")
-        }
+    static func add(_ id: String, _ options: AddOptions, on store: any ServerStore) async throws -> (
+        token: String, added: String
+    ) {
+        (try await store.registerDevice(id: id, role: options.role), "registered as a \(options.role)")
     }
 
-    /// `devices list`.
-    struct List: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List devices: id, state, role, registration time.")
+    static func revoke(_ id: String, on store: any ServerStore) async throws -> [String]? {
+        guard let revoked = try await store.revokeDevice(id: id, at: Date()) else { return nil }
+        let count = revoked.withdrawn.count
+        return ["\(count) first-use claim\(count == 1 ? "" : "s") withdrawn"]
+    }
 
-        @OptionGroup var database: DatabaseOptions
-
-        @Flag(help: "One JSON array, an object per record ([] for none).")
-        var json = false
-
-        func run(on store: any ServerStore) async throws {
-            let list = JSONList()
-            for device in try await store.devices() {
-                let state = device.revoked ? "revoked" : "active"
-                let created = device.createdAt.formatted(.iso8601)
-                if json {
-                    list.append(["id": device.id, "state": state, "role": device.role.rawValue, "createdAt": created])
-                } else {
-                    say("\(PrintableText(device.id))\t\(state)\t\(device.role)\t\(created)")
-                }
-            }
-            if json { list.finish() }
+    static func list(on store: any ServerStore) async throws -> [AccountListing] {
+        try await store.devices().map { device in
+            AccountListing(
+                name: device.id, revoked: device.revoked, createdAt: device.createdAt,
+                fields: [(key: "role", value: device.role.rawValue)])
         }
     }
 }
@@ -97,46 +57,4 @@ extension DeviceRole: ExpressibleByArgument {
     }
 
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
-}
-
-/// One JSON object on one line, keys sorted, safe on a terminal (`terminalSafeJSON`). Its field names are spelled
-/// as every output of farecheck spells them (issue 52): an id is `…Id` (`keyId`, `ticketId`, `deviceId`), also
-/// where the API's wire format, which stays as it is, writes `keyID`.
-func jsonLine(_ object: [String: Any]) -> String {
-    guard
-        let data = try? JSONSerialization.data(
-            withJSONObject: outputSpelling(object), options: [.sortedKeys, .withoutEscapingSlashes])
-    else { return "{}" }
-    return terminalSafeJSON(String(decoding: data, as: UTF8.self))
-}
-
-/// What a list command prints with `--json`: one JSON array of its records, `[]` when there are none (issue 52).
-/// Records are appended as they are read and printed together by `finish()`.
-final class JSONList {
-    private var records: [Any] = []
-
-    func append(_ record: [String: Any]) { records.append(outputSpelling(record)) }
-
-    /// Prints the array on standard output.
-    func finish() {
-        guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: records, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { return say("[]") }
-        say(terminalSafeJSON(String(decoding: data, as: UTF8.self)))
-    }
-}
-
-/// `value` with every field name ending in `ID` spelled `…Id`, at every depth.
-func outputSpelling(_ value: Any) -> Any {
-    if let object = value as? [String: Any] {
-        var renamed: [String: Any] = [:]
-        for (key, field) in object {
-            let name = key.count > 2 && key.hasSuffix("ID") ? String(key.dropLast(2)) + "Id" : key
-            renamed[name] = outputSpelling(field)
-        }
-        return renamed
-    }
-    if let array = value as? [Any] { return array.map(outputSpelling) }
-    return value
 }

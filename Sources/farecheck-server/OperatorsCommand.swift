@@ -1,83 +1,38 @@
-import ArgumentParser
-import FareCore
 import Foundation
 import ValidationServer
 
 /// `operators`: the people allowed to read the operator report (`/report`).
-struct Operators: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "operators",
+typealias Operators = AccountCommand<OperatorAccounts>
+
+/// The operators' accounts: a name, nothing else.
+enum OperatorAccounts: AccountKind {
+    static let words = AccountWords(
+        command: "operators", noun: "operator", name: "name",
         abstract: "Add, revoke and list operators, who read the report at /report (not devices).",
-        subcommands: [Add.self, Revoke.self, List.self]
-    )
+        add: "Add an operator and print its token (shown once; only its hash is kept).",
+        addDiscussion: """
+            The operator logs in to /report with the token, or sends it as `Authorization: Bearer TOKEN` to \
+            /report.csv and /report.json. The token opens the report only: it is refused by the validation \
+            API, as a device's token is refused by the report.
+            """,
+        addName: "The operator's name, e.g. alex@agency.example.",
+        revoke: "Revoke an operator: its token and its open sessions are refused from now on.",
+        revokeName: "The operator's name.",
+        list: "List operators: name, state, creation time.")
 
-    /// `operators add NAME`.
-    struct Add: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "add",
-            abstract: "Add an operator and print its token (shown once; only its hash is kept).",
-            discussion: """
-                The operator logs in to /report with the token, or sends it as `Authorization: Bearer TOKEN` to \
-                /report.csv and /report.json. The token opens the report only: it is refused by the validation \
-                API, as a device's token is refused by the report.
-                """)
-
-        @OptionGroup var database: DatabaseOptions
-
-        @Argument(help: "The operator's name, e.g. alex@agency.example.")
-        var name: String
-
-        func run(on store: any ServerStore) async throws {
-            let token = try await store.registerOperator(name: name)
-            say(token)
-            FileHandle.standardError.write(
-                Data(
-                    "farecheck-server: operator \(PrintableText(name)) added; the token above is not shown again.\n"
-                        .utf8))
-        }
+    static func add(_ name: String, _ options: NoAccountOptions, on store: any ServerStore) async throws -> (
+        token: String, added: String
+    ) {
+        (try await store.registerOperator(name: name), "added")
     }
 
-    /// `operators revoke NAME`.
-    struct Revoke: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "revoke",
-            abstract: "Revoke an operator: its token and its open sessions are refused from now on.")
-
-        @OptionGroup var database: DatabaseOptions
-
-        @Argument(help: "The operator's name.")
-        var name: String
-
-        func run(on store: any ServerStore) async throws {
-            guard try await store.revokeOperator(name: name) else {
-                fail("There is no operator \(name) (see `farecheck-server operators list`).")
-            }
-            say("operator \(PrintableText(name)) revoked")
-        }
+    static func revoke(_ name: String, on store: any ServerStore) async throws -> [String]? {
+        try await store.revokeOperator(name: name) ? [] : nil
     }
 
-    /// `operators list`.
-    struct List: StoreCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List operators: name, state, creation time.")
-
-        @OptionGroup var database: DatabaseOptions
-
-        @Flag(help: "One JSON array, an object per record ([] for none).")
-        var json = false
-
-        func run(on store: any ServerStore) async throws {
-            let list = JSONList()
-            for account in try await store.operators() {
-                let state = account.revoked ? "revoked" : "active"
-                let created = account.createdAt.formatted(.iso8601)
-                if json {
-                    list.append(["name": account.name, "state": state, "createdAt": created])
-                } else {
-                    say("\(PrintableText(account.name))\t\(state)\t\(created)")
-                }
-            }
-            if json { list.finish() }
+    static func list(on store: any ServerStore) async throws -> [AccountListing] {
+        try await store.operators().map { account in
+            AccountListing(name: account.name, revoked: account.revoked, createdAt: account.createdAt)
         }
     }
 }

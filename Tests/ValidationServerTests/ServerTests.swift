@@ -361,6 +361,17 @@ struct AdminCommandTests {
         #expect(try bench.admin(["devices", "revoke", "nobody"]).status == 2)
     }
 
+    @Test("revoking a device or an operator that is not there names it escaped once, as the lists write names")
+    func unknownAccount() throws {
+        let bench = try ServerBench(.sqlite)
+        for (command, noun) in [("devices", "device"), ("operators", "operator")] {
+            let run = try bench.admin([command, "revoke", "gate\\7\u{1B}[31m"])
+            #expect(run.status == 2)
+            let message = "There is no \(noun) gate\\\\7\\u{1B}[31m (see `farecheck-server \(command) list`)."
+            #expect(run.stderr == "farecheck-server: \(message)\n")
+        }
+    }
+
     @Test("serve refuses a file that is not a server database, leaving it as it was")
     func foreignDatabase() throws {
         let bench = try ServerBench(.sqlite)
