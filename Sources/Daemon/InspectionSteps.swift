@@ -19,6 +19,8 @@ struct ScanInProgress: Sendable {
     /// Told good or bad once the verdict is final (the scanner's beep and LED).
     let feedback: (@Sendable (ScanFeedback) async -> Void)?
     var inspection: Inspection
+    /// The verifier's decoding of the payload (its printed layout, unreadable records): set by ``VerificationStep``.
+    var decoding: PayloadDecoding?
     /// Where the journal kept the inspection: set by ``JournalStep``; `nil` for a refused scan, never journaled.
     var durability: InspectionJournal.Durability?
     /// What the sinks were given: set by ``PublicationStep``.
@@ -50,15 +52,16 @@ struct VerificationStep: InspectionStep {
         let verifier = self.verifier
         let payload = scan.scan.payload
         // The verifier's error carries a non-Sendable cause: only its text crosses back.
-        let result = await io.run { () -> (verdict: Verdict?, failure: String?) in
+        let result = await io.run { () -> (verified: VerifiedPayload?, failure: String?) in
             do throws(VerifierError) {
-                return (try verifier.verify(payload), nil)
+                return (try verifier.inspect(payload), nil)
             } catch {
                 return (nil, error.description)
             }
         }
-        if let verdict = result.verdict {
-            scan.inspection.verdict = verdict
+        if let verified = result.verified {
+            scan.inspection.verdict = verified.verdict
+            scan.decoding = verified.decoding
             return
         }
         let failure = result.failure ?? "unknown failure"
@@ -216,19 +219,17 @@ struct StalenessStep: InspectionStep {
 /// A UIC 918.3 ticket's printed layout (U_TLAY), for the inspector to compare with the paper, and the records of a
 /// UIC ticket (918.3 or DOSIPAS) that are present but cannot be read, so that none disappears without a word.
 ///
-/// Both come from the verifier's decoding, kept behind its ticket (`PayloadDecoding`); only a payload whose ticket
-/// was not decoded (a signature that failed) is read from the bytes, once.
+/// Both come from the verifier's one decoding of the payload (`TicketVerifier.inspect`): its ticket's content, or the
+/// container or barcode it took apart when it made no ticket (a signature that failed). Nothing is decoded again.
 struct PrintedLayoutStep: InspectionStep {
     func apply(to scan: inout ScanInProgress) async {
-        let verdict = scan.inspection.verdict
-        switch verdict.format {
+        guard let decoding = scan.decoding else { return }
+        switch scan.inspection.verdict.format {
         case .uic9183?:
-            let decoding = PayloadDecoding(payload: scan.scan.payload, verdict: verdict)
             scan.inspection.printedLayout = decoding.printedLayout.lines
             scan.inspection.unreadableRecords = decoding.unreadableRecords
         case .uic9189?:
-            scan.inspection.unreadableRecords =
-                PayloadDecoding(payload: scan.scan.payload, verdict: verdict).unreadableRecords
+            scan.inspection.unreadableRecords = decoding.unreadableRecords
         default:
             break
         }

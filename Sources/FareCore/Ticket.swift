@@ -242,16 +242,6 @@ public struct Ticket: Sendable {
     public var ticketIDHex: String { ticketID.hexString }
 }
 
-/// What a format decoded from a payload to make a ticket, kept behind the ticket (`Ticket.decodedContent`).
-///
-/// The decoding belongs to the format's module; here it only builds the ticket's `details` when they are read.
-/// Whoever shows more of the payload (its printed layout, its FCB tree) reads it through the format's own type, so
-/// that the payload is decoded once, by the verifier, and never again for display.
-public protocol DecodedTicketContent: Sendable {
-    /// The format-specific lines of `Ticket.details`, in display order.
-    func detailLines() -> [(label: String, value: String)]
-}
-
 /// One travel document of a ticket that carries several: what it is and when it is valid.
 public struct TicketDocument: Sendable, Hashable {
     /// What kind of document it is, as its format names it (e.g. `openTicket`, `reservation`).

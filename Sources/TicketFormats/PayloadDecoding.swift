@@ -10,13 +10,11 @@ import FareCore
 public struct PayloadDecoding: Sendable {
     /// What the payload was decoded into.
     private enum Source: Sendable {
-        /// A UIC 918.3 ticket, as the verifier's mapping decoded it.
-        case uicTicket(UICDecodedContent)
-        /// A DOSIPAS ticket, as the verifier's mapping decoded it.
-        case dosipasTicket(DOSIPASDecodedContent)
-        /// A UIC 918.3 container read from the bytes (no ticket was made of it).
+        /// A ticket, as the verifier's mapping decoded it (read through `DecodedTicketContent`).
+        case ticket(any DecodedTicketContent)
+        /// A UIC 918.3 container, as the verifier took it apart (no ticket was made of it).
         case uicContainer(UICContainer)
-        /// A DOSIPAS barcode read from the bytes (no ticket was made of it).
+        /// A DOSIPAS barcode, as the verifier took it apart (no ticket was made of it).
         case dosipasBarcode(DOSIPASBarcode)
         /// A UIC 918.3 container that cannot be taken apart: why.
         case unreadableContainer(String)
@@ -32,17 +30,36 @@ public struct PayloadDecoding: Sendable {
     /// The ticket's own list of unreadable records, when the verifier made a ticket.
     private let ticketUnreadable: [UnreadableRecord]?
 
-    /// The decoding behind `verdict` (its ticket's), or the payload read once when the verdict has no ticket.
+    /// The verifier's decoding behind `verdict`: its ticket's content when it made a ticket, else the payload as the
+    /// verifier recognised it (`recognised`), or, when it could not, why (`failure`, for a payload whose header says
+    /// UIC 918.3 or DOSIPAS). Nothing is decoded again.
+    public init(verdict: Verdict, recognised: RecognisedPayload?, failure: String?, payload: [UInt8]) {
+        format = verdict.format
+        ticketUnreadable = verdict.ticket?.unreadableRecords
+        if let content = verdict.ticket?.decodedContent {
+            source = .ticket(content)
+        } else {
+            switch recognised {
+            case .uic(let container)?: source = .uicContainer(container)
+            case .dosipas(let barcode)?: source = .dosipasBarcode(barcode)
+            case nil where failure != nil && UIC918_3.isContainer(payload):
+                source = .unreadableContainer(UIC918_3.asSentence(failure ?? ""))
+            case nil where failure != nil && DOSIPASBarcode.isBarcode(payload):
+                source = .unreadableBarcode(UIC918_3.asSentence(failure ?? ""))
+            default: source = .other
+            }
+        }
+    }
+
+    /// The decoding behind `verdict` (its ticket's), or, for a payload on its own without the verifier that judged
+    /// it (tests, fuzzing), the bytes read once when the verdict has no ticket. The daemon and `verify` take the
+    /// verifier's (`TicketVerifier.inspect`).
     public init(payload: [UInt8], verdict: Verdict) {
         format = verdict.format
         ticketUnreadable = verdict.ticket?.unreadableRecords
-        let content = verdict.ticket?.decodedContent
-        if let content = content as? UICDecodedContent {
-            source = .uicTicket(content)
-        } else if let content = content as? DOSIPASDecodedContent {
-            source = .dosipasTicket(content)
+        if let content = verdict.ticket?.decodedContent {
+            source = .ticket(content)
         } else {
-            // No ticket (or one of a format that keeps nothing of its records): the bytes, read once.
             source = Self.read(payload)
         }
     }
@@ -81,10 +98,10 @@ public struct PayloadDecoding: Sendable {
     /// The printed layout (U_TLAY), or why there is none: never "no layout" for a ticket that has a U_TLAY record.
     public var printedLayout: PrintedLayout {
         switch source {
-        case .uicTicket(let content): content.printedLayout
+        case .ticket(let content): content.printedLayout
         case .uicContainer(let container): UIC918_3.layout(of: container)
         case .unreadableContainer(let reason): .containerUnreadable(reason)
-        case .dosipasTicket, .dosipasBarcode, .unreadableBarcode, .other: .absent
+        case .dosipasBarcode, .unreadableBarcode, .other: .absent
         }
     }
 
@@ -92,8 +109,7 @@ public struct PayloadDecoding: Sendable {
     /// none.
     public var fcb: FCBContent {
         switch source {
-        case .uicTicket(let content): content.fcb
-        case .dosipasTicket(let content): content.fcb
+        case .ticket(let content): content.fcb
         case .uicContainer(let container): FCBContent(container: container)
         case .dosipasBarcode(let barcode): DOSIPAS.railTicketJSON(of: barcode)
         case .unreadableContainer(let reason), .unreadableBarcode(let reason): .payloadUnreadable(reason)

@@ -271,24 +271,6 @@ public struct UICLayout: Sendable, Hashable {
     }
 }
 
-/// What a payload shows of its printed layout (U_TLAY): the grid, or why there is none.
-public enum PrintedLayout: Sendable, Hashable {
-    /// The layout drawn (`UICLayout.renderedLines`); empty for a layout without fields.
-    case drawn([String])
-    /// The payload has a U_TLAY record that cannot be read, even allowing for the issuer quirks farecheck knows.
-    case unreadable(UnreadableRecord)
-    /// The payload is a UIC 918.3 container that cannot be taken apart (the verdict says the same): why.
-    case containerUnreadable(String)
-    /// The payload is not a UIC 918.3 container, or has no U_TLAY record.
-    case absent
-
-    /// The drawn lines, `nil` when nothing is drawn.
-    public var lines: [String]? {
-        if case .drawn(let lines) = self { return lines }
-        return nil
-    }
-}
-
 extension UIC918_3 {
     /// The U_TLAY grid of a UIC 918.3 payload as printed (`UICLayout.renderedLines`), or `nil` when the payload is
     /// not a UIC container or has no readable layout (`layout(of:)` says which).

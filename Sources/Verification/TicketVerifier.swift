@@ -132,44 +132,66 @@ public struct TicketVerifier: Sendable {
     /// with the signature as checked, unless something that holds at any instant decides (a bad signature, an
     /// unknown key, a revocation). The floor is read for every verdict, so a clock put right counts at once.
     public func verify(_ payload: [UInt8]) throws(VerifierError) -> Verdict {
+        try inspect(payload).verdict
+    }
+
+    /// The verdict for `payload` as `verify(_:)` gives it, with the verifier's decoding of the payload beside it (its
+    /// printed layout, FCB tree and unreadable records, for whoever shows them): the payload is decoded once, here.
+    public func inspect(_ payload: [UInt8]) throws(VerifierError) -> VerifiedPayload {
         let now = clock.now()
-        guard let trustedTime else { return try verify(payload, at: now) }
+        guard let trustedTime else { return try inspect(payload, at: now) }
         let floor: TrustedTimeFloor?
         do {
             floor = try trustedTime.trustedTimeFloor()
         } catch {
             throw VerifierError(message: "the trusted-time floor could not be read", underlying: error)
         }
-        guard let floor else { return try verify(payload, at: now) }
-        var verdict: Verdict
+        guard let floor else { return try inspect(payload, at: now) }
+        var inspected: VerifiedPayload
         if let doubt = floor.doubt(of: now, tolerance: clockFloorTolerance) {
             var doubting = self
             doubting.clockDoubt = doubt
-            verdict = try doubting.verify(payload, at: now)
+            inspected = try doubting.inspect(payload, at: now)
             // Checks outside the policies (a VDV certificate's end date, a DOSIPAS barcode's age) end here too.
-            if verdict.kind.dependsOnTime {
-                verdict.kind = .clockUntrusted
-                verdict.explanation = doubt.reason
+            if inspected.verdict.kind.dependsOnTime {
+                inspected.verdict.kind = .clockUntrusted
+                inspected.verdict.explanation = doubt.reason
             }
         } else {
-            verdict = try verify(payload, at: now)
+            inspected = try inspect(payload, at: now)
         }
-        verdict.clockFloor = floor
-        return verdict
+        inspected.verdict.clockFloor = floor
+        return inspected
     }
 
     /// The verdict for `payload` as of `now`.
     public func verify(_ payload: [UInt8], at now: Date) throws(VerifierError) -> Verdict {
+        try inspect(payload, at: now).verdict
+    }
+
+    /// The verdict for `payload` as of `now`, with the verifier's decoding beside it (see `inspect(_:)`).
+    public func inspect(_ payload: [UInt8], at now: Date) throws(VerifierError) -> VerifiedPayload {
         let recognised: RecognisedPayload
         do {
             recognised = try detector.recognise(payload)
         } catch {
-            return Verdict(
+            let verdict = Verdict(
                 kind: error.code == .unsupported ? .unsupported : .malformed,
                 reason: .verbatim(sentence(error.message)),
                 signature: .notChecked, inspectedAt: now
             )
+            return VerifiedPayload(
+                verdict: verdict,
+                decoding: PayloadDecoding(verdict: verdict, recognised: nil, failure: error.message, payload: payload))
         }
+        let verdict = try verdict(of: recognised, at: now)
+        return VerifiedPayload(
+            verdict: verdict,
+            decoding: PayloadDecoding(verdict: verdict, recognised: recognised, failure: nil, payload: payload))
+    }
+
+    /// The verdict for a payload recognised as `recognised`.
+    private func verdict(of recognised: RecognisedPayload, at now: Date) throws(VerifierError) -> Verdict {
         guard acceptsEveryFormat || acceptedFormats.contains(recognised.format) else {
             return Verdict(
                 kind: .unsupported,
@@ -413,4 +435,13 @@ func sentence(_ text: String) -> String {
     guard let first = text.first else { return text }
     let body = first.uppercased() + text.dropFirst()
     return body.hasSuffix(".") ? body : body + "."
+}
+
+/// A verdict and the verifier's decoding of the payload it judged: what the payload shows beyond the verdict (its
+/// printed layout, FCB tree and unreadable records) without decoding it again.
+public struct VerifiedPayload: Sendable {
+    /// The verdict.
+    public var verdict: Verdict
+    /// The payload as the verifier decoded it.
+    public let decoding: PayloadDecoding
 }

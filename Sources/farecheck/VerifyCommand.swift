@@ -179,19 +179,19 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         var allValid = true
         for payload in payloads {
-            let verdict: Verdict
+            let verified: VerifiedPayload
             do {
-                verdict = try verifier.verify(payload.bytes)
+                verified = try verifier.inspect(payload.bytes)
             } catch {
                 throw CommandFailure.exit(error.description)
             }
+            let verdict = verified.verdict
             allValid = allValid && verdict.isValid
             var inspection = Inspection(
                 source: SourceName(payload.source), symbology: payload.symbology, payloadByteCount: payload.bytes.count,
                 payloadDigest: digest(.sha256, payload.bytes), verdict: verdict)
-            // The verifier's decoding (or, without a ticket, the payload read once) feeds the list, the layout and
-            // the FCB tree alike.
-            let decoding = PayloadDecoding(payload: payload.bytes, verdict: verdict)
+            // The verifier's one decoding feeds the list, the layout and the FCB tree alike.
+            let decoding = verified.decoding
             inspection.unreadableRecords = decoding.unreadableRecords
             var report = VerdictEvent.report(inspection)
             let layout = showLayout ? decoding.printedLayout : .absent

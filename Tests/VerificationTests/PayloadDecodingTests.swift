@@ -8,8 +8,8 @@ import TicketFormats
 @testable import Verification
 
 /// A payload is decoded once, by the verifier: the printed layout, the FCB tree and the unreadable records are read
-/// from the ticket's decoding (`Ticket.decodedContent`), and only a payload the verifier made no ticket of is read
-/// from the bytes, once. Either way they say what reading the bytes on their own says.
+/// from the ticket's decoding (`Ticket.decodedContent`), or, for a payload the verifier made no ticket of, from the
+/// container it took apart (`TicketVerifier.inspect`). Either way they say what reading the bytes on their own says.
 @Suite("One decoding of a payload, shown")
 struct PayloadDecodingTests {
     /// What `PayloadDecoding` shows, beside what the byte-level readers show for the same payload.
@@ -82,6 +82,13 @@ struct PayloadDecodingTests {
             let refused = try verifier.verify(forged)
             #expect(refused.kind == .invalidSignature && refused.ticket == nil, "\(quirks): \(refused.reason)")
             Self.expectSameAsBytes(forged, refused, "\(quirks) forged")
+            // The verifier hands over the container it took apart: the same, without reading the bytes again.
+            let inspected = try verifier.inspect(forged)
+            #expect(inspected.verdict.kind == .invalidSignature)
+            #expect(inspected.decoding.printedLayout == UIC918_3.layout(of: forged), "\(quirks) forged")
+            #expect(inspected.decoding.fcb == FCBContent(payload: forged), "\(quirks) forged")
+            #expect(
+                inspected.decoding.unreadableRecords == UIC918_3.unreadableRecords(ofPayload: forged), "\(quirks)")
             if quirks.contains(.brokenLayout) {
                 #expect(PayloadDecoding(payload: forged, verdict: refused).unreadableRecords.map(\.tag) == ["U_TLAY"])
             } else {
@@ -93,7 +100,9 @@ struct PayloadDecodingTests {
             let broken = try verifier.verify(cut)
             #expect(broken.ticket == nil)
             Self.expectSameAsBytes(cut, broken, "\(quirks) cut")
-            guard case .containerUnreadable = PayloadDecoding(payload: cut, verdict: broken).printedLayout else {
+            guard case .containerUnreadable = try verifier.inspect(cut).decoding.printedLayout,
+                case .containerUnreadable = PayloadDecoding(payload: cut, verdict: broken).printedLayout
+            else {
                 Issue.record("\(quirks): the cut container's layout is not unreadable")
                 continue
             }

@@ -244,18 +244,7 @@ extension DOSIPAS {
     }
 }
 
-/// The FCB content of a payload as `verify --show-fcb` shows it: the decoded tree, or why there is none.
-public enum FCBContent: Sendable, Hashable {
-    /// Every decoded field as JSON (`FCBData.json`).
-    case decoded(String)
-    /// The payload has FCB content (a U_FLEX record, a DOSIPAS FCB block) that cannot be read.
-    case unreadable(UnreadableRecord)
-    /// The payload is a UIC 918.3 container or DOSIPAS barcode that cannot be taken apart (the verdict says the
-    /// same): why.
-    case payloadUnreadable(String)
-    /// The payload has no FCB content.
-    case absent
-
+extension FCBContent {
     /// The payload's FCB content: a UIC 918.3 container's U_FLEX record, or a DOSIPAS barcode's rail ticket,
     /// read from the bytes as scanned whatever the verdict: for a payload on its own (tests, fuzzing); beside a
     /// verdict, `PayloadDecoding` reads it from the verifier's decoding instead.
