@@ -149,7 +149,7 @@ struct FleetFirstUseStep: InspectionStep {
         guard scan.isTicketInspection, verdict.kind == .valid, replay.isSingleUse(verdict), let ticket = verdict.ticket
         else { return }
         let store = self.store
-        let found = await io.run { () -> Result<FleetFirstUseRecord?, StoreError> in
+        let found = await io.run { () -> Result<FleetFirstUse?, StoreError> in
             Result { () throws(StoreError) in
                 try store.fleetFirstUse(issuer: ticket.issuer, ticketID: ticket.ticketID, format: verdict.format)
             }

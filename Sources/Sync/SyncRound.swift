@@ -498,16 +498,16 @@ public struct SyncRound: Sendable {
                         + "is unchanged.")
             }
             let own = client.configuration.deviceID
-            let entries = delta.entries.filter { $0.device != own }.map {
-                FleetFirstUseRecord(
-                    format: $0.format, issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID,
-                    device: $0.device, usedAt: $0.usedAt, recordedAt: $0.recordedAt)
+            // The issuer as verification matches it, in the entries and the withdrawals that name them.
+            let entries = delta.entries.filter { $0.device != own }.map { entry in
+                var entry = entry
+                entry.issuer = UICKeyList.storedIssuer(entry.issuer)
+                return entry
             }
-            // Named as the entries were stored: the issuer as verification matches it.
-            let withdrawals = (delta.withdrawals ?? []).filter { $0.device != own }.map {
-                FleetFirstUseWithdrawal(
-                    format: $0.format, issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID,
-                    device: $0.device)
+            let withdrawals = (delta.withdrawals ?? []).filter { $0.device != own }.map { withdrawal in
+                var withdrawal = withdrawal
+                withdrawal.issuer = UICKeyList.storedIssuer(withdrawal.issuer)
+                return withdrawal
             }
             let added = try storeStep { () throws(StoreError) in
                 try store.applyFleetFirstUses(

@@ -1,56 +1,7 @@
 import FareCore
 import Foundation
 import GRDB
-
-/// The first use of a single-use ticket by another device of the fleet, as sync brought it: a gate that is offline
-/// when the ticket is shown refuses it as used.
-public struct FleetFirstUseRecord: Sendable, Equatable {
-    /// The ticket's format as the claiming validator named it ('' when it did not).
-    public var format: String
-    /// The issuer as verification matches it.
-    public var issuer: String
-    public var ticketID: [UInt8]
-    /// The device that used it first (its id on the server).
-    public var device: String
-    /// When it did.
-    public var usedAt: Date
-    /// When the server recorded it (the server's clock), by which it is forgotten; nil from servers that predate
-    /// it (then `usedAt` counts).
-    public var recordedAt: Date?
-
-    /// Makes a record.
-    public init(
-        format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date, recordedAt: Date? = nil
-    ) {
-        self.format = format
-        self.issuer = issuer
-        self.ticketID = ticketID
-        self.device = device
-        self.usedAt = usedAt
-        self.recordedAt = recordedAt
-    }
-}
-
-/// A first use the server withdrew (a revoked device's claim, or an operator's `first-uses forget`), named as its
-/// `FleetFirstUseRecord` was: the validator forgets it, so the ticket passes again.
-public struct FleetFirstUseWithdrawal: Sendable, Equatable {
-    /// The withdrawn entry's format ('' when its claim named none).
-    public var format: String
-    /// The issuer as verification matches it.
-    public var issuer: String
-    /// The ticket id.
-    public var ticketID: [UInt8]
-    /// The device whose claim it was: an entry of another device is kept.
-    public var device: String
-
-    /// Makes a withdrawal.
-    public init(format: String, issuer: String, ticketID: [UInt8], device: String) {
-        self.format = format
-        self.issuer = issuer
-        self.ticketID = ticketID
-        self.device = device
-    }
-}
+import ValidationAPI
 
 extension TrustStore {
     /// The cursor of the fleet's first uses (the server's clock, Unix milliseconds); 0 before the first page.
@@ -62,7 +13,8 @@ extension TrustStore {
         }
     }
 
-    /// Applies one page of the fleet's first uses in one transaction: the entries are kept (one already held is
+    /// Applies one page of the fleet's first uses (as the server sent them, each issuer named as verification matches
+    /// it) in one transaction: the entries are kept (one already held is
     /// left as it is), the withdrawn ones are forgotten, the cursor moves to `next`, and first uses recorded before
     /// `forgetBefore` are dropped (by the server's record time; by their use for entries without one).
     ///
@@ -72,7 +24,7 @@ extension TrustStore {
     /// - Returns: The entries that were new.
     @discardableResult
     public func applyFleetFirstUses(
-        _ entries: [FleetFirstUseRecord], withdrawals: [FleetFirstUseWithdrawal] = [], next: Int64,
+        _ entries: [FleetFirstUse], withdrawals: [FirstUseWithdrawal] = [], next: Int64,
         forgetBefore: Date
     ) throws(StoreError) -> Int {
         try write { db in
@@ -107,7 +59,7 @@ extension TrustStore {
     /// Another device's first use of a ticket, if the fleet has told of one: of any format when `format` is the
     /// one the ticket was read as or none was named.
     public func fleetFirstUse(issuer: String, ticketID: [UInt8], format: TicketFormat?) throws(StoreError)
-        -> FleetFirstUseRecord?
+        -> FleetFirstUse?
     {
         guard !ticketID.isEmpty else { return nil }
         return try read { db in
@@ -119,7 +71,7 @@ extension TrustStore {
                     """,
                 arguments: [issuer, Data(ticketID), format?.rawValue ?? ""])
             return row.map {
-                FleetFirstUseRecord(
+                FleetFirstUse(
                     format: $0["format"], issuer: $0["issuer"], ticketID: Array($0["ticket_id"] as Data),
                     device: $0["device"],
                     usedAt: Date(timeIntervalSince1970: TimeInterval($0["used_at"] as Int64) / 1000),

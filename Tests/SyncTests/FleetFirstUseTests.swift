@@ -147,7 +147,7 @@ struct FleetFirstUseTests {
         #expect(atA.verdict == .valid && atA.decidedBy == .offline)
         // Gate A uploads it with its next round, gate B learns it with its next: B's store says so.
         let storeB = try TrustStore(path: gateB.store.db)
-        var learnt: FleetFirstUseRecord?
+        var learnt: FleetFirstUse?
         for _ in 0..<80 where learnt == nil {
             try await Task.sleep(for: .milliseconds(250))
             learnt = try storeB.fleetFirstUse(issuer: "demo-transit", ticketID: [0x6d], format: .fc1)

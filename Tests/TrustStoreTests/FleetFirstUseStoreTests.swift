@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Testing
+import ValidationAPI
 
 @testable import TrustStore
 
@@ -13,11 +14,11 @@ struct FleetFirstUseStoreTests {
         let store = try TrustStore(path: directory.path + "/s.sqlite")
         #expect(try store.fleetFirstUseCursor() == 0)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let recent = FleetFirstUseRecord(
+        let recent = FleetFirstUse(
             format: "fc1", issuer: "demo-transit", ticketID: [0x01], device: "gate-a", usedAt: now)
-        let unnamed = FleetFirstUseRecord(
+        let unnamed = FleetFirstUse(
             format: "", issuer: "demo-transit", ticketID: [0x02], device: "gate-b", usedAt: now)
-        let old = FleetFirstUseRecord(
+        let old = FleetFirstUse(
             format: "fc1", issuer: "demo-transit", ticketID: [0x03], device: "gate-c",
             usedAt: now.addingTimeInterval(-8 * 86_400))
         let forget = now.addingTimeInterval(-7 * 86_400)
