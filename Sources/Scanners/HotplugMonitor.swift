@@ -1,5 +1,6 @@
 import CLinuxShims
 import Executors
+import FareCore
 import Foundation
 import SystemCalls
 import SystemPackage
@@ -100,37 +101,19 @@ public final class HotplugMonitor: Sendable {
 }
 
 /// The hotplug monitor could not be started.
-public struct HotplugError: Error, Sendable, CustomStringConvertible {
-    /// A category of failure; extensible, compare with `==`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The stable name of the code, for logs.
-        public let name: String
-        /// Makes a code.
-        public init(_ name: String) { self.name = name }
-        /// The netlink socket could not be opened or bound (no netlink in this sandbox, a seccomp filter).
-        public static let socketUnavailable = Code("socket-unavailable")
-        /// The listening thread could not be started.
-        public static let threadUnavailable = Code("thread-unavailable")
-        /// The name.
-        public var description: String { name }
-    }
+public typealias HotplugError = CodedError<HotplugFailure>
 
-    /// What kind of failure this is.
-    public var code: Code
-    /// What failed and what it means for the user.
-    public var message: String
-    /// The underlying error (an `Errno`).
-    public var cause: (any Error & Sendable)?
-
-    /// Makes an error.
-    public init(code: Code, message: String, cause: (any Error & Sendable)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-
+/// The domain of `HotplugError`: a hotplug monitor that could not be started.
+public enum HotplugFailure: ErrorDomain {
     /// The message with its cause.
-    public var description: String {
-        cause.map { "\(message) (\($0))" } ?? message
+    public static func description(of error: HotplugError) -> String {
+        error.cause.map { "\(error.message) (\($0))" } ?? error.message
     }
+}
+
+extension ErrorCode where Domain == HotplugFailure {
+    /// The netlink socket could not be opened or bound (no netlink in this sandbox, a seccomp filter).
+    public static var socketUnavailable: Self { Self("socket-unavailable") }
+    /// The listening thread could not be started.
+    public static var threadUnavailable: Self { Self("thread-unavailable") }
 }

@@ -233,16 +233,17 @@ public struct SSIFrame: Hashable, Sendable, CustomStringConvertible {
     /// Decodes one complete packet, checksum included.
     public init(decoding bytes: [UInt8]) throws(SSIFrameError) {
         guard bytes.count >= 6 else {
-            throw SSIFrameError(.tooShort, "a packet has at least 6 bytes, got \(bytes.count)")
+            throw SSIFrameError(code: .tooShort, message: "a packet has at least 6 bytes, got \(bytes.count)")
         }
         let length = Int(bytes[0])
         guard length >= 4, bytes.count == length + 2 else {
-            throw SSIFrameError(.badLength, "LEN \(length) does not match a packet of \(bytes.count) bytes")
+            throw SSIFrameError(
+                code: .badLength, message: "LEN \(length) does not match a packet of \(bytes.count) bytes")
         }
         let expected = Self.checksum(of: bytes[0..<length])
         let found = UInt16(bytes[length]) << 8 | UInt16(bytes[length + 1])
         guard expected == found else {
-            throw SSIFrameError(.badChecksum, "checksum 0x\(hex(found)) should be 0x\(hex(expected))")
+            throw SSIFrameError(code: .badChecksum, message: "checksum 0x\(hex(found)) should be 0x\(hex(expected))")
         }
         self.init(
             opcode: SSIOpcode(rawValue: bytes[1]),
@@ -325,32 +326,21 @@ public struct SSIFrame: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why bytes are not an SSI packet.
-public struct SSIFrameError: Error, Sendable, CustomStringConvertible {
-    /// A category of malformation.
-    public struct Code: Hashable, Sendable {
-        /// The stable name of the code.
-        public let name: String
-        /// Fewer than the six bytes of an empty packet.
-        public static let tooShort = Code(name: "too-short")
-        /// LEN is below 4 or disagrees with the number of bytes.
-        public static let badLength = Code(name: "bad-length")
-        /// The checksum does not match: the packet was damaged on the line.
-        public static let badChecksum = Code(name: "bad-checksum")
-    }
+public typealias SSIFrameError = CodedError<SSIFrameFailure>
 
-    /// What is wrong.
-    public var code: Code
-    /// The details, for a log line.
-    public var message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// A name for log lines.
+/// The domain of `SSIFrameError`: bytes that are not an SSI packet.
+public enum SSIFrameFailure: ErrorDomain {
     /// The message, for a log line.
-    public var description: String { "not an SSI packet: \(message)" }
+    public static func description(of error: SSIFrameError) -> String { "not an SSI packet: \(error.message)" }
+}
+
+extension ErrorCode where Domain == SSIFrameFailure {
+    /// Fewer than the six bytes of an empty packet.
+    public static var tooShort: Self { Self("too-short") }
+    /// LEN is below 4 or disagrees with the number of bytes.
+    public static var badLength: Self { Self("bad-length") }
+    /// The checksum does not match: the packet was damaged on the line.
+    public static var badChecksum: Self { Self("bad-checksum") }
 }
 
 extension Symbology {

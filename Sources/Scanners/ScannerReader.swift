@@ -6,7 +6,7 @@ import Synchronization
 /// (end of file, EIO, ENXIO, ENODEV, the node disappears) it logs one line, reports
 /// ``State/disconnected(reason:)``, waits ``reopenDelay`` and tries again until the device is back, without the
 /// process restarting. It ends (returns `nil`) only when the iterating task is cancelled; it throws only for a
-/// ``ScannerConnectionError`` that reopening cannot fix (``ScannerConnectionError/Code/misconfigured``).
+/// ``ScannerConnectionError`` that reopening cannot fix (`.misconfigured`).
 ///
 /// A scan in flight when the device vanishes is dropped by the connection, which says so in the error the
 /// reader logs: a scan is delivered whole or not at all.
@@ -25,7 +25,7 @@ import Synchronization
 public struct ScannerReader: AsyncSequence, Sendable {
     /// Each element is one complete scan.
     public typealias Element = ScanEvent
-    /// Only a ``ScannerConnectionError/Code/misconfigured`` error ends the sequence by throwing.
+    /// Only a `.misconfigured` error ends the sequence by throwing.
     public typealias Failure = any Error
 
     /// Whether the device is open, reported to `onStateChange` each time it changes (for metrics and status).

@@ -146,7 +146,7 @@ public final class SerialPort: Sendable {
     /// Waits for bytes until `deadline` (forever if `nil`), returning what arrived.
     ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting; ``ScannerConnectionError`` with
-    ///   ``ScannerConnectionError/Code/deviceGone`` for EIO, ENXIO, ENODEV or an invalid descriptor (the scanner
+    ///   `.deviceGone` for EIO, ENXIO, ENODEV or an invalid descriptor (the scanner
     ///   was unplugged), other codes for other failures.
     ///
     /// It runs on the caller's actor (`nonsending`): the read queue's reply resumes the connection directly,

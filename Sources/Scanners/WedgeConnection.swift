@@ -32,7 +32,7 @@ public final class WedgeConnection: ScannerConnection {
     /// (`farecheck scanners list` marks it).
     ///
     /// - Parameter log: Receives a line for each scan dropped while the device stays.
-    /// - Throws: ``ScannerConnectionError``: missing node, no permission, or ``ScannerConnectionError/Code/deviceBusy``
+    /// - Throws: ``ScannerConnectionError``: missing node, no permission, or `.deviceBusy`
     ///   when another program has grabbed the node.
     public static func open(
         path: String,

@@ -273,7 +273,8 @@ public struct UICContainer: Sendable, Hashable {
             inflated = try Zlib.inflate(signedData, limit: inflateLimit)
         } catch {
             throw FormatError(
-                error.code, "the compressed data at byte \(layout.dataStart) does not inflate: \(error.message)")
+                code: error.code,
+                message: "the compressed data at byte \(layout.dataStart) does not inflate: \(error.message)")
         }
         records = try UICRecord.records(in: inflated)
     }

@@ -38,6 +38,12 @@ import Testing
         #expect(throws: SSIFrameError.self) { try SSIFrame(decoding: bytes) }
     }
 
+    @Test func aShortPacketSaysWhyOnItsLogLine() {
+        let error = #expect(throws: SSIFrameError.self) { try SSIFrame(decoding: [0x04, 0xE4]) }
+        #expect(error?.code == .tooShort)
+        #expect(error?.description == "not an SSI packet: a packet has at least 6 bytes, got 2")
+    }
+
     @Test func barcodeTypesMapToSymbologies() {
         #expect(Symbology(ssiBarcodeType: 0x1C) == .qr)
         #expect(Symbology(ssiBarcodeType: 0x2C) == .microQR)

@@ -70,4 +70,15 @@ import Testing
             (error as? ScannerConnectionError)?.code == .misconfigured
         }
     }
+
+    @Test func aMissingNodeLogsTheDeviceWhatToDoAndTheSystemsReason() {
+        let path = "/dev/farecheck-no-such-scanner"
+        let error = #expect(throws: ScannerConnectionError.self) { try SerialPort.open(path: path) }
+        #expect(error?.device == path)
+        #expect(error?.isRecoverable == true)
+        #expect(
+            error?.description
+                == "\(path): no such device node; is the scanner plugged in (and the udev rule installed)? "
+                + "(No such file or directory)")
+    }
 }

@@ -200,6 +200,14 @@ import Testing
         #expect(throws: ImageLoadError.self) { try GrayImage(contentsOfFile: directory) }
     }
 
+    @Test func aMissingFileLogsItsPathThenWhyAndKeepsTheSystemsErrorNumber() throws {
+        let path = try Fixture.temporaryDirectory() + "/nothing.pgm"
+        let error = #expect(throws: ImageLoadError.self) { try GrayImage(contentsOfFile: path) }
+        #expect(error?.code.name == "unreadable")
+        #expect(error?.systemErrorNumber == ENOENT)
+        #expect(error.map { $0.description == "\(path): \($0.message)" } == true)
+    }
+
     @Test func randomBytesAreRefusedAsBrokenImagesWithAReason() {
         var generator = SeededRandomNumberGenerator(seed: 99)
         let headers: [[UInt8]] = [

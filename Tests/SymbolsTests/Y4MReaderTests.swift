@@ -132,6 +132,14 @@ import Testing
         #expect(error?.description.hasPrefix("/nonexistent/clip.y4m: ") == true)
     }
 
+    @Test func bytesThatAreNoRecordingSaySoWithoutAPath() throws {
+        let error = try #require(Self.error(reading: Array("GIF89a, not a video\n".utf8)))
+        #expect(error.code.name == "not YUV4MPEG2")
+        #expect(error.path == nil)
+        #expect(error.description == error.message)
+        #expect(error.message.hasPrefix("not a YUV4MPEG2 recording (it starts "))
+    }
+
     @Test func presentationsOfTheRecording() throws {
         // The Aztec ticket (frames 0-7), out of view for 1.5 s (8-13), back (14-17), then the QR ticket (18-23).
         let aztec = try Fixtures.bytes("video/ticket-aztec.bin")

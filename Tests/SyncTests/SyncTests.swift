@@ -116,6 +116,17 @@ struct SyncTests {
         #expect(try bench.trustState() == holding2)
     }
 
+    @Test("a refused bundle's log line gives the round's message and code, then the refusal's as its cause")
+    func refusalLogLine() async throws {
+        let bench = try SyncBench()
+        let proxy = try FaultProxy(upstream: bench.server.baseURL)
+        proxy.set(.tamperPayload, forPathsStartingWith: APIPath.keys)
+        let tampered = try await bench.failedRound(url: proxy.baseURL)
+        let refusal = try #require(tampered.bundleError)
+        #expect(
+            tampered.description == "\(tampered.message) [refused] (cause: \(refusal.message) [bad-signature])")
+    }
+
     @Test("an unknown or revoked device gets 401: a clear error, the store unchanged")
     func unauthorized() async throws {
         let bench = try SyncBench()

@@ -24,6 +24,12 @@ struct TransportTests {
         #expect(throws: FormatError.self) { try Base45.decode(Array("BB8A".utf8)) }  // dangling character
     }
 
+    @Test("a refusal reads as its code, then the reason")
+    func formatErrorLogLine() {
+        let error = #expect(throws: FormatError.self) { try Base45.decode(Array("Ba8".utf8)) }
+        #expect(error?.description == "malformed: base45 text has an invalid character 0x61 at offset 1")
+    }
+
     @Test("every byte string round-trips through base45")
     func base45RoundTrip() throws {
         var generator = SeededRandomNumberGenerator(seed: 7)

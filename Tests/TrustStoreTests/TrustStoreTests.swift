@@ -146,6 +146,15 @@ struct TrustStoreTests {
         #expect(FileManager.default.contents(atPath: path) == content)
     }
 
+    @Test("a refusal's log line says what is wrong, then which file")
+    func refusalLogLine() throws {
+        let path = directory.path + "/notes.txt"
+        _ = FileManager.default.createFile(atPath: path, contents: Data("these are my notes\n".utf8))
+        let error = #expect(throws: StoreError.self) { try TrustStore(path: path) }
+        #expect(error?.path == path)
+        #expect(error?.description == "The file is not a SQLite database; refusing to touch it (\(path))")
+    }
+
     @Test("a damaged store is refused and left as it was")
     func corrupt() throws {
         let path = directory.path + "/s.sqlite"

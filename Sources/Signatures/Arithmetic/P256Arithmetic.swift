@@ -9,6 +9,9 @@
 ///
 /// Only public data goes through here (keys, signatures, digests): nothing is constant-time. Carries and reductions
 /// are branch-free anyway, for speed: a branch on a carry is mispredicted half the time.
+///
+/// `FixedBaseTables` and README.md beside this file say what this group holds, why, and how the tests hold it to
+/// OpenSSL (`P256FixedBaseTests`).
 enum P256 {
     /// The field's prime p = 2^256 − 2^224 + 2^192 + 2^96 − 1.
     static let p = Limbs(0xFFFF_FFFF_FFFF_FFFF, 0x0000_0000_FFFF_FFFF, 0, 0xFFFF_FFFF_0000_0001)
