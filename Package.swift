@@ -122,15 +122,20 @@ let package = Package(
         .target(
             name: "Camera",
             dependencies: [
-                "FareCore", "Symbols", "CV4L2", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+                "FareCore", "DeviceSettings", "Symbols", "CV4L2", "SystemCalls",
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict),
+        // What a configuration says of a scanner or a camera, as plain values: scanner protocols, SSI trigger modes,
+        // V4L2 pixel formats and camera requests. Below DaemonConfig, which reads them, and Scanners and Camera,
+        // which act on them, so that reading a configuration links no device library (libusb, libv4l2, zxing, zbar).
+        .target(name: "DeviceSettings", swiftSettings: strict),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
         // SNAPI, keyboard wedge), discovery and hotplug.
         .target(
             name: "Scanners",
             dependencies: [
-                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls", "Executors",
+                "FareCore", "DeviceSettings", "CLinuxShims", "CLibUSB", "SystemCalls", "Executors",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
@@ -143,11 +148,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The daemon's configuration: the model, its strict reading from TOML (a reader of our own, in Swift: no
-        // input can abort it), and the files it names. Light (no server dependency), so `farecheck sync` reads
-        // `[sync]` without the daemon and the fuzz package reaches it.
+        // input can abort it), and the files it names. Light (no server dependency, no device library: the devices'
+        // settings come from DeviceSettings), so `farecheck sync` reads `[sync]` without the daemon and the fuzz
+        // package reaches it.
         .target(
             name: "DaemonConfig",
-            dependencies: ["FareCore", "Verification", "Scanners", "Camera", "ValidationAPI", "SyncConfig"],
+            dependencies: ["FareCore", "Verification", "DeviceSettings", "ValidationAPI", "SyncConfig"],
             swiftSettings: strict
         ),
         // The `[sync]` settings (server, token, anchors, TLS files, intervals): what DaemonConfig reads and Sync
@@ -211,8 +217,8 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Camera", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
-                "FarecheckVersion", "CommandLineSupport",
+                "Camera", "DeviceSettings", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
+                "SystemCalls", "FarecheckVersion", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -293,12 +299,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CameraTests",
-            dependencies: ["Camera", "Symbols", "FareCore", "TestSupport"],
+            dependencies: ["Camera", "DeviceSettings", "Symbols", "FareCore", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "FareCore", "ScannerSimulation", "TestSupport"],
+            dependencies: ["Scanners", "DeviceSettings", "FareCore", "ScannerSimulation", "TestSupport"],
             swiftSettings: strict
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
@@ -316,7 +322,7 @@ let package = Package(
         .target(
             name: "ScannerSimulation",
             dependencies: [
-                "FareCore", "Scanners", "Symbols", "CLinuxShims", "SeededRandom", "SystemCalls",
+                "FareCore", "Scanners", "DeviceSettings", "Symbols", "CLinuxShims", "SeededRandom", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ScannerSimulation",
@@ -336,9 +342,9 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
-                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
-                "RSATestKeys", "SeededRandom",
+                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "DeviceSettings", "FareCore", "Signatures",
+                "TrustStore", "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
+                "QuirkyTickets", "RSATestKeys", "SeededRandom",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

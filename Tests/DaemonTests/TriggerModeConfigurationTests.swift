@@ -1,5 +1,5 @@
 import DaemonConfig
-import Scanners
+import DeviceSettings
 import TestSupport
 import Testing
 
