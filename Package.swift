@@ -342,12 +342,18 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "DeviceSettings", "FareCore", "Signatures",
-                "TrustStore", "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification",
-                "QuirkyTickets", "RSATestKeys", "SeededRandom",
+                "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
+                "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
+                "RSATestKeys", "SeededRandom",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // The configuration file: every table read, what is refused and how it is named, the files it names.
+        .testTarget(
+            name: "DaemonConfigTests",
+            dependencies: ["DaemonConfig", "DeviceSettings", "FareCore", "Signatures", "ValidationAPI", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,4 +1,3 @@
-import Daemon
 import DaemonConfig
 import FareCore
 import Foundation
