@@ -260,6 +260,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The vocabulary on its own: names another version wrote, explanations, ids, hex, times as people write them.
+        .testTarget(
+            name: "FareCoreTests", dependencies: ["FareCore", "SeededRandom", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ExecutorsTests",
             dependencies: ["Executors", .product(name: "SystemPackage", package: "swift-system")],
