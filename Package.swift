@@ -359,6 +359,12 @@ let package = Package(
             dependencies: ["DaemonConfig", "DeviceSettings", "FareCore", "Signatures", "ValidationAPI", "TestSupport"],
             swiftSettings: strict
         ),
+        // The wire format on its own: signed documents, revocation pages read by hand, key entries, online checks.
+        .testTarget(
+            name: "ValidationAPITests",
+            dependencies: ["ValidationAPI", "FareCore", "Signatures", "SeededRandom", "TestSupport"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ValidationServerTests",
             dependencies: [
