@@ -365,6 +365,14 @@ let package = Package(
             dependencies: ["ValidationAPI", "FareCore", "Signatures", "SeededRandom", "TestSupport"],
             swiftSettings: strict
         ),
+        // Tickets issued with the demo keys and judged by the verifier; the issuing key files.
+        .testTarget(
+            name: "IssuingTests",
+            dependencies: [
+                "Issuing", "FareCore", "Signatures", "Symbols", "TicketFormats", "Verification", "TestSupport",
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ValidationServerTests",
             dependencies: [
