@@ -249,15 +249,4 @@ struct ConfigurationTablesTests {
         #expect(refused?.message == "no [[scanner]], [[camera]] or [[source]]: the daemon would have nothing to read")
         #expect(refused?.file == "farecheck.toml")
     }
-
-    /// What parsing `text` is refused with; `nil`, recorded as an issue, when it is accepted.
-    private func refusal(of text: String) -> ConfigurationError? {
-        do {
-            _ = try DaemonConfiguration.parse(text)
-            Issue.record("accepted: \(text)")
-            return nil
-        } catch {
-            return error
-        }
-    }
 }

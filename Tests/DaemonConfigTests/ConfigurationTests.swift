@@ -354,15 +354,4 @@ struct ConfigurationTests {
             #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
         }
     }
-
-    /// What parsing `text` is refused with; `nil`, recorded as an issue, when it is accepted.
-    private func refusal(of text: String) -> ConfigurationError? {
-        do {
-            _ = try DaemonConfiguration.parse(text)
-            Issue.record("accepted: \(text)")
-            return nil
-        } catch {
-            return error
-        }
-    }
 }
