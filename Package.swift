@@ -126,15 +126,20 @@ let package = Package(
         .target(
             name: "Camera",
             dependencies: [
-                "FareCore", "Symbols", "CV4L2", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+                "FareCore", "DeviceSettings", "Symbols", "CV4L2", "SystemCalls",
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict),
+        // What a configuration says of a scanner or a camera, as plain values: scanner protocols, SSI trigger modes,
+        // V4L2 pixel formats and camera requests. Below DaemonConfig, which reads them, and Scanners and Camera,
+        // which act on them, so that reading a configuration links no device library (libusb, libv4l2, zxing, zbar).
+        .target(name: "DeviceSettings", swiftSettings: strict),
         // Scanner drivers: transports (termios, hidraw, libusb, evdev) × protocols (SSI, raw, HID POS,
         // SNAPI, keyboard wedge), discovery and hotplug.
         .target(
             name: "Scanners",
             dependencies: [
-                "FareCore", "CLinuxShims", "CLibUSB", "SystemCalls", "Executors",
+                "FareCore", "DeviceSettings", "CLinuxShims", "CLibUSB", "SystemCalls", "Executors",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
@@ -147,11 +152,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The daemon's configuration: the model, its strict reading from TOML (a reader of our own, in Swift: no
-        // input can abort it), and the files it names. Light (no server dependency), so `farecheck sync` reads
-        // `[sync]` without the daemon and the fuzz package reaches it.
+        // input can abort it), and the files it names. Light (no server dependency, no device library: the devices'
+        // settings come from DeviceSettings), so `farecheck sync` reads `[sync]` without the daemon and the fuzz
+        // package reaches it.
         .target(
             name: "DaemonConfig",
-            dependencies: ["FareCore", "Verification", "Scanners", "Camera", "ValidationAPI", "SyncConfig"],
+            dependencies: ["FareCore", "Verification", "DeviceSettings", "ValidationAPI", "SyncConfig"],
             swiftSettings: strict
         ),
         // The `[sync]` settings (server, token, anchors, TLS files, intervals): what DaemonConfig reads and Sync
@@ -218,8 +224,8 @@ let package = Package(
             name: "farecheck",
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
-                "Camera", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing", "SystemCalls",
-                "FarecheckVersion", "CommandLineSupport", "Presentation",
+                "Camera", "DeviceSettings", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
+                "SystemCalls", "FarecheckVersion", "CommandLineSupport", "Presentation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -261,6 +267,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The vocabulary on its own: names another version wrote, explanations, ids, hex, times as people write them.
+        .testTarget(
+            name: "FareCoreTests", dependencies: ["FareCore", "SeededRandom", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ExecutorsTests",
             dependencies: ["Executors", .product(name: "SystemPackage", package: "swift-system")],
@@ -300,12 +309,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CameraTests",
-            dependencies: ["Camera", "Symbols", "FareCore", "TestSupport"],
+            dependencies: ["Camera", "DeviceSettings", "Symbols", "FareCore", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ScannersTests",
-            dependencies: ["Scanners", "FareCore", "ScannerSimulation", "TestSupport"],
+            dependencies: ["Scanners", "DeviceSettings", "FareCore", "ScannerSimulation", "TestSupport"],
             swiftSettings: strict
         ),
         // A reproducible random source (SplitMix64) for generated test data and benchmarks.
@@ -323,7 +332,7 @@ let package = Package(
         .target(
             name: "ScannerSimulation",
             dependencies: [
-                "FareCore", "Scanners", "Symbols", "CLinuxShims", "SeededRandom", "SystemCalls",
+                "FareCore", "Scanners", "DeviceSettings", "Symbols", "CLinuxShims", "SeededRandom", "SystemCalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ScannerSimulation",
@@ -348,6 +357,26 @@ let package = Package(
                 "RSATestKeys", "SeededRandom", "Presentation", "ValidationAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The configuration file: every table read, what is refused and how it is named, the files it names.
+        .testTarget(
+            name: "DaemonConfigTests",
+            dependencies: ["DaemonConfig", "DeviceSettings", "FareCore", "Signatures", "ValidationAPI", "TestSupport"],
+            swiftSettings: strict
+        ),
+        // The wire format on its own: signed documents, revocation pages read by hand, key entries, online checks.
+        .testTarget(
+            name: "ValidationAPITests",
+            dependencies: ["ValidationAPI", "FareCore", "Signatures", "SeededRandom", "TestSupport"],
+            swiftSettings: strict
+        ),
+        // Tickets issued with the demo keys and judged by the verifier; the issuing key files.
+        .testTarget(
+            name: "IssuingTests",
+            dependencies: [
+                "Issuing", "FareCore", "Signatures", "Symbols", "TicketFormats", "Verification", "TestSupport",
             ],
             swiftSettings: strict
         ),

@@ -1,3 +1,4 @@
+import DeviceSettings
 import FareCore
 import Foundation
 import Symbols

@@ -1,3 +1,4 @@
+import DeviceSettings
 import Symbols
 
 /// A camera as the capture loop drives it: list its modes, start streaming in one, take filled buffers and give them
@@ -102,31 +103,6 @@ public struct CameraError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { message }
-}
-
-extension PixelFormat {
-    /// Packed 4:2:2 (U, Y, V, Y): luminance every other byte, from the second.
-    public static let uyvy = PixelFormat(fourCC: "UYVY")!
-
-    /// Where the luminance of a frame in this format is, or `nil` for formats farecheck does not read itself
-    /// (compressed ones such as `MJPG`, which libv4l2 offers converted to `YU12` instead).
-    public var luminanceLayout: LuminanceLayout? {
-        if startsWithLuminancePlane { return .plane }
-        if self == .yuyv { return .interleaved(offset: 0) }
-        if self == .uyvy { return .interleaved(offset: 1) }
-        return nil
-    }
-
-    /// The formats farecheck reads, for messages.
-    public static let readable: [PixelFormat] = [.grey, .yuv420, .yvu420, .nv12, .nv21, .yuyv, .uyvy]
-}
-
-/// Where a frame's 8-bit luminance values are.
-public enum LuminanceLayout: Hashable, Sendable {
-    /// The frame starts with the luminance plane, one byte a pixel, rows `bytesPerLine` apart.
-    case plane
-    /// Luminance in every other byte from `offset` (packed 4:2:2), rows `bytesPerLine` apart.
-    case interleaved(offset: Int)
 }
 
 extension CameraFormat {

@@ -1,3 +1,4 @@
+import DeviceSettings
 import Foundation
 
 /// The cameras attached: every `video` node under the device directory that captures video by streaming, with the

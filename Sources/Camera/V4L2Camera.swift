@@ -1,4 +1,5 @@
 import CV4L2
+import DeviceSettings
 import FareCore
 import SystemCalls
 import SystemPackage

@@ -1,7 +1,6 @@
-import Camera
+import DeviceSettings
 import FareCore
 import Foundation
-import Scanners
 import Verification
 
 // Reading the configuration from TOML text (TOMLReader): pure, no file is opened, so it is tested and fuzzed on

@@ -1,7 +1,6 @@
-import Camera
+import DeviceSettings
 import FareCore
 import Foundation
-import Scanners
 import SyncConfig
 import Verification
 

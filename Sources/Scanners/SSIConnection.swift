@@ -1,3 +1,4 @@
+import DeviceSettings
 import Foundation
 
 /// How farecheck talks SSI to a scanner: line settings, feedback, timeouts.

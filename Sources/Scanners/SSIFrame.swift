@@ -1,3 +1,4 @@
+import DeviceSettings
 import FareCore
 
 /// The sender of an SSI packet.
@@ -142,18 +143,8 @@ public struct SSINakCause: RawRepresentable, Hashable, Sendable, CustomStringCon
     }
 }
 
-/// What makes an SSI scanner scan: its "trigger mode" (parameter 0x8A).
-///
-/// A PARAM_SEND with the permanent bit writes it into the scanner, so a scanner arrives in whatever mode its last
-/// host left it; farecheck sets the configured one at every connect.
-public enum SSITriggerMode: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
-    /// Scans whatever is shown to it, with no trigger pulled (0x07): what a gate wants.
-    case presentation
-    /// Scans while its trigger button is held (0x00): a handheld.
-    case level
-    /// Scans only inside a session the host opens with START_SESSION and closes with STOP_SESSION (0x08).
-    case host
-
+/// A trigger mode as the SSI wire carries it: the value of parameter 0x8A.
+extension SSITriggerMode {
     /// The value of parameter 0x8A.
     public var parameterValue: UInt8 {
         switch self {
@@ -168,9 +159,6 @@ public enum SSITriggerMode: String, CaseIterable, Hashable, Sendable, CustomStri
         guard let mode = Self.allCases.first(where: { $0.parameterValue == parameterValue }) else { return nil }
         self = mode
     }
-
-    /// The name used in the configuration (`presentation`, `level`, `host`).
-    public var description: String { rawValue }
 }
 
 /// One scanner parameter and the value to give it, as PARAM_SEND carries them.

@@ -1,3 +1,4 @@
+import DeviceSettings
 import Foundation
 import SystemCalls
 import SystemPackage
@@ -236,20 +237,6 @@ public struct ScannerDiscoveryResult: Sendable, Hashable {
     public var scanners: [DiscoveredScanner]
     /// Why no scanner can be used, worded so a person knows what to do; `nil` when at least one can.
     public var explanation: String?
-}
-
-/// A protocol farecheck can read a scanner node with, by its command-line name.
-public enum ScannerProtocolName: String, Sendable, Hashable, CaseIterable {
-    /// Zebra SSI over a serial port.
-    case ssi
-    /// Raw, suffix-framed data over a serial port.
-    case raw
-    /// HID POS over hidraw or libusb.
-    case hidpos
-    /// Zebra SNAPI over hidraw or libusb.
-    case snapi
-    /// Keyboard wedge over an input event node.
-    case wedge
 }
 
 /// The USB device a scanner node belongs to, as sysfs describes it.

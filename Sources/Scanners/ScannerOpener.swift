@@ -1,3 +1,5 @@
+import DeviceSettings
+
 /// How to open a scanner for each protocol, for ``ScannerReader``'s `open` closure (called again after every
 /// unplug, so `auto` finds the scanner anew).
 public enum ScannerOpener {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Camera
 import Daemon
+import DeviceSettings
 import FareCore
 import Foundation
 import Presentation

@@ -231,18 +231,4 @@ struct CLITests {
         let verdicts = run.jsonLines.compactMap { $0["verdict"] as? String }
         #expect(Set(verdicts) == ["valid", "expired", "not-yet-valid", "revoked", "invalid-signature"])
     }
-
-    @Test("the demo keys embedded in the binary are the files in Keys/")
-    func demoKeysMatchFiles() throws {
-        for name in ["demo-transit-es256", "demo-transit-eddsa", "demo-transit-ps256"] {
-            let file = try String(contentsOfFile: "\(repositoryRoot)/Keys/\(name).key", encoding: .utf8)
-            let source = try String(
-                contentsOfFile: "\(repositoryRoot)/Sources/Issuing/DemoKeys.swift", encoding: .utf8)
-            for line in file.split(separator: "\n") {
-                #expect(source.contains("            \(line)\n"), "\(name): \(line)")
-            }
-            let pub = try bench.shell("openssl pkey -in '\(repositoryRoot)/Keys/\(name).key' -pubout").text
-            #expect(pub == (try String(contentsOfFile: "\(repositoryRoot)/Keys/\(name).pub.pem", encoding: .utf8)))
-        }
-    }
 }

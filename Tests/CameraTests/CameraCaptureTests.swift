@@ -1,4 +1,5 @@
 import Camera
+import DeviceSettings
 import FareCore
 import Foundation
 import Symbols

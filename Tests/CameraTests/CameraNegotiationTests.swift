@@ -1,4 +1,5 @@
 import Camera
+import DeviceSettings
 import Testing
 
 /// A camera is opened in the mode that serves decoding best among those its driver offers.

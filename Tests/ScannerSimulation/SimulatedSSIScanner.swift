@@ -1,3 +1,4 @@
+import DeviceSettings
 import Foundation
 import Scanners
 import Synchronization

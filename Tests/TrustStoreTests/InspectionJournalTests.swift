@@ -19,20 +19,6 @@ struct InspectionJournalTests {
         )
     }
 
-    @Test("each new inspection gets a random version 4 UUID of its own, as the server's upload check wants them")
-    func inspectionIDs() throws {
-        let ids = (0..<2_000).map { _ in InspectionID.random().rawValue }
-        #expect(Set(ids).count == ids.count)
-        for id in ids.prefix(100) {
-            let uuid = try #require(UUID(uuidString: id), "not a UUID: \(id)")
-            #expect(uuid.uuidString == id)
-            #expect(id.count == 36 && Array(id)[14] == "4", "not version 4: \(id)")
-            #expect("89AB".contains(Array(id)[19]), "not the RFC 9562 variant: \(id)")
-        }
-        // The bits other than version and variant vary: every hexadecimal digit shows up in the first position.
-        #expect(Set(ids.map { $0.first! }).count == 16)
-    }
-
     @Test("an inspection written is read back after reopening, once even when written twice")
     func durableAndIdempotent() throws {
         let path = directory.path + "/j.sqlite"

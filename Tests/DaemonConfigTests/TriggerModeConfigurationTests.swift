@@ -1,5 +1,5 @@
 import DaemonConfig
-import Scanners
+import DeviceSettings
 import TestSupport
 import Testing
 
@@ -31,12 +31,8 @@ struct TriggerModeConfigurationTests {
             ),
         ]
         for (text, expected) in cases {
-            do {
-                _ = try DaemonConfiguration.parse(text)
-                Issue.record("accepted: \(text)")
-            } catch {
-                #expect(error.description.contains(expected), "\(error.description)")
-            }
+            let error = refusal(of: text)
+            #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
         }
     }
 }

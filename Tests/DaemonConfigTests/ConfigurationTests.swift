@@ -1,4 +1,3 @@
-import Daemon
 import DaemonConfig
 import FareCore
 import Foundation
@@ -353,17 +352,6 @@ struct ConfigurationTests {
         for (text, expected) in refused {
             let error = refusal(of: text)
             #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
-        }
-    }
-
-    /// What parsing `text` is refused with; `nil`, recorded as an issue, when it is accepted.
-    private func refusal(of text: String) -> ConfigurationError? {
-        do {
-            _ = try DaemonConfiguration.parse(text)
-            Issue.record("accepted: \(text)")
-            return nil
-        } catch {
-            return error
         }
     }
 }
