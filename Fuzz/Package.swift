@@ -24,7 +24,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-cose", ["TicketFormats"]),
     ("fuzz-base45", ["TicketFormats"]),
     ("fuzz-zlib", ["TicketFormats"]),
-    ("fuzz-uic-container", ["TicketFormats"]),
+    ("fuzz-uic-container", ["FareCore", "TicketFormats"]),
     ("fuzz-uic-records", ["TicketFormats"]),
     ("fuzz-fcb", ["TicketFormats"]),
     ("fuzz-ssb", ["TicketFormats"]),

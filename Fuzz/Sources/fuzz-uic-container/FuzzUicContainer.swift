@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import FuzzSupport
 import TicketFormats
