@@ -208,9 +208,9 @@ public struct Verdict: Sendable {
     /// The payload format, when it was recognised.
     public var format: TicketFormat?
     /// The issuer named by the envelope or the claims, when known.
-    public var issuer: String?
+    public var issuer: IssuerID?
     /// The key identifier, as text (hex for FC1), when known.
-    public var keyID: String?
+    public var keyID: KeyID?
     /// The ticket, when the payload could be read far enough to have one.
     public var ticket: Ticket?
     /// Remarks that do not change the verdict.
@@ -241,7 +241,7 @@ public struct Verdict: Sendable {
 
     public init(
         kind: VerdictKind, reason: Explanation, signature: SignatureStatus, format: TicketFormat? = nil,
-        issuer: String? = nil, keyID: String? = nil, ticket: Ticket? = nil,
+        issuer: IssuerID? = nil, keyID: KeyID? = nil, ticket: Ticket? = nil,
         warnings: [VerdictWarning] = [], inspectedAt: Date, keys: [KeyConsideration] = [],
         blocklistRevocation: BlocklistRevocation? = nil
     ) {

@@ -56,8 +56,8 @@ extension VerdictEvent {
         line.field("inspectedAt", inspectedAt)
         if form == .event, let inspector { line.field("inspector", inspector) }
         if form == .report, let issuedAt { line.field("issuedAt", issuedAt) }
-        if let issuer { line.field("issuer", issuer) }
-        if let keyId { line.field("keyId", keyId) }
+        if let issuer { line.field("issuer", issuer.rawValue) }
+        if let keyID { line.field("keyId", keyID.rawValue) }
         if let keys { line.encoded("keys", keys) }
         if form == .event { line.field("latencyMicros", latencyMicros) }
         if let layout { line.field("layout", layout) }

@@ -37,8 +37,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
     /// The signature check on its own.
     public var signature: SignatureStatus
     public var format: TicketFormat?
-    public var issuer: String?
-    public var keyId: String?
+    public var issuer: IssuerID?
+    /// The signing key's id (`keyId` in the JSON, as it has always been spelt there).
+    public var keyID: KeyID?
     public var ticketId: String?
     public var product: String?
     public var validFrom: Date?
@@ -109,8 +110,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.signature = verdict.signature
         self.format = verdict.format
         let ticket = verdict.ticket
-        self.issuer = ticket?.issuer ?? verdict.issuer
-        self.keyId = verdict.keyID
+        self.issuer = ticket.map { IssuerID($0.issuer) } ?? verdict.issuer
+        self.keyID = verdict.keyID
         self.ticketId = ticket?.ticketIDHex
         self.product = ticket?.product
         self.validFrom = ticket?.validFrom
@@ -201,8 +202,8 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         reason = try container.decode(String.self, forKey: .reason)
         signature = try container.decode(SignatureStatus.self, forKey: .signature)
         format = try container.decodeIfPresent(TicketFormat.self, forKey: .format)
-        issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
-        keyId = try container.decodeIfPresent(String.self, forKey: .keyId)
+        issuer = try container.decodeIfPresent(IssuerID.self, forKey: .issuer)
+        keyID = try container.decodeIfPresent(KeyID.self, forKey: .keyId)
         ticketId = try container.decodeIfPresent(String.self, forKey: .ticketId)
         product = try container.decodeIfPresent(String.self, forKey: .product)
         validFrom = try container.decodeIfPresent(Date.self, forKey: .validFrom)
@@ -251,7 +252,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         try container.encode(signature, forKey: .signature)
         try container.encodeIfPresent(format, forKey: .format)
         try container.encodeIfPresent(issuer, forKey: .issuer)
-        try container.encodeIfPresent(keyId, forKey: .keyId)
+        try container.encodeIfPresent(keyID, forKey: .keyId)
         try container.encodeIfPresent(ticketId, forKey: .ticketId)
         try container.encodeIfPresent(product, forKey: .product)
         try container.encodeIfPresent(validFrom, forKey: .validFrom)

@@ -97,7 +97,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
             scanReceivedAt: inspection.receivedAt.map(Self.milliseconds), source: inspection.source,
             symbology: inspection.symbology.map(Recorded.init), payloadDigest: inspection.payloadDigest,
             format: verdict.format.map(Recorded.init),
-            issuer: (verdict.ticket?.issuer ?? verdict.issuer).map(IssuerID.init),
+            issuer: verdict.ticket.map { IssuerID($0.issuer) } ?? verdict.issuer,
             ticketID: verdict.ticket.map { TicketID($0.ticketID) }, verdict: Recorded(verdict.kind),
             reason: verdict.reason, signature: Recorded(verdict.signature), warnings: verdict.warnings,
             inspector: inspection.inspector, decidedBy: Recorded(inspection.decidedBy),

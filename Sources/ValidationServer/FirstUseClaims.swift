@@ -121,7 +121,7 @@ public final class FirstUseClaimVerifier: Sendable {
                     + "\(verdict.kind.rawValue): \(PrintableText(String(verdict.reason.prefix(200)))) Nothing is claimed."
             )
         }
-        let issuer = verdict.ticket?.issuer ?? verdict.issuer ?? ""
+        let issuer = verdict.ticket?.issuer ?? verdict.issuer?.rawValue ?? ""
         guard let ticket = verdict.ticket, !ticket.ticketID.isEmpty, !issuer.isEmpty else {
             throw ClaimRefusal(reason: "The ticket carries no ticket id to claim; nothing is claimed.")
         }

@@ -113,7 +113,8 @@ extension TicketVerifier {
         ) -> Verdict {
             withKeys(
                 Verdict(
-                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer, keyID: keyID,
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: IssuerID(issuer),
+                    keyID: KeyID(keyID),
                     ticket: ticket, warnings: warnings, inspectedAt: now, keys: report.keys))
         }
         let checks = (report.level1, report.level2)

@@ -27,7 +27,7 @@ extension TicketVerifier {
                 kind: .unknownKey,
                 reason: "No trusted key of RSP6 issuer \(issuer); import the issuer's published keys "
                     + "(farecheck keys import --rsp6 \(issuer).json).",
-                signature: .unknownKey, format: format, issuer: issuer, inspectedAt: now)
+                signature: .unknownKey, format: format, issuer: IssuerID(issuer), inspectedAt: now)
         }
         // What came of each key (by its index in `keys`: no key is copied), put into sentences only when the
         // verdict is explained (`Verdict.keys`). Left empty (no array made) when the first key tried proves the
@@ -98,7 +98,7 @@ extension TicketVerifier {
                 kind: .invalidSignature,
                 reason: "None of the \(keys.count) keys of RSP6 issuer \(issuer) recovers a well-formed block from "
                     + "the barcode: the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: issuer, inspectedAt: now)
+                signature: .invalid, format: format, issuer: IssuerID(issuer), inspectedAt: now)
             verdict.deferKeys(considerations)
             return verdict
         }
@@ -114,7 +114,8 @@ extension TicketVerifier {
                     "Key \(key.keyID) of RSP6 issuer \(issuer) opens the barcode to a PKCS#1 block of type 2, which "
                     + "does not prove that the issuer made it (random letters give such a block about once in a "
                     + "hundred thousand tries): farecheck cannot judge this ticket; check the printed ticket.",
-                signature: .unsupported, format: format, issuer: issuer, keyID: key.keyID, ticket: shown,
+                signature: .unsupported, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID),
+                ticket: shown,
                 inspectedAt: now)
             verdict.deferKeys(considerations)
             return verdict
@@ -126,7 +127,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: key.keyID, inspectedAt: now,
+                signature: .valid, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID), inspectedAt: now,
                 keys: considerations())
         }
         guard decoded.reference == barcode.reference else {
@@ -134,7 +135,8 @@ extension TicketVerifier {
                 kind: .invalidSignature,
                 reason: "The signed ticket is \(issuer)\(decoded.reference), but the barcode's clear text says "
                     + "\(barcode.ticketReference): the clear part was altered.",
-                signature: .invalid, format: format, issuer: issuer, keyID: key.keyID, inspectedAt: now,
+                signature: .invalid, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID),
+                inspectedAt: now,
                 keys: considerations())
         }
         let ticket = RSP6.ticket(from: decoded, barcode: barcode)
@@ -162,7 +164,7 @@ extension TicketVerifier {
             reason: "The RSP6 text has \(barcode.letterCount) letters after its header, but a block of RSP6 "
                 + "issuer \(barcode.issuerID)'s keys takes \(shortest - rsp6LetterSlack) to \(longest) letters: the "
                 + "text was cut short or runs on; scan it again.",
-            signature: .notChecked, format: .ukRSP6, issuer: barcode.issuerID, inspectedAt: now)
+            signature: .notChecked, format: .ukRSP6, issuer: IssuerID(barcode.issuerID), inspectedAt: now)
     }
 
     /// How many letters fewer than the most a block of a key's size takes are still a plausible block: a genuine

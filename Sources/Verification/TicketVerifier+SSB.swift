@@ -16,7 +16,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .unsupported,
                 reason: "ERA SSB version \(frame.version) tickets carry no signature that farecheck can locate.",
-                signature: .unsupported, format: format, issuer: issuer, inspectedAt: now)
+                signature: .unsupported, format: format, issuer: IssuerID(issuer), inspectedAt: now)
         }
         let keyID = String(keyNumber)
         let label = "\(issuer)/\(keyID)"
@@ -28,7 +28,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .unknownKey,
                 reason: "No trusted key \(label) (issuer/key id); import the UIC key list or the issuer's key.",
-                signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now)
+                signature: .unknownKey, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now)
         }
         let trial = UICKeyTrial(candidates, signature: signature, message: frame.signedData) {
             SSBSignatureSchemes.candidates(for: $0, form: form)
@@ -51,7 +51,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: error.code == .unsupported ? .unsupported : .malformed,
                 reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
+                signature: .valid, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now,
                 keys: trial.considerations(issuedAt: nil).keys)
         }
         var verdict = try applyPolicies(uicPolicies, PolicyContext(ticket: ticket, key: key, now: now))

@@ -225,26 +225,27 @@ public struct TicketVerifier: Sendable {
         guard let algorithmID = message.algorithmID else {
             return Verdict(
                 kind: .malformed, reason: "The COSE protected header names no algorithm.", signature: .notChecked,
-                format: format, keyID: kid, inspectedAt: now)
+                format: format, keyID: KeyID(kid), inspectedAt: now)
         }
         guard let algorithm = COSEAlgorithm(rawValue: algorithmID) else {
             return Verdict(
                 kind: .unsupported,
                 reason: "COSE algorithm \(algorithmID) is not supported (ES256, EdDSA and PS256 are).",
-                signature: .unsupported, format: format, keyID: kid, inspectedAt: now
+                signature: .unsupported, format: format, keyID: KeyID(kid), inspectedAt: now
             )
         }
         let key = try trustedKey(family: format.keyFamily, issuer: nil, keyID: kid)
         guard let key else {
             return Verdict(
                 kind: .unknownKey, reason: "No trusted key has id \(kid); the ticket cannot be checked.",
-                signature: .unknownKey, format: format, keyID: kid, inspectedAt: now
+                signature: .unknownKey, format: format, keyID: KeyID(kid), inspectedAt: now
             )
         }
         if let mismatch = Self.mismatch(algorithm, key) {
             return Verdict(
-                kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format, issuer: key.issuer,
-                keyID: kid, inspectedAt: now)
+                kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format,
+                issuer: IssuerID(key.issuer),
+                keyID: KeyID(kid), inspectedAt: now)
         }
         guard
             key.publicKey.isValidSignature(message.signature, for: message.signedBytes, scheme: Self.scheme(algorithm))
@@ -253,7 +254,7 @@ public struct TicketVerifier: Sendable {
                 kind: .invalidSignature,
                 reason:
                     "The \(algorithm.name) signature does not match key \(kid) of \(key.issuer): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
+                signature: .invalid, format: format, issuer: IssuerID(key.issuer), keyID: KeyID(kid), inspectedAt: now
             )
         }
         let ticket: Ticket
@@ -263,7 +264,7 @@ public struct TicketVerifier: Sendable {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the claims make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: key.issuer, keyID: kid, inspectedAt: now
+                signature: .valid, format: format, issuer: IssuerID(key.issuer), keyID: KeyID(kid), inspectedAt: now
             )
         }
         return try applyPolicies(policies, PolicyContext(ticket: ticket, key: key, now: now))
@@ -285,7 +286,7 @@ public struct TicketVerifier: Sendable {
                 kind: .unknownKey,
                 reason:
                     "No trusted key \(label()) (issuer/key id); import the UIC key list or the issuer's certificate.",
-                signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now
+                signature: .unknownKey, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now
             )
         }
         let trial = UICKeyTrial(candidates, signature: container.signature, message: container.signedData) {
@@ -307,7 +308,7 @@ public struct TicketVerifier: Sendable {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the records make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: issuer, keyID: keyID,
+                signature: .valid, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID),
                 warnings: IssuerQuirk.warnings(container.quirks), inspectedAt: now,
                 keys: trial.considerations(issuedAt: nil).keys
             )
@@ -376,25 +377,27 @@ public struct TicketVerifier: Sendable {
                 if !more.isEmpty { warnings += more }
             case .fails(let kind, let reason):
                 return Verdict(
-                    kind: kind, reason: reason, signature: .valid, format: ticket.format, issuer: ticket.issuer,
-                    keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
+                    kind: kind, reason: reason, signature: .valid, format: ticket.format,
+                    issuer: IssuerID(ticket.issuer),
+                    keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings, inspectedAt: context.now
                 )
             case .revokedByBlocklist(let revocation):
                 return Verdict(
                     kind: .revoked, reason: revocation.reason, signature: .valid, format: ticket.format,
-                    issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+                    issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket,
+                    warnings: warnings,
                     inspectedAt: context.now, blocklistRevocation: revocation)
             }
         }
         if let clockDoubt {
             return Verdict(
                 kind: .clockUntrusted, reason: clockDoubt.reason, signature: .valid, format: ticket.format,
-                issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+                issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings,
                 inspectedAt: context.now)
         }
         return Verdict(
             kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: ticket.format,
-            issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
+            issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings,
             inspectedAt: context.now
         )
     }

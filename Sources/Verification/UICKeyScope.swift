@@ -375,14 +375,16 @@ extension TicketVerifier {
             return Verdict(
                 kind: .invalidSignature,
                 reason: "The signature does not match key \(names): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now, keys: keys)
+                signature: .invalid, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now,
+                keys: keys)
         }
         let why = keys.map { "\($0.issuer)/\($0.keyID) \($0.reason)" }.joined(separator: "; ")
         return Verdict(
             kind: .unknownKey,
             reason: "No key in scope for this \(frame) barcode has \(label) (issuer/key id): \(why). Import the "
                 + "issuer's key for this kind of barcode.",
-            signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now, keys: keys)
+            signature: .unknownKey, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now,
+            keys: keys)
     }
 
     /// The UIC keys for a barcode's issuer and key id, judged for it; a failing directory is the verifier's error.

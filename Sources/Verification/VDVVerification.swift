@@ -460,8 +460,8 @@ public final class VDVChainVerifier: Sendable {
         ) -> VDVChainOutcome {
             .rejected(
                 Verdict(
-                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer,
-                    keyID: keyID ?? car.hex, ticket: ticket, inspectedAt: now))
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer.map(IssuerID.init),
+                    keyID: (keyID ?? car.hex).map(KeyID.init), ticket: ticket, inspectedAt: now))
         }
 
         let found: VDVAuthority?
@@ -597,7 +597,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .unknownKey,
                 reason: "No VDV-KA certificates are installed, so VDV barcodes (Deutschland-Ticket) cannot be checked.",
-                signature: .unknownKey, format: .vdvKA, keyID: barcode.caReference.hex, inspectedAt: now)
+                signature: .unknownKey, format: .vdvKA, keyID: KeyID(barcode.caReference.hex), inspectedAt: now)
         }
         switch try vdv.open(barcode, at: now) {
         case .rejected(let verdict):

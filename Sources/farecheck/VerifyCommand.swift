@@ -304,9 +304,9 @@ extension VerdictEvent {
         add("source", device.rawValue + (symbology.map { " (\($0.rawValue))" } ?? ""))
         var signatureLine = signature.rawValue
         if let format { signatureLine += ", \(format)" }
-        if let keyId { signatureLine += ", key \(keyId)" }
+        if let keyID { signatureLine += ", key \(keyID)" }
         add("signature", signatureLine)
-        add("issuer", issuer)
+        add("issuer", issuer?.rawValue)
         add("ticket", ticketId)
         var productLine = product ?? ""
         if let zones {

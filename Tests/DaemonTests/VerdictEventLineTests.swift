@@ -104,7 +104,7 @@ struct VerdictEventLineTests {
             var event = base
             event.id = InspectionID(text())
             event.reason = text()
-            event.issuer = random.next() % 2 == 0 ? nil : text()
+            event.issuer = random.next() % 2 == 0 ? nil : IssuerID(text())
             event.ticketId = random.next() % 2 == 0 ? nil : text()
             event.inspectedAt = date()
             event.validUntil = random.next() % 2 == 0 ? nil : date()

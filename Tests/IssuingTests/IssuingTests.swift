@@ -44,7 +44,7 @@ struct IssuingTests {
                 let verdict = try verifier.verify(payload)
                 #expect(verdict.kind == .valid, "\(demo.file) \(barcode): \(verdict.reason)")
                 #expect(verdict.signature == .valid && verdict.format == .fc1)
-                #expect(verdict.keyID == key.keyID.hexString && verdict.issuer == "demo-transit")
+                #expect(verdict.keyID == KeyID(key.keyID.hexString) && verdict.issuer == "demo-transit")
                 #expect(verdict.ticket?.product == "day" && verdict.ticket?.holder == "ID ****1234")
             }
         }

@@ -102,7 +102,7 @@ struct VDVVerifierTests {
         #expect(ticket.category == "adult")
         #expect(ticket.details.contains { $0.label == "class" && $0.value == "second" })
         #expect(ticket.details.contains { $0.label == "price" && $0.value == "49.00 EUR" })
-        #expect(verdict.keyID == VDVWriter.samHolder(organisation: 4_711, samID: 0x01_23_45).hexString)
+        #expect(verdict.keyID?.rawValue == VDVWriter.samHolder(organisation: 4_711, samID: 0x01_23_45).hexString)
     }
 
     @Test("a tampered ticket byte, in the signature or in the clear remainder, is an invalid signature")
