@@ -636,8 +636,17 @@ extension InspectionJournal {
     /// Appends an inspection and returns once it is in the database, or throws: for the CLI and tools, which
     /// have nobody to show a verdict to while the disk is full. The daemon uses `append`.
     public func write(_ record: InspectionRecord) throws(StoreError) {
-        try write { db in try record.insertIntoJournal(db) }
-        state.withLock { $0.newest = max($0.newest ?? record.inspectedAt, record.inspectedAt) }
+        try write([record])
+    }
+
+    /// Appends inspections in one transaction and returns once they are in the database, or throws (a backlog
+    /// written by a tool or a bench, each record once).
+    public func write(_ records: [InspectionRecord]) throws(StoreError) {
+        try write { db in
+            for record in records { try record.insertIntoJournal(db) }
+        }
+        guard let latest = records.map(\.inspectedAt).max() else { return }
+        state.withLock { $0.newest = max($0.newest ?? latest, latest) }
     }
 
     /// The records waiting for the server: not acknowledged, and not refused.

@@ -461,7 +461,7 @@ public final class VDVChainVerifier: Sendable {
             .rejected(
                 Verdict(
                     kind: kind, reason: reason, signature: signature, format: format, issuer: issuer.map(IssuerID.init),
-                    keyID: (keyID ?? car.hex).map(KeyID.init), ticket: ticket, inspectedAt: now))
+                    keyID: KeyID(keyID ?? car.hex), ticket: ticket, inspectedAt: now))
         }
 
         let found: VDVAuthority?

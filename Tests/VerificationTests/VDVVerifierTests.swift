@@ -86,6 +86,10 @@ struct VDVVerifierTests {
         #expect(verdict.kind == .unknownKey)
         #expect(verdict.signature == .unknownKey)
         #expect(verdict.reason.contains("DEVDV 11 02 16"))
+        // The key the inspector is told of is the CA the barcode names, as the verdict's key id.
+        #expect(
+            verdict.keyID == KeyID(VDVCAReference(hex: "4445564456110216")?.hex ?? ""),
+            "\(verdict.keyID.map(\.rawValue) ?? "none")")
 
         let unknown = try verify(Self.pki.barcode(caReference: VDVCAReference(hex: "4445564456119921")!))
         #expect(unknown.kind == .unknownKey)

@@ -371,27 +371,22 @@ struct DaemonBenchmark {
     /// Journals `count` earlier inspections (the last day's, oldest first) into the store's journal in one
     /// transaction, as a validator that was offline for a while holds them; returns how many wait for upload.
     static func journalBacklog(_ count: Int, storePath: String) throws -> Int {
-        let journal = InspectionJournal.paths(besideStore: storePath).journal
-        let queue = try DatabaseQueue(path: journal)
-        defer { try? queue.close() }
+        let paths = InspectionJournal.paths(besideStore: storePath)
+        let journal = try InspectionJournal(path: paths.journal, reservePath: paths.reserve, role: .usesExisting)
+        defer { try? journal.close() }
         let now = Date()
-        try queue.write { db in
-            for index in 0..<count {
+        try journal.write(
+            (0..<count).map { index in
                 let verdict = Verdict(
                     kind: .valid, reason: "Valid ticket.", signature: .valid, format: .fc1, issuer: "demo-transit",
                     inspectedAt: now.addingTimeInterval(-86_400 + Double(index) * 86_000 / Double(max(count, 1))))
-                let record = InspectionRecord(
+                return InspectionRecord(
                     Inspection(
                         source: "bench-scanner", symbology: .aztec, payloadByteCount: 170,
                         payloadDigest: (0..<32).map { UInt8(truncatingIfNeeded: index >> ($0 % 4 * 8)) },
                         verdict: verdict))
-                try record.insert(db)
-            }
-        }
-        return try queue.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM inspection WHERE sent_at IS NULL AND refused_at IS NULL")
-                ?? 0
-        }
+            })
+        return try journal.unsentInspectionCount()
     }
 
     /// The load average over the last minute, as `uptime` prints it.

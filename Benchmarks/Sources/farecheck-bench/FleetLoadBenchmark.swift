@@ -89,7 +89,7 @@ final class FleetLoadRun: @unchecked Sendable {
     struct Validator {
         var token: String
         var server: Int
-        var pending: [InspectionUpload] = []
+        var pending: [InspectionRecord] = []
         var round = 0
     }
 
@@ -293,14 +293,14 @@ final class FleetLoadRun: @unchecked Sendable {
         let since = Int64(Date().timeIntervalSince1970 * 1000) - Int64(command.syncPeriod / command.compression * 1000)
         _ = await request(index, "first-uses", .GET, APIPath.firstUses + "?since=\(since)", token: token, body: nil)
         let records = (0..<command.recordsPerRound).map { serial in
-            InspectionUpload(
+            InspectionRecord(
                 id: "sim-\(index)-\(number)-\(serial)", inspectedAt: Int64(Date().timeIntervalSince1970 * 1000),
-                device: "door-1", symbology: "aztec", payloadDigest: Array(repeating: UInt8(serial), count: 32),
+                source: "door-1", symbology: "aztec", payloadDigest: Array(repeating: UInt8(serial), count: 32),
                 format: "fc1", issuer: "demo-transit", ticketID: [UInt8(truncatingIfNeeded: index), UInt8(serial)],
-                verdict: "valid", reason: "Valid ticket.", signature: "valid", warnings: "", inspector: nil,
+                verdict: "valid", reason: "Valid ticket.", signature: "valid", warnings: [], inspector: nil,
                 decidedBy: "offline")
         }
-        let batch = validators.withLock { list -> [InspectionUpload] in
+        let batch = validators.withLock { list -> [InspectionRecord] in
             list[index].pending += records
             return Array(list[index].pending.prefix(InspectionBatch.maximumRecordCount))
         }
@@ -308,7 +308,7 @@ final class FleetLoadRun: @unchecked Sendable {
         tally.withLock { $0.roundsDone += 1 }
     }
 
-    func upload(_ index: Int, _ batch: [InspectionUpload], token: String) async {
+    func upload(_ index: Int, _ batch: [InspectionRecord], token: String) async {
         guard let body = try? WireFormat.encode(InspectionBatch(records: batch)),
             let answer = await request(index, "inspections", .POST, APIPath.inspections, token: token, body: body),
             let acknowledgement = try? JSONDecoder().decode(BatchAcknowledgement.self, from: Data(answer))
@@ -323,7 +323,7 @@ final class FleetLoadRun: @unchecked Sendable {
         let ticket = number / 2
         let index = (number % 2 == 0 ? ticket : ticket + command.validators / 2) % command.validators
         let token = validators.withLock { $0[index].token }
-        let inspection = "check-\(number)"
+        let inspection: InspectionID = "check-\(number)"
         let request = OnlineCheckRequest(
             payload: Array("FC1:load".utf8), format: "fc1", issuer: "fleet-load",
             ticketID: withUnsafeBytes(of: UInt64(ticket).bigEndian, Array.init), keyID: "k1", claimFirstUse: true,
