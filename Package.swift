@@ -82,7 +82,7 @@ let package = Package(
         // PIN derivations, a serial port). docs/development.md, "Where work runs".
         .target(
             name: "Executors",
-            dependencies: ["SystemCalls", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["SystemCalls", "CLinuxShims", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict),
         // The version both programs print, stamped from git before every build (scripts/version-stamp.sh).
         .target(name: "FarecheckVersion", swiftSettings: strict, plugins: ["GitVersion"]),

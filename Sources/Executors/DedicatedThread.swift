@@ -15,8 +15,8 @@ public final class DedicatedThread: Sendable {
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> DedicatedThread {
         let dedicated = DedicatedThread()
         let thread = Thread {
-            // Named from inside: Foundation does not pass a name set before `start()` on to the system.
-            Thread.current.name = name
+            // Named from inside, by the thread itself (see `ThreadName`).
+            ThreadName.nameCurrentThread(name)
             body()
             let waiters = dedicated.state.withLock { state in
                 state.done = true

@@ -57,8 +57,8 @@ public final class ExecutorThread: SerialExecutor, TaskExecutor, Sendable {
         let queue = self.queue
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [unowned(unsafe) self] in
-            // Named from inside: Foundation does not pass a name set before `start()` on to the system (`ps`, `top`).
-            Thread.current.name = name
+            // Named from inside, by the thread itself (see `ThreadName`): `ps` and `top` show it.
+            ThreadName.nameCurrentThread(name)
             // The executor's own references, taken while `init` still holds it: a job runs isolated to it.
             let serial = self.asUnownedSerialExecutor()
             let task = self.asUnownedTaskExecutor()

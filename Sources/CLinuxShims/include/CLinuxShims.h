@@ -26,6 +26,17 @@ int CLinuxShims_hidrawInfo(int fd, uint32_t *bustype, uint16_t *vendor, uint16_t
 /// Returns the descriptor (close-on-exec), or -errno.
 int CLinuxShims_ueventSocket(uint32_t groups);
 
+// --- Threads.
+#include <errno.h>
+#include <sys/prctl.h>
+
+/// Names the calling thread for the system (PR_SET_NAME: `ps -L`, `top`, /proc/.../comm; at most 15 bytes are kept):
+/// pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc module is not built with, and prctl is variadic.
+/// Returns 0 or -errno.
+static inline int CLinuxShims_setThreadName(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL) == 0 ? 0 : -errno;
+}
+
 // --- Serial scanners: exclusive ttys, pseudo-terminals.
 #include <errno.h>
 #include <sys/ioctl.h>
