@@ -154,6 +154,12 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
                 forKey: .warningMessages, in: container,
                 debugDescription: "at most \(Self.maximumWarningCount) warning messages, not \(messages.count)")
         }
+        // Text a record keeps holds no U+0000 (the document's pattern), also a sentence beyond the codes, which is
+        // not kept.
+        guard !messages.contains(where: { $0.unicodeScalars.contains("\u{0}") }) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .warningMessages, in: container, debugDescription: "a warning message holds U+0000")
+        }
         warnings = Self.warnings(
             codes: try container.decodeAbsentOr(String.self, forKey: .warnings) ?? "", messages: messages)
         inspector = try container.decodeAbsentOr(String.self, forKey: .inspector)

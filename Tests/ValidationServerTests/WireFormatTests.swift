@@ -97,6 +97,15 @@ struct WireFormatTests {
         #expect(back.clockFloorSource == new.clockFloorSource)
         // The server holding the older form takes this one as the same record (sent again after an upgrade).
         #expect(old.differences(from: back).isEmpty)
+        // A sentence with U+0000 is refused as the document's pattern says, also one beyond the codes (not kept).
+        for codes in ["seen-before", ""] {
+            let withNUL =
+                #"{"id":"n","inspectedAt":1,"device":"d","payloadDigest":"01","verdict":"valid","#
+                + #""reason":"","signature":"valid","warnings":"\#(codes)","warningMessages":["a\u0000b"]}"#
+            #expect(throws: DecodingError.self) {
+                try WireFormat.decode(InspectionRecord.self, from: Array(withNUL.utf8))
+            }
+        }
     }
 }
 
