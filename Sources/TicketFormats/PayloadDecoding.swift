@@ -5,8 +5,9 @@ import FareCore
 ///
 /// The verifier's decoding when it made a ticket: the ticket keeps what the format decoded (`Ticket.decodedContent`),
 /// and everything here is read from that, never from the payload again. For a payload whose ticket the verifier did
-/// not decode (a signature that failed, a key it does not have, a container that does not parse), the bytes are read
-/// here, once, whatever the verdict: a forged ticket's layout is shown too, and a broken record is still named.
+/// not decode (a signature that failed, a key it does not have), the container or barcode it took apart is read, and
+/// for one that does not parse, why: a forged ticket's layout is shown too, and a broken record is still named.
+/// `TicketVerifier.inspect` makes it, beside the verdict.
 public struct PayloadDecoding: Sendable {
     /// What the payload was decoded into.
     private enum Source: Sendable {
@@ -49,38 +50,6 @@ public struct PayloadDecoding: Sendable {
             default: source = .other
             }
         }
-    }
-
-    /// The decoding behind `verdict` (its ticket's), or, for a payload on its own without the verifier that judged
-    /// it (tests, fuzzing), the bytes read once when the verdict has no ticket. The daemon and `verify` take the
-    /// verifier's (`TicketVerifier.inspect`).
-    public init(payload: [UInt8], verdict: Verdict) {
-        format = verdict.format
-        ticketUnreadable = verdict.ticket?.unreadableRecords
-        if let content = verdict.ticket?.decodedContent {
-            source = .ticket(content)
-        } else {
-            source = Self.read(payload)
-        }
-    }
-
-    /// The payload's UIC container or DOSIPAS barcode, read from the bytes once.
-    private static func read(_ payload: [UInt8]) -> Source {
-        if UIC918_3.isContainer(payload) {
-            do {
-                return .uicContainer(try UICContainer(parsing: payload))
-            } catch {
-                return .unreadableContainer(UIC918_3.asSentence(error.message))
-            }
-        }
-        if DOSIPASBarcode.isBarcode(payload) {
-            do {
-                return .dosipasBarcode(try DOSIPASBarcode(decoding: payload))
-            } catch {
-                return .unreadableBarcode(UIC918_3.asSentence(error.message))
-            }
-        }
-        return .other
     }
 
     /// The records of the payload that are present but cannot be read: the ticket's list when the verdict has a

@@ -14,9 +14,10 @@ import TicketFormats
 struct PayloadDecodingTests {
     /// What `PayloadDecoding` shows, beside what the byte-level readers show for the same payload.
     static func expectSameAsBytes(
-        _ payload: [UInt8], _ verdict: Verdict, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ payload: [UInt8], _ inspected: VerifiedPayload, _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        let decoding = PayloadDecoding(payload: payload, verdict: verdict)
+        let (verdict, decoding) = (inspected.verdict, inspected.decoding)
         #expect(decoding.printedLayout == UIC918_3.layout(of: payload), "\(label)", sourceLocation: sourceLocation)
         #expect(decoding.fcb == FCBContent(payload: payload), "\(label)", sourceLocation: sourceLocation)
         let fromBytes: [UnreadableRecord]
@@ -42,12 +43,13 @@ struct PayloadDecodingTests {
         ]
         for (file, instant) in cases {
             let payload = try UICFixtures.bytes(file)
-            let verdict = try TicketVerifier(trust: trust, clock: FixedClock(instant)).verify(payload)
+            let inspected = try TicketVerifier(trust: trust, clock: FixedClock(instant)).inspect(payload)
+            let verdict = inspected.verdict
             #expect(verdict.kind == .valid, "\(file): \(verdict.reason)")
             #expect(verdict.ticket?.decodedContent is UICDecodedContent, "\(file)")
-            Self.expectSameAsBytes(payload, verdict, file)
+            Self.expectSameAsBytes(payload, inspected, file)
             // Given no bytes at all, the same: everything is read from the ticket's decoding.
-            let fromTicket = PayloadDecoding(payload: [], verdict: verdict)
+            let fromTicket = PayloadDecoding(verdict: verdict, recognised: nil, failure: nil, payload: [])
             #expect(fromTicket.printedLayout == UIC918_3.layout(of: payload), "\(file)")
             #expect(fromTicket.fcb == FCBContent(payload: payload), "\(file)")
             #expect(fromTicket.unreadableRecords == verdict.ticket?.unreadableRecords, "\(file)")
@@ -71,38 +73,34 @@ struct PayloadDecodingTests {
         let until = UICDay(year: 2026, month: 3, day: 31)!
         for quirks: Set<TicketQuirk> in [[], [.brokenLayout], [.paddedLayoutNumbers]] {
             let payload = try issuer.ticket(quirks, from: from, until: until)
-            let verdict = try verifier.verify(payload)
+            let inspected = try verifier.inspect(payload)
+            let verdict = inspected.verdict
             #expect(verdict.kind == .valid, "\(quirks): \(verdict.reason)")
-            Self.expectSameAsBytes(payload, verdict, "\(quirks)")
-            #expect(PayloadDecoding(payload: [], verdict: verdict).printedLayout == UIC918_3.layout(of: payload))
+            Self.expectSameAsBytes(payload, inspected, "\(quirks)")
+            #expect(
+                PayloadDecoding(verdict: verdict, recognised: nil, failure: nil, payload: []).printedLayout
+                    == UIC918_3.layout(of: payload))
 
             // Forged: no ticket is made, the bytes are read (the layout is shown under its verdict all the same).
             var forged = payload
             forged[24] ^= 0x10
-            let refused = try verifier.verify(forged)
+            // The verifier hands over the container it took apart: the same as the bytes, not read again.
+            let forgedInspected = try verifier.inspect(forged)
+            let refused = forgedInspected.verdict
             #expect(refused.kind == .invalidSignature && refused.ticket == nil, "\(quirks): \(refused.reason)")
-            Self.expectSameAsBytes(forged, refused, "\(quirks) forged")
-            // The verifier hands over the container it took apart: the same, without reading the bytes again.
-            let inspected = try verifier.inspect(forged)
-            #expect(inspected.verdict.kind == .invalidSignature)
-            #expect(inspected.decoding.printedLayout == UIC918_3.layout(of: forged), "\(quirks) forged")
-            #expect(inspected.decoding.fcb == FCBContent(payload: forged), "\(quirks) forged")
-            #expect(
-                inspected.decoding.unreadableRecords == UIC918_3.unreadableRecords(ofPayload: forged), "\(quirks)")
+            Self.expectSameAsBytes(forged, forgedInspected, "\(quirks) forged")
             if quirks.contains(.brokenLayout) {
-                #expect(PayloadDecoding(payload: forged, verdict: refused).unreadableRecords.map(\.tag) == ["U_TLAY"])
+                #expect(forgedInspected.decoding.unreadableRecords.map(\.tag) == ["U_TLAY"])
             } else {
-                #expect(PayloadDecoding(payload: forged, verdict: refused).printedLayout.lines?.isEmpty == false)
+                #expect(forgedInspected.decoding.printedLayout.lines?.isEmpty == false)
             }
 
             // A container cut short: no format, no ticket; the reason the container cannot be read.
             let cut = Array(payload.prefix(70))
-            let broken = try verifier.verify(cut)
-            #expect(broken.ticket == nil)
-            Self.expectSameAsBytes(cut, broken, "\(quirks) cut")
-            guard case .containerUnreadable = try verifier.inspect(cut).decoding.printedLayout,
-                case .containerUnreadable = PayloadDecoding(payload: cut, verdict: broken).printedLayout
-            else {
+            let cutInspected = try verifier.inspect(cut)
+            #expect(cutInspected.verdict.ticket == nil)
+            Self.expectSameAsBytes(cut, cutInspected, "\(quirks) cut")
+            guard case .containerUnreadable = cutInspected.decoding.printedLayout else {
                 Issue.record("\(quirks): the cut container's layout is not unreadable")
                 continue
             }
@@ -116,12 +114,18 @@ struct PayloadDecodingTests {
         for name in DOSIPASFixtures.samples {
             let payload = try DOSIPASFixtures.bytes(name)
             for instant in [utc("2026-02-12T18:47:00Z"), Date()] {
-                let verdict = try TicketVerifier(trust: trust, clock: FixedClock(instant)).verify(payload)
-                Self.expectSameAsBytes(payload, verdict, "\(name) \(verdict.kind)")
+                let inspected = try TicketVerifier(trust: trust, clock: FixedClock(instant)).inspect(payload)
+                let verdict = inspected.verdict
+                Self.expectSameAsBytes(payload, inspected, "\(name) \(verdict.kind)")
                 if verdict.ticket != nil {
                     #expect(verdict.ticket?.decodedContent is DOSIPASDecodedContent, "\(name)")
-                    #expect(PayloadDecoding(payload: [], verdict: verdict).fcb == FCBContent(payload: payload))
-                    if case .decoded = PayloadDecoding(payload: [], verdict: verdict).fcb { decoded += 1 }
+                    #expect(
+                        PayloadDecoding(verdict: verdict, recognised: nil, failure: nil, payload: []).fcb
+                            == FCBContent(payload: payload))
+                    if case .decoded = PayloadDecoding(verdict: verdict, recognised: nil, failure: nil, payload: []).fcb
+                    {
+                        decoded += 1
+                    }
                 }
             }
         }
