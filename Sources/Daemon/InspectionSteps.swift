@@ -151,7 +151,8 @@ struct FleetFirstUseStep: InspectionStep {
         let store = self.store
         let found = await io.run { () -> Result<FleetFirstUse?, StoreError> in
             Result { () throws(StoreError) in
-                try store.fleetFirstUse(issuer: ticket.issuer, ticketID: ticket.ticketID, format: verdict.format)
+                try store.fleetFirstUse(
+                    issuer: ticket.issuer.rawValue, ticketID: ticket.ticketID.bytes, format: verdict.format)
             }
         }
         switch found {

@@ -19,6 +19,8 @@ extension TextIdentifier {
         self.init(String(stringInterpolation: stringInterpolation))
     }
     public var description: String { rawValue }
+    /// Whether the identifier is empty text (names nothing).
+    public var isEmpty: Bool { rawValue.isEmpty }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public init(from decoder: any Decoder) throws {
@@ -80,11 +82,24 @@ public struct TicketID: Sendable, Hashable, Codable, CustomStringConvertible, Ex
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public init(arrayLiteral elements: UInt8...) { bytes = elements }
 
+    /// The id hashed as one block: `[UInt8]`'s own hashing feeds the hasher byte by byte, and revocations and
+    /// replays look a ticket up by its id on every scan.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    /// How many bytes the id has.
+    public var count: Int { bytes.count }
+
     /// Whether the id names nothing (no bytes).
     public var isEmpty: Bool { bytes.isEmpty }
 
     /// Lowercase hex.
     public var description: String { bytes.hexString }
+
+    /// Lowercase hex, as `[UInt8].hexString` writes the bytes.
+    public var hexString: String { bytes.hexString }
 
     /// Reads lowercase or uppercase hex; `nil` for anything else.
     public init?(hex: String) {

@@ -11,12 +11,12 @@ public struct Ticket: Sendable {
         set { update { $0.format = newValue } }
     }
     /// The issuer that the ticket claims (FC1 `iss`, UIC issuer code).
-    public var issuer: String {
+    public var issuer: IssuerID {
         get { storage.fields.issuer }
         set { update { $0.issuer = newValue } }
     }
     /// The ticket's own identifier (FC1 `cti`), as bytes.
-    public var ticketID: [UInt8] {
+    public var ticketID: TicketID {
         get { storage.fields.ticketID }
         set { update { $0.ticketID = newValue } }
     }
@@ -114,7 +114,7 @@ public struct Ticket: Sendable {
     }
 
     public init(
-        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        format: TicketFormat, issuer: IssuerID, ticketID: TicketID, validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
         passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
         activatedAt: Date? = nil, reactivations: Int? = nil,
@@ -133,7 +133,7 @@ public struct Ticket: Sendable {
     /// A ticket whose `details` are built by `deferredDetails` when read; the other fields as in
     /// `init(format:issuer:ticketID:…)`. `deferredDetails` must be pure: it may run any number of times.
     public init(
-        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        format: TicketFormat, issuer: IssuerID, ticketID: TicketID, validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
         passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
         activatedAt: Date? = nil, reactivations: Int? = nil,
@@ -154,7 +154,7 @@ public struct Ticket: Sendable {
     /// decoded from the payload, for what is shown beyond the ticket's fields (see `decodedContent`). The other
     /// fields as in `init(format:issuer:ticketID:…)`.
     public init(
-        format: TicketFormat, issuer: String, ticketID: [UInt8], validFrom: Date? = nil, validUntil: Date? = nil,
+        format: TicketFormat, issuer: IssuerID, ticketID: TicketID, validFrom: Date? = nil, validUntil: Date? = nil,
         issuedAt: Date? = nil, product: String? = nil, zones: [String]? = nil, category: String? = nil,
         passengers: Int? = nil, holder: String? = nil, holderCheck: TicketHolder? = nil,
         activatedAt: Date? = nil, reactivations: Int? = nil,
@@ -201,8 +201,8 @@ public struct Ticket: Sendable {
     /// What a ticket holds.
     private struct Fields: Sendable {
         var format: TicketFormat
-        var issuer: String
-        var ticketID: [UInt8]
+        var issuer: IssuerID
+        var ticketID: TicketID
         var validFrom: Date?
         var validUntil: Date?
         var issuedAt: Date?
@@ -239,7 +239,7 @@ public struct Ticket: Sendable {
     }
 
     /// The ticket id as lowercase hex, the form used in revocation lists and on screen.
-    public var ticketIDHex: String { ticketID.hexString }
+    public var ticketIDHex: String { ticketID.description }
 }
 
 /// One travel document of a ticket that carries several: what it is and when it is valid.

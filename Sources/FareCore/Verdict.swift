@@ -139,9 +139,9 @@ public struct KeyConsideration: Sendable, Hashable, Codable {
     }
 
     /// The key's issuer (normalised RICS code for UIC keys).
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id.
-    public var keyID: String
+    public var keyID: KeyID
     /// What the key list says the key is for, and the key's kind, e.g.
     /// `TLB, barcode version 1, SHA1withDSA(1024,160); DSA 1024/160`.
     public var listing: String
@@ -150,7 +150,7 @@ public struct KeyConsideration: Sendable, Hashable, Codable {
     /// Why, in a few words for the inspector.
     public var reason: String
 
-    public init(issuer: String, keyID: String, listing: String, outcome: Outcome, reason: String) {
+    public init(issuer: IssuerID, keyID: KeyID, listing: String, outcome: Outcome, reason: String) {
         self.issuer = issuer
         self.keyID = keyID
         self.listing = listing
@@ -172,10 +172,10 @@ public struct KeyConsideration: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        issuer = try container.decode(String.self, forKey: .issuer)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
         keyID =
-            try container.decodeIfPresent(String.self, forKey: .keyID)
-            ?? container.decode(String.self, forKey: .formerKeyID)
+            try container.decodeIfPresent(KeyID.self, forKey: .keyID)
+            ?? container.decode(KeyID.self, forKey: .formerKeyID)
         listing = try container.decode(String.self, forKey: .listing)
         outcome = try container.decode(Outcome.self, forKey: .outcome)
         reason = try container.decode(String.self, forKey: .reason)

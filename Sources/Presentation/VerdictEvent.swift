@@ -110,7 +110,7 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         self.signature = verdict.signature
         self.format = verdict.format
         let ticket = verdict.ticket
-        self.issuer = ticket.map { IssuerID($0.issuer) } ?? verdict.issuer
+        self.issuer = ticket.map { $0.issuer } ?? verdict.issuer
         self.keyID = verdict.keyID
         self.ticketId = ticket?.ticketIDHex
         self.product = ticket?.product

@@ -48,8 +48,8 @@ public struct OnlineChecker: Sendable {
         guard verdict.kind == .valid, let client = link.connectedClient else { return offline }
         let request = OnlineCheckRequest(
             payload: payload, format: verdict.format.map(Recorded.init),
-            issuer: verdict.ticket?.issuer ?? verdict.issuer?.rawValue,
-            ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID?.rawValue, claimFirstUse: inspectionID != nil,
+            issuer: verdict.ticket?.issuer ?? verdict.issuer,
+            ticketID: verdict.ticket?.ticketID, keyID: verdict.keyID, claimFirstUse: inspectionID != nil,
             inspectionID: inspectionID)
         let answer: OnlineCheckResponse
         do {

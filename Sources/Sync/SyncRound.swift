@@ -414,12 +414,12 @@ public struct SyncRound: Sendable {
     }
 
     /// A key's identity as the store keeps it (see `storeRecord(of:)`); `nil` for an unknown family.
-    static func storeIdentity(format wireName: String, issuer: String, keyID: String) -> (
-        family: KeyFamily, issuer: String, keyID: String
+    static func storeIdentity(format wireName: String, issuer: IssuerID, keyID: KeyID) -> (
+        family: KeyFamily, issuer: IssuerID, keyID: KeyID
     )? {
         guard let family = KeyFamily(wireName: wireName) else { return nil }
         guard family == .uic else { return (family, issuer, keyID) }
-        return (family, UICKeyList.normalizedCode(issuer), UICKeyList.normalizedCode(keyID))
+        return (family, UICKeyList.normalizedCode(issuer), KeyID(UICKeyList.normalizedCode(keyID.rawValue)))
     }
 
     /// Applies a verified revocation delta to the store in one transaction (see

@@ -344,7 +344,8 @@ private struct ClaimValues {
             details.append(("activation period", "\(duration) s"))
         }
         return Ticket(
-            format: .fc1, issuer: issuer, ticketID: ticketID, validFrom: validFrom, validUntil: validUntil,
+            format: .fc1, issuer: IssuerID(issuer), ticketID: TicketID(ticketID), validFrom: validFrom,
+            validUntil: validUntil,
             issuedAt: issuedAt, product: product, zones: zones, category: category, passengers: passengers ?? 1,
             holder: holder,
             holderCheck: holder.map { TicketHolder(note: $0) }, activatedAt: activatedAt, reactivations: reactivations,

@@ -16,7 +16,8 @@ public enum RSP6 {
     public static func ticket(from ticket: RSP6Ticket, barcode: RSP6Barcode) -> Ticket {
         let validity = ticket.validity
         return Ticket(
-            format: .ukRSP6, issuer: barcode.issuerID, ticketID: Array(barcode.ticketReference.utf8),
+            format: .ukRSP6, issuer: IssuerID(barcode.issuerID),
+            ticketID: TicketID(Array(barcode.ticketReference.utf8)),
             validFrom: validity.from, validUntil: validity.until, issuedAt: ticket.purchase?.purchasedAt,
             product: ticket.fareLabel ?? ticket.ticketType, holder: ticket.passengerName,
             holderCheck: ticket.passengerName.map { TicketHolder(name: $0) },

@@ -138,7 +138,8 @@ extension ERASSB {
         if let signatureForm { details.append(("signature", signatureForm.description)) }
 
         return Ticket(
-            format: .eraSSB, issuer: String(ssb.issuerCode), ticketID: ticketID, validFrom: validFrom,
+            format: .eraSSB, issuer: IssuerID(String(ssb.issuerCode)), ticketID: TicketID(ticketID),
+            validFrom: validFrom,
             validUntil: validUntil, issuedAt: issuedAt, product: product, category: category, passengers: passengers,
             details: details
         )

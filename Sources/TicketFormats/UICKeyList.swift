@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// A hash function named by a UIC key list entry.
@@ -167,12 +168,18 @@ public struct UICKeyList: Sendable {
 
     /// An issuer as the store keeps it and verification matches it: a RICS code normalised (`0080` → `80`),
     /// any other issuer as it is.
+    /// `storedIssuer(_:)` of an issuer.
+    public static func storedIssuer(_ issuer: IssuerID) -> IssuerID { IssuerID(storedIssuer(issuer.rawValue)) }
+
     public static func storedIssuer(_ issuer: String) -> String {
         isRICSCode(issuer) ? normalizedCode(issuer) : issuer
     }
 
     /// A code for matching: trimmed; all digits → without leading zeros (`0080` → `80`, `00007` → `7`,
     /// `0` stays `0`); anything else kept as text (`TT005`).
+    /// `normalizedCode(_:)` of an issuer: `0080` and `80` are one issuer.
+    public static func normalizedCode(_ issuer: IssuerID) -> IssuerID { IssuerID(normalizedCode(issuer.rawValue)) }
+
     public static func normalizedCode(_ text: String) -> String {
         // Most codes are already as matched (`1080`, `TT005`): returned as they are, for every scan.
         let utf8 = text.utf8

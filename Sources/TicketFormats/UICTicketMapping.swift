@@ -124,7 +124,8 @@ extension UIC918_3 {
             ?? flex.value?.documents.lazy.compactMap(\.reference).first.map { Array("\($0)".utf8) } ?? []
         let flexIssuer = (flex.value?.issuing.issuer ?? flex.value?.issuing.securityProvider).map { "\($0)" }
         var ticket = Ticket(
-            format: .uic9183, issuer: head.value?.issuerCode ?? flexIssuer ?? container.issuerCode, ticketID: ticketID,
+            format: .uic9183, issuer: IssuerID(head.value?.issuerCode ?? flexIssuer ?? container.issuerCode),
+            ticketID: TicketID(ticketID),
             validFrom: validFrom, validUntil: validUntil,
             issuedAt: head.value?.issuedAt ?? flex.value?.issuing.issuedAt,
             product: product, category: category, passengers: passengers, holder: holder, holderCheck: holderCheck,

@@ -79,7 +79,7 @@ extension VDVEntitlement {
         let sold = VDVTransaction.time(bytes, at: transactionOffset)
         let issuedAt = sold.isZero ? nil : sold.instant(.earlier)
         return Ticket(
-            format: .vdvKA, issuer: String(kvpOrganisationID), ticketID: ticketID, validFrom: from,
+            format: .vdvKA, issuer: IssuerID(String(kvpOrganisationID)), ticketID: TicketID(ticketID), validFrom: from,
             validUntil: until, issuedAt: issuedAt, product: productName, zones: zones,
             category: category,
             passengers: passengers, holder: holder, holderCheck: holderCheck,

@@ -36,7 +36,8 @@ extension TrustStore {
                         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (issuer, ticket_id, format) DO NOTHING
                         """,
                     arguments: [
-                        entry.format, entry.issuer, Data(entry.ticketID), entry.device, Self.milliseconds(entry.usedAt),
+                        entry.format, entry.issuer, Data(entry.ticketID.bytes), entry.device,
+                        Self.milliseconds(entry.usedAt),
                         entry.recordedAt.map(Self.milliseconds),
                     ])
                 added += db.changesCount
@@ -46,7 +47,9 @@ extension TrustStore {
                     sql: """
                         DELETE FROM fleet_first_use WHERE issuer = ? AND ticket_id = ? AND format = ? AND device = ?
                         """,
-                    arguments: [withdrawal.issuer, Data(withdrawal.ticketID), withdrawal.format, withdrawal.device])
+                    arguments: [
+                        withdrawal.issuer, Data(withdrawal.ticketID.bytes), withdrawal.format, withdrawal.device,
+                    ])
             }
             try db.execute(
                 sql: "DELETE FROM fleet_first_use WHERE coalesce(recorded_at, used_at) < ?",
@@ -72,7 +75,7 @@ extension TrustStore {
                 arguments: [issuer, Data(ticketID), format?.rawValue ?? ""])
             return row.map {
                 FleetFirstUse(
-                    format: $0["format"], issuer: $0["issuer"], ticketID: Array($0["ticket_id"] as Data),
+                    format: $0["format"], issuer: $0["issuer"], ticketID: TicketID(Array($0["ticket_id"] as Data)),
                     device: $0["device"],
                     usedAt: Date(timeIntervalSince1970: TimeInterval($0["used_at"] as Int64) / 1000),
                     recordedAt: ($0["recorded_at"] as Int64?).map {

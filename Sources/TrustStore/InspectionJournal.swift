@@ -777,7 +777,7 @@ extension InspectionJournal {
 extension InspectionJournal: InspectionHistory {
     /// The inspections of one ticket since `since`, newest first: what replay detection asks on every valid verdict,
     /// on the journal's look-up connection (``LookupConnection``), whose single `SELECT` never waits for a write.
-    public func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
+    public func pastInspections(ofTicket ticketID: TicketID, issuer: IssuerID, since: Date) throws -> [PastInspection] {
         // The file made and migrated first: a journal the disk kept from opening at start opens here, as on any read.
         if !lookups.isOpen {
             // A journal that does not exist holds no inspection of the ticket, and a look-up does not make it.
@@ -788,8 +788,8 @@ extension InspectionJournal: InspectionHistory {
         return try lookups.rows(
             .ticketInspections,
             bind: { statement in
-                var code = SQLiteBinding.text(statement, 1, issuer)
-                if code == SQLITE_OK { code = SQLiteBinding.blob(statement, 2, ticketID) }
+                var code = SQLiteBinding.text(statement, 1, issuer.rawValue)
+                if code == SQLITE_OK { code = SQLiteBinding.blob(statement, 2, ticketID.bytes) }
                 if code == SQLITE_OK { code = sqlite3_bind_int64(statement, 3, cutoff) }
                 return code
             },

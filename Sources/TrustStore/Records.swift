@@ -11,9 +11,9 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     /// The key's family (stored under its store name: `fc1`, `uic-918-3`, `vdv-ka`).
     public var family: KeyFamily
     /// The issuer the key belongs to.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id as tickets carry it (lowercase hex for FC1).
-    public var keyID: String
+    public var keyID: KeyID
     /// `ES256`, `EdDSA`, `PS256`, or the key list's algorithm text.
     public var algorithm: String?
     /// The public key, DER SubjectPublicKeyInfo.
@@ -45,8 +45,8 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     /// What tells one stored key from another: the table's primary key.
     public struct Identity: Hashable, Sendable {
         public var family: KeyFamily
-        public var issuer: String
-        public var keyID: String
+        public var issuer: IssuerID
+        public var keyID: KeyID
         public var versionType: String
         public var barcodeVersion: String
     }
@@ -108,7 +108,7 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
     }
 
     public init(
-        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, spki: [UInt8],
+        family: KeyFamily, issuer: IssuerID, keyID: KeyID, algorithm: String?, spki: [UInt8],
         certificate: [UInt8]? = nil,
         notBefore: Date? = nil, notAfter: Date? = nil, source: String, addedAt: Date = Date(),
         issuerName: String? = nil, versionType: String? = nil, barcodeVersion: String? = nil, forged: Bool = false,
@@ -154,26 +154,26 @@ public struct KeyRecord: Sendable, Equatable, FetchableRecord, PersistableRecord
 /// A revoked ticket as stored.
 public struct TicketRevocationRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "revoked_ticket"
-    public var issuer: String
-    public var ticketID: [UInt8]
+    public var issuer: IssuerID
+    public var ticketID: TicketID
     public var reason: String?
     public var revokedAt: Int64
 
     public init(row: Row) throws {
         issuer = row["issuer"]
-        ticketID = Array(row["ticket_id"] as Data)
+        ticketID = TicketID(Array(row["ticket_id"] as Data))
         reason = row["reason"]
         revokedAt = row["revoked_at"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
         container["issuer"] = issuer
-        container["ticket_id"] = Data(ticketID)
+        container["ticket_id"] = Data(ticketID.bytes)
         container["reason"] = reason
         container["revoked_at"] = revokedAt
     }
 
-    public init(issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date = Date()) {
+    public init(issuer: IssuerID, ticketID: TicketID, reason: String?, revokedAt: Date = Date()) {
         self.issuer = issuer
         self.ticketID = ticketID
         self.reason = reason
@@ -185,8 +185,8 @@ public struct TicketRevocationRecord: Sendable, Equatable, FetchableRecord, Pers
 public struct KeyRevocationRecord: Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "revoked_key"
     public var family: KeyFamily
-    public var issuer: String
-    public var keyID: String
+    public var issuer: IssuerID
+    public var keyID: KeyID
     public var reason: String?
     public var revokedAt: Int64
 
@@ -206,7 +206,7 @@ public struct KeyRevocationRecord: Sendable, Equatable, FetchableRecord, Persist
         container["revoked_at"] = revokedAt
     }
 
-    public init(family: KeyFamily, issuer: String, keyID: String, reason: String?, revokedAt: Date = Date()) {
+    public init(family: KeyFamily, issuer: IssuerID, keyID: KeyID, reason: String?, revokedAt: Date = Date()) {
         self.family = family
         self.issuer = issuer
         self.keyID = keyID

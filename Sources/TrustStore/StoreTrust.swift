@@ -25,9 +25,9 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
 
     /// What was asked of the key table.
     private enum KeyQuery: Hashable {
-        case one(KeyFamily, issuer: String?, keyID: String)
-        case matching(KeyFamily, issuer: String, keyID: String)
-        case ofIssuer(KeyFamily, issuer: String)
+        case one(KeyFamily, issuer: IssuerID?, keyID: KeyID)
+        case matching(KeyFamily, issuer: IssuerID, keyID: KeyID)
+        case ofIssuer(KeyFamily, issuer: IssuerID)
     }
     /// Parsed keys kept at most; past this the cache starts over (keys are cheap to parse again).
     public let cacheLimit: Int
@@ -37,7 +37,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         self.cacheLimit = cacheLimit
     }
 
-    public func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? {
+    public func key(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) throws -> TrustedKey? {
         try found(.one(family, issuer: issuer, keyID: keyID)) {
             let record = try store.lookup { db in
                 // Statements prepared once per connection, as below: building and preparing the query for every
@@ -57,7 +57,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         }.first
     }
 
-    public func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] {
+    public func keys(family: KeyFamily, issuer: IssuerID, keyID: KeyID) throws -> [TrustedKey] {
         try found(.matching(family, issuer: issuer, keyID: keyID)) {
             try store.lookup { db in
                 try KeyRecord.fetchAll(
@@ -68,7 +68,7 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
     }
 
     /// Every key of `family` of `issuer`: a read of the key table's primary key (format, issuer, key id) prefix.
-    public func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] {
+    public func keys(family: KeyFamily, issuer: IssuerID) throws -> [TrustedKey] {
         try found(.ofIssuer(family, issuer: issuer)) {
             try store.lookup { db in
                 try KeyRecord.fetchAll(
@@ -96,14 +96,14 @@ public final class StoreTrust: KeyDirectory, RevocationList, Sendable {
         return keys
     }
 
-    public func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
+    public func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) throws -> Revocation? {
         // On the store's own look-up connection: through the pool, taking and giving back a reader cost more than
         // the indexed read (``LookupConnection``).
-        try store.lookups.ticket(issuer: issuer, ticketID: ticketID).map(Self.revocation)
+        try store.lookups.ticket(issuer: issuer.rawValue, ticketID: ticketID.bytes).map(Self.revocation)
     }
 
     public func revocation(ofKey key: TrustedKey) throws -> Revocation? {
-        try store.lookups.key(format: key.family.storeName, issuer: key.issuer, keyID: key.keyID)
+        try store.lookups.key(format: key.family.storeName, issuer: key.issuer.rawValue, keyID: key.keyID.rawValue)
             .map(Self.revocation)
     }
 

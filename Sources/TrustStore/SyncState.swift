@@ -16,19 +16,19 @@ public struct SyncState: Sendable, Equatable {
 
 /// A revoked ticket or key to remove, by its identity.
 public struct RevocationReference: Sendable, Hashable {
-    public var issuer: String
+    public var issuer: IssuerID
     /// The ticket id (tickets), or empty for keys.
-    public var ticketID: [UInt8]
+    public var ticketID: TicketID
     /// The key family (keys), or `nil` for tickets.
     public var family: KeyFamily?
     /// The key id (keys), or empty for tickets.
-    public var keyID: String
+    public var keyID: KeyID
 
-    public static func ticket(issuer: String, ticketID: [UInt8]) -> RevocationReference {
+    public static func ticket(issuer: IssuerID, ticketID: TicketID) -> RevocationReference {
         RevocationReference(issuer: issuer, ticketID: ticketID, family: nil, keyID: "")
     }
 
-    public static func key(family: KeyFamily, issuer: String, keyID: String) -> RevocationReference {
+    public static func key(family: KeyFamily, issuer: IssuerID, keyID: KeyID) -> RevocationReference {
         RevocationReference(issuer: issuer, ticketID: [], family: family, keyID: keyID)
     }
 }
@@ -179,7 +179,7 @@ extension TrustStore {
                 if let family = reference.family {
                     try deleteKey.execute(arguments: [family.storeName, reference.issuer, reference.keyID])
                 } else {
-                    try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID)])
+                    try deleteTicket.execute(arguments: [reference.issuer, Data(reference.ticketID.bytes)])
                 }
             }
             try Self.applySyncedBlocklists(
@@ -251,9 +251,9 @@ extension TrustStore {
         for (index, ticket) in tickets.enumerated() {
             // A scan in flight comes first (readers go on beside this transaction: WAL).
             ScansInFlight.shared.giveWay(atRow: index)
-            code = bindText(1, ticket.issuer)
+            code = bindText(1, ticket.issuer.rawValue)
             if code == SQLITE_OK {
-                code = SQLiteBinding.blob(statement, 2, ticket.ticketID)
+                code = SQLiteBinding.blob(statement, 2, ticket.ticketID.bytes)
             }
             if code == SQLITE_OK {
                 code =
@@ -274,11 +274,11 @@ extension TrustStore {
     static let largePageCacheKiB = 65_536
 
     /// The order of SQLite's index on (issuer, ticket_id): bytes compared as memcmp, shorter first on a tie.
-    static func precedes(_ issuer: String, _ ticketID: [UInt8], _ otherIssuer: String, _ otherTicketID: [UInt8])
+    static func precedes(_ issuer: IssuerID, _ ticketID: TicketID, _ otherIssuer: IssuerID, _ otherTicketID: TicketID)
         -> Bool
     {
-        if issuer != otherIssuer { return issuer.utf8.lexicographicallyPrecedes(otherIssuer.utf8) }
-        return ticketID.lexicographicallyPrecedes(otherTicketID)
+        if issuer != otherIssuer { return issuer.rawValue.utf8.lexicographicallyPrecedes(otherIssuer.rawValue.utf8) }
+        return ticketID.bytes.lexicographicallyPrecedes(otherTicketID.bytes)
     }
 
     static func setMeta(_ db: Database, _ name: String, _ value: String) throws {

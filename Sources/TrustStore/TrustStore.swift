@@ -626,7 +626,9 @@ public final class TrustStore: Sendable {
                         revoked_at = excluded.revoked_at
                     """)
             for record in records {
-                try upsert.execute(arguments: [record.issuer, Data(record.ticketID), record.reason, record.revokedAt])
+                try upsert.execute(arguments: [
+                    record.issuer, Data(record.ticketID.bytes), record.reason, record.revokedAt,
+                ])
             }
             try Self.trustChanged(db)
         }

@@ -48,7 +48,7 @@ extension TrustStore {
                 continue
             }
             let record = KeyRecord(
-                family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                family: .uic, issuer: IssuerID(entry.normalizedIssuerCode), keyID: KeyID(entry.normalizedKeyID),
                 algorithm: entry.signatureAlgorithmText, spki: material.publicKey.spkiDER,
                 certificate: material.certificate?.der,
                 notBefore: entry.validFrom ?? material.certificate?.notBefore,

@@ -51,14 +51,14 @@ public struct FirstUseDelta: Sendable, Equatable, Codable {
 public struct FirstUseWithdrawal: Sendable, Equatable, Codable {
     /// The withdrawn entry's format, issuer, ticket id and device, as its `FleetFirstUse` named them.
     public var format: String
-    public var issuer: String
-    public var ticketID: [UInt8]
+    public var issuer: IssuerID
+    public var ticketID: TicketID
     public var device: String
     /// When the server withdrew it (its own clock).
     public var withdrawnAt: Date
 
     /// Makes a withdrawal.
-    public init(format: String, issuer: String, ticketID: [UInt8], device: String, withdrawnAt: Date) {
+    public init(format: String, issuer: IssuerID, ticketID: TicketID, device: String, withdrawnAt: Date) {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
@@ -74,8 +74,8 @@ public struct FirstUseWithdrawal: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(String.self, forKey: .format)
-        issuer = try container.decode(String.self, forKey: .issuer)
-        ticketID = try container.decodeStrictHex(forKey: .ticketID)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
+        ticketID = TicketID(try container.decodeStrictHex(forKey: .ticketID))
         device = try container.decode(String.self, forKey: .device)
         withdrawnAt = try container.decode(Date.self, forKey: .withdrawnAt)
     }
@@ -85,7 +85,7 @@ public struct FirstUseWithdrawal: Sendable, Equatable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
         try container.encode(issuer, forKey: .issuer)
-        try container.encodeHex(ticketID, forKey: .ticketID)
+        try container.encodeHex(ticketID.bytes, forKey: .ticketID)
         try container.encode(device, forKey: .device)
         try container.encode(withdrawnAt, forKey: .withdrawnAt)
     }
@@ -95,8 +95,8 @@ public struct FirstUseWithdrawal: Sendable, Equatable, Codable {
 public struct FleetFirstUse: Sendable, Equatable, Codable {
     /// The ticket's format as the claiming validator named it ('' when it did not).
     public var format: String
-    public var issuer: String
-    public var ticketID: [UInt8]
+    public var issuer: IssuerID
+    public var ticketID: TicketID
     /// The device (its id on the server) that used it first.
     public var device: String
     /// When that device used it: the server's clock for a claim made online; for one uploaded later the device's,
@@ -108,7 +108,7 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
 
     /// Makes an entry.
     public init(
-        format: String, issuer: String, ticketID: [UInt8], device: String, usedAt: Date, recordedAt: Date? = nil
+        format: String, issuer: IssuerID, ticketID: TicketID, device: String, usedAt: Date, recordedAt: Date? = nil
     ) {
         self.format = format
         self.issuer = issuer
@@ -126,12 +126,12 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(String.self, forKey: .format)
-        issuer = try container.decode(String.self, forKey: .issuer)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
         guard let ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID), !ticketID.isEmpty else {
             throw DecodingError.dataCorruptedError(
                 forKey: .ticketID, in: container, debugDescription: "a first use names its ticket id")
         }
-        self.ticketID = ticketID
+        self.ticketID = TicketID(ticketID)
         device = try container.decode(String.self, forKey: .device)
         usedAt = try container.decode(Date.self, forKey: .usedAt)
         recordedAt = try container.decodeAbsentOr(Date.self, forKey: .recordedAt)
@@ -142,7 +142,7 @@ public struct FleetFirstUse: Sendable, Equatable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
         try container.encode(issuer, forKey: .issuer)
-        try container.encodeHexIfPresent(ticketID, forKey: .ticketID)
+        try container.encodeHexIfPresent(ticketID.bytes, forKey: .ticketID)
         try container.encode(device, forKey: .device)
         try container.encode(usedAt, forKey: .usedAt)
         try container.encodeIfPresent(recordedAt, forKey: .recordedAt)

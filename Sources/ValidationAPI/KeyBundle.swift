@@ -55,10 +55,10 @@ public struct BundleKey: Sendable, Equatable, Codable {
     public var format: String
     /// The issuer the key belongs to: FC1 issuer name, UIC company code, or for `vdv` the certificate's CA
     /// reference (CAR, 16 hex digits; a root names itself).
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id as tickets carry it: lowercase hex for FC1, the UIC key id as text, and for `vdv` the
     /// certificate's own holder reference (CHR, 16 lowercase hex digits), by which tickets and sub-CAs name it.
-    public var keyID: String
+    public var keyID: KeyID
     /// `ES256`, `EdDSA`, `PS256`, or the UIC key list's algorithm text; nil when not stated.
     public var algorithm: String?
     /// The public key, DER SubjectPublicKeyInfo (base64 on the wire). For `vdv` the certificate's RSA key,
@@ -90,7 +90,7 @@ public struct BundleKey: Sendable, Equatable, Codable {
 
     /// Makes a key entry.
     public init(
-        format: String, issuer: String, keyID: String, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
+        format: String, issuer: IssuerID, keyID: KeyID, algorithm: String?, spki: [UInt8], notBefore: Date? = nil,
         notAfter: Date? = nil, versionType: String? = nil, barcodeVersion: String? = nil, keyForged: Bool = false,
         allowedProductOwnerCodes: [String] = [], certificate: [UInt8]? = nil, root: Bool = false
     ) {
@@ -121,8 +121,8 @@ public struct BundleKey: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(String.self, forKey: .format)
-        issuer = try container.decode(String.self, forKey: .issuer)
-        keyID = try container.decode(String.self, forKey: .keyID)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
+        keyID = try container.decode(KeyID.self, forKey: .keyID)
         algorithm = try container.decodeIfPresent(String.self, forKey: .algorithm)
         spki = try container.decodeBase64(forKey: .spki)
         notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)

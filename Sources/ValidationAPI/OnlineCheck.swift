@@ -12,11 +12,11 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
     /// The payload format the validator recognised (`fc1`, `uic-918-3`); a name the server does not know is kept.
     public var format: Recorded<TicketFormat>?
     /// The ticket's issuer, as the validator read it.
-    public var issuer: String?
+    public var issuer: IssuerID?
     /// The ticket id, as the validator read it (hex on the wire).
-    public var ticketID: [UInt8]?
+    public var ticketID: TicketID?
     /// The id of the key that signed the ticket, as the validator read it.
-    public var keyID: String?
+    public var keyID: KeyID?
     /// A gate passing a single-use ticket claims its first use for the whole fleet: the server records the first
     /// claim of a ticket (by format, issuer and ticket id) and answers every later one `already-used`.
     public var claimFirstUse: Bool
@@ -31,8 +31,8 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
 
     /// Makes a request.
     public init(
-        payload: [UInt8], format: Recorded<TicketFormat>? = nil, issuer: String? = nil, ticketID: [UInt8]? = nil,
-        keyID: String? = nil, claimFirstUse: Bool = false, inspectionID: InspectionID? = nil
+        payload: [UInt8], format: Recorded<TicketFormat>? = nil, issuer: IssuerID? = nil, ticketID: TicketID? = nil,
+        keyID: KeyID? = nil, claimFirstUse: Bool = false, inspectionID: InspectionID? = nil
     ) {
         self.payload = payload
         self.format = format
@@ -52,9 +52,9 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         payload = try container.decodeStrictBase64(forKey: .payload)
         format = try container.decodeAbsentOr(String.self, forKey: .format).map(Recorded.init(text:))
-        issuer = try container.decodeAbsentOr(String.self, forKey: .issuer)
-        ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID)
-        keyID = try container.decodeAbsentOr(String.self, forKey: .keyID)
+        issuer = try container.decodeAbsentOr(IssuerID.self, forKey: .issuer)
+        ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID).map(TicketID.init)
+        keyID = try container.decodeAbsentOr(KeyID.self, forKey: .keyID)
         claimFirstUse = try container.decodeAbsentOr(Bool.self, forKey: .claimFirstUse) ?? false
         inspectionID = try container.decodeAbsentOr(InspectionID.self, forKey: .inspectionID)
         if let inspectionID,
@@ -73,7 +73,7 @@ public struct OnlineCheckRequest: Sendable, Equatable, Codable {
         try container.encodeIfPresent(format, forKey: .format)
         try container.encodeIfPresent(issuer, forKey: .issuer)
         // An empty id names nothing, and the document's pattern wants at least one byte: left out.
-        try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID, forKey: .ticketID)
+        try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID?.bytes, forKey: .ticketID)
         try container.encodeIfPresent(keyID, forKey: .keyID)
         if claimFirstUse { try container.encode(true, forKey: .claimFirstUse) }
         try container.encodeIfPresent(inspectionID, forKey: .inspectionID)

@@ -149,12 +149,12 @@ public struct PublishedBlocklist: Sendable, Hashable, Codable {
 /// A ticket, named by its issuer and ticket id.
 public struct TicketReference: Sendable, Hashable, Codable {
     /// The issuer of the ticket.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The ticket id (FC1 `cti`, UIC ticket key bytes); lowercase hex on the wire.
-    public var ticketID: [UInt8]
+    public var ticketID: TicketID
 
     /// Makes a reference.
-    public init(issuer: String, ticketID: [UInt8]) {
+    public init(issuer: IssuerID, ticketID: TicketID) {
         self.issuer = issuer
         self.ticketID = ticketID
     }
@@ -166,31 +166,31 @@ public struct TicketReference: Sendable, Hashable, Codable {
     /// Reads a reference; `ticketID` is hex.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        issuer = try container.decode(String.self, forKey: .issuer)
-        ticketID = try container.decodeHex(forKey: .ticketID)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
+        ticketID = TicketID(try container.decodeHex(forKey: .ticketID))
     }
 
     /// Writes a reference; `ticketID` as lowercase hex.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(issuer, forKey: .issuer)
-        try container.encodeHex(ticketID, forKey: .ticketID)
+        try container.encodeHex(ticketID.bytes, forKey: .ticketID)
     }
 }
 
 /// A revoked ticket.
 public struct RevokedTicket: Sendable, Hashable, Codable {
     /// The issuer of the ticket.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The ticket id; lowercase hex on the wire.
-    public var ticketID: [UInt8]
+    public var ticketID: TicketID
     /// Why it was revoked, for the inspector.
     public var reason: String?
     /// When it was revoked.
     public var revokedAt: Date
 
     /// Makes an entry.
-    public init(issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date) {
+    public init(issuer: IssuerID, ticketID: TicketID, reason: String?, revokedAt: Date) {
         self.issuer = issuer
         self.ticketID = ticketID
         self.reason = reason
@@ -207,8 +207,8 @@ public struct RevokedTicket: Sendable, Hashable, Codable {
     /// Reads an entry; `ticketID` is hex.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        issuer = try container.decode(String.self, forKey: .issuer)
-        ticketID = try container.decodeHex(forKey: .ticketID)
+        issuer = try container.decode(IssuerID.self, forKey: .issuer)
+        ticketID = TicketID(try container.decodeHex(forKey: .ticketID))
         reason = try container.decodeIfPresent(String.self, forKey: .reason)
         revokedAt = try container.decode(Date.self, forKey: .revokedAt)
     }
@@ -217,7 +217,7 @@ public struct RevokedTicket: Sendable, Hashable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(issuer, forKey: .issuer)
-        try container.encodeHex(ticketID, forKey: .ticketID)
+        try container.encodeHex(ticketID.bytes, forKey: .ticketID)
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encode(revokedAt, forKey: .revokedAt)
     }
@@ -228,12 +228,12 @@ public struct KeyReference: Sendable, Hashable, Codable {
     /// `fc1` or `uic`, as in `BundleKey.format`.
     public var format: String
     /// The issuer the key belongs to.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id as tickets carry it.
-    public var keyID: String
+    public var keyID: KeyID
 
     /// Makes a reference.
-    public init(format: String, issuer: String, keyID: String) {
+    public init(format: String, issuer: IssuerID, keyID: KeyID) {
         self.format = format
         self.issuer = issuer
         self.keyID = keyID
@@ -245,16 +245,16 @@ public struct RevokedKey: Sendable, Hashable, Codable {
     /// `fc1` or `uic`, as in `BundleKey.format`.
     public var format: String
     /// The issuer the key belongs to.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id as tickets carry it.
-    public var keyID: String
+    public var keyID: KeyID
     /// Why it was revoked.
     public var reason: String?
     /// When it was revoked.
     public var revokedAt: Date
 
     /// Makes an entry.
-    public init(format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date) {
+    public init(format: String, issuer: IssuerID, keyID: KeyID, reason: String?, revokedAt: Date) {
         self.format = format
         self.issuer = issuer
         self.keyID = keyID
@@ -483,7 +483,7 @@ extension RevocationDelta {
     /// Reads a revoked ticket (`revoked`: `revokedAt` required, `reason` read) or a ticket reference (both
     /// skipped, as `JSONDecoder` skips members a type does not have).
     private static func readTicket(_ reader: inout JSONReader, strings: inout WireStrings, revoked: Bool)
-        throws(JSONReadError) -> (issuer: String, ticketID: [UInt8], reason: String?, revokedAt: Date?)
+        throws(JSONReadError) -> (issuer: IssuerID, ticketID: TicketID, reason: String?, revokedAt: Date?)
     {
         var issuer: String?
         var ticketID: [UInt8]?
@@ -506,12 +506,12 @@ extension RevocationDelta {
                 : "a ticket reference needs issuer and ticketID"
             throw JSONReadError(needs, at: start)
         }
-        return (issuer, ticketID, reason, revokedAt)
+        return (IssuerID(issuer), TicketID(ticketID), reason, revokedAt)
     }
 
     /// Reads a revoked key or a key reference, as `readTicket` does tickets.
     private static func readKey(_ reader: inout JSONReader, strings: inout WireStrings, revoked: Bool)
-        throws(JSONReadError) -> (format: String, issuer: String, keyID: String, reason: String?, revokedAt: Date?)
+        throws(JSONReadError) -> (format: String, issuer: IssuerID, keyID: KeyID, reason: String?, revokedAt: Date?)
     {
         var format: String?
         var issuer: String?
@@ -536,7 +536,7 @@ extension RevocationDelta {
                 : "a key reference needs format, issuer and keyID"
             throw JSONReadError(needs, at: start)
         }
-        return (format, issuer, keyID, reason, revokedAt)
+        return (format, IssuerID(issuer), KeyID(keyID), reason, revokedAt)
     }
 }
 

@@ -501,13 +501,13 @@ public struct APIServer: Sendable {
                     OnlineCheckResponse(
                         verdict: .revoked,
                         reason:
-                            "The ticket \(ticketID.hexString) of \(issuer) is revoked\(Self.because(revoked.reason)).",
+                            "The ticket \(ticketID) of \(issuer) is revoked\(Self.because(revoked.reason)).",
                         revoked: true, revokedAt: revoked.revokedAt))
             }
             // A published blocklist imported after the validator's last sync: the reason says what to do.
             if let format = query.format,
                 let listed = try await store.blocklistRevocation(
-                    format: format.text, issuer: issuer, ticketID: ticketID)
+                    format: format.text, issuer: issuer.rawValue, ticketID: ticketID.bytes)
             {
                 return Self.json(
                     .ok,
@@ -524,14 +524,14 @@ public struct APIServer: Sendable {
             let backed: BackedClaim
             do {
                 backed = try await claims.verify(
-                    payload: query.payload, statedFormat: query.format?.text, statedIssuer: query.issuer,
-                    statedTicketID: query.ticketID, usedAt: now)
+                    payload: query.payload, statedFormat: query.format?.text, statedIssuer: query.issuer?.rawValue,
+                    statedTicketID: query.ticketID?.bytes, usedAt: now)
             } catch let refusal as ClaimRefusal {
                 throw APIFailure(.forbidden, "claim-refused", refusal.reason)
             }
             let record = try await store.claimFirstUse(
                 FirstUseClaim(
-                    format: backed.format.rawValue, issuer: backed.issuer, ticketID: backed.ticketID,
+                    format: backed.format.rawValue, issuer: backed.issuer.rawValue, ticketID: backed.ticketID.bytes,
                     deviceID: device.id, inspectionID: query.inspectionID, at: now))
             let firstUse = FirstUse(
                 device: record.deviceID, usedAt: record.usedAt, inspectionID: record.inspectionID,

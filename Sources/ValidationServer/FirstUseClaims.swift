@@ -50,13 +50,13 @@ public struct FirstUseClaimPolicy: Sendable, Equatable {
 public struct BackedClaim: Sendable, Equatable {
     /// The ticket's format, issuer and id as the server's verification read them.
     public var format: TicketFormat
-    public var issuer: String
-    public var ticketID: [UInt8]
+    public var issuer: IssuerID
+    public var ticketID: TicketID
     /// When the ticket counts as used (see `FirstUseClaimPolicy.usedAt`).
     public var usedAt: Date
 
     /// Makes a claim (the server makes them from its own verification).
-    public init(format: TicketFormat, issuer: String, ticketID: [UInt8], usedAt: Date) {
+    public init(format: TicketFormat, issuer: IssuerID, ticketID: TicketID, usedAt: Date) {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
@@ -121,7 +121,7 @@ public final class FirstUseClaimVerifier: Sendable {
                     + "\(verdict.kind.rawValue): \(PrintableText(String(verdict.reason.prefix(200)))) Nothing is claimed."
             )
         }
-        let issuer = verdict.ticket?.issuer ?? verdict.issuer?.rawValue ?? ""
+        let issuer = verdict.ticket?.issuer ?? verdict.issuer ?? ""
         guard let ticket = verdict.ticket, !ticket.ticketID.isEmpty, !issuer.isEmpty else {
             throw ClaimRefusal(reason: "The ticket carries no ticket id to claim; nothing is claimed.")
         }
@@ -135,15 +135,15 @@ public final class FirstUseClaimVerifier: Sendable {
                 reason: "The claim names format \(PrintableText(String(statedFormat.prefix(40)))), but the payload "
                     + "is \(format.rawValue); nothing is claimed.")
         }
-        if let statedIssuer, UICKeyList.storedIssuer(statedIssuer) != UICKeyList.storedIssuer(issuer) {
+        if let statedIssuer, UICKeyList.storedIssuer(statedIssuer) != UICKeyList.storedIssuer(issuer.rawValue) {
             throw ClaimRefusal(
                 reason: "The claim names issuer \(PrintableText(String(statedIssuer.prefix(40)))), but the ticket's "
                     + "is \(PrintableText(issuer)); nothing is claimed.")
         }
-        if let statedTicketID, statedTicketID != ticket.ticketID {
+        if let statedTicketID, statedTicketID != ticket.ticketID.bytes {
             throw ClaimRefusal(
                 reason: "The claim names ticket \(statedTicketID.prefix(32).hexString), but the payload is ticket "
-                    + "\(ticket.ticketID.hexString); nothing is claimed.")
+                    + "\(ticket.ticketID); nothing is claimed.")
         }
         return BackedClaim(format: format, issuer: issuer, ticketID: ticket.ticketID, usedAt: usedAt)
     }
@@ -202,7 +202,8 @@ public final class FirstUseClaimVerifier: Sendable {
             trust.add(
                 TrustedKey(
                     family: family, issuer: isUIC ? UICKeyList.normalizedCode(key.issuer) : key.issuer,
-                    keyID: isUIC ? UICKeyList.normalizedCode(key.keyID) : key.keyID, algorithm: key.algorithm,
+                    keyID: isUIC ? KeyID(UICKeyList.normalizedCode(key.keyID.rawValue)) : key.keyID,
+                    algorithm: key.algorithm,
                     publicKey: publicKey, notBefore: key.notBefore, notAfter: key.notAfter, listing: listing))
         }
         var authorities = roots

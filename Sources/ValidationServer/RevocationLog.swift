@@ -224,17 +224,21 @@ extension RevocationChange {
                 sequence: sequence,
                 entry: action == "add"
                     ? .ticketRevoked(
-                        RevokedTicket(issuer: issuer, ticketID: bytes, reason: reason, revokedAt: revokedDate))
-                    : .ticketRestored(TicketReference(issuer: issuer, ticketID: bytes)))
+                        RevokedTicket(
+                            issuer: IssuerID(issuer), ticketID: TicketID(bytes), reason: reason, revokedAt: revokedDate)
+                    )
+                    : .ticketRestored(TicketReference(issuer: IssuerID(issuer), ticketID: TicketID(bytes))))
         case ("key", _):
             guard let format, let keyID else { throw Self.damaged(sequence) }
             self.init(
                 sequence: sequence,
                 entry: action == "add"
                     ? .keyRevoked(
-                        RevokedKey(format: format, issuer: issuer, keyID: keyID, reason: reason, revokedAt: revokedDate)
+                        RevokedKey(
+                            format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), reason: reason,
+                            revokedAt: revokedDate)
                     )
-                    : .keyRestored(KeyReference(format: format, issuer: issuer, keyID: keyID)))
+                    : .keyRestored(KeyReference(format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID))))
         default:
             throw Self.damaged(sequence)
         }

@@ -35,6 +35,7 @@ extension SQLBindable where Self: TextIdentifier {
 extension InspectionID: SQLBindable {}
 extension IssuerID: SQLBindable {}
 extension SourceName: SQLBindable {}
+extension KeyID: SQLBindable {}
 
 extension Bool: SQLBindable {
     var sqlValue: SQLValue { .boolean(self) }

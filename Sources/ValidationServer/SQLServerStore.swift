@@ -77,7 +77,8 @@ public final class SQLServerStore: ServerStore {
 
     public func putIssuerKey(_ key: BundleKey, at date: Date) async throws(ServerError) {
         try Self.refuseNUL([
-            "format": key.format, "issuer": key.issuer, "key id": key.keyID, "algorithm": key.algorithm ?? "",
+            "format": key.format, "issuer": key.issuer.rawValue, "key id": key.keyID.rawValue,
+            "algorithm": key.algorithm ?? "",
             "version type": key.versionType ?? "", "barcode version": key.barcodeVersion ?? "",
             "product owners": key.allowedProductOwnerCodes.joined(separator: ","),
         ])
@@ -102,7 +103,7 @@ public final class SQLServerStore: ServerStore {
     }
 
     public func removeIssuerKey(_ key: KeyReference) async throws(ServerError) -> Bool {
-        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return false }
+        guard !Self.holdsNUL([key.format, key.issuer.rawValue, key.keyID.rawValue]) else { return false }
         return try await write("remove issuer key \(key.keyID)") { session in
             try await !session.query(
                 "DELETE FROM issuer_key WHERE format = ? AND issuer = ? AND key_id = ? RETURNING key_id",
@@ -123,7 +124,8 @@ public final class SQLServerStore: ServerStore {
                 """
             ).map { row in
                 BundleKey(
-                    format: try row.text("format"), issuer: try row.text("issuer"), keyID: try row.text("key_id"),
+                    format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),
+                    keyID: try KeyID(row.text("key_id")),
                     algorithm: try row.optionalText("algorithm"),
                     spki: Array(Data(base64Encoded: try row.text("spki")) ?? Data()),
                     notBefore: try row.optionalInteger("not_before").map(Date.init(unixMilliseconds:)),
@@ -198,14 +200,15 @@ public final class SQLServerStore: ServerStore {
         let unique = Array(entries.reversed().filter { seen.insert($0.reference).inserted }.reversed())
         guard !unique.isEmpty else { return }
         for entry in unique {
-            try Self.refuseNUL(["issuer": entry.issuer, "reason": entry.reason ?? ""])
+            try Self.refuseNUL(["issuer": entry.issuer.rawValue, "reason": entry.reason ?? ""])
         }
         try await write("revoke \(unique.count) tickets") { [executor] session in
             let last = try await Self.takeChangeNumbers(unique.count, in: session)
             let first = last - Int64(unique.count) + 1
             let numbered = unique.enumerated().map { offset, entry in
                 NumberedTicketRevocation(
-                    sequence: first + Int64(offset), issuer: entry.issuer, ticketID: entry.ticketID.hexString,
+                    sequence: first + Int64(offset), issuer: entry.issuer.rawValue,
+                    ticketID: entry.ticketID.description,
                     reason: entry.reason, revokedAt: entry.revokedAt.unixMilliseconds)
             }
             try await executor.insertTicketRevocations(numbered, in: session)
@@ -213,9 +216,9 @@ public final class SQLServerStore: ServerStore {
     }
 
     public func unrevokeTicket(_ ticket: TicketReference) async throws(ServerError) -> Bool {
-        guard !ticket.issuer.contains("\0") else { return false }
+        guard !ticket.issuer.rawValue.contains("\0") else { return false }
         return try await write("lift a ticket revocation") { session in
-            let hex = ticket.ticketID.hexString
+            let hex = ticket.ticketID.description
             let removed = try await session.query(
                 "DELETE FROM revoked_ticket WHERE issuer = ? AND ticket_id = ? RETURNING issuer", ticket.issuer, hex)
             guard !removed.isEmpty else { return false }
@@ -229,7 +232,8 @@ public final class SQLServerStore: ServerStore {
 
     public func revokeKey(_ entry: RevokedKey) async throws(ServerError) {
         try Self.refuseNUL([
-            "format": entry.format, "issuer": entry.issuer, "key id": entry.keyID, "reason": entry.reason ?? "",
+            "format": entry.format, "issuer": entry.issuer.rawValue, "key id": entry.keyID.rawValue,
+            "reason": entry.reason ?? "",
         ])
         try await write("revoke key \(entry.keyID)") { session in
             let sequence = try await Self.takeChangeNumbers(1, in: session)
@@ -252,7 +256,7 @@ public final class SQLServerStore: ServerStore {
     }
 
     public func unrevokeKey(_ key: KeyReference) async throws(ServerError) -> Bool {
-        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return false }
+        guard !Self.holdsNUL([key.format, key.issuer.rawValue, key.keyID.rawValue]) else { return false }
         return try await write("lift a key revocation") { session in
             let removed = try await session.query(
                 "DELETE FROM revoked_key WHERE format = ? AND issuer = ? AND key_id = ? RETURNING key_id",
@@ -284,17 +288,17 @@ public final class SQLServerStore: ServerStore {
 
     public func ticketRevocation(_ ticket: TicketReference) async throws(ServerError) -> RevokedTicket? {
         // Text holding U+0000 is never stored, so it names nothing.
-        guard !ticket.issuer.contains("\0") else { return nil }
+        guard !ticket.issuer.rawValue.contains("\0") else { return nil }
         return try await read("look up a ticket revocation") { session in
             try await session.query(
                 "SELECT issuer, ticket_id, reason, revoked_at FROM revoked_ticket WHERE issuer = ? AND ticket_id = ?",
-                ticket.issuer, ticket.ticketID.hexString
+                ticket.issuer, ticket.ticketID.description
             ).first.map(Self.revokedTicket)
         }
     }
 
     public func keyRevocation(_ key: KeyReference) async throws(ServerError) -> RevokedKey? {
-        guard !Self.holdsNUL([key.format, key.issuer, key.keyID]) else { return nil }
+        guard !Self.holdsNUL([key.format, key.issuer.rawValue, key.keyID.rawValue]) else { return nil }
         return try await read("look up a key revocation") { session in
             try await session.query(
                 """
@@ -462,13 +466,14 @@ public final class SQLServerStore: ServerStore {
         var conflicts: [FirstUseConflict] = []
         for (record, backed) in records {
             let claim = FirstUseClaim(
-                format: backed.format.rawValue, issuer: backed.issuer, ticketID: backed.ticketID, deviceID: deviceID,
+                format: backed.format.rawValue, issuer: backed.issuer.rawValue, ticketID: backed.ticketID.bytes,
+                deviceID: deviceID,
                 inspectionID: record.id, at: receivedAt)
             let first = try await Self.claim(claim, usedAt: backed.usedAt, in: session)
             guard !first.isClaimant else { continue }
             let conflict = FirstUseConflict(
-                deviceID: deviceID, inspectionID: record.id, format: claim.format, issuer: backed.issuer,
-                ticketID: backed.ticketID, usedAt: backed.usedAt, firstDeviceID: first.deviceID,
+                deviceID: deviceID, inspectionID: record.id, format: claim.format, issuer: backed.issuer.rawValue,
+                ticketID: backed.ticketID.bytes, usedAt: backed.usedAt, firstDeviceID: first.deviceID,
                 firstInspectionID: first.inspectionID, firstUsedAt: first.usedAt, foundAt: receivedAt)
             try await session.execute(
                 """
@@ -477,7 +482,7 @@ public final class SQLServerStore: ServerStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (device_id, inspection_id) DO NOTHING
                 """,
-                deviceID, record.id, claim.format, backed.issuer, backed.ticketID.hexString,
+                deviceID, record.id, claim.format, backed.issuer, backed.ticketID.description,
                 backed.usedAt.unixMilliseconds, first.deviceID, first.inspectionID, first.usedAt.unixMilliseconds,
                 receivedAt.unixMilliseconds)
             conflicts.append(conflict)
@@ -518,7 +523,7 @@ public final class SQLServerStore: ServerStore {
                 "DELETE FROM first_use WHERE format = ? AND issuer = ? AND ticket_id = ?", format, issuer, ticketID)
             withdrawn.append(
                 FirstUseWithdrawal(
-                    format: format, issuer: issuer, ticketID: [UInt8](hex: ticketID) ?? [], device: deviceID,
+                    format: format, issuer: IssuerID(issuer), ticketID: TicketID(hex: ticketID) ?? [], device: deviceID,
                     withdrawnAt: Date(unixMilliseconds: date.unixMilliseconds)))
         }
         return withdrawn
@@ -545,8 +550,8 @@ public final class SQLServerStore: ServerStore {
             ).map { row in
                 FirstUseWithdrawalRecord(
                     withdrawal: FirstUseWithdrawal(
-                        format: try row.text("format"), issuer: try row.text("issuer"),
-                        ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [], device: try row.text("device_id"),
+                        format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),
+                        ticketID: TicketID(hex: try row.text("ticket_id")) ?? [], device: try row.text("device_id"),
                         withdrawnAt: Date(unixMilliseconds: try row.integer("withdrawn_at"))),
                     reason: try row.text("reason"))
             }
@@ -587,7 +592,8 @@ public final class SQLServerStore: ServerStore {
                 changes.append(
                     .use(
                         FleetFirstUse(
-                            format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
+                            format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),
+                            ticketID: TicketID(ticketID),
                             device: try row.text("device_id"),
                             usedAt: Date(unixMilliseconds: try row.integer("used_at")),
                             recordedAt: Date(unixMilliseconds: recordedAt)),
@@ -599,7 +605,8 @@ public final class SQLServerStore: ServerStore {
                 changes.append(
                     .withdrawal(
                         FirstUseWithdrawal(
-                            format: try row.text("format"), issuer: try row.text("issuer"), ticketID: ticketID,
+                            format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),
+                            ticketID: TicketID(ticketID),
                             device: try row.text("device_id"), withdrawnAt: Date(unixMilliseconds: withdrawnAt)),
                         at: withdrawnAt))
             }
@@ -666,13 +673,14 @@ public final class SQLServerStore: ServerStore {
 
     private static func revokedTicket(_ row: SQLRow) throws -> RevokedTicket {
         RevokedTicket(
-            issuer: try row.text("issuer"), ticketID: [UInt8](hex: try row.text("ticket_id")) ?? [],
+            issuer: try IssuerID(row.text("issuer")), ticketID: TicketID(hex: try row.text("ticket_id")) ?? [],
             reason: try row.optionalText("reason"), revokedAt: Date(unixMilliseconds: try row.integer("revoked_at")))
     }
 
     private static func revokedKey(_ row: SQLRow) throws -> RevokedKey {
         RevokedKey(
-            format: try row.text("format"), issuer: try row.text("issuer"), keyID: try row.text("key_id"),
+            format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),
+            keyID: try KeyID(row.text("key_id")),
             reason: try row.optionalText("reason"), revokedAt: Date(unixMilliseconds: try row.integer("revoked_at")))
     }
 

@@ -21,12 +21,12 @@ public enum BlocklistKey: Sendable, Hashable {
     public init?(ticket: Ticket) {
         switch ticket.format {
         case .vdvKA:
-            guard let organisation = UInt16(ticket.issuer), ticket.ticketID.count == 4 else { return nil }
-            let number = ticket.ticketID.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard let organisation = UInt16(ticket.issuer.rawValue), ticket.ticketID.count == 4 else { return nil }
+            let number = ticket.ticketID.bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             self = .vdvEntitlement(organisation: organisation, number: number)
         case .uic9183, .uic9189:
-            guard !ticket.ticketID.isEmpty, let rics = Self.ricsNumber(ticket.issuer) else { return nil }
-            self = .dtvgTicket(rics: rics, ticketID: ticket.ticketID)
+            guard !ticket.ticketID.isEmpty, let rics = Self.ricsNumber(ticket.issuer.rawValue) else { return nil }
+            self = .dtvgTicket(rics: rics, ticketID: ticket.ticketID.bytes)
         case .fc1, .eraSSB, .ukRSP6:
             return nil
         }

@@ -47,9 +47,9 @@ public struct DOSIPASSignatureReport: Sendable {
     /// The level-1 key, when the key directory has it.
     public var key: TrustedKey?
     /// The issuer code (normalised) and key id the barcode names for level 1, e.g. `3703` and `7`.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key id, `0` when the barcode states none.
-    public var keyID: String
+    public var keyID: KeyID
     /// The UIC keys looked at for level 1 and what came of each when none matched (empty when the barcode names an
     /// algorithm farecheck cannot check, or carries no level-1 signature); when one matched, the verdict tells them.
     public var keys: [KeyConsideration] = []
@@ -113,8 +113,8 @@ extension TicketVerifier {
         ) -> Verdict {
             withKeys(
                 Verdict(
-                    kind: kind, reason: reason, signature: signature, format: format, issuer: IssuerID(issuer),
-                    keyID: KeyID(keyID),
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer,
+                    keyID: keyID,
                     ticket: ticket, warnings: warnings, inspectedAt: now, keys: report.keys))
         }
         let checks = (report.level1, report.level2)
@@ -263,7 +263,8 @@ extension TicketVerifier {
         let level1 = barcode.level1
         let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
         let keyID = String(level1.keyID ?? 0)
-        var report = DOSIPASSignatureReport(level1: .missing, level2: .notNamed, key: nil, issuer: issuer, keyID: keyID)
+        var report = DOSIPASSignatureReport(
+            level1: .missing, level2: .notNamed, key: nil, issuer: IssuerID(issuer), keyID: KeyID(keyID))
         // Level 2 is judged whatever level 1 gives, so that the report tells both; it only counts behind a valid
         // level 1.
         report.level2 = Self.checkLevel2(barcode, keys: level2Keys)
@@ -281,7 +282,8 @@ extension TicketVerifier {
         let width =
             SignatureIntegerWidth.of(signature, encoding: .der) ?? SignatureIntegerWidth.of(signature, encoding: .raw)
         let shape = UICSignatureShape(kinds: kinds, integerWidth: width, named: named.map { "\($0)" })
-        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: .dosipas, shape: shape)
+        let candidates = try uicKeyCandidates(
+            issuer: IssuerID(issuer), keyID: KeyID(keyID), frame: .dosipas, shape: shape)
         guard !candidates.isEmpty else {
             report.level1 = .unknownKey
             return report

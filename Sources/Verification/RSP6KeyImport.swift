@@ -43,7 +43,7 @@ public enum RSP6KeyImport {
         let terms = published.terms
         return .success(
             TrustedKey(
-                family: .rsp6, issuer: published.issuer, keyID: keyID(modulus: published.modulus),
+                family: .rsp6, issuer: IssuerID(published.issuer), keyID: KeyID(keyID(modulus: published.modulus)),
                 algorithm: "RSA \(raw.bits) PKCS#1 v1.5 (RSP6)", publicKey: publicKey, notBefore: terms.validFrom,
                 notAfter: terms.validUntil, purpose: terms.use == .test ? .testTickets : .tickets))
     }
@@ -257,12 +257,12 @@ public struct RSP6KeyImportSummary: Sendable {
     }
 
     /// The counts of each issuer of the file.
-    public private(set) var issuers: [String: Counts] = [:]
+    public private(set) var issuers: [IssuerID: Counts] = [:]
 
     /// The summary of storing `plan`'s keys, `held` saying which of them the store held before.
     public init(plan: RSP6KeyImportPlan, held: (TrustedKey) -> Bool) {
-        for (issuer, count) in plan.entryCounts { issuers[issuer, default: Counts()].entries = count }
-        for refusal in plan.refusals { issuers[refusal.position.issuer, default: Counts()].refused += 1 }
+        for (issuer, count) in plan.entryCounts { issuers[IssuerID(issuer), default: Counts()].entries = count }
+        for refusal in plan.refusals { issuers[IssuerID(refusal.position.issuer), default: Counts()].refused += 1 }
         for key in plan.keys {
             var counts = issuers[key.trusted.issuer, default: Counts()]
             if held(key.trusted) { counts.kept += 1 } else { counts.added += 1 }

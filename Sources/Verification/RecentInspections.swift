@@ -10,8 +10,8 @@ import Synchronization
 /// finds the first one here. Inspections decided by an earlier process are found in the journal (`history`).
 public final class RecentInspections: Sendable {
     private struct TicketKey: Hashable {
-        var issuer: String
-        var ticketID: [UInt8]
+        var issuer: IssuerID
+        var ticketID: TicketID
     }
     private struct State {
         var byTicket: [TicketKey: [PastInspection]] = [:]
@@ -91,7 +91,7 @@ public final class RecentInspections: Sendable {
         /// The time of the verdict being judged.
         var asOf: Date
 
-        func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection] {
+        func pastInspections(ofTicket ticketID: TicketID, issuer: IssuerID, since: Date) throws -> [PastInspection] {
             // This process's inspections were judged before this one (under the lock), even where two scanners'
             // clocks were read in the other order: none of them counts as later than the verdict being judged.
             let ours = recent.filter { $0.inspectedAt >= since }.map { past in

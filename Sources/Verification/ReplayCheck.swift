@@ -23,7 +23,7 @@ public struct PastInspection: Sendable, Hashable {
 /// Where earlier inspections are looked up (the store's journal).
 public protocol InspectionHistory: Sendable {
     /// Inspections of ticket `ticketID` of `issuer` at or after `since`, newest first.
-    func pastInspections(ofTicket ticketID: [UInt8], issuer: String, since: Date) throws -> [PastInspection]
+    func pastInspections(ofTicket ticketID: TicketID, issuer: IssuerID, since: Date) throws -> [PastInspection]
 }
 
 /// How the validator is used, which decides what a ticket seen twice means.

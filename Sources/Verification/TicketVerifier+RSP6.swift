@@ -18,7 +18,7 @@ extension TicketVerifier {
         let issuer = barcode.issuerID
         let keys: [TrustedKey]
         do {
-            keys = try self.keys.keys(family: .rsp6, issuer: issuer)
+            keys = try self.keys.keys(family: .rsp6, issuer: IssuerID(issuer))
         } catch {
             throw VerifierError(message: "the key directory failed", underlying: error)
         }
@@ -41,7 +41,7 @@ extension TicketVerifier {
         // The key that recovered this issuer's last ticket first: tickets in circulation mostly carry the newest
         // key, so most verdicts then take one RSA operation, not one per older key. That key's index, and the
         // others in their order after it (no reordered copy of the array is made).
-        let preferred = rsp6RawKeys.lastRecovering(issuer: issuer).flatMap { id in
+        let preferred = rsp6RawKeys.lastRecovering(issuer: IssuerID(issuer)).flatMap { id in
             keys.firstIndex { $0.keyID == id }
         }
         let first = preferred ?? 0
@@ -75,7 +75,9 @@ extension TicketVerifier {
             if padding == .type1 {
                 proven = true
                 // Noted only when it changes: the lock is then not taken on every verdict.
-                if position != 0 || preferred == nil { rsp6RawKeys.recovered(issuer: issuer, keyID: keys[index].keyID) }
+                if position != 0 || preferred == nil {
+                    rsp6RawKeys.recovered(issuer: IssuerID(issuer), keyID: keys[index].keyID)
+                }
                 if position == 0 {
                     // The others are not tried: nothing more to note.
                     provenFirst = true
@@ -114,7 +116,7 @@ extension TicketVerifier {
                     "Key \(key.keyID) of RSP6 issuer \(issuer) opens the barcode to a PKCS#1 block of type 2, which "
                     + "does not prove that the issuer made it (random letters give such a block about once in a "
                     + "hundred thousand tries): farecheck cannot judge this ticket; check the printed ticket.",
-                signature: .unsupported, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID),
+                signature: .unsupported, format: format, issuer: IssuerID(issuer), keyID: key.keyID,
                 ticket: shown,
                 inspectedAt: now)
             verdict.deferKeys(considerations)
@@ -127,7 +129,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the fields make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID), inspectedAt: now,
+                signature: .valid, format: format, issuer: IssuerID(issuer), keyID: key.keyID, inspectedAt: now,
                 keys: considerations())
         }
         guard decoded.reference == barcode.reference else {
@@ -135,7 +137,7 @@ extension TicketVerifier {
                 kind: .invalidSignature,
                 reason: "The signed ticket is \(issuer)\(decoded.reference), but the barcode's clear text says "
                     + "\(barcode.ticketReference): the clear part was altered.",
-                signature: .invalid, format: format, issuer: IssuerID(issuer), keyID: KeyID(key.keyID),
+                signature: .invalid, format: format, issuer: IssuerID(issuer), keyID: key.keyID,
                 inspectedAt: now,
                 keys: considerations())
         }
@@ -262,7 +264,7 @@ final class RSP6RawKeys: Sendable {
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
     /// Per issuer, the id of the key that recovered its last ticket.
-    private let lastKeys = Mutex<[String: String]>([:])
+    private let lastKeys = Mutex<[IssuerID: KeyID]>([:])
     private let capacity: Int
 
     init(capacity: Int = 1_024) {
@@ -270,10 +272,10 @@ final class RSP6RawKeys: Sendable {
     }
 
     /// The id of the key that recovered `issuer`'s last ticket, if any.
-    func lastRecovering(issuer: String) -> String? { lastKeys.withLock { $0[issuer] } }
+    func lastRecovering(issuer: IssuerID) -> KeyID? { lastKeys.withLock { $0[issuer] } }
 
     /// Notes that `keyID` recovered a ticket of `issuer`.
-    func recovered(issuer: String, keyID: String) {
+    func recovered(issuer: IssuerID, keyID: KeyID) {
         lastKeys.withLock { keys in
             if keys[issuer] != keyID {
                 if keys.count >= capacity { keys.removeAll(keepingCapacity: true) }

@@ -23,7 +23,8 @@ extension TicketVerifier {
         let ssbFrame = UICBarcodeFrame.ssb(version: frame.version)
         let shape = UICSignatureShape(
             kinds: .dsa, integerWidth: SignatureIntegerWidth.of(signature, encoding: form == .der ? .der : .raw))
-        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: ssbFrame, shape: shape)
+        let candidates = try uicKeyCandidates(
+            issuer: IssuerID(issuer), keyID: KeyID(keyID), frame: ssbFrame, shape: shape)
         guard !candidates.isEmpty else {
             return Verdict(
                 kind: .unknownKey,
@@ -38,7 +39,8 @@ extension TicketVerifier {
             let issuedAt = try? ERASSB.ticket(from: SSBTicket(frame: frame), signatureForm: form, inspectedAt: now)
                 .issuedAt
             return unmatchedVerdict(
-                trial, issuedAt: issuedAt, frame: ssbFrame, format: format, issuer: issuer, keyID: keyID, label: label,
+                trial, issuedAt: issuedAt, frame: ssbFrame, format: format, issuer: IssuerID(issuer),
+                keyID: KeyID(keyID), label: label,
                 at: now)
         }
         let ticket: Ticket

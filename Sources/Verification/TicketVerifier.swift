@@ -234,7 +234,7 @@ public struct TicketVerifier: Sendable {
                 signature: .unsupported, format: format, keyID: KeyID(kid), inspectedAt: now
             )
         }
-        let key = try trustedKey(family: format.keyFamily, issuer: nil, keyID: kid)
+        let key = try trustedKey(family: format.keyFamily, issuer: nil, keyID: KeyID(kid))
         guard let key else {
             return Verdict(
                 kind: .unknownKey, reason: "No trusted key has id \(kid); the ticket cannot be checked.",
@@ -244,7 +244,7 @@ public struct TicketVerifier: Sendable {
         if let mismatch = Self.mismatch(algorithm, key) {
             return Verdict(
                 kind: .invalidSignature, reason: mismatch, signature: .invalid, format: format,
-                issuer: IssuerID(key.issuer),
+                issuer: key.issuer,
                 keyID: KeyID(kid), inspectedAt: now)
         }
         guard
@@ -254,7 +254,7 @@ public struct TicketVerifier: Sendable {
                 kind: .invalidSignature,
                 reason:
                     "The \(algorithm.name) signature does not match key \(kid) of \(key.issuer): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: IssuerID(key.issuer), keyID: KeyID(kid), inspectedAt: now
+                signature: .invalid, format: format, issuer: key.issuer, keyID: KeyID(kid), inspectedAt: now
             )
         }
         let ticket: Ticket
@@ -264,7 +264,7 @@ public struct TicketVerifier: Sendable {
             return Verdict(
                 kind: .malformed,
                 reason: "The signature is valid but the claims make no ticket: \(sentence(error.message))",
-                signature: .valid, format: format, issuer: IssuerID(key.issuer), keyID: KeyID(kid), inspectedAt: now
+                signature: .valid, format: format, issuer: key.issuer, keyID: KeyID(kid), inspectedAt: now
             )
         }
         return try applyPolicies(policies, PolicyContext(ticket: ticket, key: key, now: now))
@@ -280,7 +280,7 @@ public struct TicketVerifier: Sendable {
         let encoding: SignatureEncoding = container.signatureForm == .der ? .der : .raw
         let shape = UICSignatureShape(
             kinds: .dsaOrECDSA, integerWidth: SignatureIntegerWidth.of(container.signature, encoding: encoding))
-        let candidates = try uicKeyCandidates(issuer: issuer, keyID: keyID, frame: frame, shape: shape)
+        let candidates = try uicKeyCandidates(issuer: IssuerID(issuer), keyID: KeyID(keyID), frame: frame, shape: shape)
         guard !candidates.isEmpty else {
             return Verdict(
                 kind: .unknownKey,
@@ -296,7 +296,8 @@ public struct TicketVerifier: Sendable {
             // Unsigned data, read only to tell which failed keys were trusted when the ticket says it was issued.
             let issuedAt = try? UIC918_3.ticket(from: container).issuedAt
             return unmatchedVerdict(
-                trial, issuedAt: issuedAt, frame: frame, format: format, issuer: issuer, keyID: keyID, label: label(),
+                trial, issuedAt: issuedAt, frame: frame, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID),
+                label: label(),
                 at: now)
         }
         // Strict where validity is decided, liberal where a record only informs (docs/issuer-quirks.md): the
@@ -378,13 +379,13 @@ public struct TicketVerifier: Sendable {
             case .fails(let kind, let reason):
                 return Verdict(
                     kind: kind, reason: reason, signature: .valid, format: ticket.format,
-                    issuer: IssuerID(ticket.issuer),
-                    keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings, inspectedAt: context.now
+                    issuer: ticket.issuer,
+                    keyID: context.key.keyID, ticket: ticket, warnings: warnings, inspectedAt: context.now
                 )
             case .revokedByBlocklist(let revocation):
                 return Verdict(
                     kind: .revoked, reason: revocation.reason, signature: .valid, format: ticket.format,
-                    issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket,
+                    issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket,
                     warnings: warnings,
                     inspectedAt: context.now, blocklistRevocation: revocation)
             }
@@ -392,19 +393,19 @@ public struct TicketVerifier: Sendable {
         if let clockDoubt {
             return Verdict(
                 kind: .clockUntrusted, reason: clockDoubt.reason, signature: .valid, format: ticket.format,
-                issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings,
+                issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
                 inspectedAt: context.now)
         }
         return Verdict(
             kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: ticket.format,
-            issuer: IssuerID(ticket.issuer), keyID: KeyID(context.key.keyID), ticket: ticket, warnings: warnings,
+            issuer: ticket.issuer, keyID: context.key.keyID, ticket: ticket, warnings: warnings,
             inspectedAt: context.now
         )
     }
 
     /// The key of `family` with `keyID` (of `issuer`, where given) from the key directory: every format's lookup
     /// goes through here, so that a failing directory is always the one error the verifier throws.
-    func trustedKey(family: KeyFamily, issuer: String?, keyID: String) throws(VerifierError) -> TrustedKey? {
+    func trustedKey(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) throws(VerifierError) -> TrustedKey? {
         do {
             return try keys.key(family: family, issuer: issuer, keyID: keyID)
         } catch {

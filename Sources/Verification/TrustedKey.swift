@@ -19,9 +19,9 @@ public struct TrustedKey: Sendable {
     /// The family of the key: which formats it signs and how it is looked up.
     public var family: KeyFamily
     /// The issuer the key belongs to; a ticket claiming another issuer is rejected.
-    public var issuer: String
+    public var issuer: IssuerID
     /// The key identifier as tickets carry it: lowercase hex for FC1.
-    public var keyID: String
+    public var keyID: KeyID
     /// The algorithm the key is for, as recorded at import (`ES256`, `EdDSA`, `PS256`, or the
     /// UIC key list's text); `nil` when unknown.
     public var algorithm: String?
@@ -38,7 +38,7 @@ public struct TrustedKey: Sendable {
     public var purpose: KeyPurpose
 
     public init(
-        family: KeyFamily, issuer: String, keyID: String, algorithm: String?, publicKey: PublicKey,
+        family: KeyFamily, issuer: IssuerID, keyID: KeyID, algorithm: String?, publicKey: PublicKey,
         notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil, purpose: KeyPurpose = .tickets
     ) {
         self.purpose = purpose
@@ -70,22 +70,22 @@ public struct Revocation: Sendable, Hashable {
 public protocol KeyDirectory: Sendable {
     /// The key of `family` with identifier `keyID`; `issuer` narrows the search for families whose
     /// key ids are only unique per issuer (UIC). Throws only when the directory itself fails.
-    func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey?
+    func key(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) throws -> TrustedKey?
 
     /// Every key of `family` with identifier `keyID` of `issuer`: the UIC key list may hold several for one issuer
     /// and id (issuers reuse an id for different kinds of barcode), each judged for the barcode at hand. Throws
     /// only when the directory itself fails.
-    func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey]
+    func keys(family: KeyFamily, issuer: IssuerID, keyID: KeyID) throws -> [TrustedKey]
 
     /// Every key of `family` of `issuer`, whatever its id: for formats whose tickets name the issuer but no key
     /// (UK RSP6), so that each of the issuer's keys is tried. Throws only when the directory itself fails.
-    func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey]
+    func keys(family: KeyFamily, issuer: IssuerID) throws -> [TrustedKey]
 }
 
 /// Where the verifier learns about revoked tickets and keys.
 public protocol RevocationList: Sendable {
     /// The revocation of ticket `ticketID` of `issuer`, if it is revoked.
-    func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation?
+    func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) throws -> Revocation?
     /// The revocation of `key`, if it is revoked.
     func revocation(ofKey key: TrustedKey) throws -> Revocation?
     /// The published blocklist entry (VDV-KA, DTVG) that names `key`, with its list's version, if one does.
@@ -111,24 +111,17 @@ public protocol TrustedTimeFloorSource: Sendable {
 public struct TrustSnapshot: KeyDirectory, RevocationList {
     private struct KeyIndex: Hashable {
         var family: KeyFamily
-        var keyID: String
+        var keyID: KeyID
     }
 
     private struct IssuerIndex: Hashable {
         var family: KeyFamily
-        var issuer: String
+        var issuer: IssuerID
     }
 
     private struct TicketIndex: Hashable {
-        var issuer: String
-        var ticketID: [UInt8]
-
-        /// The id hashed as one block: `[UInt8]`'s own hashing feeds the hasher byte by byte, on every scan.
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(issuer)
-            hasher.combine(ticketID.count)
-            ticketID.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
+        var issuer: IssuerID
+        var ticketID: TicketID
     }
 
     private var keys: [KeyIndex: [TrustedKey]] = [:]
@@ -139,8 +132,8 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
 
     private struct RevokedKeyIndex: Hashable {
         var family: KeyFamily
-        var issuer: String
-        var keyID: String
+        var issuer: IssuerID
+        var keyID: KeyID
     }
 
     public init() {}
@@ -155,13 +148,13 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
     }
 
     /// Records a revoked ticket.
-    public mutating func revokeTicket(_ ticketID: [UInt8], issuer: String, _ revocation: Revocation = Revocation()) {
+    public mutating func revokeTicket(_ ticketID: TicketID, issuer: IssuerID, _ revocation: Revocation = Revocation()) {
         revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)] = revocation
     }
 
     /// Records a revoked key.
     public mutating func revokeKey(
-        _ keyID: String, issuer: String, family: KeyFamily, _ revocation: Revocation = Revocation()
+        _ keyID: KeyID, issuer: IssuerID, family: KeyFamily, _ revocation: Revocation = Revocation()
     ) {
         revokedKeys[RevokedKeyIndex(family: family, issuer: issuer, keyID: keyID)] = revocation
     }
@@ -178,21 +171,21 @@ public struct TrustSnapshot: KeyDirectory, RevocationList {
         blocklistEntries[key] = BlocklistRevocation(version: version, entry: entry)
     }
 
-    public func key(family: KeyFamily, issuer: String?, keyID: String) -> TrustedKey? {
+    public func key(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) -> TrustedKey? {
         guard let candidates = keys[KeyIndex(family: family, keyID: keyID)] else { return nil }
         guard let issuer else { return candidates.first }
         return candidates.first { $0.issuer == issuer }
     }
 
-    public func keys(family: KeyFamily, issuer: String, keyID: String) -> [TrustedKey] {
+    public func keys(family: KeyFamily, issuer: IssuerID, keyID: KeyID) -> [TrustedKey] {
         keys[KeyIndex(family: family, keyID: keyID)]?.filter { $0.issuer == issuer } ?? []
     }
 
-    public func keys(family: KeyFamily, issuer: String) -> [TrustedKey] {
+    public func keys(family: KeyFamily, issuer: IssuerID) -> [TrustedKey] {
         keysByIssuer[IssuerIndex(family: family, issuer: issuer)] ?? []
     }
 
-    public func revocation(ofTicket ticketID: [UInt8], issuer: String) -> Revocation? {
+    public func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) -> Revocation? {
         // Most snapshots revoke nothing: no key is then built and hashed for every verdict.
         revokedTickets.isEmpty ? nil : revokedTickets[TicketIndex(issuer: issuer, ticketID: ticketID)]
     }

@@ -366,8 +366,8 @@ extension TicketVerifier {
     /// The verdict for a UIC-family barcode none of whose candidate keys matched: `invalid-signature` when a key in
     /// scope and trusted for the ticket failed, else `unknown-key` naming every key and why it did not count.
     func unmatchedVerdict(
-        _ trial: UICKeyTrial, issuedAt: Date?, frame: UICBarcodeFrame, format: TicketFormat, issuer: String,
-        keyID: String, label: String, at now: Date
+        _ trial: UICKeyTrial, issuedAt: Date?, frame: UICBarcodeFrame, format: TicketFormat, issuer: IssuerID,
+        keyID: KeyID, label: String, at now: Date
     ) -> Verdict {
         let (evidence, keys) = trial.considerations(issuedAt: issuedAt)
         if !evidence.isEmpty {
@@ -375,7 +375,7 @@ extension TicketVerifier {
             return Verdict(
                 kind: .invalidSignature,
                 reason: "The signature does not match key \(names): the ticket was altered or forged.",
-                signature: .invalid, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now,
+                signature: .invalid, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
                 keys: keys)
         }
         let why = keys.map { "\($0.issuer)/\($0.keyID) \($0.reason)" }.joined(separator: "; ")
@@ -383,13 +383,13 @@ extension TicketVerifier {
             kind: .unknownKey,
             reason: "No key in scope for this \(frame) barcode has \(label) (issuer/key id): \(why). Import the "
                 + "issuer's key for this kind of barcode.",
-            signature: .unknownKey, format: format, issuer: IssuerID(issuer), keyID: KeyID(keyID), inspectedAt: now,
+            signature: .unknownKey, format: format, issuer: issuer, keyID: keyID, inspectedAt: now,
             keys: keys)
     }
 
     /// The UIC keys for a barcode's issuer and key id, judged for it; a failing directory is the verifier's error.
     func uicKeyCandidates(
-        issuer: String, keyID: String, frame: UICBarcodeFrame, shape: UICSignatureShape
+        issuer: IssuerID, keyID: KeyID, frame: UICBarcodeFrame, shape: UICSignatureShape
     ) throws(VerifierError) -> UICKeyCandidates {
         let keys: [TrustedKey]
         do {

@@ -263,7 +263,7 @@ public final class VDVIssuerCertificateCache: Sendable {
         let key: RSARawPublicKey
         let publicKey: PublicKey
         /// The issuer's CHR in hex: the key id in verdicts.
-        let keyID: String
+        let keyID: KeyID
         /// The end of the certificate's expiry day, when it has a readable one.
         let expiryEnd: Date?
         /// The CA reference and the CA key it was recovered with: a hit counts only for the same CA
@@ -279,7 +279,7 @@ public final class VDVIssuerCertificateCache: Sendable {
             self.certificate = certificate
             self.key = key
             self.publicKey = publicKey
-            self.keyID = certificate.holderBytes.hexString
+            self.keyID = KeyID(certificate.holderBytes.hexString)
             self.expiryEnd = certificate.expiry?.end
             self.authorityReference = authority.reference
             self.authorityKey = authority.key
@@ -455,13 +455,13 @@ public final class VDVChainVerifier: Sendable {
         let format = TicketFormat.vdvKA
         let car = barcode.caReference
         func reject(
-            _ kind: VerdictKind, _ reason: Explanation, _ signature: SignatureStatus, issuer: String? = nil,
-            keyID: String? = nil, ticket: Ticket? = nil
+            _ kind: VerdictKind, _ reason: Explanation, _ signature: SignatureStatus, issuer: IssuerID? = nil,
+            keyID: KeyID? = nil, ticket: Ticket? = nil
         ) -> VDVChainOutcome {
             .rejected(
                 Verdict(
-                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer.map(IssuerID.init),
-                    keyID: KeyID(keyID ?? car.hex), ticket: ticket, inspectedAt: now))
+                    kind: kind, reason: reason, signature: signature, format: format, issuer: issuer,
+                    keyID: keyID ?? KeyID(car.hex), ticket: ticket, inspectedAt: now))
         }
 
         let found: VDVAuthority?

@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 
 /// One JSON object on one line, keys sorted, safe on a terminal (`terminalSafeJSON`). Its field names are spelled
@@ -28,8 +29,11 @@ final class JSONList {
     }
 }
 
-/// `value` with every field name ending in `ID` spelled `…Id`, at every depth.
+/// `value` with every field name ending in `ID` spelled `…Id`, at every depth, and every identifier as the text
+/// it is on the wire (`JSONSerialization` knows only Foundation's types: one identifier would empty the output).
 func outputSpelling(_ value: Any) -> Any {
+    if let identifier = value as? any TextIdentifier { return identifier.rawValue }
+    if let ticketID = value as? TicketID { return ticketID.hexString }
     if let object = value as? [String: Any] {
         var renamed: [String: Any] = [:]
         for (key, field) in object {

@@ -145,7 +145,7 @@ struct Keys: AsyncParsableCommand {
                 keyID = digest(.sha256, publicKey.spkiDER).prefix(8).hexString
             }
             return BundleKey(
-                format: wireFormat, issuer: issuer, keyID: keyID,
+                format: wireFormat, issuer: IssuerID(issuer), keyID: KeyID(keyID),
                 algorithm: algorithm
                     ?? (wireFormat == KeyFamily.fc1.wireName ? Self.fc1Algorithm(of: publicKey.kind) : nil),
                 spki: publicKey.spkiDER,
@@ -198,8 +198,8 @@ struct Keys: AsyncParsableCommand {
                     cause: error)
             }
             return BundleKey(
-                format: KeyFamily.vdv.wireName, issuer: authority.certificate.authority.bytes.hexString,
-                keyID: authority.reference.bytes.hexString, algorithm: nil, spki: spki,
+                format: KeyFamily.vdv.wireName, issuer: IssuerID(authority.certificate.authority.bytes.hexString),
+                keyID: KeyID(authority.reference.bytes.hexString), algorithm: nil, spki: spki,
                 notAfter: authority.certificate.expiry?.end, certificate: bytes, root: root)
         }
 
@@ -357,14 +357,14 @@ struct Keys: AsyncParsableCommand {
             if let issuer {
                 issuers = [isVDV ? issuer.lowercased() : issuer]
             } else if isVDV {
-                issuers = try await store.issuerKeys().filter { $0.format == wireFormat && $0.keyID == keyID }
-                    .map(\.issuer)
+                issuers = try await store.issuerKeys().filter { $0.format == wireFormat && $0.keyID.rawValue == keyID }
+                    .map(\.issuer.rawValue)
             } else {
                 fail("--issuer is required for --format \(format).")
             }
             var removed: [KeyReference] = []
             for issuer in issuers {
-                let reference = KeyReference(format: wireFormat, issuer: issuer, keyID: keyID)
+                let reference = KeyReference(format: wireFormat, issuer: IssuerID(issuer), keyID: KeyID(keyID))
                 if try await store.removeIssuerKey(reference) { removed.append(reference) }
             }
             guard !removed.isEmpty else {
@@ -409,7 +409,9 @@ struct Keys: AsyncParsableCommand {
                 } else {
                     // The fifth column: the UIC versionType, or for VDV whether validators pin it as a root.
                     let kind = key.format == KeyFamily.vdv.wireName ? (key.root ? "root" : "sub-CA") : key.versionType
-                    let columns = [key.format, key.issuer, key.keyID, key.algorithm ?? "-", kind ?? "-"]
+                    let columns = [
+                        key.format, key.issuer.rawValue, key.keyID.rawValue, key.algorithm ?? "-", kind ?? "-",
+                    ]
                     say(columns.map { PrintableText.escaped($0) }.joined(separator: "\t"))
                 }
             }

@@ -46,8 +46,8 @@ struct RevocationTarget: ParsableArguments {
             }
             return .ticket(
                 TicketReference(
-                    issuer: String(vdvOrganisation),
-                    ticketID: VDVEntitlement.ticketID(entitlementNumber: entitlement)))
+                    issuer: IssuerID(String(vdvOrganisation)),
+                    ticketID: TicketID(VDVEntitlement.ticketID(entitlementNumber: entitlement))))
         }
         guard let issuer else {
             throw ServerError(
@@ -60,9 +60,10 @@ struct RevocationTarget: ParsableArguments {
                 throw ServerError(
                     code: .invalidInput, message: "--ticket-id \(hex): expected hex, e.g. 9f86d081884c7d65.")
             }
-            return .ticket(TicketReference(issuer: issuer, ticketID: bytes))
+            return .ticket(TicketReference(issuer: IssuerID(issuer), ticketID: TicketID(bytes)))
         case (.none, .some(let keyID)):
-            return .key(KeyReference(format: try Keys.Add.wireFormat(format), issuer: issuer, keyID: keyID))
+            return .key(
+                KeyReference(format: try Keys.Add.wireFormat(format), issuer: IssuerID(issuer), keyID: KeyID(keyID)))
         default:
             throw ServerError(
                 code: .invalidInput, message: "Name either a ticket (--ticket-id HEX) or a key (--key KID).")

@@ -119,7 +119,7 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 try trustStore.saveKey(
                     KeyRecord(
-                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: IssuerID(key.issuer ?? "demo-transit"), keyID: KeyID(key.keyID.hexString),
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"
                     ))
             } catch {
@@ -163,7 +163,8 @@ struct DemoCommand: AsyncParsableCommand {
         let revoked = claims(0x12, from: -600, until: 86400, product: "month")
         do {
             try store.revokeTicket(
-                TicketRevocationRecord(issuer: revoked.issuer, ticketID: revoked.ticketID, reason: "reported stolen"))
+                TicketRevocationRecord(
+                    issuer: IssuerID(revoked.issuer), ticketID: TicketID(revoked.ticketID), reason: "reported stolen"))
         } catch {
             throw CommandFailure.exit(error.description)
         }

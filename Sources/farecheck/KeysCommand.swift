@@ -65,7 +65,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 try trustStore.saveKey(
                     KeyRecord(
-                        family: .fc1, issuer: issuer, keyID: kid.hexString, algorithm: algorithm.name,
+                        family: .fc1, issuer: IssuerID(issuer), keyID: KeyID(kid.hexString), algorithm: algorithm.name,
                         spki: spki,
                         notBefore: notBefore?.date, notAfter: notAfter?.date, source: "generated", purpose: purpose
                     ))
@@ -260,7 +260,7 @@ struct KeysCommand: AsyncParsableCommand {
                 )
             }
             return KeyRecord(
-                family: .fc1, issuer: issuer, keyID: keyID.hexString, algorithm: algorithm,
+                family: .fc1, issuer: IssuerID(issuer), keyID: KeyID(keyID.hexString), algorithm: algorithm,
                 spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
@@ -282,8 +282,8 @@ struct KeysCommand: AsyncParsableCommand {
             // Scoped by hand like a key list entry when either is given; else tried on every barcode it fits.
             let scoped = versionType != nil || barcodeVersion != nil
             return KeyRecord(
-                family: .uic, issuer: UICKeyList.normalizedCode(issuer),
-                keyID: UICKeyList.normalizedCode(kid),
+                family: .uic, issuer: UICKeyList.normalizedCode(IssuerID(issuer)),
+                keyID: KeyID(UICKeyList.normalizedCode(kid)),
                 algorithm: alg, spki: material.publicKey.spkiDER, certificate: material.certificate?.der,
                 notBefore: notBefore?.date ?? material.certificate?.notBefore,
                 notAfter: notAfter?.date ?? material.certificate?.notAfter,
@@ -474,13 +474,13 @@ struct KeysCommand: AsyncParsableCommand {
                     let publicKey = try? PublicKey(spkiDER: record.spki)
                     let isUIC = record.family == .uic
                     return Row(
-                        format: record.family.storeName, issuer: record.issuer, issuerName: record.issuerName,
+                        format: record.family.storeName, issuer: record.issuer.rawValue, issuerName: record.issuerName,
                         versionType: record.versionType, barcodeVersion: record.barcodeVersion,
                         forged: isUIC ? record.forged : nil,
                         allowedProductOwnerCodes: isUIC && !record.allowedProductOwners.isEmpty
                             ? record.allowedProductOwners : nil,
                         scope: isUIC ? publicKey.map { UICKeyScope.summary(for: record.trustedKey($0)) } : nil,
-                        keyId: record.keyID, algorithm: record.algorithm,
+                        keyId: record.keyID.rawValue, algorithm: record.algorithm,
                         keyType: publicKey.map { "\($0.kind)" } ?? "unreadable",
                         notBefore: record.notBeforeDate, notAfter: record.notAfterDate, source: record.source,
                         revoked: revokedSet.contains("\(record.family)/\(record.issuer)/\(record.keyID)"),

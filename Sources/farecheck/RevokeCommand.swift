@@ -119,7 +119,8 @@ struct RevokeCommand: AsyncParsableCommand {
             } else if let vdvOrganisation, let entitlement {
                 let bytes = VDVEntitlement.ticketID(entitlementNumber: entitlement)
                 try trustStore.revokeTicket(
-                    TicketRevocationRecord(issuer: String(vdvOrganisation), ticketID: bytes, reason: reason))
+                    TicketRevocationRecord(
+                        issuer: IssuerID(String(vdvOrganisation)), ticketID: TicketID(bytes), reason: reason))
                 printLine("revoked VDV entitlement \(entitlement) of organisation \(vdvOrganisation)")
             } else if let issuer = storedIssuer, ticketID != nil || ticketKey != nil {
                 let bytes: [UInt8]
@@ -131,7 +132,8 @@ struct RevokeCommand: AsyncParsableCommand {
                     }
                     bytes = parsed
                 }
-                try trustStore.revokeTicket(TicketRevocationRecord(issuer: issuer, ticketID: bytes, reason: reason))
+                try trustStore.revokeTicket(
+                    TicketRevocationRecord(issuer: IssuerID(issuer), ticketID: TicketID(bytes), reason: reason))
                 printLine("revoked ticket \(bytes.hexString) of \(issuer)")
             } else if let key {
                 let isUIC = issuer.map(UICKeyList.isRICSCode) ?? false
@@ -140,13 +142,13 @@ struct RevokeCommand: AsyncParsableCommand {
                 let fallbackFamily: KeyFamily = isUIC ? .uic : .fc1
                 let targets =
                     known.isEmpty
-                    ? storedIssuer.map { [($0, fallbackFamily)] } ?? [] : known.map { ($0.issuer, $0.family) }
+                    ? storedIssuer.map { [(IssuerID($0), fallbackFamily)] } ?? [] : known.map { ($0.issuer, $0.family) }
                 guard !targets.isEmpty else {
                     throw CommandFailure.exit("key \(key) is not in the store; give --issuer to revoke it anyway")
                 }
                 for (owner, family) in targets {
                     try trustStore.revokeKey(
-                        KeyRevocationRecord(family: family, issuer: owner, keyID: keyID, reason: reason))
+                        KeyRevocationRecord(family: family, issuer: owner, keyID: KeyID(keyID), reason: reason))
                     printLine("revoked \(family.storeName) key \(keyID) of \(owner)")
                 }
             }

@@ -260,7 +260,7 @@ struct SnapshotRevocations: RevocationList {
     let snapshot: TrustSnapshot
     let store: StoreTrust
 
-    func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? {
+    func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) throws -> Revocation? {
         snapshot.revocation(ofTicket: ticketID, issuer: issuer)
     }
 

@@ -26,7 +26,7 @@ struct PipelineDuringSyncTests {
         let key = try IssuingKey.parse(demo.text, source: demo.file)
         try store.saveKey(
             KeyRecord(
-                family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                family: .fc1, issuer: IssuerID(key.issuer ?? "demo-transit"), keyID: KeyID(key.keyID.hexString),
                 algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "test"))
         let now = Date()
         let payload = try key.payload(

@@ -26,7 +26,7 @@ struct IssuingTests {
         var trust = TrustSnapshot()
         trust.add(
             TrustedKey(
-                family: .fc1, issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name,
+                family: .fc1, issuer: "demo-transit", keyID: KeyID(key.keyID.hexString), algorithm: key.algorithm.name,
                 publicKey: try PublicKey(pem: pem)))
         return TicketVerifier(trust: trust, clock: FixedClock(now))
     }

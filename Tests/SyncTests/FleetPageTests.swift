@@ -97,7 +97,7 @@ struct FleetPageTests {
         #expect(report.entriesSkipped == 2, "\(report.summary)")
         #expect(report.summary.contains("2 unreadable page entries skipped"))
         // The revocation page: both good tickets revoked, the cursor past the page.
-        let revoked = try store.ticketRevocations().map(\.ticketID).sorted { $0.lexicographicallyPrecedes($1) }
+        let revoked = try store.ticketRevocations().map(\.ticketID.bytes).sorted { $0.lexicographicallyPrecedes($1) }
         #expect(revoked == [[0xa1], [0xa3]])
         #expect(try store.syncState().revocationCursor == 3)
         // The first-use page: both good entries kept, the cursor at the page's next.

@@ -1,4 +1,5 @@
 import CLinuxShims
+import FareCore
 import Foundation
 import Sync
 import TestSupport
@@ -18,7 +19,7 @@ struct SyncThreadTests {
             from: 0, next: 1, full: true,
             addedTickets: (0..<count).map {
                 RevokedTicket(
-                    issuer: "demo-transit", ticketID: withUnsafeBytes(of: UInt32($0).bigEndian, Array.init),
+                    issuer: "demo-transit", ticketID: TicketID(withUnsafeBytes(of: UInt32($0).bigEndian, Array.init)),
                     reason: nil, revokedAt: Date(timeIntervalSince1970: 1_795_336_200))
             })
     }

@@ -225,7 +225,7 @@ struct DOSIPASTests {
         let cts = try DOSIPAS.content(of: try Self.barcode("cts-ticket.bin"), at: utc(2026, 2, 12, 18, 46))
         #expect(cts.ticket.format == .uic9189)
         #expect(cts.ticket.issuer == "3703")
-        #expect(cts.ticket.ticketID == Array("7752008".utf8))
+        #expect(cts.ticket.ticketID.bytes == Array("7752008".utf8))
         #expect(cts.ticket.validFrom == utc(2026, 2, 12, 18, 18))
         #expect(cts.ticket.validUntil == utc(2026, 2, 12, 19, 18))
         #expect(cts.ticket.documents.map(\.kind) == ["openTicket"])

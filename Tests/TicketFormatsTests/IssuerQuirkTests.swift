@@ -59,7 +59,7 @@ struct IssuerQuirkTests {
             container.quirks[1].description
                 == "the length of record U_HEAD at byte 8 of the inflated data, written \"  53\"")
         let content = try UIC918_3.content(of: container)
-        #expect(content.ticket.ticketID == Array("DEF933".utf8))
+        #expect(content.ticket.ticketID.bytes == Array("DEF933".utf8))
         let warnings = IssuerQuirk.warnings(content.quirks)
         #expect(warnings.map(\.code) == ["issuer-quirk"])
         #expect(warnings[0].message.contains("numbers padded with spaces instead of zeros"))

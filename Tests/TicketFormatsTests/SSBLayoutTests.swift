@@ -98,7 +98,7 @@ struct SSBLayoutTests {
         #expect(mapped.validFrom == utc("2025-03-01T23:00:00Z"))
         #expect(mapped.validUntil == utc("2025-03-04T22:59:59Z"))
         #expect(mapped.issuedAt == utc("2025-02-28T23:00:00Z"))
-        #expect(mapped.ticketID == Array("AB12-CD34/XY".utf8))
+        #expect(mapped.ticketID.bytes == Array("AB12-CD34/XY".utf8))
     }
 
     @Test("type 3 (GRP): every field, with the 9-bit countermark")
@@ -263,7 +263,7 @@ struct SSBLayoutTests {
         let mapped = try ERASSB.ticket(from: ticket, inspectedAt: utc("2025-01-05T12:00:00Z"))
         #expect(mapped.validFrom == utc("2024-12-14T23:00:00Z"))
         #expect(mapped.validUntil == utc("2025-01-20T22:59:59Z"))
-        #expect(mapped.ticketID == Array("PNR7ABC".utf8))
+        #expect(mapped.ticketID.bytes == Array("PNR7ABC".utf8))
         #expect(mapped.passengers == 4 && mapped.category == "adult")
         let details = Dictionary(mapped.details.map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
         #expect(details["departure time"] == "08:00")

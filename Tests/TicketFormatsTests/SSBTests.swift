@@ -107,7 +107,7 @@ struct SSBTests {
             inspectedAt: utc("2026-11-23T10:00:00Z"))
         #expect(ticket.format == .eraSSB)
         #expect(ticket.issuer == "1179")
-        #expect(ticket.ticketID == Array("6140001343".utf8))
+        #expect(ticket.ticketID.bytes == Array("6140001343".utf8))
         #expect(ticket.issuedAt == utc("2022-06-30T22:00:00Z"))
         #expect(ticket.validFrom == utc("2022-06-30T22:00:00Z"))
         #expect(ticket.validUntil == utc("2022-07-01T21:59:59Z"))
@@ -132,7 +132,7 @@ struct SSBTests {
         #expect(ticket.product == "group ticket")
         #expect(ticket.passengers == 12)
         #expect(ticket.category == nil)
-        #expect(ticket.ticketID == Array("5030020964".utf8))
+        #expect(ticket.ticketID.bytes == Array("5030020964".utf8))
     }
 
     @Test("the issuing year is the latest with the year digit whose issuing day is not in the future")

@@ -168,7 +168,7 @@ struct UICRecordsTests {
         let ticket = try UIC918_3.ticket(from: try UICFixture.container(UICFixture.cityMobilV1))
         #expect(ticket.format == .uic9183)
         #expect(ticket.issuer == "0080")
-        #expect(ticket.ticketID == Array("RPEX4F-4".utf8))
+        #expect(ticket.ticketID.bytes == Array("RPEX4F-4".utf8))
         #expect(ticket.issuedAt == utc(2020, 10, 27, 12, 18))
         // 11.01.2021, whole day, CET.
         #expect(ticket.validFrom == utc(2021, 1, 10, 23))
@@ -198,7 +198,7 @@ struct UICRecordsTests {
         #expect(ticket.issuer == "1080")
         // No U_HEAD: the FCB booking code (issuerPNR) is the ticket id. The product id in words (ICE Fahrkarte) is shown
         // beside the tariff.
-        #expect(ticket.ticketID == Array("NA5AMJY2".utf8))
+        #expect(ticket.ticketID.bytes == Array("NA5AMJY2".utf8))
         // validFromDay from 2022-04-19, 00:00 at offset −8 (UTC+2); until 10:00 a day later.
         #expect(ticket.validFrom == utc(2022, 4, 21, 22) && ticket.validUntil == utc(2022, 4, 23, 8))
         #expect(ticket.issuedAt == utc(2022, 4, 19, 11, 16))
@@ -220,7 +220,7 @@ struct UICRecordsTests {
     func deutschlandTicketMapping() throws {
         let ticket = try UIC918_3.ticket(from: try UICFixture.container(UICFixture.deutschlandTicket))
         #expect(ticket.issuer == "1080")
-        #expect(ticket.ticketID == Array("QWXY3BTA".utf8))
+        #expect(ticket.ticketID.bytes == Array("QWXY3BTA".utf8))
         #expect(ticket.issuedAt == utc(2025, 2, 27, 9, 14))
         // From U_FLEX: issued 27.02 and valid from then (10:14 at UTC+1), not from the 01.02 the layout prints.
         #expect(ticket.validFrom == utc(2025, 2, 27, 9, 14))
@@ -252,7 +252,7 @@ struct UICRecordsTests {
         let bytes = UIC918_3.encode(records: records, issuerCode: "1080", keyID: "00007", signer: UICFixture.derSigner)
         let ticket = try UIC918_3.ticket(from: UICContainer(parsing: bytes))
         #expect(ticket.issuedAt == issued)
-        #expect(ticket.ticketID == Array("TEST-0001".utf8))
+        #expect(ticket.ticketID.bytes == Array("TEST-0001".utf8))
         // No S031/S032: the validity block gives the days, in summer time.
         #expect(ticket.validFrom == utc(2025, 6, 30, 22))
         #expect(ticket.validUntil == utc(2025, 7, 31, 21, 59, 59))

@@ -14,7 +14,7 @@ struct InspectionJournalTests {
     func verdict(_ kind: VerdictKind, ticket id: [UInt8], at seconds: TimeInterval) -> Verdict {
         Verdict(
             kind: kind, reason: "reason", signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "0a0b",
-            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id),
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: TicketID(id)),
             inspectedAt: Date(timeIntervalSince1970: seconds)
         )
     }
@@ -353,7 +353,7 @@ struct JournalFileTests {
     func verdict(ticket id: [UInt8], at seconds: TimeInterval) -> Verdict {
         Verdict(
             kind: .valid, reason: "reason", signature: .valid, format: .fc1, issuer: "demo-transit", keyID: "0a0b",
-            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id),
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: TicketID(id)),
             inspectedAt: Date(timeIntervalSince1970: seconds))
     }
 

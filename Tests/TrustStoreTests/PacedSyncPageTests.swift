@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import GRDB
 import Synchronization
@@ -16,7 +17,8 @@ struct PacedSyncPageTests {
         (0..<count).map { index in
             let scrambled = UInt32(truncatingIfNeeded: index &* 2_654_435_761)
             return TicketRevocationRecord(
-                issuer: issuer, ticketID: withUnsafeBytes(of: scrambled.bigEndian, Array.init) + [0x5A, 0xA5],
+                issuer: IssuerID(issuer),
+                ticketID: TicketID(withUnsafeBytes(of: scrambled.bigEndian, Array.init) + [0x5A, 0xA5]),
                 reason: "stolen")
         }
     }

@@ -14,7 +14,7 @@ struct ReplayCheckTests {
         Verdict(
             kind: .valid, reason: "The ticket is genuine and valid now.", signature: .valid, format: .fc1,
             issuer: "demo-transit",
-            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: id, product: product),
+            ticket: Ticket(format: .fc1, issuer: "demo-transit", ticketID: TicketID(id), product: product),
             inspectedAt: Date(timeIntervalSince1970: seconds)
         )
     }

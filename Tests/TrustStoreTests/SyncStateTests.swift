@@ -1,3 +1,4 @@
+import FareCore
 import Foundation
 import GRDB
 import Signatures
@@ -12,7 +13,7 @@ struct SyncStateTests {
 
     func key(_ id: String, issuer: String = "agency") throws -> KeyRecord {
         KeyRecord(
-            family: .fc1, issuer: issuer, keyID: id, algorithm: "ES256",
+            family: .fc1, issuer: IssuerID(issuer), keyID: KeyID(id), algorithm: "ES256",
             spki: try PrivateKey.generate(.ecP256).publicKey.spkiDER, source: "bundle")
     }
 

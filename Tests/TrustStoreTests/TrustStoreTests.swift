@@ -24,7 +24,8 @@ struct TrustStoreTests {
     func key(_ id: String, issuer: String = "demo-transit", notAfter: Date? = nil) throws -> KeyRecord {
         let privateKey = try PrivateKey.generate(.ed25519)
         return KeyRecord(
-            family: .fc1, issuer: issuer, keyID: id, algorithm: "EdDSA", spki: privateKey.publicKey.spkiDER,
+            family: .fc1, issuer: IssuerID(issuer), keyID: KeyID(id), algorithm: "EdDSA",
+            spki: privateKey.publicKey.spkiDER,
             notAfter: notAfter, source: "test")
     }
 

@@ -184,7 +184,7 @@ struct TrustedTimeFloorCost {
         try store.revokeTickets(
             (0..<10_000).map {
                 TicketRevocationRecord(
-                    issuer: "demo-transit", ticketID: withUnsafeBytes(of: $0) { Array($0) }, reason: nil)
+                    issuer: "demo-transit", ticketID: TicketID(withUnsafeBytes(of: $0) { Array($0) }), reason: nil)
             })
         let trust = StoreTrust(store: store)
         for _ in 0..<1_000 {
@@ -193,7 +193,7 @@ struct TrustedTimeFloorCost {
         let revoked = withUnsafeBytes(of: 4_321) { Array($0) }
         for _ in 0..<1_000 {
             #expect(try trust.revocation(ofTicket: [1, 2, 3, 4, 5, 6, 7, 8], issuer: "demo-transit") == nil)
-            #expect(try trust.revocation(ofTicket: revoked, issuer: "demo-transit") != nil)
+            #expect(try trust.revocation(ofTicket: TicketID(revoked), issuer: "demo-transit") != nil)
         }
     }
 }

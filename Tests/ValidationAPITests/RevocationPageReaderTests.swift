@@ -12,28 +12,29 @@ struct RevocationPageReaderTests {
     /// A delta with a bit of everything, from a seed.
     static func delta(seed: UInt64, entries: Int) -> RevocationDelta {
         var random = SeededRandomNumberGenerator(seed: seed)
-        let issuers = ["demo-transit", "1080", "Ünïcødé \"quoted\" \\ / \u{1F68B}", "tab\there"]
+        let issuers: [IssuerID] = ["demo-transit", "1080", "Ünïcødé \"quoted\" \\ / \u{1F68B}", "tab\there"]
         let reasons: [String?] = [nil, "reported stolen", "line\nbreak", "\u{7}bell"]
         func date() -> Date { Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))) }
         func bytes() -> [UInt8] {
             (0..<Int.random(in: 0...20, using: &random)).map { _ in .random(in: 0...255, using: &random) }
         }
+        func ticketID() -> TicketID { TicketID(bytes()) }
         return RevocationDelta(
             from: Int64.random(in: -1_000_000...1_000_000, using: &random),
             next: Int64.random(in: Int64.min...Int64.max, using: &random),
             full: Bool.random(using: &random),
             addedTickets: (0..<entries).map { _ in
                 RevokedTicket(
-                    issuer: issuers.randomElement(using: &random)!, ticketID: bytes(),
+                    issuer: issuers.randomElement(using: &random)!, ticketID: ticketID(),
                     reason: reasons.randomElement(using: &random)!, revokedAt: date())
             },
             removedTickets: (0..<entries / 3).map { _ in
-                TicketReference(issuer: issuers.randomElement(using: &random)!, ticketID: bytes())
+                TicketReference(issuer: issuers.randomElement(using: &random)!, ticketID: ticketID())
             },
             addedKeys: (0..<entries / 5).map { index in
                 RevokedKey(
                     format: index % 2 == 0 ? "fc1" : "uic", issuer: issuers.randomElement(using: &random)!,
-                    keyID: bytes().hexString, reason: reasons.randomElement(using: &random)!, revokedAt: date())
+                    keyID: KeyID(bytes().hexString), reason: reasons.randomElement(using: &random)!, revokedAt: date())
             },
             removedKeys: (0..<entries / 7).map { _ in
                 KeyReference(format: "uic", issuer: issuers.randomElement(using: &random)!, keyID: "0000\(entries)")

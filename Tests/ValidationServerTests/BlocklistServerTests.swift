@@ -169,7 +169,7 @@ struct BlocklistServerTests {
         let server = try bench.startServer()
         func check(_ format: String, _ issuer: String, _ ticketID: [UInt8]) async throws -> OnlineCheckResponse {
             let request = OnlineCheckRequest(
-                payload: [0x23], format: Recorded(text: format), issuer: issuer, ticketID: ticketID)
+                payload: [0x23], format: Recorded(text: format), issuer: IssuerID(issuer), ticketID: TicketID(ticketID))
             let answer = try await send(
                 .POST, server.baseURL + "/v1/check", token: token, body: try WireFormat.encode(request))
             #expect(answer.status == 200, "\(answer.text)")

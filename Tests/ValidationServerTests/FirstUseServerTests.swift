@@ -43,7 +43,8 @@ struct FirstUseServerTests {
         _ payload: [UInt8], ticketID: [UInt8]? = nil, inspection: String?, issuer: String? = "demo-transit"
     ) -> OnlineCheckRequest {
         OnlineCheckRequest(
-            payload: payload, format: "fc1", issuer: issuer, ticketID: ticketID, keyID: "a6615e0f615889bb",
+            payload: payload, format: "fc1", issuer: issuer.map(IssuerID.init), ticketID: ticketID.map(TicketID.init),
+            keyID: "a6615e0f615889bb",
             claimFirstUse: true, inspectionID: inspection.map(InspectionID.init))
     }
 

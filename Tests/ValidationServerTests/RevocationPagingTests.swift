@@ -80,7 +80,8 @@ struct RevocationPagingTests {
     static func tickets(_ range: Range<Int>, reason: String? = "bulk") -> [RevokedTicket] {
         range.map { index in
             RevokedTicket(
-                issuer: "issuer-\(index % 3)", ticketID: withUnsafeBytes(of: UInt32(index).bigEndian, Array.init),
+                issuer: "issuer-\(index % 3)",
+                ticketID: TicketID(withUnsafeBytes(of: UInt32(index).bigEndian, Array.init)),
                 reason: reason, revokedAt: revokedAt)
         }
     }

@@ -43,12 +43,12 @@ struct StoreBackendTests {
             for name in names {
                 try await store.addDevice(id: name, tokenHash: Array(name.utf8), role: .gate, at: revokedAt)
                 try await store.putIssuerKey(
-                    BundleKey(format: "fc1", issuer: name, keyID: "01", algorithm: "ES256", spki: [0x30]),
+                    BundleKey(format: "fc1", issuer: IssuerID(name), keyID: "01", algorithm: "ES256", spki: [0x30]),
                     at: revokedAt)
             }
             let byteSorted = names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
             #expect(try await store.devices().map(\.id) == byteSorted)
-            #expect(try await store.issuerKeys().map(\.issuer) == byteSorted)
+            #expect(try await store.issuerKeys().map(\.issuer.rawValue) == byteSorted)
         }
     }
 

@@ -127,7 +127,7 @@ struct DOSIPASVerifierTests {
             #expect(valid.keyID == "7")
             #expect(valid.warnings.isEmpty)
             let ticket = try #require(valid.ticket)
-            #expect(ticket.ticketID == Array(reference.utf8))
+            #expect(ticket.ticketID.bytes == Array(reference.utf8))
             #expect(ticket.documents.map(\.kind) == ["openTicket"])
             let details = Dictionary(
                 ticket.details.map { ($0.label, $0.value) }, uniquingKeysWith: { first, _ in first })

@@ -190,7 +190,8 @@ struct IssuerQuirkVerifierTests {
         // A verdict that holds at any instant stands: a revoked ticket is still revoked.
         var trust = TrustSnapshot()
         trust.add(issuer.trustedKey)
-        trust.revokeTicket(Array("FLEX07".utf8), issuer: issuer.issuerCode, Revocation(reason: "refunded"))
+        trust.revokeTicket(
+            TicketID(Array("FLEX07".utf8)), issuer: IssuerID(issuer.issuerCode), Revocation(reason: "refunded"))
         let revoking = TicketVerifier(trust: trust, clock: FixedClock(inside))
         #expect(try revoking.verify(payload).kind == .revoked)
     }
@@ -200,7 +201,8 @@ extension QuirkyIssuer {
     /// The issuer's key as the store trusts it: family UIC, its RICS code and key id, its algorithm text.
     var trustedKey: TrustedKey {
         TrustedKey(
-            family: .uic, issuer: UICKeyList.normalizedCode(issuerCode), keyID: UICKeyList.normalizedCode(keyID),
+            family: .uic, issuer: UICKeyList.normalizedCode(IssuerID(issuerCode)),
+            keyID: KeyID(UICKeyList.normalizedCode(keyID)),
             algorithm: algorithmText, publicKey: publicKey)
     }
 }

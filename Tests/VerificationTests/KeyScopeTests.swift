@@ -239,7 +239,7 @@ struct RealKeyListScopeTests {
         let material = try KeyMaterial(parsingKeyFile: entry.certificateDER)
         return UICKeyScope.summary(
             for: TrustedKey(
-                family: .uic, issuer: issuer, keyID: keyID, algorithm: entry.signatureAlgorithmText,
+                family: .uic, issuer: IssuerID(issuer), keyID: KeyID(keyID), algorithm: entry.signatureAlgorithmText,
                 publicKey: material.publicKey, listing: UICKeyListing(entry: entry)))
     }
 

@@ -68,17 +68,17 @@ struct RSP6KeyListTests {
 
         // The live key, listed twice (once with its PEM, in upper case), is one key with the list's dates, in UK time.
         let live = try #require(
-            plan.keys.first { $0.trusted.keyID == RSP6KeyImport.keyID(modulus: Self.live.key.modulus) })
+            plan.keys.first { $0.trusted.keyID.rawValue == RSP6KeyImport.keyID(modulus: Self.live.key.modulus) })
         #expect(live.positions.map(\.description) == ["ZZ entry 1", "ZZ entry 2"])
         #expect(live.trusted.purpose == .tickets)
         #expect(live.trusted.notBefore == utc("2025-01-01T00:00:00Z"))
         #expect(live.trusted.notAfter == utc("2026-12-31T23:59:59Z"))
         let test = try #require(
-            plan.keys.first { $0.trusted.keyID == RSP6KeyImport.keyID(modulus: Self.test.key.modulus) })
+            plan.keys.first { $0.trusted.keyID.rawValue == RSP6KeyImport.keyID(modulus: Self.test.key.modulus) })
         #expect(test.trusted.purpose == .testTickets)
         // Read from the PEM alone; no dates: open.
         let other = try #require(plan.keys.first { $0.trusted.issuer == "YY" })
-        #expect(other.trusted.keyID == RSP6KeyImport.keyID(modulus: Self.other.key.modulus))
+        #expect(other.trusted.keyID.rawValue == RSP6KeyImport.keyID(modulus: Self.other.key.modulus))
         #expect(other.trusted.notBefore == nil && other.trusted.notAfter == nil)
 
         // What the import says, per issuer, when the store held the live key already.

@@ -49,14 +49,14 @@ struct RSP6VerifierTests {
         #expect(verdict.issuer == "TT")
         #expect(verdict.warnings.isEmpty, "\(verdict.warnings)")
         let keys = try RSP6Fixtures.ttKeys()
-        #expect(verdict.keyID?.rawValue == keys[1].keyID)
+        #expect(verdict.keyID?.rawValue == keys[1].keyID.rawValue)
         let outcomes = Dictionary(uniqueKeysWithValues: verdict.keys.map { ($0.keyID, $0.outcome) })
         #expect(outcomes[keys[1].keyID] == .verified)
         // Keys are tried in the order they were imported: TT's first key fails before the second recovers it.
         #expect(outcomes[keys[0].keyID] == .failed)
 
         let ticket = try #require(verdict.ticket)
-        #expect(ticket.ticketID == Array("TTDNQL4XHVK".utf8))
+        #expect(ticket.ticketID.bytes == Array("TTDNQL4XHVK".utf8))
         #expect(ticket.product == "SDS")
         let details = Dictionary(ticket.details.map { ($0.label, $0.value) }, uniquingKeysWith: { first, _ in first })
         #expect(details["origin"] == "NLC 3820")
@@ -270,7 +270,7 @@ struct RSP6VerifierTests {
     @Test("revocation by the ticket reference, and a validator that does not accept the format")
     func revocationAndFormats() throws {
         var trust = self.trust
-        trust.revokeTicket(Array("TTDNQL4XHVK".utf8), issuer: "TT", Revocation(reason: "refunded"))
+        trust.revokeTicket(TicketID(Array("TTDNQL4XHVK".utf8)), issuer: "TT", Revocation(reason: "refunded"))
         let revoked = try verify(RSP6Fixtures.realTicket, at: utc("2022-12-28T12:00:00Z"), trust: trust)
         #expect(revoked.kind == .revoked)
         #expect(revoked.reason.contains("refunded"))
@@ -299,17 +299,17 @@ struct RSP6VerifierTests {
         // Key ids are made from the modulus: the same file gives the same ids, different keys different ids.
         let ids = try RSP6KeyFile.keys(parsing: array, issuer: "TT").map { RSP6KeyImport.keyID(modulus: $0.modulus) }
         #expect(ids.count == 2 && ids[0] != ids[1] && ids.allSatisfy { $0.count == 12 })
-        #expect(try RSP6Fixtures.ttKeys().map(\.keyID) == ids)
+        #expect(try RSP6Fixtures.ttKeys().map(\.keyID.rawValue) == ids)
     }
 
     @Test("the verifier throws when the key directory fails on an RSP6 lookup")
     func directoryFailure() throws {
         struct BrokenDirectory: KeyDirectory, RevocationList {
             struct Gone: Error {}
-            func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? { nil }
-            func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] { [] }
-            func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] { throw Gone() }
-            func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? { nil }
+            func key(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) throws -> TrustedKey? { nil }
+            func keys(family: KeyFamily, issuer: IssuerID, keyID: KeyID) throws -> [TrustedKey] { [] }
+            func keys(family: KeyFamily, issuer: IssuerID) throws -> [TrustedKey] { throw Gone() }
+            func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) throws -> Revocation? { nil }
             func revocation(ofKey key: TrustedKey) throws -> Revocation? { nil }
         }
         let broken = BrokenDirectory()

@@ -1,3 +1,4 @@
+import FareCore
 import Signatures
 import TicketFormats
 
@@ -11,14 +12,15 @@ extension TrustSnapshot {
         for entry in try UICKeyList.parse(xml: xml).entries {
             let listing = UICKeyListing(entry: entry)
             guard let material = try? KeyMaterial(parsingKeyFile: entry.certificateDER),
-                !keys(family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID).contains(where: {
-                    $0.listing?.versionType == listing.versionType
-                        && $0.listing?.barcodeVersion == listing.barcodeVersion
-                })
+                !keys(family: .uic, issuer: IssuerID(entry.normalizedIssuerCode), keyID: KeyID(entry.normalizedKeyID))
+                    .contains(where: {
+                        $0.listing?.versionType == listing.versionType
+                            && $0.listing?.barcodeVersion == listing.barcodeVersion
+                    })
             else { continue }
             add(
                 TrustedKey(
-                    family: .uic, issuer: entry.normalizedIssuerCode, keyID: entry.normalizedKeyID,
+                    family: .uic, issuer: IssuerID(entry.normalizedIssuerCode), keyID: KeyID(entry.normalizedKeyID),
                     algorithm: entry.signatureAlgorithmText, publicKey: material.publicKey,
                     notBefore: entry.validFrom, notAfter: entry.validUntil, listing: listing))
         }

@@ -23,7 +23,7 @@ enum UICFixtures {
             let certificate = try X509Certificate(pem: String(decoding: try bytes(file), as: UTF8.self))
             snapshot.add(
                 TrustedKey(
-                    family: .uic, issuer: issuer, keyID: keyID, algorithm: nil,
+                    family: .uic, issuer: IssuerID(issuer), keyID: KeyID(keyID), algorithm: nil,
                     publicKey: certificate.publicKey,
                     notBefore: certificate.notBefore, notAfter: certificate.notAfter
                 ))
@@ -70,7 +70,7 @@ struct UICVerifierTests {
         let valid = try verify(payload, at: utc("2021-01-11T21:00:00Z"))
         #expect(valid.kind == .valid)
         #expect(valid.ticket?.product == "Super Sparpreis")
-        #expect(valid.ticket?.ticketID == Array("RPEX4F-4".utf8))
+        #expect(valid.ticket?.ticketID.bytes == Array("RPEX4F-4".utf8))
         #expect(try verify(payload, at: utc("2021-01-13T12:00:00Z")).kind == .expired)
         #expect(try verify(payload, at: utc("2021-01-09T12:00:00Z")).kind == .notYetValid)
     }
@@ -207,8 +207,8 @@ struct UICTestIssuer {
 
     func trustedKey(notBefore: Date? = nil, notAfter: Date? = nil, listing: UICKeyListing? = nil) -> TrustedKey {
         TrustedKey(
-            family: .uic, issuer: UICKeyList.normalizedCode(issuerCode),
-            keyID: UICKeyList.normalizedCode(keyID),
+            family: .uic, issuer: UICKeyList.normalizedCode(IssuerID(issuerCode)),
+            keyID: KeyID(UICKeyList.normalizedCode(keyID)),
             algorithm: algorithmText, publicKey: privateKey.publicKey, notBefore: notBefore, notAfter: notAfter,
             listing: listing
         )
@@ -334,7 +334,7 @@ struct UICGeneratedTicketTests {
         let issuer = Self.issuers[3].1
         var trust = TrustSnapshot()
         trust.add(issuer.trustedKey())
-        trust.revokeTicket(Array("TEST-2".utf8), issuer: "1080", Revocation(reason: "refunded"))
+        trust.revokeTicket(TicketID(Array("TEST-2".utf8)), issuer: "1080", Revocation(reason: "refunded"))
         let verdict = try TicketVerifier(trust: trust, clock: FixedClock(inside)).verify(
             try issuer.ticket(version: 2, from: from, until: until))
         #expect(verdict.kind == .revoked)

@@ -38,7 +38,8 @@ struct TestIssuer {
 
     func trustedKey(issuer: String? = nil, notBefore: Date? = nil, notAfter: Date? = nil) -> TrustedKey {
         TrustedKey(
-            family: .fc1, issuer: issuer ?? self.issuer, keyID: keyID.hexString, algorithm: algorithm.name,
+            family: .fc1, issuer: IssuerID(issuer ?? self.issuer), keyID: KeyID(keyID.hexString),
+            algorithm: algorithm.name,
             publicKey: privateKey.publicKey, notBefore: notBefore, notAfter: notAfter
         )
     }
@@ -202,7 +203,7 @@ struct VerifierTests {
         #expect(ticket.reason.contains("reported stolen"))
         #expect(try verifier(snapshot).verify(try issuer.payload(dayTicket([0x60, 0x0D]))).kind == .valid)
         // The same ticket id from another issuer is not revoked.
-        snapshot.revokeKey(issuer.keyID.hexString, issuer: "demo-transit", family: .fc1)
+        snapshot.revokeKey(KeyID(issuer.keyID.hexString), issuer: "demo-transit", family: .fc1)
         #expect(try verifier(snapshot).verify(try issuer.payload(dayTicket([0x60, 0x0D]))).kind == .revoked)
     }
 
@@ -274,10 +275,10 @@ struct VerifierTests {
     func directoryFailure() throws {
         struct BrokenDirectory: KeyDirectory, RevocationList {
             struct Gone: Error {}
-            func key(family: KeyFamily, issuer: String?, keyID: String) throws -> TrustedKey? { throw Gone() }
-            func keys(family: KeyFamily, issuer: String, keyID: String) throws -> [TrustedKey] { throw Gone() }
-            func keys(family: KeyFamily, issuer: String) throws -> [TrustedKey] { throw Gone() }
-            func revocation(ofTicket ticketID: [UInt8], issuer: String) throws -> Revocation? { throw Gone() }
+            func key(family: KeyFamily, issuer: IssuerID?, keyID: KeyID) throws -> TrustedKey? { throw Gone() }
+            func keys(family: KeyFamily, issuer: IssuerID, keyID: KeyID) throws -> [TrustedKey] { throw Gone() }
+            func keys(family: KeyFamily, issuer: IssuerID) throws -> [TrustedKey] { throw Gone() }
+            func revocation(ofTicket ticketID: TicketID, issuer: IssuerID) throws -> Revocation? { throw Gone() }
             func revocation(ofKey key: TrustedKey) throws -> Revocation? { throw Gone() }
         }
         let broken = BrokenDirectory()
@@ -304,7 +305,7 @@ struct TicketCopyTests {
         var copy = original
         copy.issuer = "6100"
         copy.holder = nil
-        copy.ticketID.append(4)
+        copy.ticketID = TicketID(copy.ticketID.bytes + [4])
         copy.appendDetails { [("extra", "line")] }
         #expect(original.issuer == "57")
         #expect(original.holder == "Erika Musterfrau")

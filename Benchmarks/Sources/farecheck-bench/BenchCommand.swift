@@ -218,7 +218,7 @@ struct BenchCommand: AsyncParsableCommand {
             var trust = TrustSnapshot()
             trust.add(
                 TrustedKey(
-                    family: .fc1, issuer: "demo-transit", keyID: key.keyID.hexString,
+                    family: .fc1, issuer: "demo-transit", keyID: KeyID(key.keyID.hexString),
                     algorithm: key.algorithm.name, publicKey: key.privateKey.publicKey))
             let now = Date()
             let claims = FC1.Claims(

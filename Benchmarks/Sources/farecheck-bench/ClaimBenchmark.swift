@@ -35,7 +35,8 @@ struct ClaimBenchmark {
         try await location.withStore(create: true) { store in
             try await store.putIssuerKey(
                 BundleKey(
-                    format: "fc1", issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name,
+                    format: "fc1", issuer: "demo-transit", keyID: KeyID(key.keyID.hexString),
+                    algorithm: key.algorithm.name,
                     spki: key.privateKey.publicKey.spkiDER),
                 at: Date())
             try await store.publishBundle(signedBy: anchor)
@@ -52,7 +53,7 @@ struct ClaimBenchmark {
         var trust = TrustSnapshot()
         trust.add(
             TrustedKey(
-                family: .fc1, issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name,
+                family: .fc1, issuer: "demo-transit", keyID: KeyID(key.keyID.hexString), algorithm: key.algorithm.name,
                 publicKey: key.privateKey.publicKey))
         let bare = TicketVerifier(trust: trust)
         printLine(

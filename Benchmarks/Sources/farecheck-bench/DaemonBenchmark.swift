@@ -66,7 +66,7 @@ struct DaemonBenchmark {
             try save {
                 try store.saveKey(
                     KeyRecord(
-                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: IssuerID(key.issuer ?? "demo-transit"), keyID: KeyID(key.keyID.hexString),
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"))
             }
         }
@@ -76,7 +76,7 @@ struct DaemonBenchmark {
         for batch in stride(from: 0, to: keys, by: 10_000) {
             let records = (batch..<min(batch + 10_000, keys)).map { index in
                 KeyRecord(
-                    family: .fc1, issuer: "issuer-\(index % 100)", keyID: String(format: "%016x", index),
+                    family: .fc1, issuer: "issuer-\(index % 100)", keyID: KeyID(String(format: "%016x", index)),
                     algorithm: "ES256", spki: filler, source: "bench")
             }
             try save { _ = try store.saveKeys(records) }
@@ -86,7 +86,7 @@ struct DaemonBenchmark {
             let records = (batch..<min(batch + 50_000, revocations)).map { _ in
                 TicketRevocationRecord(
                     issuer: "demo-transit",
-                    ticketID: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) },
+                    ticketID: TicketID((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }),
                     reason: "bench")
             }
             try save { try store.revokeTickets(records) }
@@ -628,7 +628,7 @@ final class BenchServer: Sendable {
         while next < count {
             let batch = (next..<min(count, next + 50_000)).map { index in
                 RevokedTicket(
-                    issuer: "bench-pull", ticketID: withUnsafeBytes(of: UInt64(index).bigEndian, Array.init),
+                    issuer: "bench-pull", ticketID: TicketID(withUnsafeBytes(of: UInt64(index).bigEndian, Array.init)),
                     reason: nil, revokedAt: revokedAt)
             }
             try await store.revokeTickets(batch)

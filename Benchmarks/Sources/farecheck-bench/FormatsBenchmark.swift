@@ -325,7 +325,7 @@ struct FormatsBenchmark {
         try store.revokeTickets(
             (0..<10_000).map {
                 TicketRevocationRecord(
-                    issuer: "demo-transit", ticketID: withUnsafeBytes(of: $0) { Array($0) }, reason: nil)
+                    issuer: "demo-transit", ticketID: TicketID(withUnsafeBytes(of: $0) { Array($0) }), reason: nil)
             })
         let trust = StoreTrust(store: store)
         let floor = try BenchCommand.rate(seconds: seconds / Double(BenchCommand.rounds)) {

@@ -88,7 +88,7 @@ struct SyncBenchmark {
             let tickets = (start..<end).map { _ in
                 RevokedTicket(
                     issuer: "demo-transit",
-                    ticketID: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) },
+                    ticketID: TicketID((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }),
                     reason: "reported stolen", revokedAt: revokedAt)
             }
             let delta = RevocationDelta(
@@ -112,7 +112,7 @@ struct SyncBenchmark {
                 let key = try IssuingKey.parse(demo.text, source: demo.file)
                 try store.saveKey(
                     KeyRecord(
-                        family: .fc1, issuer: key.issuer ?? "demo-transit", keyID: key.keyID.hexString,
+                        family: .fc1, issuer: IssuerID(key.issuer ?? "demo-transit"), keyID: KeyID(key.keyID.hexString),
                         algorithm: key.algorithm.name, spki: key.privateKey.publicKey.spkiDER, source: "demo"))
             }
             try store.close()
@@ -251,7 +251,8 @@ struct SyncBenchmark {
                 // Ids in ascending order, as an import from a sorted export would come: appends to the index.
                 let records = (start..<min(start + batch, storeEntries)).map { index in
                     TicketRevocationRecord(
-                        issuer: "demo-transit", ticketID: Self.ticketID(index, of: storeEntries), reason: "bench")
+                        issuer: "demo-transit", ticketID: TicketID(Self.ticketID(index, of: storeEntries)),
+                        reason: "bench")
                 }
                 try store.revokeTickets(records)
             }
@@ -282,7 +283,7 @@ struct SyncBenchmark {
             let hit = round % 2 == 0
             if !hit { ticketID[15] ^= 0xFF }
             let started = ContinuousClock.now
-            let found = try trust.revocation(ofTicket: ticketID, issuer: "demo-transit")
+            let found = try trust.revocation(ofTicket: TicketID(ticketID), issuer: "demo-transit")
             let elapsed = started.duration(to: .now)
             guard (found != nil) == hit else {
                 throw CommandFailure.exit("bench: lookup \(round) found the wrong thing")

@@ -135,7 +135,7 @@ enum DemoTrust {
         var trust = TrustSnapshot()
         trust.add(
             TrustedKey(
-                family: .fc1, issuer: "demo-transit", keyID: key.keyID.hexString, algorithm: key.algorithm.name,
+                family: .fc1, issuer: "demo-transit", keyID: KeyID(key.keyID.hexString), algorithm: key.algorithm.name,
                 publicKey: key.privateKey.publicKey))
         return TicketVerifier(trust: trust, clock: FixedClock(instant))
     }

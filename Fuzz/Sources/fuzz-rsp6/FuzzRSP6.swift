@@ -24,7 +24,7 @@ let verifier: TicketVerifier = {
     for key in try! RSP6KeyFile.keys(parsing: Array(Data(contentsOf: url)), issuer: "TT") {
         trust.add(try! RSP6KeyImport.trustedKey(key))
     }
-    trust.revokeTicket(Array("TTREVOKED01".utf8), issuer: "TT")
+    trust.revokeTicket(TicketID(Array("TTREVOKED01".utf8)), issuer: "TT")
     return TicketVerifier(trust: trust, clock: FixedClock(Date(timeIntervalSince1970: 1_672_228_800)))
 }()
 

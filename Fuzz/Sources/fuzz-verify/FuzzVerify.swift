@@ -24,7 +24,8 @@ let verifier: TicketVerifier = {
         let certificate = try! X509Certificate(pem: pem(file))
         trust.add(
             TrustedKey(
-                family: .uic, issuer: issuer, keyID: keyID, algorithm: nil, publicKey: certificate.publicKey,
+                family: .uic, issuer: IssuerID(issuer), keyID: KeyID(keyID), algorithm: nil,
+                publicKey: certificate.publicKey,
                 notBefore: certificate.notBefore, notAfter: certificate.notAfter))
     }
     trust.add(
@@ -35,7 +36,8 @@ let verifier: TicketVerifier = {
         let key = try! PublicKey(pem: pem(file))
         trust.add(
             TrustedKey(
-                family: .fc1, issuer: "fuzz-transit", keyID: Array(digest(.sha256, key.spkiDER).prefix(8)).hexString,
+                family: .fc1, issuer: "fuzz-transit",
+                keyID: KeyID(Array(digest(.sha256, key.spkiDER).prefix(8)).hexString),
                 algorithm: algorithm, publicKey: key))
     }
     trust.revokeTicket([0xDE, 0xAD], issuer: "fuzz-transit")

@@ -103,7 +103,7 @@ public enum DOSIPAS {
 
         guard let flex else {
             let issuer = level1.securityProvider.map { UICKeyList.normalizedCode("\($0)") } ?? ""
-            let ticket = Ticket(format: .uic9189, issuer: issuer, ticketID: [], decodedContent: decoded)
+            let ticket = Ticket(format: .uic9189, issuer: IssuerID(issuer), ticketID: [], decodedContent: decoded)
             return DOSIPASContent(ticket: ticket, railTicket: nil, freshness: freshness)
         }
         let issuerCode = flex.issuing.issuer ?? flex.issuing.securityProvider ?? level1.securityProvider
@@ -113,7 +113,7 @@ public enum DOSIPAS {
             ?? flex.documents.lazy.compactMap(\.reference).first.map { Array("\($0)".utf8) } ?? []
         let main = flex.mainDocument
         let ticket = Ticket(
-            format: .uic9189, issuer: issuer, ticketID: ticketID, validFrom: flex.validFrom,
+            format: .uic9189, issuer: IssuerID(issuer), ticketID: TicketID(ticketID), validFrom: flex.validFrom,
             validUntil: flex.validUntil, issuedAt: flex.issuing.issuedAt, product: main?.productName,
             category: main?.passengerCount == nil ? nil : flex.category, passengers: main?.passengerCount,
             holder: flex.holderText, holderCheck: flex.holderCheck, documents: flex.ticketDocuments,
