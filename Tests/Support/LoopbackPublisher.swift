@@ -468,10 +468,14 @@ final class PublisherHandler: ChannelInboundHandler {
         let connection = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let shared = shared
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(piece)))).whenComplete { result in
-            let (handler, context) = connection.value
+            let context = connection.value.1
             guard case .success = result, context.channel.isActive else { return context.close(promise: nil) }
             shared.state.withLock { $0.bodyBytesSent[path, default: 0] += count }
-            handler.sendFiller(remaining: remaining - count, path: path, context: context)
+            // On the next tick: a write that completes at once would otherwise recurse until the stack runs out.
+            context.eventLoop.execute {
+                let (handler, context) = connection.value
+                handler.sendFiller(remaining: remaining - count, path: path, context: context)
+            }
         }
     }
 }
