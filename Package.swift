@@ -180,6 +180,19 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Trust that follows its publishers (issue 49): one guarded fetch of a publisher's file (conditional, capped,
+        // timed, no redirect to another host, TLS by system CAs or a pinned CA or SPKI), over SwiftNIO.
+        .target(
+            name: "TrustSources",
+            dependencies: [
+                "FareCore", "Signatures", "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
         // What a verdict looks like to the outside: the verdict event (the daemon's JSON line, server-sent event and
         // gate hook, the CLI's `--json` report), its hand-written JSON line, and its form without holder data.
         .target(name: "Presentation", dependencies: ["FareCore"], swiftSettings: strict),
@@ -347,6 +360,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // LoopbackPublisher: an HTTPS publisher on loopback.
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/Support", swiftSettings: strict),
         .testTarget(
@@ -400,6 +416,12 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // Fetches from a loopback HTTPS publisher that fails the ways publishers fail.
+        .testTarget(
+            name: "TrustSourcesTests",
+            dependencies: ["TrustSources", "TestSupport", "FareCore"],
             swiftSettings: strict
         ),
         .testTarget(
