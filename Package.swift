@@ -57,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
+        // OpenLDAP's client library: the VDV-KA certificate directory is read over LDAP (TrustSources).
+        .systemLibrary(name: "CLDAP", pkgConfig: "ldap", providers: [.apt(["libldap-dev"])]),
         // ioctl numbers and kernel structs that Swift cannot reach (function-like macros).
         .target(name: "CLinuxShims"),
         // zxing-cpp 3.1.1, built from its pinned PyPI source by scripts/build-zxing.sh into a prefix of its own that
@@ -84,6 +86,9 @@ let package = Package(
             name: "Executors",
             dependencies: ["SystemCalls", "CLinuxShims", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict),
+        // Where trust data is published, read as values: the VDV-KA certificate directory over LDAP (libldap's
+        // blocking calls on an Executors queue).
+        .target(name: "TrustSources", dependencies: ["CLDAP", "FareCore", "Executors"], swiftSettings: strict),
         // The version both programs print, stamped from git before every build (scripts/version-stamp.sh).
         .target(name: "FarecheckVersion", swiftSettings: strict, plugins: ["GitVersion"]),
         .plugin(name: "GitVersion", capability: .buildTool()),
@@ -402,6 +407,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The LDAP directory read against a real OpenLDAP slapd on loopback (Tests/Support/LoopbackSLAPD.swift).
+        .testTarget(
+            name: "TrustSourcesTests", dependencies: ["TrustSources", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",
             dependencies: [
