@@ -57,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
+        // OpenLDAP's client library: the VDV-KA certificate directory is read over LDAP (TrustSources).
+        .systemLibrary(name: "CLDAP", pkgConfig: "ldap", providers: [.apt(["libldap-dev"])]),
         // ioctl numbers and kernel structs that Swift cannot reach (function-like macros).
         .target(name: "CLinuxShims"),
         // zxing-cpp 3.1.1, built from its pinned PyPI source by scripts/build-zxing.sh into a prefix of its own that
@@ -181,11 +183,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // Trust that follows its publishers (issue 49): one guarded fetch of a publisher's file (conditional, capped,
-        // timed, no redirect to another host, TLS by system CAs or a pinned CA or SPKI), over SwiftNIO.
+        // timed, no redirect to another host, TLS by system CAs or a pinned CA or SPKI), over SwiftNIO; the VDV-KA
+        // certificate directory over LDAP (libldap's blocking calls on an Executors queue).
         .target(
             name: "TrustSources",
             dependencies: [
-                "FareCore", "Signatures", "COpenSSL",
+                "FareCore", "Signatures", "COpenSSL", "CLDAP", "Executors",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -418,7 +421,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Fetches from a loopback HTTPS publisher that fails the ways publishers fail.
+        // Fetches from a loopback HTTPS publisher that fails the ways publishers fail, and reads an OpenLDAP slapd on
+        // loopback (Tests/Support/LoopbackPublisher.swift, LoopbackSLAPD.swift).
         .testTarget(
             name: "TrustSourcesTests",
             dependencies: ["TrustSources", "TestSupport", "FareCore"],

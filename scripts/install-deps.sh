@@ -11,6 +11,8 @@
 # (1.4) is an anchor the benchmarks compare with. libv4l-dev: libv4l2, through which the daemon's camera source
 # captures (it converts the many camera formats to a few). scripts/install-axe-core.sh: axe-core 4.12.1 (pinned,
 # from PyPI) for the browser tests' accessibility checks.
+# libldap-dev: the VDV-KA certificate directory is read over LDAP (TrustSources); slapd: its tests start their own on
+# loopback (Tests/Support/LoopbackSLAPD.swift), so the service the package starts is stopped and disabled at once.
 set -euo pipefail
 packages=(
     pkg-config libssl-dev zlib1g-dev libsqlite3-dev
@@ -23,6 +25,7 @@ packages=(
     systemd strace curl
     cmake ninja-build
     dpkg-dev
+    libldap-dev slapd
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -36,6 +39,17 @@ else
     echo "install-deps: installing ${missing[*]}"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Debian's slapd package starts a system slapd on port 389: the tests never use it, and no machine should keep one.
+if [ -e /etc/init.d/slapd ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if command -v systemctl > /dev/null && [ -d /run/systemd/system ]; then
+        $sudo systemctl disable --now slapd > /dev/null 2>&1 || true
+    else
+        $sudo service slapd stop > /dev/null 2>&1 || true
+        $sudo update-rc.d slapd disable > /dev/null 2>&1 || true
+    fi
 fi
 bash "$(dirname "$0")/build-zxing.sh"
 bash "$(dirname "$0")/install-axe-core.sh"
