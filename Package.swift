@@ -270,6 +270,20 @@ let package = Package(
             resources: [.embedInCode("Resources/report.html"), .embedInCode("Resources/report.css")],
             swiftSettings: strict
         ),
+        // The server following its trust publishers (issue 49): the `[[trust.source]]` configuration, the worker that
+        // fetches each source on its period, checks what came with the importers the CLI uses, holds a change the
+        // guard rails refuse for an operator, and applies the rest in one transaction (keys signed into a bundle,
+        // blocklists into the revocation log).
+        .target(
+            name: "TrustFollowing",
+            dependencies: [
+                "TrustSources", "ValidationServer", "ValidationAPI", "FareCore", "Signatures", "TicketFormats",
+                "Verification", "TrustStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "farecheck-server",
             dependencies: [
@@ -277,7 +291,7 @@ let package = Package(
                 // import --vdv` does, and VDV entitlements named as `farecheck revoke --vdv-org` names them.
                 // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
-                "TrustStore", "FarecheckVersion", "CommandLineSupport",
+                "TrustStore", "FarecheckVersion", "CommandLineSupport", "TrustFollowing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -396,6 +410,15 @@ let package = Package(
             name: "IssuingTests",
             dependencies: [
                 "Issuing", "FareCore", "Signatures", "Symbols", "TicketFormats", "Verification", "TestSupport",
+            ],
+            swiftSettings: strict
+        ),
+        // The server following publishers on loopback (LoopbackPublisher, LoopbackSLAPD), through to a gate's verdict.
+        .testTarget(
+            name: "TrustFollowingTests",
+            dependencies: [
+                "TestSupport", "TrustFollowing", "TrustSources", "ValidationServer", "ValidationAPI", "FareCore",
+                "Signatures", "TicketFormats", "Verification", "TrustStore", "farecheck-server",
             ],
             swiftSettings: strict
         ),
