@@ -101,6 +101,40 @@ public protocol ServerStore: Sendable {
 
     /// Runs a trivial query: throws when the database cannot be reached.
     func checkHealth() async throws(ServerError)
+
+    // The publishers the server follows (TrustSourceStore.swift; issue 49).
+
+    /// Every source's state, by name.
+    func trustSourceStates() async throws(ServerError) -> [TrustSourceState]
+    /// Writes a source's state (an attempt that changed nothing, or failed before any check).
+    func recordTrustSourceState(_ state: TrustSourceState) async throws(ServerError)
+    /// The newest audit lines (of one source, or all), newest first.
+    func trustAudit(source: String?, limit: Int) async throws(ServerError) -> [TrustAuditEntry]
+    /// Writes an audit line and the source's state, in one transaction.
+    func recordTrustAudit(_ entry: TrustAuditEntry, state: TrustSourceState) async throws(ServerError)
+    /// The issuer keys `source` brought.
+    func issuerKeys(fromSource source: String) async throws(ServerError) -> [BundleKey]
+    /// Stores and removes a source's keys, its state and the audit line, in one transaction.
+    func applySourceKeys(
+        source: String, adding: [BundleKey], removing: [BundleKey], state: TrustSourceState, audit: TrustAuditEntry
+    ) async throws(ServerError)
+    /// Holds a change for an operator, with its audit line and the source's state; returns its number.
+    @discardableResult
+    func holdTrustChange(
+        _ change: PendingTrustChange, state: TrustSourceState, audit: TrustAuditEntry
+    ) async throws(ServerError) -> Int64
+    /// How many entries the server holds of `list`.
+    func blocklistEntryCount(_ list: BlocklistKind) async throws(ServerError) -> Int
+    /// The changes held, newest first.
+    func trustChanges(pendingOnly: Bool) async throws(ServerError) -> [PendingTrustChange]
+    /// The held change numbered `id`.
+    func trustChange(id: Int64) async throws(ServerError) -> PendingTrustChange?
+    /// The newest held change of `source` with content `digest`.
+    func trustChange(source: String, digest: String) async throws(ServerError) -> PendingTrustChange?
+    /// Records an operator's decision on a pending change; false when it is not pending.
+    func decideTrustChange(
+        id: Int64, _ decision: TrustChangeDecision, audit: TrustAuditEntry
+    ) async throws(ServerError) -> Bool
     /// Imports a published blocklist (VDV-KA, DTVG): its entries replace those of the version held, as logged
     /// removals and additions in one transaction. `.unchanged` for the version held; `.conflict` for an older
     /// one unless `force`.

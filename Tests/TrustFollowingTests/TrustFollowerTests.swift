@@ -1,0 +1,223 @@
+import FareCore
+import Foundation
+import Signatures
+import TestSupport
+import Testing
+import TrustFollowing
+import TrustSources
+import ValidationAPI
+import ValidationServer
+
+/// A reference server's store (a real SQLite file) following a publisher on loopback (real HTTPS, the test CA
+/// pinned), as the worker and `farecheck-server trust fetch` run a round.
+struct FollowerBench {
+    let directory: Workbench
+    let store: SQLServerStore
+    let publisher: LoopbackPublisher
+    let follower: TrustFollower
+
+    init() async throws {
+        directory = Workbench()
+        store = try SQLiteServerStore.open(path: directory.path("server.sqlite"), create: true)
+        publisher = try await LoopbackPublisher.start()
+        let anchor = try PrivateKey(pem: String(contentsOfFile: ReferenceServer.demoAnchorKey, encoding: .utf8))
+        follower = TrustFollower(store: store, anchorKey: anchor)
+    }
+
+    func source(
+        _ kind: TrustSourceKind, name: String = "publisher", path: String, versionPath: String? = nil,
+        maximumBytes: Int = 16 << 20, timeout: Duration = .seconds(5)
+    ) -> TrustSourceConfiguration {
+        TrustSourceConfiguration(
+            name: name, kind: kind, url: publisher.url(path), versionURL: versionPath.map(publisher.url),
+            trust: .pinnedCA(path: publisher.pki.caCertificate), maximumBytes: maximumBytes, headTimeout: timeout,
+            bodyTimeout: timeout)
+    }
+
+    func state(_ name: String = "publisher") async throws -> TrustSourceState? {
+        try await store.trustSourceStates().first { $0.name == name }
+    }
+
+    func audit() async throws -> [TrustAuditEntry] { try await store.trustAudit(source: nil, limit: 50) }
+}
+
+/// The UIC key list as published, or with only its first `count` keys (a list a publisher broke).
+enum UICKeyListFixture {
+    static func bytes(keeping count: Int? = nil) throws -> [UInt8] {
+        let text = String(decoding: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"), as: UTF8.self)
+        guard let count else { return Array(text.utf8) }
+        let pieces = text.components(separatedBy: "</key>")
+        let head = String(pieces[0][..<pieces[0].range(of: "<key>")!.lowerBound])
+        let keys = pieces.dropLast().map { piece in String(piece[piece.range(of: "<key>")!.lowerBound...]) + "</key>" }
+        return Array((head + keys.prefix(count).joined() + pieces.last!).utf8)
+    }
+}
+
+@Suite("the server following its trust publishers", .serialized, .timeLimit(.minutes(3)))
+struct TrustFollowerTests {
+    @Test("a new UIC key list is checked, applied and signed into a bundle; the same list again changes nothing")
+    func keyListApplied() async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let source = bench.source(.uicKeyList, path: "/keys.xml")
+
+        let first = await bench.follower.run(source)
+        #expect(first.kind == .applied, "\(first.line)")
+        let keys = try await bench.store.issuerKeys(fromSource: "publisher")
+        #expect(keys.count > 50, "\(first.line)")
+        #expect(keys.allSatisfy { $0.format == "uic" })
+        let bundle = try #require(try await bench.store.latestBundle())
+        #expect(bundle.sequence == 1)
+        #expect(first.detail.contains("key bundle 1 signed"), "\(first.line)")
+        let audit = try await bench.audit()
+        #expect(audit.first?.action == .applied)
+        #expect(audit.first?.detail.contains("\(keys.count) keys added or changed") == true, "\(audit)")
+
+        // The second round asks conditionally and the publisher answers 304: nothing changes, the source is fresh.
+        let second = await bench.follower.run(source)
+        #expect(second.kind == .unchanged, "\(second.line)")
+        #expect(
+            bench.publisher.requests("/keys.xml").last?.headers["if-none-match"] == bench.publisher.etag("/keys.xml"))
+        #expect(try await bench.store.latestBundle()?.sequence == 1)
+        let state = try #require(try await bench.state())
+        #expect(state.lastError == nil && state.lastSuccess != nil && state.failures == 0)
+    }
+
+    @Test("a key list that would drop most keys is held for an operator; approved, it applies; rejected, never again")
+    func dropHeldThenApproved() async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let source = bench.source(.uicKeyList, path: "/keys.xml")
+        #expect(await bench.follower.run(source).kind == .applied)
+        let before = try await bench.store.issuerKeys(fromSource: "publisher")
+
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 3), contentType: "application/xml")
+        let held = await bench.follower.run(source)
+        #expect(held.kind == .held, "\(held.line)")
+        #expect(held.detail.contains("it would remove"), "\(held.line)")
+        #expect(try await bench.store.issuerKeys(fromSource: "publisher") == before)
+        #expect(try await bench.store.latestBundle()?.sequence == 1)
+        let pending = try await bench.store.trustChanges(pendingOnly: true)
+        #expect(pending.count == 1)
+        let id = try #require(held.pendingID)
+
+        // Fetched again (a 304: the held change's validators are kept), it waits for its operator: not held twice.
+        let again = await bench.follower.run(source)
+        #expect(again.kind == .unchanged, "\(again.line)")
+        #expect(try await bench.store.trustChanges(pendingOnly: true).count == 1)
+
+        let sources = TrustFollowingConfiguration(sources: [source])
+        let approved = try await bench.follower.approve(id, sources: sources)
+        #expect(approved.kind == .applied, "\(approved.line)")
+        #expect(try await bench.store.issuerKeys(fromSource: "publisher").count <= 3)
+        #expect(try await bench.store.latestBundle()?.sequence == 2)
+        #expect(try await bench.audit().map(\.action).prefix(2) == [.applied, .approved])
+        await #expect(throws: ServerError.self) { try await bench.follower.approve(id, sources: sources) }
+
+        // A list that drops everything again, rejected: the trust stays, and the same content is not held again.
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 1), contentType: "application/xml")
+        let second = await bench.follower.run(source)
+        #expect(second.kind == .applied || second.kind == .held, "\(second.line)")
+        if let secondID = second.pendingID {
+            _ = try await bench.follower.reject(secondID)
+            let kept = try await bench.store.issuerKeys(fromSource: "publisher")
+            let after = await bench.follower.run(source)
+            #expect(after.kind == .unchanged, "\(after.line)")
+            #expect(try await bench.store.trustChanges(pendingOnly: true).isEmpty)
+            #expect(try await bench.store.issuerKeys(fromSource: "publisher") == kept)
+        }
+    }
+
+    @Test(
+        "every way a publisher fails leaves the trust as it was, the source stale with its reason, and an audit line",
+        arguments: [
+            ("HTTP 500", PublisherFailure.status(500), "500"),
+            ("truncated body", PublisherFailure.truncate(after: 2_000), "incomplete"),
+            ("oversized body", PublisherFailure.oversized(bytes: 40 << 20, announced: false), "more than"),
+            ("a head that never comes", PublisherFailure.holdHead(.seconds(10)), "did not answer"),
+            ("a body that stalls", PublisherFailure.stallBody(after: 1_000, for: .seconds(10)), "body"),
+            ("a redirect to another host", PublisherFailure.redirect(to: "https://127.0.0.2:1/keys.xml"), "127.0.0.2"),
+        ])
+    func failingPublisher(_ name: String, _ failure: PublisherFailure, _ said: String) async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let source = bench.source(.uicKeyList, path: "/keys.xml", timeout: .milliseconds(800))
+        #expect(await bench.follower.run(source).kind == .applied)
+        let keys = try await bench.store.issuerKeys()
+
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 2), contentType: "application/xml")
+        bench.publisher.fail("/keys.xml", failure)
+        let outcome = await bench.follower.run(source)
+        #expect(outcome.kind == .failed, "\(name): \(outcome.line)")
+        #expect(outcome.detail.lowercased().contains(said.lowercased()), "\(name): \(outcome.line)")
+        #expect(try await bench.store.issuerKeys() == keys, "\(name)")
+        #expect(try await bench.store.latestBundle()?.sequence == 1, "\(name)")
+        let state = try #require(try await bench.state())
+        #expect(state.lastError != nil && state.failures == 1, "\(name)")
+        let audit = try await bench.audit()
+        #expect(audit.first?.action == .failed && audit.first?.detail.contains("the trust is as it was") == true)
+    }
+
+    @Test("a file that does not parse changes nothing, and says why")
+    func unparsable() async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", Array("<keys><key><issuerCode>".utf8), contentType: "application/xml")
+        let outcome = await bench.follower.run(bench.source(.uicKeyList, path: "/keys.xml"))
+        #expect(outcome.kind == .failed, "\(outcome.line)")
+        #expect(try await bench.store.issuerKeys().isEmpty)
+        #expect(try await bench.store.latestBundle() == nil)
+    }
+
+    @Test("--dry-run says what would change and changes nothing")
+    func dryRun() async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let outcome = await bench.follower.run(bench.source(.uicKeyList, path: "/keys.xml"), dryRun: true)
+        #expect(outcome.kind == .wouldApply, "\(outcome.line)")
+        #expect(outcome.detail.contains("keys added or changed"), "\(outcome.line)")
+        #expect(try await bench.store.issuerKeys().isEmpty)
+        #expect(try await bench.state() == nil)
+        #expect(try await bench.audit().isEmpty)
+    }
+
+    @Test(
+        "the DTVG blocklist follows its version file: a new version applies, the same is not fetched, one going back is held"
+    )
+    func blocklistVersions() async throws {
+        let bench = try await FollowerBench()
+        let files = "blocklists/"
+        bench.publisher.serve(
+            "/blacklistuic.zip", try Fixtures.bytes(files + "dtvg-blocklist.zip"), contentType: "application/zip")
+        bench.publisher.serve(
+            "/versionuic.txt", try Fixtures.bytes(files + "dtvg-version.txt"), contentType: "text/plain")
+        let source = bench.source(.dtvgBlocklist, path: "/blacklistuic.zip", versionPath: "/versionuic.txt")
+
+        let first = await bench.follower.run(source)
+        #expect(first.kind == .applied, "\(first.line)")
+        #expect(try await bench.store.blocklists() == [PublishedBlocklist(list: .dtvgUIC, version: "42")])
+        #expect(try await bench.store.blocklistEntryCount(.dtvgUIC) == 24)
+
+        // The same version: the list itself is not fetched again.
+        let same = await bench.follower.run(source)
+        #expect(same.kind == .unchanged, "\(same.line)")
+        #expect(bench.publisher.requests("/blacklistuic.zip").count == 1)
+
+        bench.publisher.serve(
+            "/blacklistuic.zip", try Fixtures.bytes(files + "dtvg-blocklist-v2.zip"), contentType: "application/zip")
+        bench.publisher.serve(
+            "/versionuic.txt", try Fixtures.bytes(files + "dtvg-version-v2.txt"), contentType: "text/plain")
+        let second = await bench.follower.run(source)
+        #expect(second.kind == .applied, "\(second.line)")
+        #expect(try await bench.store.blocklists() == [PublishedBlocklist(list: .dtvgUIC, version: "43")])
+
+        // The publisher goes back to version 42: held, version 43 stays.
+        bench.publisher.serve(
+            "/blacklistuic.zip", try Fixtures.bytes(files + "dtvg-blocklist.zip"), contentType: "application/zip")
+        bench.publisher.serve(
+            "/versionuic.txt", try Fixtures.bytes(files + "dtvg-version.txt"), contentType: "text/plain")
+        let back = await bench.follower.run(source)
+        #expect(back.kind == .held, "\(back.line)")
+        #expect(back.detail.contains("older than version 43"), "\(back.line)")
+        #expect(try await bench.store.blocklists() == [PublishedBlocklist(list: .dtvgUIC, version: "43")])
+    }
+}
