@@ -43,6 +43,16 @@ struct FollowerBench {
 
 /// The UIC key list as published, or with only its first `count` keys (a list a publisher broke).
 enum UICKeyListFixture {
+    /// The list without the keys of `issuer` (a key the publisher has not listed yet).
+    static func bytes(excludingIssuer issuer: String) throws -> [UInt8] {
+        let text = String(decoding: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"), as: UTF8.self)
+        let pieces = text.components(separatedBy: "</key>")
+        let head = String(pieces[0][..<pieces[0].range(of: "<key>")!.lowerBound])
+        let keys = pieces.dropLast().map { piece in String(piece[piece.range(of: "<key>")!.lowerBound...]) + "</key>" }
+        let kept = keys.filter { !$0.contains("<issuerCode>\(issuer)</issuerCode>") }
+        return Array((head + kept.joined() + pieces.last!).utf8)
+    }
+
     static func bytes(keeping count: Int? = nil) throws -> [UInt8] {
         let text = String(decoding: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"), as: UTF8.self)
         guard let count else { return Array(text.utf8) }
@@ -219,5 +229,62 @@ struct TrustFollowerTests {
         #expect(back.kind == .held, "\(back.line)")
         #expect(back.detail.contains("older than version 43"), "\(back.line)")
         #expect(try await bench.store.blocklists() == [PublishedBlocklist(list: .dtvgUIC, version: "43")])
+    }
+}
+
+/// From the publisher's file to a validator's verdict, with nobody in between: the server's follower fetches and
+/// signs, a validator registered with the running reference server syncs (the round the daemon's worker runs), and
+/// its verdict on a real ticket changes.
+@Suite("trust from its publisher to a validator's verdict", .serialized, .timeLimit(.minutes(3)))
+struct TrustToVerdictTests {
+    @Test("a new UIC key makes unknown-key valid; a new DTVG blocklist version makes valid revoked")
+    func publisherToVerdict() async throws {
+        let server = try ReferenceServer()
+        let token = try server.addDevice("gate-1")
+        let validator = Workbench()
+        try token.write(toFile: validator.path("device.token"), atomically: true, encoding: .utf8)
+        let publisher = try await LoopbackPublisher.start()
+        let store = try SQLiteServerStore.open(path: server.database, create: false)
+        let anchor = try PrivateKey(pem: String(contentsOfFile: ReferenceServer.demoAnchorKey, encoding: .utf8))
+        let follower = TrustFollower(store: store, anchorKey: anchor)
+        let pinned = PublisherTrust.pinnedCA(path: publisher.pki.caCertificate)
+        let keyList = TrustSourceConfiguration(
+            name: "uic", kind: .uicKeyList, url: publisher.url("/keys.xml"), trust: pinned)
+        let blocklist = TrustSourceConfiguration(
+            name: "dtvg", kind: .dtvgBlocklist, url: publisher.url("/blacklistuic.zip"),
+            versionURL: publisher.url("/versionuic.txt"), trust: pinned)
+        try server.start()
+
+        func verdict() throws -> String {
+            let synced = try validator.farecheck([
+                "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor",
+                "--db", validator.db,
+            ])
+            #expect(synced.status == 0, "\(synced.stderr)")
+            let run = try validator.farecheck([
+                "verify", "--payload-file", Fixtures.path("uic/db-deutschland-ticket-2025.bin"), "--at",
+                "2025-02-28T12:00:00Z", "--json", "--db", validator.db,
+            ])
+            return run.jsonLines.first?["verdict"] as? String ?? "no verdict: \(run.stderr)"
+        }
+
+        // The publisher does not list DB's key yet.
+        publisher.serve(
+            "/keys.xml", try UICKeyListFixture.bytes(excludingIssuer: "1080"), contentType: "application/xml")
+        #expect(await follower.run(keyList).kind == .applied)
+        #expect(try verdict() == "unknown-key")
+
+        // It lists it: one round of the server, one sync of the validator.
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let added = await follower.run(keyList)
+        #expect(added.kind == .applied && added.detail.contains("uic 1080/"), "\(added.line)")
+        #expect(try verdict() == "valid")
+
+        // The DTVG publishes a blocklist naming the ticket.
+        publisher.serve(
+            "/blacklistuic.zip", try Fixtures.bytes("blocklists/dtvg-blocklist.zip"), contentType: "application/zip")
+        publisher.serve("/versionuic.txt", try Fixtures.bytes("blocklists/dtvg-version.txt"), contentType: "text/plain")
+        #expect(await follower.run(blocklist).kind == .applied)
+        #expect(try verdict() == "revoked")
     }
 }
