@@ -1,3 +1,4 @@
+import Foundation
 /// The paths of the API, as `API/openapi.yaml` lists them.
 public enum APIPath {
     /// `GET`: the signed key bundle.
@@ -36,11 +37,45 @@ public struct HealthStatus: Sendable, Equatable, Codable {
     public var storage: String
     /// The sequence of the key bundle the server publishes, if any.
     public var keyBundleSequence: Int64?
+    /// The publishers the server follows (`[[trust.source]]`), when it follows any: `status` is `degraded` while one
+    /// is stale. Absent from servers that follow none, and from those that predate them.
+    public var trustSources: [TrustSourceHealth]?
 
     /// Makes a health report.
-    public init(status: String, storage: String, keyBundleSequence: Int64?) {
+    public init(
+        status: String, storage: String, keyBundleSequence: Int64?, trustSources: [TrustSourceHealth]? = nil
+    ) {
         self.status = status
         self.storage = storage
         self.keyBundleSequence = keyBundleSequence
+        self.trustSources = trustSources
+    }
+}
+
+/// One followed publisher in `GET /v1/health`: whether its trust data is current. Why a fetch failed is not said
+/// here (the endpoint needs no token): `farecheck-server trust status` and the operator report say it.
+public struct TrustSourceHealth: Sendable, Equatable, Codable {
+    /// The source's name, as configured.
+    public var name: String
+    /// What it publishes (`uic-keylist`, `vdv-ldap`, `vdv-blocklist`, `dtvg-blocklist`, `rsp6-keylist`).
+    public var kind: String
+    /// The version held, when one is.
+    public var version: String?
+    /// When a fetch last left the trust current.
+    public var lastSuccess: Date?
+    /// Seconds since `lastSuccess`.
+    public var ageSeconds: Int64?
+    /// Whether it is past its configured age (`stale_after`), or has never succeeded since it was first tried.
+    public var stale: Bool
+
+    public init(
+        name: String, kind: String, version: String?, lastSuccess: Date?, ageSeconds: Int64?, stale: Bool
+    ) {
+        self.name = name
+        self.kind = kind
+        self.version = version
+        self.lastSuccess = lastSuccess
+        self.ageSeconds = ageSeconds
+        self.stale = stale
     }
 }

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     public var now: @Sendable () -> Date = { Date() }
     /// What a first-use claim must satisfy: single-use products, how far back an upload may date one, the rate.
     public var claimPolicy = FirstUseClaimPolicy()
+    /// The publishers the server follows, by name, with the age past which each is stale (`[[trust.source]]`'s
+    /// `stale_after`): `/v1/health` says `degraded` while one is.
+    public var trustSourceAges: [String: Duration] = [:]
 
     /// Makes a configuration.
     public init(
@@ -193,13 +196,38 @@ public struct APIServer: Sendable {
         do {
             try await store.checkHealth()
             let bundle = try await store.latestBundle()
+            let sources = try await trustSourceHealth()
+            let stale = sources?.contains { $0.stale } ?? false
+            // Stale trust data degrades the service but does not stop it: still 200, so that a load balancer keeps
+            // a server whose database answers.
             return Self.json(
-                .ok, HealthStatus(status: "ok", storage: store.backendName, keyBundleSequence: bundle?.sequence))
+                .ok,
+                HealthStatus(
+                    status: stale ? "degraded" : "ok", storage: store.backendName, keyBundleSequence: bundle?.sequence,
+                    trustSources: sources))
         } catch {
             logger.error("health check failed: \(error)")
             return Self.json(
                 .serviceUnavailable,
                 HealthStatus(status: "degraded", storage: store.backendName, keyBundleSequence: nil))
+        }
+    }
+
+    /// The configured sources' health, by their states in the store; nil when the server follows none.
+    private func trustSourceHealth() async throws -> [TrustSourceHealth]? {
+        guard !configuration.trustSourceAges.isEmpty else { return nil }
+        let states = Dictionary(
+            try await store.trustSourceStates().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let now = configuration.now()
+        return configuration.trustSourceAges.keys.sorted().map { name in
+            let state = states[name]
+            let limit = configuration.trustSourceAges[name] ?? .seconds(86_400)
+            let age = state?.lastSuccess.map { Int64(now.timeIntervalSince($0).rounded(.down)) }
+            let stale =
+                if let age { age > limit.components.seconds } else { state?.lastAttempt != nil }
+            return TrustSourceHealth(
+                name: name, kind: state?.kind ?? "", version: state?.version, lastSuccess: state?.lastSuccess,
+                ageSeconds: age, stale: stale)
         }
     }
 

@@ -34,7 +34,7 @@ struct FarecheckServer: AsyncParsableCommand {
         version: FarecheckVersion.text,
         subcommands: [
             Serve.self, Init.self, Devices.self, Keys.self, Revoke.self, Unrevoke.self, Revocations.self,
-            Inspections.self, FirstUses.self, Operators.self,
+            Inspections.self, FirstUses.self, Operators.self, Trust.self,
         ]
     )
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import TrustFollowing
 import Signatures
 import ValidationAPI
 import ValidationServer
@@ -113,6 +114,14 @@ struct Serve: StoreCommand {
             valueName: "name"))
     var allowedHosts: [String] = []
 
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "The server's configuration file (TOML): the trust publishers it follows, as [[trust.source]] entries "
+                + "(docs/trust-sources.md). Without it the server follows none.",
+            valueName: "file"))
+    var config: String?
+
     var createsDatabase: Bool { true }
 
     func run(on store: any ServerStore) async throws {
@@ -178,10 +187,37 @@ struct Serve: StoreCommand {
             FileHandle.standardError.write(
                 Data("farecheck-server: no --anchor-key: /v1/revocations answers 503 until one is given.\n".utf8))
         }
+        let trust = try config.map { path throws(TrustConfigurationError) in
+            try TrustFollowingConfiguration.load(path: path)
+        } ?? TrustFollowingConfiguration()
+        configuration.trustSourceAges = Dictionary(
+            trust.sources.map { ($0.name, $0.staleAfter) }, uniquingKeysWith: { first, _ in first })
+        if !trust.sources.isEmpty, configuration.anchorKey == nil {
+            FileHandle.standardError.write(
+                Data(
+                    ("farecheck-server: no --anchor-key: keys the trust sources bring are stored but not signed into a "
+                        + "bundle until `keys publish`.\n").utf8))
+        }
         let backend = store.backendName
-        try await APIServer(store: store, configuration: configuration).run { host, port in
-            let shownHost = host.contains(":") ? "[\(host)]" : host
-            say("farecheck-server listening on \(scheme)://\(shownHost):\(port) (\(backend))")
+        let server = APIServer(store: store, configuration: configuration)
+        let follower = TrustFollowingService(
+            follower: TrustFollower(store: store, anchorKey: configuration.anchorKey), configuration: trust)
+        // The API server returns on SIGTERM; the worker then stops with it (a round under way is cancelled, leaving
+        // the trust as it was).
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await server.run { host, port in
+                    let shownHost = host.contains(":") ? "[\(host)]" : host
+                    say("farecheck-server listening on \(scheme)://\(shownHost):\(port) (\(backend))")
+                }
+                return true
+            }
+            group.addTask {
+                try await follower.run()
+                return false
+            }
+            // The worker ends at once when there is nothing to follow; the server's end ends both.
+            for try await serverEnded in group where serverEnded { group.cancelAll() }
         }
     }
 }
