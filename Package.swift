@@ -153,15 +153,19 @@ let package = Package(
             dependencies: ["FareCore", "Signatures"],
             swiftSettings: strict
         ),
-        // The daemon's configuration: the model, its strict reading from TOML (a reader of our own, in Swift: no
-        // input can abort it), and the files it names. Light (no server dependency, no device library: the devices'
-        // settings come from DeviceSettings), so `farecheck sync` reads `[sync]` without the daemon and the fuzz
-        // package reaches it.
+        // The daemon's configuration: the model, its strict reading from TOML (TOMLDocument), and the files it names.
+        // Light (no server dependency, no device library: the devices' settings come from DeviceSettings), so
+        // `farecheck sync` reads `[sync]` without the daemon and the fuzz package reaches it.
         .target(
             name: "DaemonConfig",
-            dependencies: ["FareCore", "Verification", "DeviceSettings", "ValidationAPI", "SyncConfig"],
+            dependencies: [
+                "FareCore", "Verification", "DeviceSettings", "ValidationAPI", "SyncConfig", "TOMLDocument",
+            ],
             swiftSettings: strict
         ),
+        // TOML read strictly, for both programs' configurations: a TOML 1.0 reader of our own (pure Swift: no input
+        // can abort it) and a table reader that refuses wrong types and unknown keys by name. No dependency.
+        .target(name: "TOMLDocument", swiftSettings: strict),
         // The `[sync]` settings (server, token, anchors, TLS files, intervals): what DaemonConfig reads and Sync
         // builds its client from, below both so that neither imports the other.
         .target(name: "SyncConfig", swiftSettings: strict),
@@ -278,7 +282,7 @@ let package = Package(
             name: "TrustFollowing",
             dependencies: [
                 "TrustSources", "ValidationServer", "ValidationAPI", "FareCore", "Signatures", "TicketFormats",
-                "Verification", "TrustStore",
+                "Verification", "TrustStore", "TOMLDocument",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,9 +1,10 @@
 import DeviceSettings
 import FareCore
 import Foundation
+import TOMLDocument
 import Verification
 
-// Reading the configuration from TOML text (TOMLReader): pure, no file is opened, so it is tested and fuzzed on
+// Reading the configuration from TOML text (TOMLReader, TOMLTableReader): pure, no file is opened, so it is tested and fuzzed on
 // text.
 
 extension DaemonConfiguration {
@@ -17,7 +18,7 @@ extension DaemonConfiguration {
         } catch {
             throw ConfigurationError(file: file, key: nil, message: "\(error.message) (line \(error.line))")
         }
-        var reader = TableReader(table: table, path: "", file: file)
+        var reader = TableReader(document: table, file: file)
         var configuration = DaemonConfiguration()
         if let mode = try reader.string("mode") {
             guard let parsed = InspectionMode(rawValue: mode) else {
@@ -384,98 +385,14 @@ public func isLoopback(_ host: String) -> Bool {
     return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
 }
 
-/// Reads one TOML table, remembering which keys were used so that leftovers (typos) are refused.
-private struct TableReader {
-    let table: TOMLTable
-    let path: String
-    let file: String
-    private var used: Set<String> = []
+/// Reads one TOML table of the configuration, refusing leftover keys (typos) with where they are documented.
+private typealias TableReader = TOMLTableReader<ConfigurationError>
 
-    init(table: TOMLTable, path: String, file: String) {
-        self.table = table
-        self.path = path
-        self.file = file
-    }
-
-    func qualified(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func error(_ key: String, _ message: String) -> ConfigurationError {
-        ConfigurationError(file: file, key: qualified(key), message: message)
-    }
-
-    private mutating func value(_ key: String) -> TOMLValue? {
-        used.insert(key)
-        return table.entries[key]
-    }
-
-    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
-        guard let value = value(key) else { return nil }
-        guard case .string(let text) = value else { throw error(key, "must be a string (in quotes)") }
-        return text
-    }
-
-    mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
-        guard let value = value(key) else { return nil }
-        guard case .boolean(let flag) = value else { throw error(key, "must be true or false") }
-        return flag
-    }
-
-    mutating func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
-        guard let value = value(key) else { return nil }
-        let number: Double
-        switch value {
-        case .float(let float): number = float
-        case .integer(let integer): number = Double(integer)
-        default: throw error(key, "must be a number")
+extension TOMLTableReader where Failure == ConfigurationError {
+    /// A reader of the document `table` of `file`, its errors naming the file and the key.
+    fileprivate init(document table: TOMLTable, file: String) {
+        self.init(table: table, unknownKeyHint: "check the spelling against Config/farecheck.toml") { problem in
+            ConfigurationError(file: file, key: problem.key, message: problem.message)
         }
-        guard range.contains(number) else {
-            throw error(key, "must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound))")
-        }
-        return number
-    }
-
-    mutating func strings(_ key: String) throws(ConfigurationError) -> [String]? {
-        guard let value = value(key) else { return nil }
-        guard case .array(let array) = value else {
-            throw error(key, "must be a list of strings, e.g. [\"a\", \"b\"]")
-        }
-        var result: [String] = []
-        for element in array {
-            guard case .string(let text) = element else { throw error(key, "must hold only strings") }
-            result.append(text)
-        }
-        return result
-    }
-
-    mutating func table(_ key: String) throws(ConfigurationError) -> TableReader? {
-        guard let value = value(key) else { return nil }
-        guard case .table(let table) = value else { throw error(key, "must be a table ([\(qualified(key))])") }
-        return TableReader(table: table, path: qualified(key), file: file)
-    }
-
-    /// An array of tables (`[[scanner]]`); a single `[scanner]` table is accepted as a list of one.
-    mutating func tables(_ key: String) throws(ConfigurationError) -> [TableReader] {
-        guard let value = value(key) else { return [] }
-        if case .table(let table) = value { return [TableReader(table: table, path: qualified(key), file: file)] }
-        guard case .array(let array) = value else {
-            throw error(key, "must be an array of tables ([[\(qualified(key))]])")
-        }
-        var result: [TableReader] = []
-        for (index, element) in array.enumerated() {
-            guard case .table(let table) = element else { throw error(key, "must hold only tables") }
-            result.append(TableReader(table: table, path: "\(qualified(key))[\(index + 1)]", file: file))
-        }
-        return result
-    }
-
-    /// Refuses any key that was not read: almost always a typo.
-    func finish() throws(ConfigurationError) {
-        for key in table.entries.keys.sorted() where !used.contains(key) {
-            throw error(key, "unknown key (check the spelling against Config/farecheck.toml)")
-        }
-    }
-
-    private static func format(_ number: Double) -> String {
-        number == number.rounded() ? String(Int(number)) : String(number)
     }
 }

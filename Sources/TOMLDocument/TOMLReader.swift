@@ -1,41 +1,73 @@
 /// A value of a TOML document.
 ///
-/// Dates and times are kept as their text: the configuration has no date key, so one is only ever refused by
+/// Dates and times are kept as their text: our configurations have no date key, so one is only ever refused by
 /// type, and the reader need not compute calendars.
-indirect enum TOMLValue: Equatable {
+public indirect enum TOMLValue: Equatable, Sendable {
+    /// A string of any of the four forms, escapes resolved.
     case string(String)
+    /// An integer, written in any of the four bases.
     case integer(Int64)
+    /// A float, `inf` and `nan` included.
     case float(Double)
+    /// `true` or `false`.
     case boolean(Bool)
+    /// A date, a time or both, as written (recognised, not checked).
     case dateTime(String)
+    /// An array, or the tables of an array of tables (`[[name]]`).
     case array([TOMLValue])
+    /// A table: a header's, a dotted key's, or an inline one.
     case table(TOMLTable)
+
+    /// What kind of value this is, as an error message names it: "a string", "an integer", "a table".
+    public var kindName: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .float: "a float"
+        case .boolean: "a boolean"
+        case .dateTime: "a date or time"
+        case .array: "an array"
+        case .table: "a table"
+        }
+    }
 }
 
 /// A TOML table: its keys and values.
-struct TOMLTable: Equatable {
-    var entries: [String: TOMLValue] = [:]
+public struct TOMLTable: Equatable, Sendable {
+    /// The table's keys (each one part: a dotted key makes nested tables) and their values.
+    public var entries: [String: TOMLValue]
+
+    /// A table holding `entries`.
+    public init(entries: [String: TOMLValue] = [:]) {
+        self.entries = entries
+    }
 }
 
 /// Why a document is not TOML, and on which line.
-struct TOMLSyntaxError: Error, Equatable {
+public struct TOMLSyntaxError: Error, Equatable, Sendable {
     /// What is wrong, and what would be accepted.
-    var message: String
+    public var message: String
     /// The line, counted from 1.
-    var line: Int
+    public var line: Int
+
+    /// An error on `line` saying `message`.
+    public init(message: String, line: Int) {
+        self.message = message
+        self.line = line
+    }
 }
 
 /// Reads a TOML 1.0 document into a ``TOMLTable``: pure Swift, so no input can abort the process.
 ///
 /// farecheck used TOMLKit (over the C++ toml++ 3.4), whose reader asserts on inputs such as a table header
 /// `[!]` or a broken date: in a debug build an assertion aborts the daemon, in a release build it is undefined
-/// behaviour. Fuzzing the configuration found both, so the configuration is read here. Everything TOML 1.0 writes
+/// behaviour. Fuzzing the configuration found both, so configurations are read here. Everything TOML 1.0 writes
 /// is read (tables, arrays of tables, dotted and quoted keys, the four string forms, integers in four bases,
 /// floats, booleans, arrays, inline tables), except that dates and times are only recognised, not checked.
 /// Nesting is limited (``maximumDepth``) so that no input can exhaust the stack.
-struct TOMLReader {
+public struct TOMLReader {
     /// The deepest nesting of arrays and inline tables, and the most parts of a dotted key.
-    static let maximumDepth = 64
+    public static let maximumDepth = 64
 
     /// A table while the document is read: tables are shared between the path that made them and later
     /// headers and dotted keys that add to them.
@@ -85,7 +117,9 @@ struct TOMLReader {
     private var line = 1
 
     /// Reads `text` as one TOML document.
-    static func read(_ text: String) throws(TOMLSyntaxError) -> TOMLTable {
+    ///
+    /// - Throws: The first syntax error, with its line.
+    public static func read(_ text: String) throws(TOMLSyntaxError) -> TOMLTable {
         var reader = TOMLReader(text)
         return try reader.document()
     }
