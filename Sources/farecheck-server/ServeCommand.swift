@@ -1,8 +1,8 @@
 import ArgumentParser
 import FareCore
 import Foundation
-import TrustFollowing
 import Signatures
+import TrustFollowing
 import ValidationAPI
 import ValidationServer
 
@@ -187,9 +187,10 @@ struct Serve: StoreCommand {
             FileHandle.standardError.write(
                 Data("farecheck-server: no --anchor-key: /v1/revocations answers 503 until one is given.\n".utf8))
         }
-        let trust = try config.map { path throws(TrustConfigurationError) in
-            try TrustFollowingConfiguration.load(path: path)
-        } ?? TrustFollowingConfiguration()
+        let trust =
+            try config.map { path throws(TrustConfigurationError) in
+                try TrustFollowingConfiguration.load(path: path)
+            } ?? TrustFollowingConfiguration()
         configuration.trustSourceAges = Dictionary(
             trust.sources.map { ($0.name, $0.staleAfter) }, uniquingKeysWith: { first, _ in first })
         if !trust.sources.isEmpty, configuration.anchorKey == nil {

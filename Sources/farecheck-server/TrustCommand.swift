@@ -73,7 +73,8 @@ struct Trust: AsyncParsableCommand {
                     if let value = state?.lastError { line["lastError"] = value }
                     list.append(line)
                 } else {
-                    let when = state?.lastSuccess.map { "last success \($0.formatted(.iso8601)) (\(Self.age(age ?? 0)) ago)" }
+                    let when =
+                        state?.lastSuccess.map { "last success \($0.formatted(.iso8601)) (\(Self.age(age ?? 0)) ago)" }
                         ?? (state?.lastAttempt == nil ? "never fetched" : "never succeeded")
                     var line =
                         "\(source.name) (\(source.kind.rawValue)): \(stale ? "STALE" : "current"); \(when); version "

@@ -1,0 +1,126 @@
+import FareCore
+import Foundation
+import TestSupport
+import Testing
+
+/// `farecheck-server trust …` and `serve --config`, the built binary against a publisher on loopback.
+@Suite("farecheck-server trust", .serialized, .timeLimit(.minutes(3)))
+struct TrustCommandTests {
+    /// A configuration following the publisher's UIC key list (its CA pinned) and its DTVG blocklist.
+    static func configuration(_ publisher: LoopbackPublisher, in server: ReferenceServer) throws -> String {
+        let path = server.directory + "/server.toml"
+        try """
+        [[trust.source]]
+        name = "uic"
+        kind = "uic-keylist"
+        url = "\(publisher.url("/keys.xml"))"
+        tls_ca = "\(publisher.pki.caCertificate)"
+
+        [[trust.source]]
+        name = "dtvg"
+        kind = "dtvg-blocklist"
+        url = "\(publisher.url("/blacklistuic.zip"))"
+        version_url = "\(publisher.url("/versionuic.txt"))"
+        tls_ca = "\(publisher.pki.caCertificate)"
+        period = 60
+        stale_after = 600
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("fetch, dry-run, status, pending, approve and reject, as an operator runs them")
+    func operatorCommands() async throws {
+        let server = try ReferenceServer()
+        let publisher = try await LoopbackPublisher.start()
+        let config = try Self.configuration(publisher, in: server)
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        publisher.fail("/versionuic.txt", .status(503))
+
+        // Never fetched: not stale yet.
+        let before = try server.adminRun(["trust", "status", "--config", config])
+        #expect(
+            before.status == 0 && before.text.contains("uic (uic-keylist): current; never fetched"), "\(before.text)")
+
+        let dry = try server.adminRun(["trust", "fetch", "--config", config, "--dry-run", "uic"])
+        #expect(dry.status == 0 && dry.text.contains("uic would-apply:"), "\(dry.text) \(dry.stderr)")
+        #expect(try server.admin(["keys", "list", "--json"]).jsonRecords.isEmpty)
+
+        // Both sources: the key list applies and is signed; the blocklist's publisher fails, so exit status 1.
+        let fetched = try server.adminRun([
+            "trust", "fetch", "--config", config, "--anchor-key", ReferenceServer.demoAnchorKey,
+        ])
+        #expect(fetched.status == 1, "\(fetched.text) \(fetched.stderr)")
+        #expect(
+            fetched.text.contains("uic applied:") && fetched.text.contains("key bundle 1 signed"), "\(fetched.text)")
+        #expect(fetched.text.contains("dtvg failed:") && fetched.text.contains("503"), "\(fetched.text)")
+        #expect(try server.admin(["keys", "list", "--json"]).jsonRecords.count > 50)
+
+        let status = try server.adminRun(["trust", "status", "--config", config, "--json"])
+        #expect(status.status == 1, "a source that failed and never succeeded is stale: \(status.text)")
+        let records = status.text.jsonRecords
+        #expect(records.first { $0["name"] as? String == "uic" }?["stale"] as? Bool == false, "\(status.text)")
+        let dtvg = try #require(records.first { $0["name"] as? String == "dtvg" })
+        #expect(dtvg["stale"] as? Bool == true)
+        #expect((dtvg["lastError"] as? String)?.contains("503") == true, "\(dtvg)")
+
+        // A list dropping nearly every key is held; the operator lists it and rejects it; keys stay.
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 2), contentType: "application/xml")
+        let held = try server.adminRun(["trust", "fetch", "--config", config, "uic"])
+        #expect(held.status == 0 && held.text.contains("uic held:") && held.text.contains("change 1"), "\(held.text)")
+        let pending = try server.admin(["trust", "pending", "--json"]).jsonRecords
+        #expect(pending.count == 1 && pending.first?["id"] as? Int == 1 && pending.first?["source"] as? String == "uic")
+        let rejected = try server.admin(["trust", "reject", "1"])
+        #expect(rejected.contains("change 1 rejected"), "\(rejected)")
+        #expect(try server.admin(["trust", "pending"]).contains("No change is held."))
+        #expect(try server.admin(["keys", "list", "--json"]).jsonRecords.count > 50)
+        let again = try server.adminRun(["trust", "reject", "1"])
+        #expect(again.status != 0 && again.stderr.contains("rejected already"), "\(again.stderr)")
+
+        // Another drop, approved: applied and signed.
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 3), contentType: "application/xml")
+        let second = try server.adminRun(["trust", "fetch", "--config", config, "uic"])
+        #expect(second.text.contains("change 2"), "\(second.text)")
+        let approved = try server.admin([
+            "trust", "approve", "--config", config, "--anchor-key", ReferenceServer.demoAnchorKey, "2",
+        ])
+        #expect(approved.contains("uic applied:") && approved.contains("key bundle 2 signed"), "\(approved)")
+        #expect(try server.admin(["keys", "list", "--json"]).jsonRecords.count <= 3)
+
+        // A configuration that does not read is refused with its reason, and nothing runs.
+        let broken = server.directory + "/broken.toml"
+        try "[[trust.source]]\nname = \"x\"\nkind = \"uic-keys\"\nurl = \"https://example.org/\"\n"
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        let refused = try server.adminRun(["trust", "fetch", "--config", broken])
+        #expect(refused.status == 2 && refused.stderr.contains("uic-keys"), "\(refused.stderr)")
+    }
+
+    @Test("serve --config follows its sources unattended and /v1/health shows each one's age")
+    func serveFollows() async throws {
+        let server = try ReferenceServer()
+        let publisher = try await LoopbackPublisher.start()
+        let config = try Self.configuration(publisher, in: server)
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        publisher.serve(
+            "/blacklistuic.zip", try Fixtures.bytes("blocklists/dtvg-blocklist.zip"), contentType: "application/zip")
+        publisher.serve("/versionuic.txt", try Fixtures.bytes("blocklists/dtvg-version.txt"), contentType: "text/plain")
+        try await server.start(arguments: ["--config", config])
+        let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
+
+        // The first rounds come a few seconds after the start.
+        var health: [String: Any] = [:]
+        for _ in 0..<60 {
+            let reply = try await LoopbackHTTP.request(port: port, "GET", "/v1/health")
+            health = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
+            let sources = health["trustSources"] as? [[String: Any]] ?? []
+            if sources.count == 2, sources.allSatisfy({ $0["lastSuccess"] != nil }) { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let sources = try #require(health["trustSources"] as? [[String: Any]], "\(health)")
+        #expect(health["status"] as? String == "ok", "\(health)")
+        #expect(sources.map { $0["name"] as? String } == ["dtvg", "uic"], "\(health)")
+        #expect(sources.allSatisfy { $0["stale"] as? Bool == false && $0["lastSuccess"] != nil }, "\(health)")
+        #expect(sources.first?["version"] as? String == "42")
+        #expect(health["keyBundleSequence"] as? Int == 1, "the keys were signed unattended: \(health)")
+        #expect(try server.admin(["trust", "status", "--config", config]).contains("dtvg (dtvg-blocklist): current"))
+    }
+}
