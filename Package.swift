@@ -359,7 +359,7 @@ let package = Package(
             path: "Tests/QuirkyTickets", swiftSettings: strict),
         // The tests' own RSA issuer: raw private-key operations for VDV-KA certificates and UK RSP6 tickets.
         .target(
-            name: "RSATestKeys", dependencies: ["TicketFormats", "Signatures", "FareCore", "COpenSSL"],
+            name: "RSATestKeys", dependencies: ["TicketFormats", "Signatures", "FareCore", "COpenSSL", "Verification"],
             path: "Tests/RSATestKeys", swiftSettings: strict),
         // Stand-ins the tests and the benchmarks drive, never shipped: a Zebra SSI scanner on a pseudo-terminal,
         // photo-like distortions of ticket images, a seeded generator, a reader of the daemon's verdict socket.
@@ -422,7 +422,7 @@ let package = Package(
             name: "TrustFollowingTests",
             dependencies: [
                 "TestSupport", "TrustFollowing", "TrustSources", "ValidationServer", "ValidationAPI", "FareCore",
-                "Signatures", "TicketFormats", "Verification", "TrustStore", "farecheck-server",
+                "Signatures", "TicketFormats", "Verification", "TrustStore", "farecheck-server", "RSATestKeys",
             ],
             swiftSettings: strict
         ),

@@ -1,8 +1,10 @@
 import FareCore
 import Foundation
+import RSATestKeys
 import Signatures
 import TestSupport
 import Testing
+import TicketFormats
 import TrustFollowing
 import TrustSources
 import ValidationAPI
@@ -286,5 +288,81 @@ struct TrustToVerdictTests {
         publisher.serve("/versionuic.txt", try Fixtures.bytes("blocklists/dtvg-version.txt"), contentType: "text/plain")
         #expect(await follower.run(blocklist).kind == .applied)
         #expect(try verdict() == "revoked")
+    }
+}
+
+/// The VDV-KA certificate directory, a real slapd on loopback holding certificates of the tests' own VDV PKI.
+@Suite("the server following the VDV certificate directory", .serialized, .timeLimit(.minutes(2)))
+struct VDVDirectoryFollowingTests {
+    @Test("the directory's sub-CAs chaining to the pinned root reach a validator, whose VDV ticket goes valid")
+    func directoryFollowed() async throws {
+        let pki = VDVTestPKI.shared
+        let server = try ReferenceServer()
+        let token = try server.addDevice("gate-1")
+        let validator = Workbench()
+        try token.write(toFile: validator.path("device.token"), atomically: true, encoding: .utf8)
+        let stranger = TestRSAKey(bits: 1536)
+        let slapd = try LoopbackSLAPD(entries: [
+            .certificate(pki.subCAReference.hex, pki.subCAFile(pki.subCAReference, key: pki.subCA)),
+            .certificate(pki.otherSubCAReference.hex, pki.subCAFile(pki.otherSubCAReference, key: pki.otherSubCA)),
+            // Signed by a root this server does not pin, and a bare body: the directory's word is not trust.
+            .certificate(
+                "4445564456119921",
+                pki.subCAFile(VDVCAReference(hex: "4445564456119921")!, key: stranger, signer: pki.otherRoot)),
+            .certificate(
+                "4445564456119821",
+                VDVWriter.clearCertificate(
+                    pki.subCABody(VDVCAReference(hex: "4445564456119821")!, key: stranger, expiry: (2032, 12, 1)))),
+        ])
+        defer { slapd.stop() }
+        let store = try SQLiteServerStore.open(path: server.database, create: false)
+        let anchor = try PrivateKey(pem: String(contentsOfFile: ReferenceServer.demoAnchorKey, encoding: .utf8))
+        let follower = TrustFollower(store: store, anchorKey: anchor)
+        let source = TrustSourceConfiguration(
+            name: "vdv", kind: .vdvLDAP, url: slapd.url, ldapBase: LoopbackSLAPD.base, allowPlainHTTP: true)
+        try server.start()
+        let ticket = validator.path("vdv-ticket.bin")
+        try Data(pki.barcode()).write(to: URL(fileURLWithPath: ticket))
+        func verdict() throws -> String {
+            let synced = try validator.farecheck([
+                "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor",
+                "--db", validator.db,
+            ])
+            #expect(synced.status == 0, "\(synced.stderr)")
+            let run = try validator.farecheck([
+                "verify", "--payload-file", ticket, "--at", "2030-06-15T12:00:00Z", "--json", "--db", validator.db,
+            ])
+            return run.jsonLines.first?["verdict"] as? String ?? "no verdict: \(run.stderr)"
+        }
+
+        // No root pinned: the directory's answer alone is not trust.
+        let unpinned = await follower.run(source)
+        #expect(unpinned.kind == .failed && unpinned.detail.contains("No VDV root is pinned"), "\(unpinned.line)")
+        #expect(try await store.issuerKeys().isEmpty)
+
+        let rootFile = server.directory + "/root.vdv-cert"
+        try Data(pki.rootFile()).write(to: URL(fileURLWithPath: rootFile))
+        try server.admin(["keys", "add", "--format", "vdv", "--root", rootFile])
+        try server.admin(["keys", "publish", "--anchor-key", ReferenceServer.demoAnchorKey])
+        #expect(try verdict() == "unknown-key")
+
+        let outcome = await follower.run(source)
+        #expect(outcome.kind == .applied, "\(outcome.line)")
+        let keys = try await store.issuerKeys(fromSource: "vdv")
+        #expect(
+            Set(keys.map(\.keyID.rawValue)) == [
+                pki.subCAReference.hex.lowercased(), pki.otherSubCAReference.hex.lowercased(),
+            ], "\(outcome.line)")
+        #expect(keys.allSatisfy { $0.format == "vdv" && !$0.root && $0.certificate != nil })
+        #expect(outcome.detail.contains("2 entries refused"), "\(outcome.line)")
+        #expect(
+            outcome.detail.contains("4445564456119921") && outcome.detail.contains("4445564456119821"),
+            "\(outcome.line)")
+        #expect(try verdict() == "valid")
+
+        // The same directory again: nothing changes.
+        let again = await follower.run(source)
+        #expect(again.kind == .unchanged, "\(again.line)")
+        #expect(try await store.latestBundle()?.sequence == 2)
     }
 }

@@ -18,3 +18,24 @@ struct TrustSourceKindTests {
             ])
     }
 }
+
+@Suite("when a source is fetched next")
+struct TrustScheduleTests {
+    let source = TrustSourceConfiguration(
+        name: "dtvg", kind: .dtvgBlocklist, url: "https://example.org/x.zip", period: .seconds(3_600), jitter: 0.1)
+
+    @Test("after a success: one period, give or take its jitter, so that servers started together spread out")
+    func afterSuccess() {
+        #expect(TrustSchedule.wait(after: source, failures: 0, random: 0.5) == .seconds(3_600))
+        #expect(TrustSchedule.wait(after: source, failures: 0, random: 0) == .seconds(3_240))
+        #expect(TrustSchedule.wait(after: source, failures: 0, random: 0.999_999) < .seconds(3_961))
+    }
+
+    @Test("after failures: a minute, doubling, never longer than the period, so that a publisher down is not hammered")
+    func afterFailures() {
+        let waits = (1...8).map { TrustSchedule.wait(after: source, failures: $0, random: 0.5) }
+        #expect(waits.prefix(4) == [.seconds(60), .seconds(120), .seconds(240), .seconds(480)])
+        #expect(waits.last == .seconds(3_600))
+        #expect(TrustSchedule.wait(after: source, failures: Int.max, random: 0.5) == .seconds(3_600))
+    }
+}

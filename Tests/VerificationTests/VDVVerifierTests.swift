@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import RSATestKeys
 import Signatures
 import TestSupport
 import Testing

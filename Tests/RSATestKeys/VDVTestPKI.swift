@@ -3,15 +3,14 @@ import Foundation
 import RSATestKeys
 import Signatures
 import TicketFormats
-
-@testable import Verification
+import Verification
 
 /// Writes CV certificates and barcodes for the test PKI.
-enum VDVWriter {
-    static let iso9796OID: [UInt8] = [0x2B, 0x24, 0x03, 0x04, 0x02, 0x02, 0x01]
-    static let sha1WithRSAOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x05]
+public enum VDVWriter {
+    public static let iso9796OID: [UInt8] = [0x2B, 0x24, 0x03, 0x04, 0x02, 0x02, 0x01]
+    public static let sha1WithRSAOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x05]
 
-    static func bcd(_ value: Int, digits: Int) -> [UInt8] {
+    public static func bcd(_ value: Int, digits: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         var rest = value
         for _ in 0..<(digits / 2) {
@@ -23,7 +22,7 @@ enum VDVWriter {
     }
 
     /// A certificate body (section 3 of the reference).
-    static func body(
+    public static func body(
         profile: UInt8, authority: VDVCAReference, holder: [UInt8], role: UInt8, expiry: (Int, Int, Int),
         oid: [UInt8] = iso9796OID, key: TestRSAKey
     ) -> [UInt8] {
@@ -34,17 +33,17 @@ enum VDVWriter {
     }
 
     /// The CHR of a CA.
-    static func caHolder(_ reference: VDVCAReference) -> [UInt8] { [0, 0, 0, 0] + reference.bytes }
+    public static func caHolder(_ reference: VDVCAReference) -> [UInt8] { [0, 0, 0, 0] + reference.bytes }
 
     /// The CHR of a SAM: organisation, SAM expiry YYMM, valid from YYMMDD, owner, SAM id.
-    static func samHolder(organisation: Int, samID: Int) -> [UInt8] {
+    public static func samHolder(organisation: Int, samID: Int) -> [UInt8] {
         let org: [UInt8] = [UInt8(organisation >> 8), UInt8(organisation & 0xFF)]
         return org + [0x31, 0x12] + [0x24, 0x01, 0x01] + org
             + [UInt8(samID >> 16 & 0xFF), UInt8(samID >> 8 & 0xFF), UInt8(samID & 0xFF)]
     }
 
     /// `7F21 { 5F37 signature, 5F38 remainder }`: a body hidden in its ISO 9796-2 signature.
-    static func signedCertificate(_ body: [UInt8], signer: TestRSAKey) -> [UInt8] {
+    public static func signedCertificate(_ body: [UInt8], signer: TestRSAKey) -> [UInt8] {
         let (signature, remainder) = signer.iso9796Signature(body)
         return BERTLV(
             tag: VDVTag.certificate,
@@ -54,14 +53,14 @@ enum VDVWriter {
     }
 
     /// `7F21 { 5F4E body (, 5F37 signature) }`.
-    static func clearCertificate(_ body: [UInt8], signature: [UInt8]? = nil) -> [UInt8] {
+    public static func clearCertificate(_ body: [UInt8], signature: [UInt8]? = nil) -> [UInt8] {
         var content = BERTLV(tag: VDVTag.certificateBody, value: body).encoded
         if let signature { content += BERTLV(tag: VDVTag.certificateSignature, value: signature).encoded }
         return BERTLV(tag: VDVTag.certificate, value: content).encoded
     }
 
     /// Ticket data: a Deutschland-Ticket of `holder` (given#family) sold by `organisation`.
-    static func entitlement(
+    public static func entitlement(
         number: UInt32, organisation: Int, from: VDVDateTime, until: VDVDateTime, holder: String = "Erika#Musterfrau",
         samID: Int
     ) -> [UInt8] {
@@ -85,7 +84,7 @@ enum VDVWriter {
     }
 
     /// A barcode: `9E`, `9A`, `7F21`, `42`.
-    static func barcode(
+    public static func barcode(
         entitlement: [UInt8], issuerKey: TestRSAKey, certificate: [UInt8], caReference: VDVCAReference
     ) -> [UInt8] {
         let (signature, remainder) = issuerKey.iso9796Signature(entitlement)
@@ -96,32 +95,34 @@ enum VDVWriter {
 }
 
 /// A complete VDV PKI made in the tests: a root, sub-CAs under it, an issuer (SAM) key, and a stranger root.
-struct VDVTestPKI: Sendable {
-    static let shared = VDVTestPKI()
+public struct VDVTestPKI: Sendable {
+    public init() {}
 
-    let root = TestRSAKey(bits: 1984)
-    let otherRoot = TestRSAKey(bits: 1984)
-    let subCA = TestRSAKey(bits: 1536)
-    let otherSubCA = TestRSAKey(bits: 1536)
+    public static let shared = VDVTestPKI()
+
+    public let root = TestRSAKey(bits: 1984)
+    public let otherRoot = TestRSAKey(bits: 1984)
+    public let subCA = TestRSAKey(bits: 1536)
+    public let otherSubCA = TestRSAKey(bits: 1536)
     /// The issuer key with the sample's unusual exponent, so that nothing assumes 65537.
-    let issuer = TestRSAKey(bits: 1024, exponent: 0x4000_0081)
+    public let issuer = TestRSAKey(bits: 1024, exponent: 0x4000_0081)
 
-    let rootReference = VDVCAReference(hex: "4555564456180306")!
-    let otherRootReference = VDVCAReference(hex: "4555564456120106")!
-    let subCAReference = VDVCAReference(hex: "4445564456114221")!
-    let otherSubCAReference = VDVCAReference(hex: "4445564456114321")!
+    public let rootReference = VDVCAReference(hex: "4555564456180306")!
+    public let otherRootReference = VDVCAReference(hex: "4555564456120106")!
+    public let subCAReference = VDVCAReference(hex: "4445564456114221")!
+    public let otherSubCAReference = VDVCAReference(hex: "4445564456114321")!
     /// A sub-CA certificate for `subCA`'s key that ended in 2029.
-    let expiredSubCAReference = VDVCAReference(hex: "4445564456114419")!
+    public let expiredSubCAReference = VDVCAReference(hex: "4445564456114419")!
 
-    static let organisation = 4_711
-    static let samID = 0x01_23_45
-    static let from = VDVDateTime(year: 2030, month: 6, day: 1, hour: 0, minute: 0, second: 0)
-    static let until = VDVDateTime(year: 2030, month: 6, day: 30, hour: 23, minute: 59, second: 58)
+    public static let organisation = 4_711
+    public static let samID = 0x01_23_45
+    public static let from = VDVDateTime(year: 2030, month: 6, day: 1, hour: 0, minute: 0, second: 0)
+    public static let until = VDVDateTime(year: 2030, month: 6, day: 30, hour: 23, minute: 59, second: 58)
     /// Inside the ticket's validity and every certificate's.
-    static let inspection = try! Date("2030-06-15T12:00:00Z", strategy: .iso8601)
+    public static let inspection = try! Date("2030-06-15T12:00:00Z", strategy: .iso8601)
 
     /// The root as pinned: its clear body with a PKCS#1 self-signature (`expired` in 2021 like the real one).
-    func rootFile() -> [UInt8] {
+    public func rootFile() -> [UInt8] {
         let body = VDVWriter.body(
             profile: 7, authority: rootReference, holder: VDVWriter.caHolder(rootReference), role: 0x30,
             expiry: (2021, 12, 1), oid: VDVWriter.sha1WithRSAOID, key: root)
@@ -129,7 +130,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// The stranger root, pinned nowhere.
-    func otherRootFile() -> [UInt8] {
+    public func otherRootFile() -> [UInt8] {
         let body = VDVWriter.body(
             profile: 7, authority: otherRootReference, holder: VDVWriter.caHolder(otherRootReference), role: 0x30,
             expiry: (2031, 12, 1), oid: VDVWriter.sha1WithRSAOID, key: otherRoot)
@@ -137,7 +138,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// A sub-CA body under `authority`.
-    func subCABody(
+    public func subCABody(
         _ reference: VDVCAReference, key: TestRSAKey, authority: VDVCAReference? = nil, expiry: (Int, Int, Int)
     ) -> [UInt8] {
         VDVWriter.body(
@@ -146,7 +147,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// A published sub-CA certificate: body recovered with `signer` (the root by default).
-    func subCAFile(
+    public func subCAFile(
         _ reference: VDVCAReference, key: TestRSAKey, signer: TestRSAKey? = nil, authority: VDVCAReference? = nil,
         expiry: (Int, Int, Int) = (2032, 12, 1)
     ) -> [UInt8] {
@@ -155,7 +156,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// The issuer certificate a barcode carries.
-    func issuerCertificate(
+    public func issuerCertificate(
         signer: TestRSAKey? = nil, authority: VDVCAReference? = nil, expiry: (Int, Int, Int) = (2031, 12, 31)
     ) -> [UInt8] {
         let body = VDVWriter.body(
@@ -166,7 +167,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// A Deutschland-Ticket of the test PKI.
-    func barcode(
+    public func barcode(
         number: UInt32 = 123_456, certificate: [UInt8]? = nil, caReference: VDVCAReference? = nil,
         holder: String = "Erika#Musterfrau"
     ) -> [UInt8] {
@@ -179,7 +180,7 @@ struct VDVTestPKI: Sendable {
     }
 
     /// The trust an inspector would hold: the pinned root and the sub-CAs imported under it.
-    func authorities() throws -> VDVCertificateSet {
+    public func authorities() throws -> VDVCertificateSet {
         let pinned = try VDVCertificateImport.root(rootFile())
         var set = VDVCertificateSet([pinned])
         set.add(
