@@ -213,6 +213,22 @@ public struct APIServer: Sendable {
         }
     }
 
+    /// The configured sources as the operator report shows them: their state, age and limit, with why the last
+    /// attempt failed.
+    func trustSourceRows() async throws -> [TrustSourceRow] {
+        guard !configuration.trustSourceAges.isEmpty else { return [] }
+        let states = Dictionary(
+            try await store.trustSourceStates().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let now = configuration.now()
+        return configuration.trustSourceAges.keys.sorted().map { name in
+            let state = states[name]
+            let limit = configuration.trustSourceAges[name] ?? .seconds(86_400)
+            let age = state?.lastSuccess.map { now.timeIntervalSince($0) }
+            let stale = if let age { age > Double(limit.components.seconds) } else { state?.lastAttempt != nil }
+            return TrustSourceRow(name: name, state: state, age: age, limit: limit, stale: stale)
+        }
+    }
+
     /// The configured sources' health, by their states in the store; nil when the server follows none.
     private func trustSourceHealth() async throws -> [TrustSourceHealth]? {
         guard !configuration.trustSourceAges.isEmpty else { return nil }

@@ -69,7 +69,9 @@ enum OperatorReportPage {
     // MARK: The report
 
     /// The report of `report` for `operatorName`, with a filter listing `devices`.
-    static func report(_ report: OperatorReport, operatorName: String, devices: [String]) -> String {
+    static func report(
+        _ report: OperatorReport, operatorName: String, devices: [String], trust: [TrustSourceRow] = []
+    ) -> String {
         var query = "day=\(percentEncode(report.day))"
         if let device = report.device { query += "&device=\(percentEncode(device))" }
         if report.timeZone != "UTC" { query += "&tz=\(percentEncode(report.timeZone))" }
@@ -81,7 +83,7 @@ enum OperatorReportPage {
                 summary(report) + hourSection(report) + deviceSection(report) + verdictSection(report)
                 + decisionSection(report) + lagSection(report)
         }
-        sections += withdrawalSection(report)
+        sections += withdrawalSection(report) + trustSection(trust)
         let options =
             ([option(value: "", text: .markup(fill("all-devices-option")), selected: report.device == nil)]
             + devices.map { option(value: $0, text: "\($0)", selected: $0 == report.device) })
@@ -303,6 +305,26 @@ enum OperatorReportPage {
         }
         return fill(
             "withdrawals", ["table": .markup(table("withdrawals", ["day": "\(report.day)"], rows: rows))])
+    }
+
+    /// The publishers the server follows (none configured: no section): each one's version, last success and age,
+    /// the age marked stale (in words and in red) past its limit, and why the last attempt failed.
+    private static func trustSection(_ sources: [TrustSourceRow]) -> String {
+        guard !sources.isEmpty else { return "" }
+        let rows = sources.map { source in
+            let age = source.age.map { ReadableText.duration(milliseconds: Int64($0 * 1000)) } ?? "never"
+            let limit = ReadableText.duration(milliseconds: source.limit.components.seconds * 1000)
+            return fill(
+                source.stale ? "trust-row-stale" : "trust-row",
+                [
+                    "name": "\(source.name)", "kind": "\(source.state?.kind ?? "")",
+                    "version": "\(source.state?.version ?? "none")",
+                    "success": "\(source.state?.lastSuccess.map { $0.formatted(.iso8601) } ?? "never")",
+                    "age": "\(age)", "limit": "\(limit)",
+                    "error": "\(source.state?.lastError ?? "")",
+                ])
+        }
+        return fill("trust-sources", ["table": .markup(table("trust", rows: rows))])
     }
 
     // MARK: Drawing

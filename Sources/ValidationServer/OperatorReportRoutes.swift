@@ -95,7 +95,9 @@ extension APIServer {
             let query = try reportQuery(request)
             let report = try await store.operatorReport(query)
             let devices = try await store.devices().map(\.id)
-            return Self.html(.ok, OperatorReportPage.report(report, operatorName: account.name, devices: devices))
+            let trust = try await trustSourceRows()
+            return Self.html(
+                .ok, OperatorReportPage.report(report, operatorName: account.name, devices: devices, trust: trust))
         } catch let failure as APIFailure {
             return Self.html(failure.status, OperatorReportPage.problem(failure.body.message))
         } catch {

@@ -47,6 +47,20 @@ public struct TrustSourceState: Sendable, Equatable {
     }
 }
 
+/// A followed source as the operator report shows it.
+public struct TrustSourceRow: Sendable, Equatable {
+    /// The source's name.
+    public var name: String
+    /// Its state, nil before its first attempt.
+    public var state: TrustSourceState?
+    /// Seconds since its last success.
+    public var age: TimeInterval?
+    /// The age past which it is stale.
+    public var limit: Duration
+    /// Whether it is stale.
+    public var stale: Bool
+}
+
 /// What an operator decided about a change the guard rails held.
 public enum TrustChangeDecision: String, Sendable, Equatable {
     /// Held, waiting for an operator.

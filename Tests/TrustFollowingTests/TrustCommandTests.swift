@@ -94,33 +94,71 @@ struct TrustCommandTests {
         #expect(refused.status == 2 && refused.stderr.contains("uic-keys"), "\(refused.stderr)")
     }
 
-    @Test("serve --config follows its sources unattended and /v1/health shows each one's age")
+    @Test("serve --config follows its sources unattended; /v1/health and the operator report show each one's age")
     func serveFollows() async throws {
         let server = try ReferenceServer()
         let publisher = try await LoopbackPublisher.start()
-        let config = try Self.configuration(publisher, in: server)
+        var config = try Self.configuration(publisher, in: server)
+        // A third source whose publisher is down: never current, so stale as soon as it was tried.
+        try
+            (String(contentsOfFile: config, encoding: .utf8) + """
+
+                [[trust.source]]
+                name = "rsp6"
+                kind = "rsp6-keylist"
+                url = "\(publisher.url("/rsp6.json"))"
+                tls_ca = "\(publisher.pki.caCertificate)"
+                """).write(toFile: config, atomically: true, encoding: .utf8)
+        config = server.directory + "/server.toml"
         publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
         publisher.serve(
             "/blacklistuic.zip", try Fixtures.bytes("blocklists/dtvg-blocklist.zip"), contentType: "application/zip")
         publisher.serve("/versionuic.txt", try Fixtures.bytes("blocklists/dtvg-version.txt"), contentType: "text/plain")
+        publisher.fail("/rsp6.json", .status(500))
+        let operatorToken = try server.admin(["operators", "add", "auditor"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         try await server.start(arguments: ["--config", config])
         let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
 
         // The first rounds come a few seconds after the start.
         var health: [String: Any] = [:]
-        for _ in 0..<60 {
+        for _ in 0..<80 {
             let reply = try await LoopbackHTTP.request(port: port, "GET", "/v1/health")
             health = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
             let sources = health["trustSources"] as? [[String: Any]] ?? []
-            if sources.count == 2, sources.allSatisfy({ $0["lastSuccess"] != nil }) { break }
+            if sources.filter({ $0["lastSuccess"] != nil }).count == 2,
+                sources.contains(where: { $0["stale"] as? Bool == true })
+            {
+                break
+            }
             try await Task.sleep(for: .milliseconds(250))
         }
         let sources = try #require(health["trustSources"] as? [[String: Any]], "\(health)")
-        #expect(health["status"] as? String == "ok", "\(health)")
-        #expect(sources.map { $0["name"] as? String } == ["dtvg", "uic"], "\(health)")
-        #expect(sources.allSatisfy { $0["stale"] as? Bool == false && $0["lastSuccess"] != nil }, "\(health)")
-        #expect(sources.first?["version"] as? String == "42")
+        #expect(health["status"] as? String == "degraded", "one source is stale: \(health)")
+        #expect(sources.map { $0["name"] as? String } == ["dtvg", "rsp6", "uic"], "\(health)")
+        let byName = Dictionary(uniqueKeysWithValues: sources.map { ($0["name"] as? String ?? "", $0) })
+        #expect(byName["dtvg"]?["stale"] as? Bool == false && byName["dtvg"]?["version"] as? String == "42")
+        #expect(byName["uic"]?["stale"] as? Bool == false && byName["uic"]?["lastSuccess"] != nil)
+        #expect(byName["rsp6"]?["stale"] as? Bool == true && byName["rsp6"]?["lastSuccess"] == nil)
+        #expect(
+            !String(decoding: try JSONSerialization.data(withJSONObject: health), as: UTF8.self).contains("500"),
+            "why a fetch failed is for operators, not the open health endpoint")
         #expect(health["keyBundleSequence"] as? Int == 1, "the keys were signed unattended: \(health)")
-        #expect(try server.admin(["trust", "status", "--config", config]).contains("dtvg (dtvg-blocklist): current"))
+        let status = try server.adminRun(["trust", "status", "--config", config])
+        #expect(status.status == 1 && status.text.contains("dtvg (dtvg-blocklist): current"), "\(status.text)")
+        #expect(status.text.contains("rsp6 (rsp6-keylist): STALE; never succeeded"), "\(status.text)")
+
+        // The operator report: a row per source, the stale one said in words, with why its last attempt failed.
+        let body = "token=" + (operatorToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        let login = try await LoopbackHTTP.request(
+            port: port, "POST", "/report/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Array(body.utf8))
+        let cookie = try #require(login.cookie, "\(login.status) \(login.text)")
+        let page = try await LoopbackHTTP.request(port: port, "GET", "/report", headers: ["Cookie": cookie]).text
+        #expect(page.contains("<h2 id=\"trust-title\">Trust sources</h2>"), "\(page)")
+        #expect(page.contains("<th scope=\"row\">dtvg</th><td>dtvg-blocklist</td><td>42</td>"), "\(page)")
+        #expect(page.contains("<th scope=\"row\">rsp6</th>"))
+        #expect(page.contains("<td class=\"stale\"><strong>stale:</strong> never"), "\(page)")
+        #expect(page.contains("500"), "\(page)")
     }
 }
