@@ -108,6 +108,10 @@ install -m 0644 docs/*.md "$doc/docs/"
 install -m 0644 docs/images/*.png "$doc/docs/images/"
 install -m 0644 Systemd/README.md "$doc/Systemd/"
 install -m 0644 Udev/README.md "$doc/Udev/"
+# The server's configuration as an example (it follows nothing as shipped): docs/trust-sources.md says how to give it
+# to the unit.
+install -d "$doc/examples"
+install -m 0644 Config/farecheck-server.toml "$doc/examples/"
 cat >"$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: farecheck

@@ -279,7 +279,7 @@ struct TrustSourceConfigurationTests {
         let directory = try #require(configuration.source(named: "vdv-directory"))
         #expect(directory.url == "ldaps://ldap-vdv-ion.telesec.de:636")
         #expect(directory.ldapBase == TrustSourceConfiguration.vdvProductionBase)
-        #expect(configuration.source(named: "rsp6")?.trust == .pinnedCA(path: "/etc/farecheck-server/rsp6-ca.pem"))
+        #expect(configuration.source(named: "rsp6")?.trust == .pinnedCA(path: "/run/credentials/farecheck-server.service/rsp6-ca.pem"))
     }
 }
 
