@@ -116,7 +116,7 @@ public struct TrustFollower: Sendable {
             return try await unchanged(source, state: &state, dryRun: dryRun, why: fetched.why)
         }
         let digest = digest(.sha256, content.bytes).hexString
-        if digest == held.contentDigest, held.lastError == nil || fetched.version == held.version {
+        if digest == held.contentDigest {
             state.etag = content.etag ?? held.etag
             state.lastModified = content.lastModified ?? held.lastModified
             return try await unchanged(source, state: &state, dryRun: dryRun, why: "the same content as held")
@@ -134,11 +134,11 @@ public struct TrustFollower: Sendable {
         }
         let candidate = try await TrustSourceImport.candidate(
             source, content: content.bytes, version: fetched.version, store: store)
-        let plan = try await TrustPlan.make(candidate, source: source, store: store)
+        let plan = try await TrustPlan.make(candidate, source: source, store: store, now: now())
+        // A held change leaves the version and content held as they were (what validators get), but its validators
+        // are kept: the same file again is a 304, and the change waits for its operator.
         state.etag = content.etag
         state.lastModified = content.lastModified
-        state.version = plan.version ?? String(digest.prefix(16))
-        state.contentDigest = digest
         state.lastError = nil
         state.failures = 0
         let at = now()
@@ -162,6 +162,8 @@ public struct TrustFollower: Sendable {
             return outcome
         }
         if dryRun { return TrustRoundOutcome(source: source.name, kind: .wouldApply, detail: plan.summary) }
+        state.version = plan.version ?? String(digest.prefix(16))
+        state.contentDigest = digest
         state.lastSuccess = at
         if plan.isEmpty {
             try await store.recordTrustSourceState(state)
@@ -191,7 +193,7 @@ public struct TrustFollower: Sendable {
         }
         let candidate = try await TrustSourceImport.candidate(
             source, content: change.content, version: change.version, store: store)
-        let plan = try await TrustPlan.make(candidate, source: source, store: store)
+        let plan = try await TrustPlan.make(candidate, source: source, store: store, now: now())
         let at = now()
         var state =
             (try await store.trustSourceStates().first { $0.name == source.name })

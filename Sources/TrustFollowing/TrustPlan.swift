@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import TicketFormats
 import ValidationAPI
 import ValidationServer
 
@@ -28,18 +29,18 @@ struct TrustPlan: Sendable {
     }
 
     static func make(
-        _ candidate: CandidateTrust, source: TrustSourceConfiguration, store: any ServerStore
+        _ candidate: CandidateTrust, source: TrustSourceConfiguration, store: any ServerStore, now: Date
     ) async throws -> TrustPlan {
         switch candidate {
         case .keys(let keys, let refused):
-            return try await keyPlan(keys, refused: refused, source: source, store: store)
+            return try await keyPlan(keys, refused: refused, source: source, store: store, now: now)
         case .blocklist(let list, let version, let entries):
             return try await blocklistPlan(list, version, entries, source: source, store: store)
         }
     }
 
     private static func keyPlan(
-        _ keys: [BundleKey], refused: [String], source: TrustSourceConfiguration, store: any ServerStore
+        _ keys: [BundleKey], refused: [String], source: TrustSourceConfiguration, store: any ServerStore, now: Date
     ) async throws -> TrustPlan {
         let held = try await store.issuerKeys(fromSource: source.name)
         let heldByIdentity = Dictionary(held.map { (identity(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
@@ -62,6 +63,16 @@ struct TrustPlan: Sendable {
                 holdReason =
                     "it would remove \(removing.count) of the \(held.count) keys the source brought "
                     + "(\(percent(share)), more than the \(percent(source.maximumDropShare)) allowed)"
+            }
+        }
+        if holdReason == nil, !removing.isEmpty, source.protectKeysUsedWithinDays > 0 {
+            let since = now.addingTimeInterval(-Double(source.protectKeysUsedWithinDays) * 86_400)
+            let used = Set(try await store.keysVerifying(since: since).flatMap { names(of: $0) })
+            let inUse = removing.filter { used.contains(use(key: $0)) }
+            if !inUse.isEmpty {
+                holdReason =
+                    "it would remove \(inUse.count) key\(inUse.count == 1 ? "" : "s") tickets verified with in the last "
+                    + "\(source.protectKeysUsedWithinDays) days\(names(inUse))"
             }
         }
         return TrustPlan(
@@ -92,6 +103,29 @@ struct TrustPlan: Sendable {
     /// The columns that tell one issuer key from another, as one text.
     static func identity(of key: BundleKey) -> String {
         "\(key.format)\u{0}\(key.issuer)\u{0}\(key.keyID)\u{0}\(key.versionType ?? "")\u{0}\(key.barcodeVersion ?? "")"
+    }
+
+    /// A key as an inspection and a key list both name it: UIC codes without leading zeros (`0080/00007` = `80/7`),
+    /// other ids without case; a VDV sub-CA by its reference alone (a VDV verdict names the ticket's organisation as
+    /// its issuer, and the CA that signed the ticket's certificate as its key).
+    private static func use(key: BundleKey) -> String {
+        switch key.format {
+        case KeyFamily.uic.wireName:
+            "\(UICKeyList.normalizedCode(key.issuer.rawValue))/\(UICKeyList.normalizedCode(key.keyID.rawValue))"
+        case KeyFamily.vdv.wireName: "vdv/\(key.keyID.rawValue.lowercased())"
+        default: "\(key.issuer.rawValue.lowercased())/\(key.keyID.rawValue.lowercased())"
+        }
+    }
+
+    /// The names `use` may match a key by (see `use(key:)`).
+    private static func names(of use: KeyUse) -> [String] {
+        let issuer = use.issuer.rawValue
+        let keyID = use.keyID.rawValue
+        var names = ["\(issuer.lowercased())/\(keyID.lowercased())", "vdv/\(keyID.lowercased())"]
+        if UICKeyList.isRICSCode(issuer) {
+            names.append("\(UICKeyList.normalizedCode(issuer))/\(UICKeyList.normalizedCode(keyID))")
+        }
+        return names
     }
 
     /// ` (uic 1080/42, …)`: the first few keys by name.

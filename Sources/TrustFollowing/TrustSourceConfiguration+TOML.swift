@@ -11,7 +11,7 @@ extension TrustFollowingConfiguration {
     /// The keys a `[[trust.source]]` takes, as the configuration writes them.
     public static let sourceKeys = [
         "name", "kind", "url", "version_url", "ldap_base", "period", "jitter", "tls_ca", "tls_spki", "max_bytes",
-        "head_timeout", "body_timeout", "max_drop_share", "min_kept_share",
+        "head_timeout", "body_timeout", "max_drop_share", "protect_keys_used_within_days", "min_kept_share",
         "stale_after", "allow_plain_http",
     ]
 
@@ -178,6 +178,9 @@ extension TrustFollowingConfiguration {
         if let timeout = try timeout("head_timeout", &reader, at: place) { source.headTimeout = timeout }
         if let timeout = try timeout("body_timeout", &reader, at: place) { source.bodyTimeout = timeout }
         if let share = try reader.number("max_drop_share", in: 0...1) { source.maximumDropShare = share }
+        if let days = try reader.integer("protect_keys_used_within_days", in: 0...3650) {
+            source.protectKeysUsedWithinDays = Int(days)
+        }
         if let share = try reader.number("min_kept_share", in: 0...1) { source.minimumKeptShare = share }
         if let stale = try reader.integer("stale_after", in: Int64.min...Int64.max) {
             let period = source.period.components.seconds
@@ -214,7 +217,7 @@ extension TrustFollowingConfiguration {
         let restricted: [(key: String, kinds: [TrustSourceKind])] = [
             ("version_url", blocklists), ("ldap_base", [.vdvLDAP]),
             ("tls_spki", TrustSourceKind.allCases.filter { $0 != .vdvLDAP }),
-            ("max_drop_share", keyKinds),
+            ("max_drop_share", keyKinds), ("protect_keys_used_within_days", keyKinds),
             ("min_kept_share", TrustSourceKind.allCases.filter { !$0.publishesKeys }),
         ]
         for (key, kinds) in restricted where table.entries[key] != nil && !kinds.contains(kind) {

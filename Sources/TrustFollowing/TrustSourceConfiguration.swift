@@ -63,6 +63,9 @@ public struct TrustSourceConfiguration: Sendable, Hashable {
     /// Key sources: a change that would remove more than this share of the keys the source brought (0 to 1) is
     /// held for an operator.
     public var maximumDropShare: Double
+    /// Key sources: a change that would remove a key a ticket verified with in the last this many days (by the
+    /// inspections validators uploaded) is held for an operator. 0: no such check.
+    public var protectKeysUsedWithinDays: Int
     /// Blocklists: a new version with fewer than this share of the entries held (0 to 1) is held for an operator.
     public var minimumKeptShare: Double
     /// Past this time since the last success the source is stale: `/healthz` says degraded, the report shows the
@@ -80,7 +83,7 @@ public struct TrustSourceConfiguration: Sendable, Hashable {
         name: String, kind: TrustSourceKind, url: String, versionURL: String? = nil, ldapBase: String? = nil,
         period: Duration? = nil, jitter: Double = 0.1, trust: PublisherTrust = .systemCAs,
         maximumBytes: Int = 256 << 20, headTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(300),
-        maximumDropShare: Double = 0.2, minimumKeptShare: Double = 0.5,
+        maximumDropShare: Double = 0.2, protectKeysUsedWithinDays: Int = 30, minimumKeptShare: Double = 0.5,
         staleAfter: Duration? = nil, allowPlainHTTP: Bool = false
     ) {
         self.name = name
@@ -96,6 +99,7 @@ public struct TrustSourceConfiguration: Sendable, Hashable {
         self.headTimeout = headTimeout
         self.bodyTimeout = bodyTimeout
         self.maximumDropShare = maximumDropShare
+        self.protectKeysUsedWithinDays = protectKeysUsedWithinDays
         self.minimumKeptShare = minimumKeptShare
         self.staleAfter = staleAfter ?? period * 3
         self.allowPlainHTTP = allowPlainHTTP

@@ -148,7 +148,10 @@ final class ExchangeReader: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        finish(.failure(exchange.failure(.unreachable, "The connection to \(exchange.url.authority) ended early.")))
+        finish(
+            .failure(
+                exchange.failure(
+                    .unreachable, "The connection to \(exchange.url.authority) ended early (\(exchange.url.text)).")))
         self.context = nil
     }
 

@@ -38,7 +38,7 @@ extension InspectionRecord {
     static let journalColumns = [
         "id", "inspected_at", "device", "symbology", "payload_digest", "format", "issuer", "ticket_id", "verdict",
         "reason", "signature", "warnings", "inspector", "decided_by", "warning_messages", "clock_floor",
-        "clock_floor_source", "first_use", "first_use_payload", "scan_received_at", "warning_list",
+        "clock_floor_source", "first_use", "first_use_payload", "scan_received_at", "warning_list", "key_id",
     ]
 
     /// The record's row, a value for each of ``journalColumns`` in their order. `first_use` is `true` or NULL.
@@ -53,6 +53,7 @@ extension InspectionRecord {
                 ? nil : warnings.map { "\($0.code): \($0.message.replacing("\n", with: " "))" }.joined(separator: "\n"),
             clockFloor, clockFloorSource?.text, firstUse == true ? true : nil, payload.map { Data($0) }, scanReceivedAt,
             warnings.isEmpty ? nil : (try? JSONEncoder().encode(warnings)).map { String(decoding: $0, as: UTF8.self) },
+            keyID?.rawValue,
         ]
     }
 
@@ -83,6 +84,7 @@ extension InspectionRecord {
             format: (row["format"] as String?).map(Recorded.init(text:)),
             issuer: (row["issuer"] as String?).map(IssuerID.init),
             ticketID: (row["ticket_id"] as Data?).map { TicketID(Array($0)) },
+            keyID: (row["key_id"] as String?).map(KeyID.init),
             verdict: Recorded(text: row["verdict"]), reason: row["reason"], signature: Recorded(text: row["signature"]),
             warnings: warningList ?? Self.warnings(codes: codes, journalMessages: row["warning_messages"]),
             inspector: row["inspector"],
@@ -575,6 +577,11 @@ public final class InspectionJournal: Sendable {
                 t.add(column: "scan_received_at", .integer)
                 t.add(column: "warning_list", .text)
             }
+        }
+        migrator.registerMigration("v8-key-id") { db in
+            // The key that verified the ticket, uploaded so that the server holds a key list change that would drop a
+            // key tickets verified with lately.
+            try db.alter(table: "inspection") { t in t.add(column: "key_id", .text) }
         }
         return migrator
     }

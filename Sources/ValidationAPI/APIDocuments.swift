@@ -1,4 +1,5 @@
 import Foundation
+
 /// The paths of the API, as `API/openapi.yaml` lists them.
 public enum APIPath {
     /// `GET`: the signed key bundle.

@@ -31,6 +31,10 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
     public var issuer: IssuerID?
     /// The ticket's id, when read.
     public var ticketID: TicketID?
+    /// The key that verified (or was named for) the ticket, when known: a publisher's key list dropping a key tickets
+    /// verified with lately is held for an operator (docs/trust-sources.md). `nil` from validators older than the
+    /// field.
+    public var keyID: KeyID?
     /// The verdict as shown (`valid`, `revoked`, …).
     public var verdict: Recorded<VerdictKind>
     /// The verdict's reason sentence, in English.
@@ -62,7 +66,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
     public init(
         id: InspectionID, inspectedAt: Int64, scanReceivedAt: Int64? = nil, source: SourceName,
         symbology: Recorded<Symbology>?, payloadDigest: [UInt8], format: Recorded<TicketFormat>?, issuer: IssuerID?,
-        ticketID: TicketID?, verdict: Recorded<VerdictKind>, reason: String, signature: Recorded<SignatureStatus>,
+        ticketID: TicketID?, keyID: KeyID? = nil, verdict: Recorded<VerdictKind>, reason: String,
+        signature: Recorded<SignatureStatus>,
         warnings: [VerdictWarning], inspector: String?, decidedBy: Recorded<Decider>? = nil, clockFloor: Int64? = nil,
         clockFloorSource: Recorded<TrustedTimeSource>? = nil, firstUse: Bool? = nil, payload: [UInt8]? = nil
     ) {
@@ -75,6 +80,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
         self.format = format
         self.issuer = issuer
         self.ticketID = ticketID
+        self.keyID = keyID
         self.verdict = verdict
         self.reason = reason
         self.signature = signature
@@ -98,7 +104,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
             symbology: inspection.symbology.map(Recorded.init), payloadDigest: inspection.payloadDigest,
             format: verdict.format.map(Recorded.init),
             issuer: verdict.ticket.map { $0.issuer } ?? verdict.issuer,
-            ticketID: verdict.ticket.map { $0.ticketID }, verdict: Recorded(verdict.kind),
+            ticketID: verdict.ticket.map { $0.ticketID }, keyID: verdict.keyID, verdict: Recorded(verdict.kind),
             reason: verdict.reason, signature: Recorded(verdict.signature), warnings: verdict.warnings,
             inspector: inspection.inspector, decidedBy: Recorded(inspection.decidedBy),
             clockFloor: verdict.clockFloor.map { Int64(($0.instant.timeIntervalSince1970 * 1000).rounded(.down)) },
@@ -127,8 +133,8 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
     public static let maximumWarningCount = 64
 
     enum CodingKeys: String, CodingKey {
-        case id, inspectedAt, scanReceivedAt, device, symbology, payloadDigest, format, issuer, ticketID, verdict,
-            reason
+        case id, inspectedAt, scanReceivedAt, device, symbology, payloadDigest, format, issuer, ticketID, keyID,
+            verdict, reason
         case signature, warnings, warningMessages, inspector, decidedBy, clockFloor, clockFloorSource, firstUse
         case payload
     }
@@ -145,6 +151,11 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
         format = try container.decodeAbsentOr(String.self, forKey: .format).map(Recorded.init(text:))
         issuer = try container.decodeAbsentOr(IssuerID.self, forKey: .issuer)
         ticketID = try container.decodeStrictHexIfPresent(forKey: .ticketID).map(TicketID.init)
+        keyID = try container.decodeAbsentOr(KeyID.self, forKey: .keyID)
+        if let keyID, keyID.rawValue.unicodeScalars.contains("\u{0}") || keyID.rawValue.unicodeScalars.count > 256 {
+            throw DecodingError.dataCorruptedError(
+                forKey: .keyID, in: container, debugDescription: "a key id is at most 256 characters, without U+0000")
+        }
         verdict = Recorded(text: try container.decode(String.self, forKey: .verdict))
         reason = try container.decode(String.self, forKey: .reason)
         signature = Recorded(text: try container.decode(String.self, forKey: .signature))
@@ -184,6 +195,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
         try container.encodeIfPresent(issuer, forKey: .issuer)
         // An empty id names nothing, and the document's pattern wants at least one byte: left out.
         try container.encodeHexIfPresent(ticketID?.isEmpty == true ? nil : ticketID?.bytes, forKey: .ticketID)
+        try container.encodeIfPresent(keyID, forKey: .keyID)
         try container.encode(verdict, forKey: .verdict)
         try container.encode(reason, forKey: .reason)
         try container.encode(signature, forKey: .signature)
@@ -204,7 +216,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
     /// empty when `uploaded` is the same record.
     ///
     /// The same record means the same fields as validators have always sent them: the warnings by their codes, an
-    /// empty ticket id as none. A field a validator one version older did not send (`decidedBy`, `scanReceivedAt`, the
+    /// empty ticket id as none. A field a validator one version older did not send (`decidedBy`, `scanReceivedAt`, `keyID`, the
     /// warnings' sentences, the clock floor) missing on the stored side is no difference, so that the same record sent
     /// again after an upgrade is the same; `firstUse` and `payload` are not part of the identity.
     public func differences(from uploaded: InspectionRecord) -> [String] {
@@ -227,6 +239,7 @@ public struct InspectionRecord: Sendable, Equatable, Codable {
             .ticketID,
             (ticketID?.isEmpty == true ? nil : ticketID)
                 != (uploaded.ticketID?.isEmpty == true ? nil : uploaded.ticketID))
+        differsWhenStored(.keyID, keyID, uploaded.keyID)
         differs(.verdict, verdict != uploaded.verdict)
         differs(.reason, reason != uploaded.reason)
         differs(.signature, signature != uploaded.signature)

@@ -693,6 +693,7 @@ public final class SQLServerStore: ServerStore {
             try Self.refuseNUL([
                 "id": record.id.rawValue, "device": record.source.rawValue, "symbology": record.symbology?.text ?? "",
                 "format": record.format?.text ?? "", "issuer": record.issuer?.rawValue ?? "",
+                "keyID": record.keyID?.rawValue ?? "",
                 "verdict": record.verdict.text, "reason": record.reason, "signature": record.signature.text,
                 "warnings": record.warningCodes, "warningMessages": record.warnings.map(\.message).joined(),
                 "inspector": record.inspector ?? "", "decidedBy": record.decidedBy?.text ?? "",
@@ -710,7 +711,7 @@ public final class SQLServerStore: ServerStore {
                     record.issuer?.rawValue, record.ticketID?.bytes.hexString, record.verdict.text, record.reason,
                     record.signature.text, record.warningCodes, record.inspector, record.decidedBy?.text,
                     record.scanReceivedAt, Self.warningMessages(record), record.clockFloor,
-                    record.clockFloorSource?.text,
+                    record.clockFloorSource?.text, record.keyID?.rawValue,
                 ]
                 // In PostgreSQL a concurrent upload of the same record waits here for the other transaction, then
                 // inserts nothing; the read below sees the row it committed.
@@ -718,8 +719,8 @@ public final class SQLServerStore: ServerStore {
                     """
                     INSERT INTO inspection (id, device_id, received_at, inspected_at, device, symbology,
                         payload_digest, format, issuer, ticket_id, verdict, reason, signature, warnings, inspector,
-                        decided_by, scan_received_at, warning_messages, clock_floor, clock_floor_source)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        decided_by, scan_received_at, warning_messages, clock_floor, clock_floor_source, key_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (device_id, id) DO NOTHING RETURNING id
                     """,
                     values.map(\.sqlValue))
@@ -793,7 +794,7 @@ public final class SQLServerStore: ServerStore {
     private static let inspectionColumns = """
         id, device_id, received_at, inspected_at, device, symbology, payload_digest, format, issuer, ticket_id, \
         verdict, reason, signature, warnings, inspector, decided_by, scan_received_at, warning_messages, clock_floor, \
-        clock_floor_source
+        clock_floor_source, key_id
         """
 
     /// The warnings' sentences as a JSON array of text, in the order of their codes; NULL when there are none.
@@ -816,6 +817,7 @@ public final class SQLServerStore: ServerStore {
                 format: try row.optionalText("format").map(Recorded.init(text:)),
                 issuer: try row.optionalText("issuer").map(IssuerID.init),
                 ticketID: try row.optionalText("ticket_id").flatMap { TicketID(hex: $0) },
+                keyID: try row.optionalText("key_id").map(KeyID.init),
                 verdict: Recorded(text: try row.text("verdict")), reason: try row.text("reason"),
                 signature: Recorded(text: try row.text("signature")),
                 warnings: InspectionRecord.warnings(

@@ -35,6 +35,7 @@ enum ServerSchema {
         Migration(version: 10, identifier: "server-v10-claims", statements: version10Statements),
         Migration(version: 11, identifier: "server-v11-inspection-record", statements: version11Statements),
         Migration(version: 12, identifier: "server-v12-trust-sources", statements: version12Statements),
+        Migration(version: 13, identifier: "server-v13-inspection-key", statements: version13Statements),
     ]
 
     /// Version 11: an inspection keeps the whole record a validator sends: when the scan arrived on the validator,

@@ -123,6 +123,8 @@ public protocol ServerStore: Sendable {
     func holdTrustChange(
         _ change: PendingTrustChange, state: TrustSourceState, audit: TrustAuditEntry
     ) async throws(ServerError) -> Int64
+    /// The keys that verified a ticket `valid` at or after `date`, by the inspections uploaded.
+    func keysVerifying(since date: Date) async throws(ServerError) -> Set<KeyUse>
     /// How many entries the server holds of `list`.
     func blocklistEntryCount(_ list: BlocklistKind) async throws(ServerError) -> Int
     /// The changes held, newest first.

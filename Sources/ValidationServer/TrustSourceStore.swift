@@ -61,6 +61,17 @@ public struct TrustSourceRow: Sendable, Equatable {
     public var stale: Bool
 }
 
+/// A key by its issuer and id, as an inspection names the key that verified its ticket.
+public struct KeyUse: Sendable, Hashable {
+    public var issuer: IssuerID
+    public var keyID: KeyID
+
+    public init(issuer: IssuerID, keyID: KeyID) {
+        self.issuer = issuer
+        self.keyID = keyID
+    }
+}
+
 /// What an operator decided about a change the guard rails held.
 public enum TrustChangeDecision: String, Sendable, Equatable {
     /// Held, waiting for an operator.
@@ -195,6 +206,14 @@ extension ServerSchema {
             )
             """,
         ]
+    }
+}
+
+extension ServerSchema {
+    /// Version 13: an inspection keeps the key that verified its ticket, as validators send it (NULL from older
+    /// ones): a key list dropping a key tickets verified with lately is held for an operator.
+    static func version13Statements(dialect: Dialect) -> [String] {
+        ["ALTER TABLE inspection ADD COLUMN key_id TEXT"]
     }
 }
 
@@ -348,6 +367,20 @@ extension SQLServerStore {
             }
             try await Self.audit(audit, in: session)
             try await Self.upsert(state, in: session)
+        }
+    }
+
+    /// The keys (`issuer`, `key id`) that verified a ticket `valid` at or after `date`, by the inspections validators
+    /// uploaded: a key list that would drop one of them is held for an operator.
+    public func keysVerifying(since date: Date) async throws(ServerError) -> Set<KeyUse> {
+        try await read("read the keys tickets verified with") { session in
+            Set(
+                try await session.query(
+                    """
+                    SELECT DISTINCT issuer, key_id FROM inspection
+                    WHERE inspected_at >= ? AND verdict = 'valid' AND key_id IS NOT NULL AND issuer IS NOT NULL
+                    """, date.unixMilliseconds
+                ).map { row in KeyUse(issuer: IssuerID(try row.text("issuer")), keyID: KeyID(try row.text("key_id"))) })
         }
     }
 

@@ -140,6 +140,35 @@ struct TrustFollowerTests {
         }
     }
 
+    @Test("a key list dropping a key a ticket verified with in the last 30 days is held, however few keys it drops")
+    func keyInUseHeld() async throws {
+        let bench = try await FollowerBench()
+        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let source = bench.source(.uicKeyList, path: "/keys.xml")
+        #expect(await bench.follower.run(source).kind == .applied)
+        let keys = try await bench.store.issuerKeys(fromSource: "publisher")
+        let used = try #require(keys.first { $0.issuer == "1080" })
+
+        // A gate verified a DB ticket with that key yesterday, and uploaded the inspection.
+        try await bench.store.addDevice(
+            id: "gate-1", tokenHash: [UInt8](repeating: 1, count: 32), role: .gate, at: Date())
+        let record = InspectionRecord(
+            id: "i-1", inspectedAt: Int64(Date().addingTimeInterval(-86_400).timeIntervalSince1970 * 1000),
+            source: "front-door", symbology: nil, payloadDigest: [1, 2], format: Recorded(.uic9183),
+            issuer: used.issuer, ticketID: [0x41], keyID: used.keyID, verdict: Recorded(.valid), reason: "Valid.",
+            signature: Recorded(.valid), warnings: [], inspector: nil)
+        _ = try await bench.store.storeInspections([record], deviceID: "gate-1", receivedAt: Date())
+
+        // DB's keys leave the list: a small share of the keys, but one of them is in use.
+        bench.publisher.serve(
+            "/keys.xml", try UICKeyListFixture.bytes(excludingIssuer: "1080"), contentType: "application/xml")
+        let held = await bench.follower.run(source)
+        #expect(held.kind == .held, "\(held.line)")
+        #expect(held.detail.contains("tickets verified with in the last 30 days"), "\(held.line)")
+        #expect(held.detail.contains("uic 1080/\(used.keyID)"), "\(held.line)")
+        #expect(try await bench.store.issuerKeys(fromSource: "publisher") == keys)
+    }
+
     @Test(
         "every way a publisher fails leaves the trust as it was, the source stale with its reason, and an audit line",
         arguments: [
@@ -231,6 +260,11 @@ struct TrustFollowerTests {
         #expect(back.kind == .held, "\(back.line)")
         #expect(back.detail.contains("older than version 43"), "\(back.line)")
         #expect(try await bench.store.blocklists() == [PublishedBlocklist(list: .dtvgUIC, version: "43")])
+        #expect(try await bench.state()?.version == "43", "the status names the version validators get")
+        // Fetched again, the held version waits for its operator: not held twice.
+        let again = await bench.follower.run(source)
+        #expect(again.kind == .unchanged, "\(again.line)")
+        #expect(try await bench.store.trustChanges(pendingOnly: true).count == 1)
     }
 }
 

@@ -23,6 +23,7 @@ struct TrustSourceConfigurationTests {
         head_timeout = 2.5
         body_timeout = 60
         max_drop_share = 0.1
+        protect_keys_used_within_days = 0
         stale_after = 86400
         allow_plain_http = false
 
@@ -69,6 +70,7 @@ struct TrustSourceConfigurationTests {
         #expect(uic.headTimeout == .milliseconds(2500))
         #expect(uic.bodyTimeout == .seconds(60))
         #expect(uic.maximumDropShare == 0.1)
+        #expect(uic.protectKeysUsedWithinDays == 0)
         #expect(uic.staleAfter == .seconds(86400))
         #expect(!uic.allowPlainHTTP)
 
@@ -162,6 +164,10 @@ struct TrustSourceConfigurationTests {
                 "\"src\"", "tls_spki", "give tls_ca for LDAPS"
             ),
             (entry("max_drop_share = 0.5", kind: "dtvg-blocklist"), "\"src\"", "max_drop_share", "is only for"),
+            (
+                entry("protect_keys_used_within_days = 5", kind: "vdv-blocklist"), "\"src\"",
+                "protect_keys_used_within_days", "not vdv-blocklist"
+            ),
             (entry("min_kept_share = 0.5"), "\"src\"", "min_kept_share", "is only for vdv-blocklist, dtvg-blocklist"),
             // Ranges.
             (entry("period = 59"), "\"src\"", "period", "must be at least 60 seconds"),
@@ -172,6 +178,7 @@ struct TrustSourceConfigurationTests {
             (entry("head_timeout = 0"), "\"src\"", "head_timeout", "must be more than 0 seconds"),
             (entry("body_timeout = -1"), "\"src\"", "body_timeout", "must be between 0 and 86400"),
             (entry("max_drop_share = 1.5"), "\"src\"", "max_drop_share", "must be between 0 and 1"),
+            (entry("protect_keys_used_within_days = -1"), "\"src\"", "protect_keys_used_within_days", "between 0"),
             (entry("min_kept_share = -0.1", kind: "dtvg-blocklist"), "\"src\"", "min_kept_share", "between 0 and 1"),
             (entry("period = 600", "stale_after = 599"), "\"src\"", "stale_after", "at least the period (600 s)"),
             (entry("stale_after = 3600"), "\"src\"", "stale_after", "at least the period (86400 s)"),
@@ -279,7 +286,9 @@ struct TrustSourceConfigurationTests {
         let directory = try #require(configuration.source(named: "vdv-directory"))
         #expect(directory.url == "ldaps://ldap-vdv-ion.telesec.de:636")
         #expect(directory.ldapBase == TrustSourceConfiguration.vdvProductionBase)
-        #expect(configuration.source(named: "rsp6")?.trust == .pinnedCA(path: "/run/credentials/farecheck-server.service/rsp6-ca.pem"))
+        #expect(
+            configuration.source(named: "rsp6")?.trust
+                == .pinnedCA(path: "/run/credentials/farecheck-server.service/rsp6-ca.pem"))
     }
 }
 

@@ -145,10 +145,11 @@ struct PublisherFetcherTests {
             try await fetcher.fetch(publisher.url("/chunked"), limits: limits)
         }
         #expect(chunked?.code == .tooLarge)
-        // The client closed the connection at the cap: of the 1 GiB body, only what the sockets' buffers hold
-        // beyond the cap was sent.
+        // The client closed the connection at the cap: of the 1 GiB body the publisher handed over only what it
+        // wrote before it saw the close (tens of MiB on a loaded machine: its writes queue in NIO beyond the
+        // sockets' buffers), far from the whole.
         try await Task.sleep(for: .milliseconds(100))
-        #expect(publisher.bodyBytesSent("/chunked") < 32 << 20)
+        #expect(publisher.bodyBytesSent("/chunked") < 256 << 20)
     }
 
     @Test("A content type other than those accepted is an error naming what came")

@@ -153,14 +153,14 @@ struct InspectionOwnershipTests {
             ('kept', 'validator-a', 1, \(old.inspectedAt), 'front-door', 'qr', '\(old.payloadDigest.hexString)', \
             'fc1', 'demo-transit', '0a0b', 'valid', 'Valid ticket.', 'valid', '', 'staff-1', 'offline')
             """
-        // Versions 6 and 11 change this table: both run again when the server opens it.
+        // Versions 6, 11 and 13 change this table: they run again when the server opens it.
         let forget =
             backend == .sqlite
             ? """
             DELETE FROM grdb_migrations WHERE identifier IN ('server-v6-inspection-by-device',
-                'server-v11-inspection-record')
+                'server-v11-inspection-record', 'server-v13-inspection-key')
             """
-            : "DELETE FROM farecheck_server_schema WHERE version IN (6, 11)"
+            : "DELETE FROM farecheck_server_schema WHERE version IN (6, 11, 13)"
         let statements =
             ["DROP TABLE inspection"] + oldTable + ServerSchema.version3Statements() + [row, forget]
         let script = statements.map { $0 + ";" }.joined(separator: "\n")

@@ -78,6 +78,7 @@ struct WireFormatTests {
         ]
         new.clockFloor = 1_799_000_000_000
         new.clockFloorSource = Recorded(.revocations)
+        new.keyID = "a6615e0f615889bb"
         let newForm = try #require(
             try JSONSerialization.jsonObject(with: Data(try WireFormat.encode(new))) as? [String: Any])
         let oldObject = try #require(
@@ -87,14 +88,14 @@ struct WireFormatTests {
         }
         #expect(
             Set(newForm.keys).subtracting(oldObject.keys)
-                == ["scanReceivedAt", "warningMessages", "clockFloor", "clockFloorSource"])
+                == ["scanReceivedAt", "warningMessages", "clockFloor", "clockFloorSource", "keyID"])
         #expect(newForm["warningMessages"] as? [String] == new.warnings.map(\.message))
         // And it reads back whole: the sentences beside their codes.
         let back = try WireFormat.decode(InspectionRecord.self, from: try WireFormat.encode(new))
         #expect(back.warnings.map(\.code) == new.warnings.map(\.code))
         #expect(back.warnings.map(\.message) == new.warnings.map(\.message))
         #expect(back.scanReceivedAt == new.scanReceivedAt && back.clockFloor == new.clockFloor)
-        #expect(back.clockFloorSource == new.clockFloorSource)
+        #expect(back.clockFloorSource == new.clockFloorSource && back.keyID == new.keyID)
         // The server holding the older form takes this one as the same record (sent again after an upgrade).
         #expect(old.differences(from: back).isEmpty)
         // A sentence with U+0000 is refused as the document's pattern says, also one beyond the codes (not kept).
