@@ -1,6 +1,5 @@
 import FareCore
 import Foundation
-import RSATestKeys
 import Signatures
 import TicketFormats
 import Verification
