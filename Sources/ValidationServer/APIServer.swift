@@ -232,18 +232,11 @@ public struct APIServer: Sendable {
     /// The configured sources' health, by their states in the store; nil when the server follows none.
     private func trustSourceHealth() async throws -> [TrustSourceHealth]? {
         guard !configuration.trustSourceAges.isEmpty else { return nil }
-        let states = Dictionary(
-            try await store.trustSourceStates().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let now = configuration.now()
-        return configuration.trustSourceAges.keys.sorted().map { name in
-            let state = states[name]
-            let limit = configuration.trustSourceAges[name] ?? .seconds(86_400)
-            let age = state?.lastSuccess.map { Int64(now.timeIntervalSince($0).rounded(.down)) }
-            let stale =
-                if let age { age > limit.components.seconds } else { state?.lastAttempt != nil }
-            return TrustSourceHealth(
-                name: name, kind: state?.kind ?? "", version: state?.version, lastSuccess: state?.lastSuccess,
-                ageSeconds: age, stale: stale)
+        return try await trustSourceRows().map { row in
+            TrustSourceHealth(
+                name: row.name, kind: row.state?.kind ?? "", version: row.state?.version,
+                lastSuccess: row.state?.lastSuccess, ageSeconds: row.age.map { Int64($0.rounded(.down)) },
+                stale: row.stale)
         }
     }
 

@@ -22,6 +22,17 @@ struct TrustConfigOption: ParsableArguments {
     }
 }
 
+/// `--anchor-key FILE`, of the trust commands that may change keys.
+struct TrustAnchorKeyOption: ParsableArguments {
+    @Option(
+        name: .customLong("anchor-key"),
+        help: "The trust anchor's private key (PEM), to sign a new key bundle when keys change.")
+    var path: String?
+
+    /// The key, if one was given.
+    func key() throws(ServerError) -> PrivateKey? { try path.map(readAnchorKey) }
+}
+
 /// `trust`: the publishers the server follows, what it holds from each, and the changes held for an operator.
 struct Trust: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -116,10 +127,7 @@ struct Trust: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var trust: TrustConfigOption
-        @Option(
-            name: .customLong("anchor-key"),
-            help: "The trust anchor's private key (PEM), to sign a new key bundle when keys change.")
-        var anchorKey: String?
+        @OptionGroup var anchor: TrustAnchorKeyOption
         @Flag(name: .customLong("dry-run"), help: "Say what would change; change nothing.") var dryRun = false
         @Argument(help: "The source to fetch (default: every source).") var source: String?
 
@@ -137,7 +145,7 @@ struct Trust: AsyncParsableCommand {
             } else {
                 chosen = sources.sources
             }
-            let follower = TrustFollower(store: store, anchorKey: try anchorKey.map(readAnchorKey))
+            let follower = TrustFollower(store: store, anchorKey: try anchor.key())
             var failed = false
             for source in chosen {
                 let outcome = await follower.run(source, dryRun: dryRun)
@@ -190,14 +198,11 @@ struct Trust: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var trust: TrustConfigOption
-        @Option(
-            name: .customLong("anchor-key"),
-            help: "The trust anchor's private key (PEM), to sign a new key bundle when keys change.")
-        var anchorKey: String?
+        @OptionGroup var anchor: TrustAnchorKeyOption
         @Argument(help: "The change's number (trust pending).") var id: Int64
 
         func run(on store: any ServerStore) async throws {
-            let follower = TrustFollower(store: store, anchorKey: try anchorKey.map(readAnchorKey))
+            let follower = TrustFollower(store: store, anchorKey: try anchor.key())
             let outcome = try await follower.approve(id, sources: trust.sources())
             say(PrintableText(outcome.line).description)
         }

@@ -43,25 +43,28 @@ struct FollowerBench {
     func audit() async throws -> [TrustAuditEntry] { try await store.trustAudit(source: nil, limit: 50) }
 }
 
-/// The UIC key list as published, or with only its first `count` keys (a list a publisher broke).
+/// The UIC key list as published, or changed as a publisher might change it.
 enum UICKeyListFixture {
-    /// The list without the keys of `issuer` (a key the publisher has not listed yet).
-    static func bytes(excludingIssuer issuer: String) throws -> [UInt8] {
+    /// The list's text before its first key, its keys (each `<key>…</key>`), and its text after the last.
+    static func parts() throws -> (head: String, keys: [String], tail: String) {
         let text = String(decoding: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"), as: UTF8.self)
         let pieces = text.components(separatedBy: "</key>")
         let head = String(pieces[0][..<pieces[0].range(of: "<key>")!.lowerBound])
         let keys = pieces.dropLast().map { piece in String(piece[piece.range(of: "<key>")!.lowerBound...]) + "</key>" }
-        let kept = keys.filter { !$0.contains("<issuerCode>\(issuer)</issuerCode>") }
-        return Array((head + kept.joined() + pieces.last!).utf8)
+        return (head, keys, pieces.last!)
     }
 
+    /// The list without the keys of `issuer` (keys the publisher has not listed yet, or has withdrawn).
+    static func bytes(excludingIssuer issuer: String) throws -> [UInt8] {
+        let list = try parts()
+        let kept = list.keys.filter { !$0.contains("<issuerCode>\(issuer)</issuerCode>") }
+        return Array((list.head + kept.joined() + list.tail).utf8)
+    }
+
+    /// The list whole, or with only its first `count` keys (a list a publisher broke).
     static func bytes(keeping count: Int? = nil) throws -> [UInt8] {
-        let text = String(decoding: try Fixtures.bytes("uic/uic-publickeys-snapshot.xml"), as: UTF8.self)
-        guard let count else { return Array(text.utf8) }
-        let pieces = text.components(separatedBy: "</key>")
-        let head = String(pieces[0][..<pieces[0].range(of: "<key>")!.lowerBound])
-        let keys = pieces.dropLast().map { piece in String(piece[piece.range(of: "<key>")!.lowerBound...]) + "</key>" }
-        return Array((head + keys.prefix(count).joined() + pieces.last!).utf8)
+        let list = try parts()
+        return Array((list.head + list.keys.prefix(count ?? list.keys.count).joined() + list.tail).utf8)
     }
 }
 
