@@ -36,6 +36,15 @@ struct FollowerBench {
             bodyTimeout: timeout)
     }
 
+    /// Serves the whole UIC key list at `/keys.xml` and follows it once: the server then holds its keys.
+    func followingKeyList(timeout: Duration = .seconds(5)) async throws -> TrustSourceConfiguration {
+        publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
+        let source = self.source(.uicKeyList, path: "/keys.xml", timeout: timeout)
+        let first = await follower.run(source)
+        #expect(first.kind == .applied, "\(first.line)")
+        return source
+    }
+
     func state(_ name: String = "publisher") async throws -> TrustSourceState? {
         try await store.trustSourceStates().first { $0.name == name }
     }
@@ -101,9 +110,7 @@ struct TrustFollowerTests {
     @Test("a key list that would drop most keys is held for an operator; approved, it applies; rejected, never again")
     func dropHeldThenApproved() async throws {
         let bench = try await FollowerBench()
-        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
-        let source = bench.source(.uicKeyList, path: "/keys.xml")
-        #expect(await bench.follower.run(source).kind == .applied)
+        let source = try await bench.followingKeyList()
         let before = try await bench.store.issuerKeys(fromSource: "publisher")
 
         bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 3), contentType: "application/xml")
@@ -146,9 +153,7 @@ struct TrustFollowerTests {
     @Test("a key list dropping a key a ticket verified with in the last 30 days is held, however few keys it drops")
     func keyInUseHeld() async throws {
         let bench = try await FollowerBench()
-        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
-        let source = bench.source(.uicKeyList, path: "/keys.xml")
-        #expect(await bench.follower.run(source).kind == .applied)
+        let source = try await bench.followingKeyList()
         let keys = try await bench.store.issuerKeys(fromSource: "publisher")
         let used = try #require(keys.first { $0.issuer == "1080" })
 
@@ -184,9 +189,7 @@ struct TrustFollowerTests {
         ])
     func failingPublisher(_ name: String, _ failure: PublisherFailure, _ said: String) async throws {
         let bench = try await FollowerBench()
-        bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
-        let source = bench.source(.uicKeyList, path: "/keys.xml", timeout: .milliseconds(800))
-        #expect(await bench.follower.run(source).kind == .applied)
+        let source = try await bench.followingKeyList(timeout: .milliseconds(800))
         let keys = try await bench.store.issuerKeys()
 
         bench.publisher.serve("/keys.xml", try UICKeyListFixture.bytes(keeping: 2), contentType: "application/xml")
