@@ -14,6 +14,8 @@ public enum APIPath {
     public static let firstUses = "/v1/first-uses"
     /// `GET`, no authentication: whether the server is up.
     public static let health = "/v1/health"
+    /// `GET`, no authentication: the server's state for Prometheus (the trust sources it follows).
+    public static let metrics = "/metrics"
 }
 
 /// The body of every error response: `{ "error": "<code>", "message": "..." }`.

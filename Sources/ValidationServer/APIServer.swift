@@ -104,13 +104,14 @@ public struct APIServer: Sendable {
     /// Every path the server answers, for checking the OpenAPI document against.
     public static let servedPaths = [
         APIPath.health, APIPath.keys, APIPath.revocations, APIPath.inspections, APIPath.check, APIPath.firstUses,
-        OperatorPath.json, OperatorPath.csv,
+        OperatorPath.json, OperatorPath.csv, APIPath.metrics,
     ]
 
     /// The methods each path answers, as the OpenAPI document lists them; any other gets 405 with `Allow`.
     public static let allowedMethods: [String: [HTTPRequest.Method]] = [
         APIPath.health: [.get], APIPath.keys: [.get], APIPath.revocations: [.get], APIPath.inspections: [.post],
         APIPath.check: [.post], APIPath.firstUses: [.get], OperatorPath.json: [.get], OperatorPath.csv: [.get],
+        APIPath.metrics: [.get],
     ]
 
     /// Serves until SIGTERM or SIGINT (when `stopsOnSignals`), or until the task is cancelled, then shuts down
@@ -171,6 +172,7 @@ public struct APIServer: Sendable {
         if let hosts = configuration.allowedHosts { router.middlewares.add(AllowedHostCheck(hosts: hosts)) }
         router.middlewares.add(ErrorBodyMiddleware())
         router.get(RouterPath(APIPath.health)) { _, _ in await health() }
+        router.get(RouterPath(APIPath.metrics)) { _, _ in await metrics() }
         router.get(RouterPath(APIPath.keys)) { request, context in
             await answer(request, context) { device in try await keyBundle(request, device: device) }
         }
@@ -227,6 +229,83 @@ public struct APIServer: Sendable {
             let stale = if let age { age > Double(limit.components.seconds) } else { state?.lastAttempt != nil }
             return TrustSourceRow(name: name, state: state, age: age, limit: limit, stale: stale)
         }
+    }
+
+    /// The trust sources as Prometheus reads them (text format 0.0.4): per source its last attempt and success, age,
+    /// staleness, failures in a row and version, and the changes held for an operator. Why a fetch failed is not
+    /// said (no token is needed): `trust status` and the report say it.
+    private func metrics() async -> Response {
+        var lines: [String] = []
+        func gauge(_ name: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) gauge")
+            for sample in samples { lines.append("\(name)\(sample.labels) \(sample.value)") }
+        }
+        let status: HTTPResponse.Status
+        do {
+            let rows = try await trustSourceRows()
+            // One label, the configured name, so that a series stays one series; the rest is in the info gauge.
+            func labels(_ row: TrustSourceRow) -> String { "{source=\"\(Self.labelValue(row.name))\"}" }
+            gauge(
+                "farecheck_trust_source_last_attempt_seconds", "Unix time of the source's last fetch.",
+                rows.compactMap { row in
+                    row.state?.lastAttempt.map { (labels(row), "\(Int64($0.timeIntervalSince1970))") }
+                })
+            gauge(
+                "farecheck_trust_source_last_success_seconds",
+                "Unix time of the source's last fetch that left the trust current.",
+                rows.compactMap { row in
+                    row.state?.lastSuccess.map { (labels(row), "\(Int64($0.timeIntervalSince1970))") }
+                })
+            gauge(
+                "farecheck_trust_source_age_seconds", "Seconds since the source's last success.",
+                rows.compactMap { row in row.age.map { (labels(row), "\(Int64($0.rounded(.down)))") } })
+            gauge(
+                "farecheck_trust_source_stale", "1 while the source is past its stale_after (or never succeeded).",
+                rows.map { (labels($0), $0.stale ? "1" : "0") })
+            gauge(
+                "farecheck_trust_source_failures", "Fetches failed in a row.",
+                rows.map { (labels($0), "\($0.state?.failures ?? 0)") })
+            gauge(
+                "farecheck_trust_source_info", "The source's kind and the version its trust holds, as labels.",
+                rows.compactMap { row in
+                    row.state.map { state in
+                        (
+                            "{source=\"\(Self.labelValue(row.name))\",kind=\"\(Self.labelValue(state.kind))\","
+                                + "version=\"\(Self.labelValue(state.version ?? ""))\"}", "1"
+                        )
+                    }
+                })
+            gauge(
+                "farecheck_trust_changes_pending", "Changes held for an operator (trust pending).",
+                [("", "\(try await store.trustChanges(pendingOnly: true).count)")])
+            status = .ok
+        } catch {
+            logger.error("metrics failed: \(error)")
+            lines = ["# the database cannot be read"]
+            status = .serviceUnavailable
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: lines.joined(separator: "\n") + "\n")))
+    }
+
+    /// A label's value as the text format writes it: backslash, quote and line feed escaped; other control
+    /// characters (a publisher's version text) as `?`.
+    static func labelValue(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: escaped += "?"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     /// The configured sources' health, by their states in the store; nil when the server follows none.

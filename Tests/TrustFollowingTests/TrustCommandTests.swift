@@ -141,12 +141,25 @@ struct TrustCommandTests {
         #expect(byName["uic"]?["stale"] as? Bool == false && byName["uic"]?["lastSuccess"] != nil)
         #expect(byName["rsp6"]?["stale"] as? Bool == true && byName["rsp6"]?["lastSuccess"] == nil)
         #expect(
-            !String(decoding: try JSONSerialization.data(withJSONObject: health), as: UTF8.self).contains("500"),
+            !String(decoding: try JSONSerialization.data(withJSONObject: health), as: UTF8.self).contains("rsp6.json"),
             "why a fetch failed is for operators, not the open health endpoint")
         #expect(health["keyBundleSequence"] as? Int == 1, "the keys were signed unattended: \(health)")
         let status = try server.adminRun(["trust", "status", "--config", config])
         #expect(status.status == 1 && status.text.contains("dtvg (dtvg-blocklist): current"), "\(status.text)")
         #expect(status.text.contains("rsp6 (rsp6-keylist): STALE; never succeeded"), "\(status.text)")
+
+        // Prometheus reads the same: the stale source, the others' ages and versions, no reason for the failure.
+        let metrics = try await LoopbackHTTP.request(port: port, "GET", "/metrics")
+        #expect(metrics.status == 200 && metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains("farecheck_trust_source_stale{source=\"rsp6\"} 1"), "\(metrics.text)")
+        #expect(metrics.text.contains("farecheck_trust_source_stale{source=\"dtvg\"} 0"), "\(metrics.text)")
+        #expect(metrics.text.contains("farecheck_trust_source_failures{source=\"rsp6\"} "), "\(metrics.text)")
+        #expect(
+            metrics.text.contains(
+                "farecheck_trust_source_info{source=\"dtvg\",kind=\"dtvg-blocklist\",version=\"42\"} 1"),
+            "\(metrics.text)")
+        #expect(metrics.text.contains("farecheck_trust_changes_pending 0"), "\(metrics.text)")
+        #expect(!metrics.text.contains("rsp6.json"), "the failure's reason names the URL: not here")
 
         // The operator report: a row per source, the stale one said in words, with why its last attempt failed.
         let body = "token=" + (operatorToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
