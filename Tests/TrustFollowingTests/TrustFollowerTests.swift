@@ -274,6 +274,20 @@ struct TrustFollowerTests {
     }
 }
 
+/// The verdict a validator gives `payload` at `at` after one sync with `server` (the round the daemon's worker runs),
+/// its token in `device.token`.
+func syncedVerdict(_ validator: Workbench, from server: ReferenceServer, payload: String, at: String) throws -> String {
+    let synced = try validator.farecheck([
+        "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor", "--db",
+        validator.db,
+    ])
+    #expect(synced.status == 0, "\(synced.stderr)")
+    let run = try validator.farecheck([
+        "verify", "--payload-file", payload, "--at", at, "--json", "--db", validator.db,
+    ])
+    return run.jsonLines.first?["verdict"] as? String ?? "no verdict: \(run.stderr)"
+}
+
 /// From the publisher's file to a validator's verdict, with nobody in between: the server's follower fetches and
 /// signs, a validator registered with the running reference server syncs (the round the daemon's worker runs), and
 /// its verdict on a real ticket changes.
@@ -298,16 +312,9 @@ struct TrustToVerdictTests {
         try server.start()
 
         func verdict() throws -> String {
-            let synced = try validator.farecheck([
-                "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor",
-                "--db", validator.db,
-            ])
-            #expect(synced.status == 0, "\(synced.stderr)")
-            let run = try validator.farecheck([
-                "verify", "--payload-file", Fixtures.path("uic/db-deutschland-ticket-2025.bin"), "--at",
-                "2025-02-28T12:00:00Z", "--json", "--db", validator.db,
-            ])
-            return run.jsonLines.first?["verdict"] as? String ?? "no verdict: \(run.stderr)"
+            try syncedVerdict(
+                validator, from: server, payload: Fixtures.path("uic/db-deutschland-ticket-2025.bin"),
+                at: "2025-02-28T12:00:00Z")
         }
 
         // The publisher does not list DB's key yet.
@@ -364,15 +371,7 @@ struct VDVDirectoryFollowingTests {
         let ticket = validator.path("vdv-ticket.bin")
         try Data(pki.barcode()).write(to: URL(fileURLWithPath: ticket))
         func verdict() throws -> String {
-            let synced = try validator.farecheck([
-                "sync", "--url", server.baseURL, "--token-file", validator.path("device.token"), "--demo-anchor",
-                "--db", validator.db,
-            ])
-            #expect(synced.status == 0, "\(synced.stderr)")
-            let run = try validator.farecheck([
-                "verify", "--payload-file", ticket, "--at", "2030-06-15T12:00:00Z", "--json", "--db", validator.db,
-            ])
-            return run.jsonLines.first?["verdict"] as? String ?? "no verdict: \(run.stderr)"
+            try syncedVerdict(validator, from: server, payload: ticket, at: "2030-06-15T12:00:00Z")
         }
 
         // No root pinned: the directory's answer alone is not trust.
