@@ -225,9 +225,9 @@ public struct APIServer: Sendable {
         return configuration.trustSourceAges.keys.sorted().map { name in
             let state = states[name]
             let limit = configuration.trustSourceAges[name] ?? .seconds(86_400)
-            let age = state?.lastSuccess.map { now.timeIntervalSince($0) }
-            let stale = if let age { age > Double(limit.components.seconds) } else { state?.lastAttempt != nil }
-            return TrustSourceRow(name: name, state: state, age: age, limit: limit, stale: stale)
+            return TrustSourceRow(
+                name: name, state: state, age: state?.age(at: now), limit: limit,
+                stale: state?.isStale(after: limit, at: now) ?? false)
         }
     }
 

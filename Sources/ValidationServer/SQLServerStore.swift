@@ -113,15 +113,20 @@ public final class SQLServerStore: ServerStore {
     }
 
     public func issuerKeys() async throws(ServerError) -> [BundleKey] {
+        try await issuerKeys(source: nil)
+    }
+
+    /// Issuer keys, ordered by format, issuer and key id: every one, or those `source` brought.
+    func issuerKeys(source: String?) async throws(ServerError) -> [BundleKey] {
         try await read("list issuer keys") { [byteOrder] session in
             try await session.query(
                 """
                 SELECT format, issuer, key_id, algorithm, spki, not_before, not_after, version_type, barcode_version,
                     certificate, vdv_root, key_forged, product_owners
-                FROM issuer_key
+                FROM issuer_key\(source == nil ? "" : " WHERE source = ?")
                 ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder), version_type\(byteOrder),
                     barcode_version\(byteOrder)
-                """
+                """, source.map { [$0.sqlValue] } ?? []
             ).map { row in
                 BundleKey(
                     format: try row.text("format"), issuer: try IssuerID(row.text("issuer")),

@@ -28,6 +28,15 @@ public struct TrustSourceState: Sendable, Equatable {
     /// The SHA-256 (hex) of the content last applied or held: the same file again changes nothing.
     public var contentDigest: String?
 
+    /// Seconds since the last success at `now`, nil before one.
+    public func age(at now: Date) -> TimeInterval? { lastSuccess.map { now.timeIntervalSince($0) } }
+
+    /// Whether the source is stale at `now`: its last success older than `limit`, or tried and never succeeded.
+    public func isStale(after limit: Duration, at now: Date) -> Bool {
+        if let age = age(at: now) { return age > Double(limit.components.seconds) }
+        return lastAttempt != nil
+    }
+
     public init(
         name: String, kind: String, lastAttempt: Date? = nil, lastSuccess: Date? = nil, lastChange: Date? = nil,
         version: String? = nil, etag: String? = nil, lastModified: String? = nil, lastError: String? = nil,
@@ -301,24 +310,7 @@ extension SQLServerStore {
 
     /// The issuer keys `source` brought (its scope: only these may it remove).
     public func issuerKeys(fromSource source: String) async throws(ServerError) -> [BundleKey] {
-        let names = try await read("list the keys of source \(source)") { [byteOrder] session in
-            try await session.query(
-                """
-                SELECT format, issuer, key_id, version_type, barcode_version FROM issuer_key WHERE source = ?
-                ORDER BY format\(byteOrder), issuer\(byteOrder), key_id\(byteOrder)
-                """, source
-            ).map { row in
-                "\(try row.text("format"))\u{0}\(try row.text("issuer"))\u{0}\(try row.text("key_id"))\u{0}"
-                    + "\(try row.text("version_type"))\u{0}\(try row.text("barcode_version"))"
-            }
-        }
-        let wanted = Set(names)
-        return try await issuerKeys().filter { wanted.contains(Self.identity(of: $0)) }
-    }
-
-    /// The columns that tell one issuer key from another, as one text.
-    static func identity(of key: BundleKey) -> String {
-        "\(key.format)\u{0}\(key.issuer)\u{0}\(key.keyID)\u{0}\(key.versionType ?? "")\u{0}\(key.barcodeVersion ?? "")"
+        try await issuerKeys(source: source)
     }
 
     /// Applies a source's keys in one transaction: `adding` are stored (replacing the same key, which the source

@@ -67,9 +67,8 @@ struct Trust: AsyncParsableCommand {
             if !json, sources.sources.isEmpty { say("The configuration names no [[trust.source]].") }
             for source in sources.sources {
                 let state = states[source.name]
-                let age = state?.lastSuccess.map { now.timeIntervalSince($0) }
-                let stale =
-                    if let age { age > Double(source.staleAfter.components.seconds) } else { state?.lastAttempt != nil }
+                let age = state?.age(at: now)
+                let stale = state?.isStale(after: source.staleAfter, at: now) ?? false
                 anyStale = anyStale || stale
                 if json {
                     var line: [String: Any] = [
