@@ -98,6 +98,17 @@ struct WireFormatTests {
         #expect(back.clockFloorSource == new.clockFloorSource && back.keyID == new.keyID)
         // The server holding the older form takes this one as the same record (sent again after an upgrade).
         #expect(old.differences(from: back).isEmpty)
+        // A key id with U+0000, or longer than the document's 256 characters, is refused; 256 are read.
+        for (keyID, refused) in [
+            ("a\\u0000b", true), (String(repeating: "k", count: 257), true),
+            (String(repeating: "é", count: 256), false),
+        ] {
+            let body =
+                #"{"id":"n","inspectedAt":1,"device":"d","payloadDigest":"01","verdict":"valid","#
+                + #""reason":"","signature":"valid","warnings":"","keyID":"\#(keyID)"}"#
+            let read = try? WireFormat.decode(InspectionRecord.self, from: Array(body.utf8))
+            #expect((read == nil) == refused, "\(keyID.prefix(8))…")
+        }
         // A sentence with U+0000 is refused as the document's pattern says, also one beyond the codes (not kept).
         for codes in ["seen-before", ""] {
             let withNUL =
