@@ -209,6 +209,8 @@ let package = Package(
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Camera", "Sync", "ValidationAPI", "DaemonConfig", "SystemCalls", "Executors", "Presentation",
+                // A stand-alone gate following its trust publishers runs the server's follower with a house of its own.
+                "TrustFollowing", "ValidationServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -245,7 +247,7 @@ let package = Package(
             dependencies: [
                 "FareCore", "TicketFormats", "Signatures", "Verification", "TrustStore", "Symbols", "Scanners",
                 "Camera", "DeviceSettings", "Daemon", "DaemonConfig", "Sync", "ValidationAPI", "Issuing",
-                "SystemCalls", "FarecheckVersion", "CommandLineSupport", "Presentation",
+                "SystemCalls", "FarecheckVersion", "CommandLineSupport", "Presentation", "TrustFollowing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

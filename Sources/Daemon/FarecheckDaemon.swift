@@ -9,8 +9,10 @@ import ServiceLifecycle
 import Signatures
 import Sync
 import Synchronization
+import TrustFollowing
 import TrustStore
 import ValidationAPI
+import ValidationServer
 import Verification
 
 /// `farecheck daemon`: the store, the verifier, the pipeline and every configured service, run by one
@@ -18,10 +20,15 @@ import Verification
 /// then the sinks, then the store is closed (its write-ahead log checkpointed).
 public struct FarecheckDaemon: Sendable {
     public let configuration: DaemonConfiguration
+    /// The publishers a stand-alone gate follows itself (`[[trust.source]]` of the same file); none by default.
+    public let trustSources: TrustFollowingConfiguration
     public let logger: Logger
 
-    public init(configuration: DaemonConfiguration, logger: Logger) {
+    public init(
+        configuration: DaemonConfiguration, trustSources: TrustFollowingConfiguration = .init(), logger: Logger
+    ) {
         self.configuration = configuration
+        self.trustSources = trustSources
         self.logger = logger
     }
 
@@ -136,6 +143,9 @@ public struct FarecheckDaemon: Sendable {
                 onlineChecker = OnlineChecker(
                     link: worker.link, deadline: .milliseconds(sync.onlineDeadlineMilliseconds), logger: logger)
             }
+        }
+        if !trustSources.sources.isEmpty {
+            services.append(try Self.trustFollowing(trustSources, store: store, logger: logger))
         }
         let pipeline = InspectionPipeline(
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
@@ -261,6 +271,28 @@ public struct FarecheckDaemon: Sendable {
     /// The sync worker of a `[sync]` table, reporting to the status and to three metrics of its own:
     /// `farecheck_sync_failures_total`, `farecheck_sync_entries_skipped_total` and
     /// `farecheck_last_sync_timestamp_seconds`.
+    /// The follower of a stand-alone gate: its house beside the store (made when missing), its guard rails reading
+    /// the gate's own trust in use, and what it applies handed to the store (see `GateTrustHandOver`).
+    static func trustFollowing(
+        _ sources: TrustFollowingConfiguration, store: TrustStore, logger: Logger
+    ) throws -> TrustFollowingService {
+        let path = GateTrustHandOver.housePath(store: store.path)
+        let house: SQLServerStore
+        do {
+            house = try SQLiteServerStore.open(path: path, create: true)
+        } catch {
+            throw DaemonStartError(message: "[[trust.source]]: the follower's house \(path): \(error.message)")
+        }
+        var trustLogger = logger
+        trustLogger[metadataKey: "house"] = "\(path)"
+        let follower = TrustFollower(
+            store: house, anchorKey: nil, logger: trustLogger, inUse: GateTrustHandOver.inUse(store))
+        let handOver = GateTrustHandOver(house: house, gate: store, logger: trustLogger)
+        return TrustFollowingService(
+            follower: follower, configuration: sources,
+            settler: GateTrustSettler(handOver: handOver, sources: sources.sources))
+    }
+
     static func syncWorker(
         _ sync: DaemonConfiguration.Sync, store: TrustStore, status: DaemonStatus, metrics: DaemonMetrics,
         logger: Logger, clockFloorTolerance: TimeInterval

@@ -216,6 +216,9 @@ extension DaemonConfiguration {
             }
             configuration.sync = sync
         }
+        // `[trust]` and its `[[trust.source]]` entries are read by TrustFollowing's reader (the server's too), which
+        // `farecheck daemon` runs on the same file: a stand-alone gate following its publishers itself.
+        if reader.contains("trust") { _ = try reader.table("trust") }
         try reader.finish()
 
         if configuration.scanners.isEmpty, configuration.imageSources.isEmpty, configuration.cameras.isEmpty {

@@ -402,25 +402,8 @@ public struct SyncRound: Sendable {
         }
     }
 
-    /// A bundle key as the store keeps it: its family and, for UIC keys, the issuer code and key id normalised
-    /// as verification matches them (`0080` → `80`, `00001` → `1`); `nil` for a family this validator does not know.
-    public static func storeRecord(of key: BundleKey) -> KeyRecord? {
-        guard let identity = storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID) else { return nil }
-        return KeyRecord(
-            family: identity.family, issuer: identity.issuer, keyID: identity.keyID, algorithm: key.algorithm,
-            spki: key.spki, notBefore: key.notBefore, notAfter: key.notAfter, source: TrustStore.syncSource,
-            versionType: key.versionType, barcodeVersion: key.barcodeVersion, forged: key.keyForged,
-            allowedProductOwners: key.allowedProductOwnerCodes.map(UICKeyList.normalizedCode))
-    }
-
-    /// A key's identity as the store keeps it (see `storeRecord(of:)`); `nil` for an unknown family.
-    static func storeIdentity(format wireName: String, issuer: IssuerID, keyID: KeyID) -> (
-        family: KeyFamily, issuer: IssuerID, keyID: KeyID
-    )? {
-        guard let family = KeyFamily(wireName: wireName) else { return nil }
-        guard family == .uic else { return (family, issuer, keyID) }
-        return (family, UICKeyList.normalizedCode(issuer), KeyID(UICKeyList.normalizedCode(keyID.rawValue)))
-    }
+    /// A bundle key as the store keeps it (see `KeyRecord.init(_:source:addedAt:)`), under the source `sync`.
+    public static func storeRecord(of key: BundleKey) -> KeyRecord? { KeyRecord(key, source: TrustStore.syncSource) }
 
     /// Applies a verified revocation delta to the store in one transaction (see
     /// `TrustStore.applyRevocations`), with key formats as the store names them.
@@ -437,7 +420,7 @@ public struct SyncRound: Sendable {
                 RevocationReference.ticket(issuer: UICKeyList.storedIssuer($0.issuer), ticketID: $0.ticketID)
             }
             + delta.removedKeys.compactMap {
-                storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID).map {
+                KeyRecord.storeIdentity(format: $0.format, issuer: $0.issuer, keyID: $0.keyID).map {
                     RevocationReference.key(family: $0.family, issuer: $0.issuer, keyID: $0.keyID)
                 }
             }
@@ -450,7 +433,7 @@ public struct SyncRound: Sendable {
             },
             addedKeys: delta.addedKeys.compactMap { key in
                 // A revoked key of a family this validator does not know cannot sign anything it accepts.
-                storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID).map {
+                KeyRecord.storeIdentity(format: key.format, issuer: key.issuer, keyID: key.keyID).map {
                     KeyRevocationRecord(
                         family: $0.family, issuer: $0.issuer, keyID: $0.keyID, reason: key.reason,
                         revokedAt: key.revokedAt)

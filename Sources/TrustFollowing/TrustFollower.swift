@@ -39,6 +39,35 @@ public struct TrustRoundOutcome: Sendable, Equatable {
     public var line: String { "\(source) \(kind.rawValue): \(detail)" }
 }
 
+/// What the guard rails and the VDV chain check read about the trust in use: on the server, its own store (the VDV
+/// roots pinned there, the keys its validators' uploaded inspections name); on a stand-alone gate, the validator's
+/// store (its pinned roots, its own journal).
+public struct TrustInUse: Sendable {
+    /// The VDV roots a directory's certificates must chain to.
+    public var vdvRoots: @Sendable () async throws -> [VDVAuthority]
+    /// The keys that verified a ticket `valid` at or after a date.
+    public var keysVerifying: @Sendable (Date) async throws -> Set<KeyUse>
+
+    public init(
+        vdvRoots: @escaping @Sendable () async throws -> [VDVAuthority],
+        keysVerifying: @escaping @Sendable (Date) async throws -> Set<KeyUse>
+    ) {
+        self.vdvRoots = vdvRoots
+        self.keysVerifying = keysVerifying
+    }
+
+    /// The server's: the roots pinned in `store` (`keys add --format vdv --root`), the inspections uploaded to it.
+    public static func server(_ store: any ServerStore) -> TrustInUse {
+        TrustInUse(
+            vdvRoots: {
+                try await store.issuerKeys().filter { $0.format == KeyFamily.vdv.wireName && $0.root }.compactMap {
+                    $0.certificate.flatMap { try? VDVCertificateImport.root($0) }
+                }
+            },
+            keysVerifying: { date in try await store.keysVerifying(since: date) })
+    }
+}
+
 /// A publisher's content as farecheck would trust it: checked by the importers the CLI uses.
 enum CandidateTrust {
     /// Keys (UIC key list, VDV certificates, RSP6 keys), with the entries refused on the way.
@@ -65,14 +94,17 @@ public struct TrustFollower: Sendable {
     public let logger: Logger
     /// The clock.
     public let now: @Sendable () -> Date
+    /// What the guard rails and the VDV chain check read about the trust in use (the store's own, on a server).
+    public let inUse: TrustInUse
 
     public init(
         store: any ServerStore, anchorKey: PrivateKey?, logger: Logger = Logger(label: "farecheck.trust"),
-        now: @escaping @Sendable () -> Date = { Date() }
+        inUse: TrustInUse? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.anchorKey = anchorKey
         self.logger = logger
+        self.inUse = inUse ?? .server(store)
         self.now = now
     }
 
@@ -133,8 +165,8 @@ public struct TrustFollower: Sendable {
             return try await unchanged(source, state: &state, dryRun: dryRun, why: why)
         }
         let candidate = try await TrustSourceImport.candidate(
-            source, content: content.bytes, version: fetched.version, store: store)
-        let plan = try await TrustPlan.make(candidate, source: source, store: store, now: now())
+            source, content: content.bytes, version: fetched.version, inUse: inUse)
+        let plan = try await TrustPlan.make(candidate, source: source, store: store, inUse: inUse, now: now())
         // A held change leaves the version and content held as they were (what validators get), but its validators
         // are kept: the same file again is a 304, and the change waits for its operator.
         state.etag = content.etag
@@ -192,8 +224,8 @@ public struct TrustFollower: Sendable {
                 message: "Change \(id) came from source \(change.source), which the configuration no longer names.")
         }
         let candidate = try await TrustSourceImport.candidate(
-            source, content: change.content, version: change.version, store: store)
-        let plan = try await TrustPlan.make(candidate, source: source, store: store, now: now())
+            source, content: change.content, version: change.version, inUse: inUse)
+        let plan = try await TrustPlan.make(candidate, source: source, store: store, inUse: inUse, now: now())
         let at = now()
         var state =
             (try await store.trustSourceStates().first { $0.name == source.name })

@@ -21,7 +21,8 @@ public struct TrustSchedule: Sendable, Equatable {
     }
 }
 
-/// The worker that follows every configured source on its period, in the server's service group: each source's
+/// The worker that follows every configured source on its period, in the server's service group (and in a stand-alone
+/// gate's, with a ``GateTrustSettler`` handing its house's changes to the validator's store): each source's
 /// round runs when it is due, one at a time, until the group shuts down (a round under way ends with the shutdown's
 /// cancellation, leaving the trust as it was).
 public struct TrustFollowingService: Service {
@@ -29,17 +30,29 @@ public struct TrustFollowingService: Service {
     public let configuration: TrustFollowingConfiguration
     /// The wait before the first round of each source (a server started with others should not fetch at once).
     public let initialDelay: Duration
+    /// On a stand-alone gate: hands the house's changes to the validator's store, at start, after each round and
+    /// every `settleEvery` (for what an operator decided in between).
+    public let settler: GateTrustSettler?
+    public let settleEvery: Duration
 
     public init(
-        follower: TrustFollower, configuration: TrustFollowingConfiguration, initialDelay: Duration = .seconds(5)
+        follower: TrustFollower, configuration: TrustFollowingConfiguration, initialDelay: Duration = .seconds(5),
+        settler: GateTrustSettler? = nil, settleEvery: Duration = .seconds(60)
     ) {
         self.follower = follower
         self.configuration = configuration
         self.initialDelay = initialDelay
+        self.settler = settler
+        self.settleEvery = settleEvery
     }
 
     public func run() async throws {
         guard !configuration.sources.isEmpty else { return }
+        // A graceful shutdown (SIGTERM to the daemon) ends the wait, or the round under way, as a cancellation does.
+        await cancelWhenGracefulShutdown { await follow() }
+    }
+
+    private func follow() async {
         let clock = ContinuousClock()
         var due = Dictionary(
             configuration.sources.map { ($0.name, clock.now + initialDelay) }, uniquingKeysWith: { first, _ in first })
@@ -47,14 +60,27 @@ public struct TrustFollowingService: Service {
         let names = configuration.sources.map { "\($0.name) (\($0.kind.rawValue), every \($0.period))" }
         follower.logger.info(
             "following \(configuration.sources.count) trust source(s): \(names.joined(separator: ", "))")
+        await settler?.settle()
+        var settleAt = clock.now + settleEvery
         while !Task.isCancelled {
             guard let next = configuration.sources.min(by: { due[$0.name]! < due[$1.name]! }) else { return }
+            if let settler, settleAt < due[next.name]! {
+                do {
+                    try await Task.sleep(until: settleAt, clock: clock)
+                } catch {
+                    return
+                }
+                await settler.settle()
+                settleAt = clock.now + settleEvery
+                continue
+            }
             do {
                 try await Task.sleep(until: due[next.name]!, clock: clock)
             } catch {
                 return
             }
             let outcome = await follower.run(next)
+            await settler?.settle()
             let failures =
                 outcome.kind == .failed
                 ? ((try? await follower.store.trustSourceStates().first { $0.name == next.name }?.failures) ?? 1)

@@ -29,18 +29,20 @@ struct TrustPlan: Sendable {
     }
 
     static func make(
-        _ candidate: CandidateTrust, source: TrustSourceConfiguration, store: any ServerStore, now: Date
+        _ candidate: CandidateTrust, source: TrustSourceConfiguration, store: any ServerStore, inUse: TrustInUse,
+        now: Date
     ) async throws -> TrustPlan {
         switch candidate {
         case .keys(let keys, let refused):
-            return try await keyPlan(keys, refused: refused, source: source, store: store, now: now)
+            return try await keyPlan(keys, refused: refused, source: source, store: store, inUse: inUse, now: now)
         case .blocklist(let list, let version, let entries):
             return try await blocklistPlan(list, version, entries, source: source, store: store)
         }
     }
 
     private static func keyPlan(
-        _ keys: [BundleKey], refused: [String], source: TrustSourceConfiguration, store: any ServerStore, now: Date
+        _ keys: [BundleKey], refused: [String], source: TrustSourceConfiguration, store: any ServerStore,
+        inUse: TrustInUse, now: Date
     ) async throws -> TrustPlan {
         let held = try await store.issuerKeys(fromSource: source.name)
         let heldByIdentity = Dictionary(held.map { (identity(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
@@ -67,7 +69,7 @@ struct TrustPlan: Sendable {
         }
         if holdReason == nil, !removing.isEmpty, source.protectKeysUsedWithinDays > 0 {
             let since = now.addingTimeInterval(-Double(source.protectKeysUsedWithinDays) * 86_400)
-            let used = Set(try await store.keysVerifying(since: since).flatMap { names(of: $0) })
+            let used = Set(try await inUse.keysVerifying(since).flatMap { names(of: $0) })
             let inUse = removing.filter { used.contains(use(key: $0)) }
             if !inUse.isEmpty {
                 holdReason =

@@ -13,12 +13,12 @@ import Verification
 enum TrustSourceImport {
     /// The content of `source` as candidate trust; `version` is the version file's text, for a blocklist.
     static func candidate(
-        _ source: TrustSourceConfiguration, content: [UInt8], version: String?, store: any ServerStore
+        _ source: TrustSourceConfiguration, content: [UInt8], version: String?, inUse: TrustInUse
     ) async throws -> CandidateTrust {
         switch source.kind {
         case .uicKeyList: return try uicKeys(content)
         case .rsp6KeyList: return try rsp6Keys(content)
-        case .vdvLDAP: return try vdvCertificates(content, roots: try await store.issuerKeys())
+        case .vdvLDAP: return try vdvCertificates(content, anchors: try await inUse.vdvRoots())
         case .vdvBlocklist: return try blocklist(.vdvKA, content, version: version)
         case .dtvgBlocklist: return try blocklist(.dtvgUIC, content, version: version)
         }
@@ -77,15 +77,13 @@ enum TrustSourceImport {
     /// The directory's sub-CA certificates that chain to a VDV root the server pins, as `vdv` bundle keys; one
     /// that does not chain is refused by name (the directory's answer is not trust), as is a root (roots are pinned
     /// by hand, `keys add --format vdv --root`).
-    static func vdvCertificates(_ document: [UInt8], roots: [BundleKey]) throws -> CandidateTrust {
-        let anchors = roots.filter { $0.format == KeyFamily.vdv.wireName && $0.root }.compactMap {
-            $0.certificate.flatMap { try? VDVCertificateImport.root($0) }
-        }
+    static func vdvCertificates(_ document: [UInt8], anchors: [VDVAuthority]) throws -> CandidateTrust {
         guard !anchors.isEmpty else {
             throw ServerError(
                 code: .invalidInput,
-                message: "No VDV root is pinned on this server, so no certificate of the directory can be trusted "
-                    + "(keys add --format vdv --root FILE pins one)")
+                message: "No VDV root is pinned here, so no certificate of the directory can be trusted "
+                    + "(on a server `farecheck-server keys add --format vdv --root FILE` pins one; on a gate "
+                    + "`farecheck keys import --vdv-root FILE`)")
         }
         var keys: [BundleKey] = []
         var refused: [String] = []

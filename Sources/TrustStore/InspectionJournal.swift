@@ -743,6 +743,21 @@ extension InspectionJournal {
         return deleted
     }
 
+    /// The keys (issuer, key id) that verified a ticket `valid` at or after `date`: a followed key list that would
+    /// take one away is held for an operator.
+    public func keysVerifying(since date: Date) throws(StoreError) -> [(issuer: IssuerID, keyID: KeyID)] {
+        let since = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        return try read(ifAbsent: []) { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT issuer, key_id FROM inspection
+                    WHERE inspected_at >= ? AND verdict = 'valid' AND key_id IS NOT NULL AND issuer IS NOT NULL
+                    """, arguments: [since]
+            ).map { (IssuerID($0["issuer"] as String), KeyID($0["key_id"] as String)) }
+        }
+    }
+
     /// How many inspections wait for the server's acknowledgement (refused ones aside).
     public func unsentInspectionCount() throws(StoreError) -> Int {
         try read(ifAbsent: 0) { db in

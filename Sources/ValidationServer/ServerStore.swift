@@ -127,6 +127,8 @@ public protocol ServerStore: Sendable {
     func keysVerifying(since date: Date) async throws(ServerError) -> Set<KeyUse>
     /// How many entries the server holds of `list`.
     func blocklistEntryCount(_ list: BlocklistKind) async throws(ServerError) -> Int
+    /// Every entry the server holds of `list` (a stand-alone gate hands a followed list to its validator's store).
+    func blocklistEntries(_ list: BlocklistKind) async throws(ServerError) -> [BlocklistEntry]
     /// The changes held, newest first.
     func trustChanges(pendingOnly: Bool) async throws(ServerError) -> [PendingTrustChange]
     /// The held change numbered `id`.

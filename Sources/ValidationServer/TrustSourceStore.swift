@@ -385,6 +385,18 @@ extension SQLServerStore {
         }
     }
 
+    /// Every entry the server holds of `list`, in key order.
+    public func blocklistEntries(_ list: BlocklistKind) async throws(ServerError) -> [BlocklistEntry] {
+        try await read("read the \(list.displayName)'s entries") { session in
+            try await session.query(
+                """
+                SELECT list, entry_type, org_id, item, instance_num, lock_mode FROM blocklist_entry WHERE list = ?
+                ORDER BY entry_type, org_id, item
+                """, list.rawValue
+            ).map { row in try BlocklistRow.entry(row) }
+        }
+    }
+
     // MARK: Changes held for an operator
 
     /// Holds a change for an operator, with its audit line and the source's state, in one transaction; returns its

@@ -6,6 +6,7 @@ import Logging
 import Scanners
 import Signatures
 import SystemCalls
+import TrustFollowing
 import Verification
 
 // The log level is an option of the daemon; swift-log's type is not ours, so the conformance is retroactive.
@@ -84,7 +85,23 @@ struct DaemonCommand: AsyncParsableCommand {
             }
         }
         if let http { configuration.httpListen = http.isEmpty ? nil : http }
+        // A stand-alone gate following its publishers: `[[trust.source]]` of the same file, read by the server's reader.
+        var trustSources = TrustFollowingConfiguration()
+        if !demo {
+            do {
+                trustSources = try TrustFollowingConfiguration.load(path: config ?? DaemonConfiguration.defaultPath)
+            } catch {
+                throw CommandFailure.exit("bad configuration: \(error.message)")
+            }
+        }
         if check {
+            if !trustSources.sources.isEmpty {
+                let house = GateTrustHandOver.housePath(store: configuration.store)
+                let names = trustSources.sources.map { "\($0.name) (\($0.kind.rawValue), every \($0.period))" }
+                printLine(
+                    "following \(trustSources.sources.count) trust source(s) itself: \(names.joined(separator: ", ")); "
+                        + "its rounds and held changes in \(house) (farecheck-server trust status --db \(house))")
+            }
             if let sync = configuration.sync {
                 do {
                     _ = try sync.resolve(file: config ?? DaemonConfiguration.defaultPath)
@@ -114,7 +131,7 @@ struct DaemonCommand: AsyncParsableCommand {
             return
         }
         do {
-            try await FarecheckDaemon(configuration: configuration, logger: logger).run()
+            try await FarecheckDaemon(configuration: configuration, trustSources: trustSources, logger: logger).run()
         } catch let error as CommandFailure {
             throw CommandFailure.exit(error.message)
         } catch let error as ExitCode {

@@ -21,20 +21,7 @@ struct RSP6DaemonTests {
         let imported = try setup.bench.farecheck(["keys", "import", "--rsp6", keyFile])
         #expect(imported.status == 0, "\(imported.stderr)")
 
-        // Travel from yesterday (UK) for three days: valid now whatever the hour.
-        let yesterday = UKTime.localFields(of: Date().addingTimeInterval(-86_400)).day
-        var days = 0
-        while SSBCalendar.adding(days, to: UKTime.epoch) != yesterday { days += 1 }
-        var writer = RSP6TicketWriter(bitCount: RSP6Ticket.fixedPartBits + RSP6Ticket.purchaseBits)
-        writer.text("GATE00001", at: 8, count: 9)
-        writer.text("SDS", at: 91, count: 3)
-        writer.text("5426", at: 109, count: 4)
-        writer.text("1072", at: 133, count: 4)
-        writer.dateTime(days: days, minutes: 0, at: 211)
-        writer.number(1, at: 384, width: 1)
-        writer.dateTime(days: days - 1, minutes: 600, at: RSP6Ticket.fixedPartBits)
-        writer.number(3, at: RSP6Ticket.fixedPartBits + 107, width: 9)
-        let ticket = issuer.text(writer.bytes, reference: "GATE00001")
+        let ticket = Self.validNow(issuer)
         var forged = ticket
         forged[30] = forged[30] == UInt8(ascii: "Z") ? UInt8(ascii: "Y") : forged[30] + 1
 
@@ -68,5 +55,23 @@ struct RSP6DaemonTests {
         #expect(journal.map(\.id) == events.map(\.id))
         #expect(journal.allSatisfy { $0.format?.known == .ukRSP6 })
         #expect(journal.prefix(2).allSatisfy { $0.ticketID == TicketID(Array("ZZGATE00001".utf8)) })
+    }
+
+    /// An RSP6 ticket of `issuer`, reference GATE00001, fare SDS: travel from yesterday (UK) for three days, valid now
+    /// whatever the hour.
+    static func validNow(_ issuer: RSP6TestIssuer) -> [UInt8] {
+        let yesterday = UKTime.localFields(of: Date().addingTimeInterval(-86_400)).day
+        var days = 0
+        while SSBCalendar.adding(days, to: UKTime.epoch) != yesterday { days += 1 }
+        var writer = RSP6TicketWriter(bitCount: RSP6Ticket.fixedPartBits + RSP6Ticket.purchaseBits)
+        writer.text("GATE00001", at: 8, count: 9)
+        writer.text("SDS", at: 91, count: 3)
+        writer.text("5426", at: 109, count: 4)
+        writer.text("1072", at: 133, count: 4)
+        writer.dateTime(days: days, minutes: 0, at: 211)
+        writer.number(1, at: 384, width: 1)
+        writer.dateTime(days: days - 1, minutes: 600, at: RSP6Ticket.fixedPartBits)
+        writer.number(3, at: RSP6Ticket.fixedPartBits + 107, width: 9)
+        return issuer.text(writer.bytes, reference: "GATE00001")
     }
 }
