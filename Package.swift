@@ -202,7 +202,14 @@ let package = Package(
         ),
         // What a verdict looks like to the outside: the verdict event (the daemon's JSON line, server-sent event and
         // gate hook, the CLI's `--json` report), its hand-written JSON line, and its form without holder data.
-        .target(name: "Presentation", dependencies: ["FareCore"], swiftSettings: strict),
+        // The languages the inspector page speaks (Languages/LANG.json, one catalog each, English the templates),
+        // read and checked here so that an agency's own catalog is checked as the built-in ones are.
+        .target(
+            name: "Presentation", dependencies: ["FareCore"],
+            resources: ["en", "de", "fr", "nl", "da", "it", "pl", "cs", "sl"].map {
+                .embedInCode("Languages/\($0).json")
+            },
+            swiftSettings: strict),
         // The long-running service: scanners, pipeline, journal, sinks, HTTP status page, sync.
         .target(
             name: "Daemon",
@@ -226,8 +233,7 @@ let package = Package(
             // The inspector page: its document, style sheet and script, in the binary (no files to install beside it).
             resources: [
                 .embedInCode("Resources/inspector.html"), .embedInCode("Resources/inspector.css"),
-                .embedInCode("Resources/inspector.js"), .embedInCode("Resources/inspector-en.json"),
-                .embedInCode("Resources/inspector-de.json"), .embedInCode("Resources/inspector-fr.json"),
+                .embedInCode("Resources/inspector.js"),
             ],
             swiftSettings: strict
         ),

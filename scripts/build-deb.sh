@@ -74,7 +74,7 @@ if ldd "$stage/usr/bin/farecheck" "$stage/usr/bin/farecheck-server" | grep -E "s
 fi
 
 # The units (/usr/bin, where the package puts the programs), the udev rules, the configuration.
-install -d "$stage/lib/systemd/system" "$stage/lib/udev/rules.d" "$stage/etc/farecheck"
+install -d "$stage/lib/systemd/system" "$stage/lib/udev/rules.d" "$stage/etc/farecheck" "$stage/etc/farecheck/languages"
 for unit in Systemd/*.service; do
     sed 's|/usr/local/bin/|/usr/bin/|g' "$unit" >"$stage/lib/systemd/system/$(basename "$unit")"
 done

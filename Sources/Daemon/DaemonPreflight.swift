@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import NIOCore
 import NIOPosix
+import Presentation
 import TrustStore
 
 /// What `farecheck daemon --check` tries before it says a configuration is usable: what the daemon will do at start,
@@ -182,6 +183,24 @@ public enum DaemonPreflight {
                 : " (a relative path is taken from the daemon's working directory, / under systemd; no PATH search)"
             findings.append(.problem("[gate] command: \(program): \(NetworkErrorText.systemReason(code))\(relative)"))
         }
+        findings += languages(configuration.http)
+        return findings
+    }
+
+    /// The page's catalogs as the daemon will load them: a refused one is a problem (the daemon goes on without it),
+    /// one with entries missing a warning, and a note naming every language the page will speak.
+    static func languages(_ http: DaemonConfiguration.HTTPSettings) -> [Finding] {
+        let languages = PageLanguages.load(
+            directory: http.languagesDirectory, required: http.languagesDirectoryConfigured)
+        var findings: [Finding] = languages.findings.map { $0.refused ? .problem("\($0)") : .warning("\($0)") }
+        if let language = http.language, !languages.speaks(language) {
+            findings.append(
+                .problem(
+                    "[http] language \"\(language)\": no catalog, built in or in \(http.languagesDirectory) (the page "
+                        + "would speak the browser's language)"))
+        }
+        let spoken = languages.catalogs.map { "\($0.about.language) (\($0.about.name))" }
+        findings.append(.note("the inspector page speaks \(spoken.joined(separator: ", "))"))
         return findings
     }
 }

@@ -3,6 +3,7 @@ import FareCore
 import Foundation
 import Logging
 import NIOSSL
+import Presentation
 import Prometheus
 import Scanners
 import ServiceLifecycle
@@ -189,7 +190,10 @@ public struct FarecheckDaemon: Sendable {
             handshakeTimeout: .milliseconds(Int64(http.handshakeTimeout * 1000)), maxConnections: http.maxConnections)
         // One audit limit for the page, whichever listener a refused client used.
         let audit = AuditTrail(logger: logger)
-        let pageLocale = InspectorPage.Locale(language: http.language?.rawValue, timeZone: http.timeZone)
+        // The agency's catalogs, read once at start: one that fails is not loaded, said here once.
+        let pageLanguages = Self.pageLanguages(http, logger: logger)
+        let pageLocale = InspectorPage.Locale(
+            language: http.language, timeZone: http.timeZone, languages: pageLanguages)
         if let address = configuration.httpAddress {
             let hosts = http.hosts.map { AllowedHosts($0) } ?? AllowedHosts.defaults(listeningOn: address.host)
             services.append(
@@ -291,6 +295,22 @@ public struct FarecheckDaemon: Sendable {
         return TrustFollowingService(
             follower: follower, configuration: sources,
             settler: GateTrustSettler(handOver: handOver, sources: sources.sources))
+    }
+
+    /// The page's languages: the built-in ones and `[http] languages_dir`'s, each finding logged once.
+    static func pageLanguages(_ http: DaemonConfiguration.HTTPSettings, logger: Logger) -> PageLanguages {
+        let languages = PageLanguages.load(
+            directory: http.languagesDirectory, required: http.languagesDirectoryConfigured)
+        for finding in languages.findings {
+            if finding.refused { logger.error("\(finding)") } else { logger.warning("\(finding)") }
+        }
+        if let language = http.language, !languages.speaks(language) {
+            let directory = http.languagesDirectory
+            logger.warning(
+                "[http] language \"\(language)\" has no catalog (built in, or in \(directory)): the page speaks the browser's language"
+            )
+        }
+        return languages
     }
 
     static func syncWorker(

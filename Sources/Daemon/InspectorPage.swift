@@ -1,4 +1,6 @@
+import FareCore
 import Foundation
+import Presentation
 
 /// The inspector page served at `/`: one self-contained document that shows the last verdict, large.
 ///
@@ -16,16 +18,20 @@ public enum InspectorPage {
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
         + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-    /// How the page speaks: its language when the browser's is not wanted, and the time zone of its dates.
-    public struct Locale: Sendable, Equatable {
+    /// How the page speaks: the languages it has catalogs for, its language when the browser's is not wanted, and
+    /// the time zone of its dates.
+    public struct Locale: Sendable {
         /// The configured language (`[http] language`); `nil`: the browser's.
-        public var language: String?
+        public var language: LanguageTag?
         /// The IANA time zone the page writes dates in (`[http] time_zone`, else the validator's own).
         public var timeZone: String
+        /// The catalogs: the built-in ones, and `[http] languages_dir`'s.
+        public var languages: PageLanguages
 
-        public init(language: String? = nil, timeZone: String? = nil) {
+        public init(language: LanguageTag? = nil, timeZone: String? = nil, languages: PageLanguages = .builtIn) {
             self.language = language
             self.timeZone = timeZone ?? TimeZone.current.identifier
+            self.languages = languages
         }
     }
 
@@ -38,20 +44,6 @@ public enum InspectorPage {
     static let template = String(decoding: PackageResources.inspector_html, as: UTF8.self)
     static let styleSheet = String(decoding: PackageResources.inspector_css, as: UTF8.self)
     static let script = String(decoding: PackageResources.inspector_js, as: UTF8.self)
-
-    /// The page's catalogs, one per language (`Resources/inspector-LANGUAGE.json`): its own words, the verdict
-    /// kinds, the instructions, and farecheck's sentences by their English template (see ``Explanation``).
-    static let catalogs: [(language: String, json: [UInt8])] = [
-        ("en", PackageResources.inspector_en_json), ("de", PackageResources.inspector_de_json),
-        ("fr", PackageResources.inspector_fr_json),
-    ]
-
-    /// The catalogs as one JSON object by language, fit to stand inside a `<script>` element.
-    static let catalogsJSON: String = {
-        let members = catalogs.map { "\"\($0.language)\": " + String(decoding: $0.json, as: UTF8.self) }
-        // "</" would end the script element: JSON lets it be written "<\/".
-        return ("{" + members.joined(separator: ",\n") + "}").replacingOccurrences(of: "</", with: "<\\/")
-    }()
 
     /// Where the document names its style sheet and its script, each on a line of its own, and the values the
     /// server fills in.
@@ -77,10 +69,10 @@ public enum InspectorPage {
         return
             template
             .replacingFirst(loginRequiredPlaceholder, with: loginRequired ? "true" : "false")
-            .replacingFirst(languagePlaceholder, with: locale.language ?? "")
+            .replacingFirst(languagePlaceholder, with: locale.language?.rawValue ?? "")
             .replacingFirst(timeZonePlaceholder, with: Self.attributeSafe(locale.timeZone))
             .replacingFirst(scriptElement, with: "<script>\n" + script + "</script>\n")
-            .replacingFirst(catalogsPlaceholder, with: catalogsJSON)
+            .replacingFirst(catalogsPlaceholder, with: locale.languages.json)
             .replacingFirst(styleSheetLink, with: "<style>\n" + styleSheet + "</style>\n")
     }
 

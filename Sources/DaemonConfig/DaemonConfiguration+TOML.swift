@@ -256,13 +256,18 @@ extension DaemonConfiguration {
         }
         if let holder = try http.bool("gate_holder_data") { settings.gateHolderData = holder }
         if let code = try http.string("language") {
-            guard let language = PageLanguage(rawValue: code) else {
+            guard let language = LanguageTag(code) else {
                 throw http.error(
                     "language",
-                    "must be one of \(PageLanguage.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")) "
-                        + "(got \"\(code)\")")
+                    "must be a language tag such as \"da\" or \"de-AT\", of a built-in language or a catalog in "
+                        + "languages_dir (got \"\(code)\")")
             }
             settings.language = language
+        }
+        if let directory = try http.string("languages_dir") {
+            guard !directory.isEmpty else { throw http.error("languages_dir", "must be a directory path") }
+            settings.languagesDirectory = directory
+            settings.languagesDirectoryConfigured = true
         }
         if let zone = try http.string("time_zone") {
             guard TimeZone(identifier: zone) != nil else {

@@ -170,9 +170,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// Whether a gate's page shows holder data (`gate_holder_data`); an inspector's page shows it to the
         /// logged-in session only.
         public var gateHolderData = false
-        /// The page's language (`language`: `en`, `de` or `fr`); `nil`: the browser's, else English. The switch on
-        /// the page overrides it for that browser.
-        public var language: PageLanguage? = nil
+        /// The page's language (`language`: a tag such as `da`, of a built-in language or a catalog in
+        /// ``languagesDirectory``); `nil`: the browser's, else English. The switch on the page overrides it for that
+        /// browser.
+        public var language: LanguageTag? = nil
+        /// The agency's catalogs (`languages_dir`): each `LANG.json` adds a language or overrides a built-in one.
+        public var languagesDirectory = "/etc/farecheck/languages"
+        /// Whether `languages_dir` was written (a missing directory is then said; the default may be absent).
+        public var languagesDirectoryConfigured = false
         /// The time zone the page says dates and times in (`time_zone`, an IANA name such as `Europe/Berlin`);
         /// `nil`: the validator's own (`TZ`, `/etc/localtime`).
         public var timeZone: String? = nil
@@ -296,11 +301,4 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
         if let key { return "\(file): \(key): \(message)" }
         return "\(file): \(message)"
     }
-}
-
-/// A language the inspector page speaks.
-public enum PageLanguage: String, Sendable, CaseIterable, Equatable {
-    case english = "en"
-    case german = "de"
-    case french = "fr"
 }

@@ -13,8 +13,8 @@ import Foundation
 /// the sentence was written, for the CLI, the journal and the log.
 ///
 /// The template is the key that translations are found by, as a message id is in gettext: the English sentence
-/// stays where the decision is made, and the page's catalogs (`Sources/Daemon/Resources/inspector-de.json`, `-fr.json`) say it in German
-/// and French, with the arguments put in their place and dates written the inspector's way. A sentence whose
+/// stays where the decision is made, and the page's catalogs (`Sources/Presentation/Languages/LANG.json`) say it in
+/// each language, with the arguments put in their place and dates written the inspector's way. A sentence whose
 /// template has no translation is shown in English, marked as English.
 public struct Explanation: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
     /// A value a sentence names.

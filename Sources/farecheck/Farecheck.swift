@@ -38,7 +38,7 @@ struct Farecheck: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, VerifyCommand.self, ScanCommand.self, IssueCommand.self, KeysCommand.self,
             RevokeCommand.self, ScannersCommand.self, DaemonCommand.self, StaffCommand.self,
-            SyncCommand.self,
+            SyncCommand.self, LanguagesCommand.self,
         ]
     )
 

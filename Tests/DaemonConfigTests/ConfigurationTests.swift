@@ -70,7 +70,8 @@ struct ConfigurationTests {
             tls_cert = "/etc/farecheck/page.pem"
             tls_key = "/etc/farecheck/page.key"
             gate_holder_data = true
-            language = "fr"
+            language = "de-at"
+            languages_dir = "/srv/farecheck/languages"
             time_zone = "Europe/Paris"
             max_connections = 16
             request_timeout = 5
@@ -88,7 +89,11 @@ struct ConfigurationTests {
         #expect(configuration.http.tlsAddress?.port == 8443)
         #expect(configuration.http.tlsKey == "/etc/farecheck/page.key")
         #expect(configuration.http.gateHolderData)
-        #expect(configuration.http.language == .french && configuration.http.timeZone == "Europe/Paris")
+        // A language tag in its usual case; the agency's catalogs where the file says.
+        #expect(configuration.http.language?.rawValue == "de-AT" && configuration.http.timeZone == "Europe/Paris")
+        #expect(configuration.http.language?.languageOnly.rawValue == "de")
+        #expect(configuration.http.languagesDirectory == "/srv/farecheck/languages")
+        #expect(configuration.http.languagesDirectoryConfigured)
         #expect(configuration.http.maxConnections == 16 && configuration.http.requestTimeout == 5)
         #expect(configuration.http.idleTimeout == 30 && configuration.http.handshakeTimeout == 4)
         #expect(configuration.pinSecretFile == "/etc/farecheck/pin.secret")
@@ -103,12 +108,16 @@ struct ConfigurationTests {
         #expect(defaults.http.hosts == nil && defaults.http.tlsListen == nil)
         // No language: the browser's; no time zone: the validator's own.
         #expect(defaults.http.language == nil && defaults.http.timeZone == nil)
+        #expect(defaults.http.languagesDirectory == "/etc/farecheck/languages")
+        #expect(!defaults.http.languagesDirectoryConfigured)
 
         let refused: [(String, String)] = [
             ("[http]\ntls_listen = \"0.0.0.0:8443\"", "http.tls_cert: is required with tls_listen"),
             ("[http]\ntls_cert = \"a.pem\"\ntls_key = \"a.key\"", "http.tls_listen: is required"),
             ("[http]\nhosts = []", "http.hosts: must list host names"),
-            ("[http]\nlanguage = \"it\"", "http.language: must be one of \"en\", \"de\", \"fr\" (got \"it\")"),
+            ("[http]\nlanguage = \"italian\"", "http.language: must be a language tag such as \"da\" or \"de-AT\""),
+            ("[http]\nlanguage = \"de_AT\"", "(got \"de_AT\")"),
+            ("[http]\nlanguages_dir = \"\"", "http.languages_dir: must be a directory path"),
             ("[http]\ntime_zone = \"Europe/Atlantis\"", "http.time_zone: must be a time zone name such as"),
             ("[inspector]\nmin_pin_length = 3", "inspector.min_pin_length: must be between 4 and 64"),
             ("[log]\nholder = true", "log.holder: unknown key"),

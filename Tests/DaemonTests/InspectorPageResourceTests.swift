@@ -1,10 +1,12 @@
 import Daemon
+import FareCore
 import Foundation
+import Presentation
 import TestSupport
 import Testing
 
 /// The inspector page is its resource files (Sources/Daemon/Resources): the document served at `/` is
-/// inspector.html with inspector.css, inspector.js and the catalogs (inspector-LANGUAGE.json) put inline, and the
+/// inspector.html with inspector.css, inspector.js and the catalogs (Sources/Presentation/Languages) put inline, and the
 /// configured language and time zone filled in, whatever the files say today.
 @Suite(.timeLimit(.minutes(2)))
 struct InspectorPageResourceTests {
@@ -22,11 +24,9 @@ struct InspectorPageResourceTests {
         let html = try Self.resource("inspector.html")
         let css = try Self.resource("inspector.css")
         let js = try Self.resource("inspector.js")
-        // The catalogs, one object by language, inline in a script element the page reads as JSON.
-        let catalogs =
-            "{"
-            + (try ["en", "de", "fr"].map { "\"\($0)\": " + (try Self.resource("inspector-\($0).json")) })
-            .joined(separator: ",\n") + "}"
+        // The catalogs, one object by language, inline in a script element the page reads as JSON (checked below
+        // against the files).
+        let catalogs = PageLanguages.builtIn.json
         // The document names its style sheet and script as files, so that it opens from disk while one works on it.
         let link = "<link rel=\"stylesheet\" href=\"inspector.css\">\n"
         let script = "<script src=\"inspector.js\"></script>\n"
@@ -42,7 +42,7 @@ struct InspectorPageResourceTests {
 
         let bench = try EndpointBench(
             loginRequired: loginRequired,
-            options: .init(locale: InspectorPage.Locale(language: "de", timeZone: "Europe/Paris")))
+            options: .init(locale: InspectorPage.Locale(language: LanguageTag("de"), timeZone: "Europe/Paris")))
         try await bench.run { port in
             let page = try await LoopbackHTTP.request(port: port, "GET", "/")
             #expect(page.status == 200)
@@ -52,6 +52,19 @@ struct InspectorPageResourceTests {
             #expect(page.text == expected)
             #expect(page.text.contains("data-login-required=\"\(loginRequired)\""))
             #expect(!page.text.contains("inspector.css") && !page.text.contains("inspector.js"))
+            // The inline catalogs are the nine files, each as written, English first.
+            let start = try #require(page.text.range(of: "<script type=\"application/json\" id=\"catalogs\">"))
+            let end = try #require(page.text[start.upperBound...].range(of: "</script>"))
+            let inline = String(page.text[start.upperBound..<end.lowerBound])
+            let parsed = try JSONSerialization.jsonObject(with: Data(inline.utf8)) as? [String: Any] ?? [:]
+            let tags = ["en", "de", "fr", "nl", "da", "it", "pl", "cs", "sl"]
+            #expect(inline.hasPrefix("{\"en\": ") && Set(parsed.keys) == Set(tags))
+            for tag in tags {
+                let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                    .appendingPathComponent("../../Sources/Presentation/Languages/\(tag).json").standardized
+                let file = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? NSDictionary
+                #expect(file == parsed[tag] as? NSDictionary, "\(tag)")
+            }
         }
     }
 }

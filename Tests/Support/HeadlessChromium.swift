@@ -133,6 +133,7 @@ public final class HeadlessChromium {
     public func press(_ key: String, shift: Bool = false) async throws {
         let codes: [String: (code: String, keyCode: Int, text: String?)] = [
             "Tab": ("Tab", 9, nil), "Enter": ("Enter", 13, "\r"), "Space": ("Space", 32, " "),
+            "ArrowUp": ("ArrowUp", 38, nil), "ArrowDown": ("ArrowDown", 40, nil),
         ]
         guard let (code, keyCode, text) = codes[key] else {
             throw LoopbackError(description: "no key \(key) in HeadlessChromium.press")

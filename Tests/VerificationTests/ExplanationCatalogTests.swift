@@ -8,9 +8,9 @@ import TicketFormats
 
 @testable import Verification
 
-/// The inspector page says farecheck's sentences in German and French from its catalogs
-/// (`Sources/Daemon/Resources/inspector-LANGUAGE.json`), where each translation is found by the sentence's English
-/// template (see ``Explanation``). A sentence the catalogs lack is shown in English on a German or French page: these
+/// The inspector page says farecheck's sentences in its eight other languages from its catalogs
+/// (`Sources/Presentation/Languages/LANG.json`), where each translation is found by the sentence's English
+/// template (see ``Explanation``). A sentence the catalogs lack is shown in English on a Danish or Czech page: these
 /// tests give real tickets of every format, in every state an inspector meets, and fail on any sentence of theirs
 /// that a catalog lacks, or that a translation would say with other values than the English.
 ///
@@ -20,10 +20,13 @@ struct ExplanationCatalogTests {
     /// One part of one language's catalog (`sentences`, `labels`), by English key.
     static func catalog(_ language: String, _ part: String) throws -> [String: String] {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/Resources/inspector-\(language).json")
+            .deletingLastPathComponent().appendingPathComponent("Sources/Presentation/Languages/\(language).json")
         let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
         return catalog?[part] as? [String: String] ?? [:]
     }
+
+    /// The languages farecheck ships besides English.
+    static let translations = ["de", "fr", "nl", "da", "it", "pl", "cs", "sl"]
 
     /// The sentences of one language, by English template.
     static func sentences(_ language: String) throws -> [String: String] { try catalog(language, "sentences") }
@@ -56,7 +59,7 @@ struct ExplanationCatalogTests {
 
     @Test("each translation names the same values as its English sentence, and is not left in English")
     func translationsKeepTheirPlaces() throws {
-        for language in ["de", "fr"] {
+        for language in Self.translations {
             let sentences = try Self.sentences(language)
             #expect(sentences.count >= 100, "\(language): \(sentences.count) sentences")
             for (english, translated) in sentences {
@@ -142,7 +145,7 @@ struct ExplanationCatalogTests {
         return verdicts
     }
 
-    @Test("every sentence real tickets of every format give, in every state, has a German and a French translation")
+    @Test("every sentence real tickets of every format give, in every state, has a translation in every language")
     func everySentenceOfRealTicketsIsTranslated() throws {
         let verdicts = try Self.corpus()
         var templates: Set<String> = []
@@ -160,7 +163,9 @@ struct ExplanationCatalogTests {
             #expect(kinds.contains(kind), "no \(kind) in the corpus")
         }
         #expect(templates.count >= 20, "\(templates.count) sentences")
-        for language in ["de", "fr"] {
+        // English holds every template (a translator's `farecheck languages template` starts from it), and each
+        // other language translates each of them.
+        for language in ["en"] + Self.translations {
             let sentences = try Self.sentences(language)
             let missing = templates.filter { sentences[$0] == nil }.sorted()
             #expect(missing.isEmpty, "\(language) lacks \(missing.count): \(missing.joined(separator: "\n"))")
@@ -168,7 +173,7 @@ struct ExplanationCatalogTests {
         // The labels of every field the tickets carry ("All fields" on the page).
         let labels = Set(verdicts.flatMap { $0.ticket?.details.map { Self.labelKey($0.label) } ?? [] })
         #expect(labels.count >= 50, "\(labels.count) labels")
-        for language in ["de", "fr"] {
+        for language in ["en"] + Self.translations {
             let translated = try Self.labels(language)
             let missing = labels.filter { translated[$0] == nil }.sorted()
             #expect(missing.isEmpty, "\(language) lacks \(missing.count) labels:\n\(missing.joined(separator: "\n"))")

@@ -2,35 +2,45 @@
 const $ = (id) => document.getElementById(id);
 const loginRequired = document.body.dataset.loginRequired === "true";
 
-// The page's languages. Each catalog holds the page's own words ("text"), the verdict kinds, the instructions, the
-// ticket's field labels and farecheck's sentences ("sentences", by their English template; see Explanation).
-// English needs no sentences: the templates are English.
+// The page's languages: the built-in catalogs and the agency's ([http] languages_dir), English first. Each catalog
+// holds the page's own words ("text"), the verdict kinds, the instructions, the ticket's field labels, farecheck's
+// sentences ("sentences", by their English template; see Explanation), and "about": the language's tag, its own
+// name and the locale its dates and numbers are written by.
 const catalogs = JSON.parse($("catalogs").textContent || "{}");
-const languages = ["en", "de", "fr"];
+const languages = Object.keys(catalogs);
 // The validator's time zone: the ticket's dates and times are said as the clock on the gate's wall says them.
 const timeZone = document.body.dataset.timeZone || undefined;
 const storedLanguage = "farecheck.language";
 
-// The inspector's choice on this page (the switch), else the validator's configured language, else the browser's,
-// else English.
+// The catalog's language for a tag: the tag's own (de-AT), else its language's (de); null when there is none.
+function catalogFor(tag) {
+  const wanted = String(tag || "").toLowerCase();
+  if (!wanted) return null;
+  const exact = languages.find((language) => language.toLowerCase() === wanted);
+  if (exact) return exact;
+  const primary = wanted.split("-")[0];
+  return languages.find((language) => language.toLowerCase() === primary) || null;
+}
+
+// The inspector's choice on this page (the switch), else the validator's configured language, else the browser's
+// languages in their order (a regional variant falling back to its language: de-AT → de), else English.
 function chooseLanguage() {
   let chosen = null;
   try { chosen = localStorage.getItem(storedLanguage); } catch (error) { /* storage may be off */ }
   if (languages.includes(chosen)) return chosen;
-  const configured = document.body.dataset.language;
-  if (languages.includes(configured)) return configured;
+  const configured = catalogFor(document.body.dataset.language);
+  if (configured) return configured;
   for (const tag of navigator.languages || [navigator.language]) {
-    const primary = String(tag || "").toLowerCase().split("-")[0];
-    if (languages.includes(primary)) return primary;
+    const found = catalogFor(tag);
+    if (found) return found;
   }
   return "en";
 }
 let language = chooseLanguage();
 const catalog = () => catalogs[language] || catalogs.en || {};
-// How dates and numbers are written: English as in Britain (day before month, 24-hour clock), as in the rest of
-// Europe where the page is used.
-const locales = { en: "en-GB", de: "de-DE", fr: "fr-FR" };
-const locale = () => locales[language] || language;
+// How dates and numbers are written: by the catalog's locale (English as in Britain: day before month, 24-hour
+// clock, as in the rest of Europe where the page is used), else by its language.
+const locale = () => (catalog().about || {}).locale || language;
 
 // A word or phrase of the page's own, in the page's language (English when the catalog lacks it).
 function text(id, ...values) {
@@ -146,11 +156,9 @@ function translateDocument() {
   document.title = text("title");
   for (const element of document.querySelectorAll("[data-text]")) element.textContent = text(element.dataset.text);
   $("languages").setAttribute("aria-label", text("language"));
+  $("languages").value = language;
   $("unreadable").setAttribute("aria-label", text("unreadableRecords"));
   $("warnings").setAttribute("aria-label", text("warnings"));
-  for (const button of document.querySelectorAll("#languages button")) {
-    button.setAttribute("aria-pressed", String(button.dataset.language === language));
-  }
 }
 
 // The device clock behind the trusted-time floor: said above everything, until the clock is put right.
@@ -412,9 +420,16 @@ function setLanguage(chosen) {
   else if (clockShown) showClockWarning(clockShown.wallClock, clockShown.floor);
 }
 
-for (const button of document.querySelectorAll("#languages button")) {
-  button.addEventListener("click", () => setLanguage(button.dataset.language));
-}
+// The switch: every language the page has a catalog for, by its own name, in its own language.
+$("languages").replaceChildren(...languages.map((tag) => {
+  const option = document.createElement("option");
+  option.value = tag;
+  option.lang = tag;
+  option.textContent = (catalogs[tag].about || {}).name || tag;
+  return option;
+}));
+$("languages").value = language;
+$("languages").addEventListener("change", () => setLanguage($("languages").value));
 
 // The event stream. In inspector mode it answers only to a logged-in session (the HttpOnly cookie the
 // login set, which the browser sends by itself), and ends when the session does.
