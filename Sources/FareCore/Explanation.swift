@@ -67,6 +67,29 @@ public struct Explanation: Sendable, Hashable, CustomStringConvertible, Expressi
         return explanation
     }
 
+    /// Parts said one after another, separated by commas (`Deutschland-Ticket, 2nd class, 1 adult`), as one
+    /// template, `{0}, {1}`, nested: a list of any length needs no template of its own. `nil` for no part.
+    public static func list(_ parts: [Argument]) -> Explanation? {
+        guard let last = parts.last else { return nil }
+        var tail: Explanation
+        switch last {
+        case .explanation(let clause): tail = clause
+        case .text(let text): tail = .verbatim(text)
+        default:
+            tail = Explanation(stringLiteral: verbatimTemplate)
+            tail.arguments = [last]
+        }
+        for part in parts.dropLast().reversed() {
+            var joined = Explanation(stringLiteral: listTemplate)
+            joined.arguments = [part, .explanation(tail)]
+            tail = joined
+        }
+        return tail
+    }
+
+    /// The template of ``list(_:)``'s each step.
+    public static let listTemplate = "{0}, {1}"
+
     /// The template of ``verbatim(_:)``: a sentence that is only its one argument.
     public static let verbatimTemplate = "{0}"
 

@@ -252,12 +252,21 @@ public struct TicketDocument: Sendable, Hashable {
     public var validUntil: Date?
     /// One line for display: product, class, passengers, route.
     public var summary: String
+    /// The same line as the page says it in its language: the ticket's texts as they are, farecheck's words
+    /// (`2nd class`, `1 adult`) as templates; `nil` when the format builds none.
+    public var summaryExplanation: Explanation?
 
     public init(kind: String, validFrom: Date? = nil, validUntil: Date? = nil, summary: String) {
         self.kind = kind
         self.validFrom = validFrom
         self.validUntil = validUntil
         self.summary = summary
+    }
+
+    /// A document whose line is `summary` said in English.
+    public init(kind: String, validFrom: Date? = nil, validUntil: Date? = nil, summary: Explanation) {
+        self.init(kind: kind, validFrom: validFrom, validUntil: validUntil, summary: summary.english)
+        summaryExplanation = summary
     }
 
     /// Whether the document states a window at all (a start, an end or both).

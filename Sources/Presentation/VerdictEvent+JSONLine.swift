@@ -36,6 +36,10 @@ extension VerdictEvent {
                 line.open()
                 line.field("kind", document.kind)
                 line.field("summary", document.summary)
+                if let explanation = document.summaryExplanation {
+                    line.key("summaryExplanation")
+                    line.explanation(explanation)
+                }
                 if let validFrom = document.validFrom { line.field("validFrom", validFrom) }
                 if let validUntil = document.validUntil { line.field("validUntil", validUntil) }
                 line.close()

@@ -126,7 +126,9 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
             documents.isEmpty
             ? nil
             : documents.map {
-                Document(kind: $0.kind, summary: $0.summary, validFrom: $0.validFrom, validUntil: $0.validUntil)
+                Document(
+                    kind: $0.kind, summary: $0.summary, summaryExplanation: $0.summaryExplanation,
+                    validFrom: $0.validFrom, validUntil: $0.validUntil)
             }
         self.layout = inspection.printedLayout
         self.unreadableRecords = inspection.unreadableRecords.isEmpty ? nil : inspection.unreadableRecords
@@ -153,6 +155,11 @@ public struct VerdictEvent: Sendable, Codable, Equatable {
         report.form = .report
         report.explanation = nil
         report.warningExplanations = nil
+        report.documents = report.documents?.map { document in
+            var document = document
+            document.summaryExplanation = nil
+            return document
+        }
         // The CLI draws the layout only when asked (`--show-layout`), and sets it then.
         report.layout = nil
         let ticket = inspection.verdict.ticket
@@ -357,6 +364,9 @@ extension VerdictEvent {
         public var kind: String
         /// Product, class, passengers, route.
         public var summary: String
+        /// The summary as the page says it in its language (see `TicketDocument.summaryExplanation`); in the
+        /// event only.
+        public var summaryExplanation: Explanation?
         public var validFrom: Date?
         public var validUntil: Date?
     }

@@ -45,18 +45,19 @@ struct InspectorPageLanguageTests {
             language: "en", word: "expired", reason: "The ticket expired on 1 Mar 2025, 03:00.",
             labels: ["Product", "Valid", "Category", "Issuer", "Ticket", "Name", "Date of birth", "1 January 2001"],
             compare: "compare with ID",
-            words: ["Trust data", "Scanner front-door", "All fields"]),
+            words: ["Trust data", "Scanner front-door", "All fields", "2nd class, 1 adult"]),
         Expected(
             language: "de", word: "abgelaufen", reason: "Das Ticket ist am 01.03.2025, 03:00 abgelaufen.",
             labels: ["Produkt", "Gültig", "Kategorie", "Ausgeber", "Ticket", "Name", "Geburtsdatum", "1. Januar 2001"],
-            compare: "mit Ausweis vergleichen", words: ["Vertrauensdaten", "Scanner front-door", "Alle Felder"]),
+            compare: "mit Ausweis vergleichen",
+            words: ["Vertrauensdaten", "Scanner front-door", "Alle Felder", "2. Klasse, 1 Erwachsener"]),
         Expected(
             language: "fr", word: "expiré", reason: "Le billet a expiré le 1 mars 2025, 03:00.",
             labels: [
                 "Produit", "Valable", "Catégorie", "Émetteur", "Billet", "Nom", "Date de naissance", "1 janvier 2001",
             ],
             compare: "comparer avec la pièce d’identité",
-            words: ["données de confiance", "Lecteur front-door", "Tous les champs"]),
+            words: ["données de confiance", "Lecteur front-door", "Tous les champs", "2e classe, 1 adulte"]),
     ]
 
     /// Every other built-in language, as its catalog says it: the verdict word, the reason's words before the date,
@@ -295,6 +296,31 @@ struct InspectorPageLanguageTests {
             let violations = try await browser.accessibilityViolations()
             #expect(violations.isEmpty, "\(violations.map(\.description).joined(separator: "\n"))")
             HeadlessChromium.keep(try await browser.screenshot(), as: "inspector-agency-da-320.png")
+            try await browser.quit()
+        }
+    }
+
+    @Test func aLockedLoginIsSaidInThePagesLanguageWithHowLong() async throws {
+        let bench = try EndpointBench(
+            loginRequired: true,
+            options: .init(locale: InspectorPage.Locale(language: LanguageTag("de"), timeZone: "Europe/Berlin")),
+            lockoutRules: LoginLockoutRules(failuresBeforeLock: 1, firstLock: 90))
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 320, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 320, height: 640, languages: ["en"])
+            try await browser.waitUntil("document.getElementById('login').hidden === false")
+            try await browser.submitLogin(staffID: "K-204", pin: "111111")
+            try await browser.waitUntil("document.getElementById('login-error').textContent !== ''")
+            #expect(
+                try await browser.evaluate("document.getElementById('login-error').textContent") as? String
+                    == "Unbekannte Personalnummer oder falsche PIN.")
+            // Locked now: the server says for how long (Retry-After); the page says it in German.
+            try await browser.submitLogin(staffID: "K-204", pin: "222222")
+            try await browser.waitUntil("document.getElementById('login-error').textContent.startsWith('Zu viele')")
+            let said = try await browser.evaluate("document.getElementById('login-error').textContent") as? String ?? ""
+            #expect(
+                said.hasPrefix("Zu viele fehlgeschlagene Anmeldungen; erneut versuchen in ")
+                    && said.hasSuffix(" Sekunden."), "\(said)")
             try await browser.quit()
         }
     }

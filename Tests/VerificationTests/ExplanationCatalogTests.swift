@@ -152,7 +152,9 @@ struct ExplanationCatalogTests {
         var kinds: Set<VerdictKind> = []
         for verdict in verdicts {
             kinds.insert(verdict.kind)
-            for explanation in [verdict.explanation] + verdict.warnings.map(\.explanation) {
+            // The reason, the warnings, and each document's one line (`2nd class, 1 adult`).
+            let documents = verdict.ticket?.documents.compactMap(\.summaryExplanation) ?? []
+            for explanation in [verdict.explanation] + verdict.warnings.map(\.explanation) + documents {
                 templates.formUnion(Self.templates(explanation))
                 // The English is the sentence as it always was: the template with its values in place.
                 #expect(!explanation.english.contains("{0}"), "\(explanation.english)")

@@ -125,6 +125,24 @@ function say(explanation, fallback) {
   return nodes;
 }
 
+// A document's one line in the page's language (its words are templates, its names the ticket's), without the
+// product the facts already name first.
+function documentSummary(document, product) {
+  let explanation = document.summaryExplanation;
+  if (!explanation) {
+    const summary = String(document.summary || "");
+    return product && summary.startsWith(product + ", ") ? summary.slice(product.length + 2) : summary;
+  }
+  const first = (explanation.arguments || [])[0] || {};
+  if (product && first.text === product) {
+    if (explanation.template === "{0}") return "";
+    if (explanation.template === "{0}, {1}" && explanation.arguments[1].explanation) {
+      explanation = explanation.arguments[1].explanation;
+    }
+  }
+  return say(explanation).map((node) => node.textContent).join("");
+}
+
 function englishSpan(value) {
   const span = document.createElement("span");
   if (language !== "en") span.lang = "en";
@@ -257,9 +275,7 @@ function renderVerdict(event) {
     [text("product"), event.product],
     ...documents.map((document, index) => [
       documents.length > 1 ? text("documentNumber", index + 1) : text("document"),
-      term("documents", document.kind, document.kind)
-        + ": " + (event.product && document.summary.startsWith(event.product + ", ")
-          ? document.summary.slice(event.product.length + 2) : document.summary)
+      term("documents", document.kind, document.kind) + ": " + documentSummary(document, event.product)
         + (documents.length > 1 && (document.validFrom || document.validUntil)
           ? " (" + (when(document.validFrom) || "\u2026") + " \u2013 " + (when(document.validUntil) || "\u2026")
             + ")" : "")]),
@@ -494,7 +510,10 @@ $("login-form").addEventListener("submit", async (submit) => {
       renderSession(answer);
       openStream();
     } else {
-      show($("login-error"), term("loginErrors", answer.error, answer.error) || text("loginRefused"));
+      // Locked after too many failures: how long, in the page's language (the server's sentence is English).
+      const retryAfter = Number(response.headers.get("Retry-After"));
+      show($("login-error"), response.status === 429 && retryAfter > 0 ? text("loginLocked", duration(retryAfter))
+        : term("loginErrors", answer.error, answer.error) || text("loginRefused"));
     }
   } catch (error) {
     show($("login-error"), text("daemonSilent"));

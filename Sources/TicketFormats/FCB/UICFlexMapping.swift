@@ -75,7 +75,7 @@ extension FCBTicket {
         documents.map { document in
             TicketDocument(
                 kind: document.kind.description, validFrom: document.validFrom?.date,
-                validUntil: document.validUntil?.date, summary: document.summary
+                validUntil: document.validUntil?.date, summary: document.summaryExplanation
             )
         }
     }
@@ -193,44 +193,57 @@ extension FCBDocument {
     /// `Deutschland-Ticket, 2nd class, 1 adult, Mannheim (8000244) – Reutlingen (8000314)`,
     /// `Super Sparpreis, ICE Fahrkarte, 2nd class, 1 adult, …` or
     /// `BahnCard 25 (2. Klasse), 2nd class, card 7081411234567890`.
-    public var summary: String {
-        // Written into one string, part after part: this runs for every document of every scanned ticket.
-        var text = ""
+    public var summary: String { summaryExplanation.english }
+
+    /// ``summary`` as the page says it in its language: the ticket's texts (product, stations, places) as they are,
+    /// farecheck's words as templates (`2nd class`, `class {0}`, `card {0}`, `{0} {1}` for a count and a passenger
+    /// type, `{0} – {1}`, `at {0}`, `to {0}`, `train {0}`), joined by ``Explanation/list(_:)``.
+    public var summaryExplanation: Explanation {
+        var parts: [Explanation.Argument] = []
         let name = productName
-        if let name { text.appendPart(name) }
+        if let name { parts.append(.text(name)) }
         // `productIdIA5` names the product in words (DB: `ICE Fahrkarte`); a `productIdNum` is a tariff number,
         // which the details list.
-        if case .text(let id)? = productID, !id.isEmpty, id != name { text.appendPart(id) }
+        if case .text(let id)? = productID, !id.isEmpty, id != name { parts.append(.text(id)) }
         if let travelClass {
             switch travelClass {
-            case .first: text.appendPart("1st class")
-            case .second: text.appendPart("2nd class")
+            case .first: parts.append(.explanation("1st class"))
+            case .second: parts.append(.explanation("2nd class"))
             case .notApplicable: break
-            default: text.appendPart("class ", travelClass.rawValue)
+            default: parts.append(.explanation("class \(travelClass.rawValue)"))
             }
         }
-        if let cardID { text.appendPart("card ", cardID.description) }
-        for (index, tariff) in tariffs.enumerated() {
-            let count = String(tariff.numberOfPassengers)
-            let type = tariff.passengerType?.rawValue ?? "passenger"
-            if index == 0 {
-                text.appendPart(count, " ", type)
-            } else {
-                text += " + "
-                text += count
-                text += " "
-                text += type
-            }
+        if let cardID { parts.append(.explanation("card \(cardID.description)")) }
+        var passengers: Explanation?
+        for tariff in tariffs {
+            let one: Explanation = "\(tariff.numberOfPassengers) \(Self.passengerWord(tariff.passengerType))"
+            passengers = passengers.map { "\($0) + \(one)" } ?? one
         }
+        if let passengers { parts.append(.explanation(passengers)) }
         switch (origin, destination) {
-        case (let from?, let to?): text.appendPart(from.description, " – ", to.description)
-        case (let from?, nil): text.appendPart("at ", from.description)
-        case (nil, let to?): text.appendPart("to ", to.description)
+        case (let from?, let to?): parts.append(.explanation("\(from.description) – \(to.description)"))
+        case (let from?, nil): parts.append(.explanation("at \(from.description)"))
+        case (nil, let to?): parts.append(.explanation("to \(to.description)"))
         case (nil, nil): break
         }
-        if let train { text.appendPart("train ", train.description) }
-        if let places { text.appendPart(places) }
-        return text.isEmpty ? kind.description : text
+        if let train { parts.append(.explanation("train \(train.description)")) }
+        if let places { parts.append(.text(places)) }
+        return Explanation.list(parts) ?? .verbatim(kind.description)
+    }
+
+    /// A passenger type's word, a template of its own (the type's FCB name; `passenger` when none is given).
+    static func passengerWord(_ type: FCBPassengerType?) -> Explanation {
+        switch type {
+        case .adult: "adult"
+        case .senior: "senior"
+        case .child: "child"
+        case .youth: "youth"
+        case .dog: "dog"
+        case .bicycle: "bicycle"
+        case .freeAddonPassenger: "freeAddonPassenger"
+        case .freeAddonChild: "freeAddonChild"
+        case nil: "passenger"
+        }
     }
 }
 
@@ -246,12 +259,5 @@ extension String {
     fileprivate mutating func appendPart(_ first: String, _ second: String) {
         appendPart(first)
         self += second
-    }
-
-    /// Appends three strings together as one more part.
-    fileprivate mutating func appendPart(_ first: String, _ second: String, _ third: String) {
-        appendPart(first)
-        self += second
-        self += third
     }
 }
