@@ -33,12 +33,7 @@ struct GateFollowingTests {
         let follower = TrustFollower(store: house, anchorKey: nil, inUse: GateTrustHandOver.inUse(gate))
         let handOver = GateTrustHandOver(house: house, gate: gate, logger: .init(label: "test"))
         let publisher = try await LoopbackPublisher.start()
-        let pinned = PublisherTrust.pinnedCA(path: publisher.pki.caCertificate)
-        let keyList = TrustSourceConfiguration(
-            name: "uic", kind: .uicKeyList, url: publisher.url("/keys.xml"), trust: pinned)
-        let blocklist = TrustSourceConfiguration(
-            name: "dtvg", kind: .dtvgBlocklist, url: publisher.url("/blacklistuic.zip"),
-            versionURL: publisher.url("/versionuic.txt"), trust: pinned)
+        let (keyList, blocklist) = publisher.uicAndDTVGSources()
         let settler = GateTrustSettler(handOver: handOver, sources: [keyList, blocklist])
 
         func verdict() throws -> String {
@@ -91,14 +86,7 @@ struct GateFollowingTests {
 
         // An operator decides in the house with the server's own command, on the gate's configuration file; the next
         // settle (the daemon's runs every minute) hands it over.
-        let config = gateBench.path("farecheck.toml")
-        try """
-        [[trust.source]]
-        name = "uic"
-        kind = "uic-keylist"
-        url = "\(publisher.url("/keys.xml"))"
-        tls_ca = "\(publisher.pki.caCertificate)"
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try TrustCommandTests.configuration(publisher, in: gateBench.directory)
         var environment = ProcessInfo.processInfo.environment
         environment["FARECHECK_SERVER_DB"] = housePath
         let pending = try gateBench.run(ReferenceServer.binary, ["trust", "pending"], environment: environment)

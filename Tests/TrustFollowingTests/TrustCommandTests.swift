@@ -6,9 +6,10 @@ import Testing
 /// `farecheck-server trust …` and `serve --config`, the built binary against a publisher on loopback.
 @Suite("farecheck-server trust", .serialized, .timeLimit(.minutes(3)))
 struct TrustCommandTests {
-    /// A configuration following the publisher's UIC key list (its CA pinned) and its DTVG blocklist.
-    static func configuration(_ publisher: LoopbackPublisher, in server: ReferenceServer) throws -> String {
-        let path = server.directory + "/server.toml"
+    /// A configuration following the publisher's UIC key list (its CA pinned) and its DTVG blocklist, written in
+    /// `directory` (a server's, or a gate's: `farecheck` reads the same entries).
+    static func configuration(_ publisher: LoopbackPublisher, in directory: String) throws -> String {
+        let path = directory + "/server.toml"
         try """
         [[trust.source]]
         name = "uic"
@@ -32,7 +33,7 @@ struct TrustCommandTests {
     func operatorCommands() async throws {
         let server = try ReferenceServer()
         let publisher = try await LoopbackPublisher.start()
-        let config = try Self.configuration(publisher, in: server)
+        let config = try Self.configuration(publisher, in: server.directory)
         publisher.serve("/keys.xml", try UICKeyListFixture.bytes(), contentType: "application/xml")
         publisher.fail("/versionuic.txt", .status(503))
 
@@ -98,7 +99,7 @@ struct TrustCommandTests {
     func serveFollows() async throws {
         let server = try ReferenceServer()
         let publisher = try await LoopbackPublisher.start()
-        var config = try Self.configuration(publisher, in: server)
+        var config = try Self.configuration(publisher, in: server.directory)
         // A third source whose publisher is down: never current, so stale as soon as it was tried.
         try
             (String(contentsOfFile: config, encoding: .utf8) + """

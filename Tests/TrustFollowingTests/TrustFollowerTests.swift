@@ -52,6 +52,20 @@ struct FollowerBench {
     func audit() async throws -> [TrustAuditEntry] { try await store.trustAudit(source: nil, limit: 50) }
 }
 
+extension LoopbackPublisher {
+    /// The UIC key list at `/keys.xml` (source `uic`) and the DTVG blocklist at `/blacklistuic.zip` with its
+    /// version at `/versionuic.txt` (source `dtvg`), this publisher's CA pinned.
+    func uicAndDTVGSources() -> (keyList: TrustSourceConfiguration, blocklist: TrustSourceConfiguration) {
+        let pinned = PublisherTrust.pinnedCA(path: pki.caCertificate)
+        return (
+            TrustSourceConfiguration(name: "uic", kind: .uicKeyList, url: url("/keys.xml"), trust: pinned),
+            TrustSourceConfiguration(
+                name: "dtvg", kind: .dtvgBlocklist, url: url("/blacklistuic.zip"),
+                versionURL: url("/versionuic.txt"), trust: pinned)
+        )
+    }
+}
+
 /// The UIC key list as published, or changed as a publisher might change it.
 enum UICKeyListFixture {
     /// The list's text before its first key, its keys (each `<key>…</key>`), and its text after the last.
@@ -303,12 +317,7 @@ struct TrustToVerdictTests {
         let store = try SQLiteServerStore.open(path: server.database, create: false)
         let anchor = try PrivateKey(pem: String(contentsOfFile: ReferenceServer.demoAnchorKey, encoding: .utf8))
         let follower = TrustFollower(store: store, anchorKey: anchor)
-        let pinned = PublisherTrust.pinnedCA(path: publisher.pki.caCertificate)
-        let keyList = TrustSourceConfiguration(
-            name: "uic", kind: .uicKeyList, url: publisher.url("/keys.xml"), trust: pinned)
-        let blocklist = TrustSourceConfiguration(
-            name: "dtvg", kind: .dtvgBlocklist, url: publisher.url("/blacklistuic.zip"),
-            versionURL: publisher.url("/versionuic.txt"), trust: pinned)
+        let (keyList, blocklist) = publisher.uicAndDTVGSources()
         try server.start()
 
         func verdict() throws -> String {

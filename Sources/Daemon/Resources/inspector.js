@@ -395,7 +395,7 @@ function renderHealth(report) {
   const down = (report.scanners || []).filter((scanner) => !scanner.connected)
     .map((scanner) => scanner.name + ": " + (scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
-  if (report.lastSyncError) down.push("sync: " + report.lastSyncError);
+  if (report.lastSyncError) down.push(text("syncFailed", report.lastSyncError));
   const clock = report.clock;
   if (clock && clock.trusted === false) down.push(text("clockUntrusted"));
   if (clock && clock.trusted === false) {
