@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Synchronization
+import ValidationAPI
 
 /// What the daemon knows about its own health, for `/healthz`, the inspector page and the logs.
 public final class DaemonStatus: Sendable {
@@ -68,6 +69,10 @@ public final class DaemonStatus: Sendable {
         public var journalRefused: Int = 0
         /// The device clock against the trusted-time floor. The status is `degraded` while it is not trusted.
         public var clock: Clock?
+        /// The publishers a stand-alone gate follows itself (`[[trust.source]]`), as its house last said: each
+        /// one's version, last success, age and staleness. A stale one leaves the status alone, as a failed sync
+        /// does: the validator works offline on the trust it holds.
+        public var trustSources: [TrustSourceHealth]?
     }
 
     private let state: Mutex<Report>
@@ -93,7 +98,8 @@ public final class DaemonStatus: Sendable {
             let allConnected = copy.scanners.allSatisfy(\.connected)
             let clockTrusted = copy.clock?.trusted ?? true
             // A failed sync round leaves the status alone: a validator works offline for days (its verdicts warn
-            // `stale-trust-data` when the data is old), and says why in `lastSyncError`.
+            // `stale-trust-data` when the data is old), and says why in `lastSyncError`. A stale followed source
+            // leaves it alone too (`trustSources` says which; the page says it beside the trust data's age).
             copy.status = allConnected && copy.lastError == nil && pending == 0 && clockTrusted ? "ok" : "degraded"
             return copy
         }
@@ -106,6 +112,9 @@ public final class DaemonStatus: Sendable {
     }
 
     public func markReady() { state.withLock { $0.ready = true } }
+
+    /// Records the followed publishers' state, as the gate's house says it after a round or a hand-over.
+    public func trustSourcesChecked(_ sources: [TrustSourceHealth]) { state.withLock { $0.trustSources = sources } }
 
     /// Records a check of the device clock; returns whether its trust changed (or it is the first check).
     @discardableResult

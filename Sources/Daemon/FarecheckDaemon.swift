@@ -146,7 +146,7 @@ public struct FarecheckDaemon: Sendable {
             }
         }
         if !trustSources.sources.isEmpty {
-            services.append(try Self.trustFollowing(trustSources, store: store, logger: logger))
+            services.append(try Self.trustFollowing(trustSources, store: store, status: status, logger: logger))
         }
         let pipeline = InspectionPipeline(
             verifier: verifier, journal: journal, replay: replay, sessions: sessions, sinks: sinks, metrics: metrics,
@@ -278,7 +278,7 @@ public struct FarecheckDaemon: Sendable {
     /// The follower of a stand-alone gate: its house beside the store (made when missing), its guard rails reading
     /// the gate's own trust in use, and what it applies handed to the store (see `GateTrustHandOver`).
     static func trustFollowing(
-        _ sources: TrustFollowingConfiguration, store: TrustStore, logger: Logger
+        _ sources: TrustFollowingConfiguration, store: TrustStore, status: DaemonStatus, logger: Logger
     ) throws -> TrustFollowingService {
         let path = GateTrustHandOver.housePath(store: store.path)
         let house: SQLServerStore
@@ -294,7 +294,8 @@ public struct FarecheckDaemon: Sendable {
         let handOver = GateTrustHandOver(house: house, gate: store, logger: trustLogger)
         return TrustFollowingService(
             follower: follower, configuration: sources,
-            settler: GateTrustSettler(handOver: handOver, sources: sources.sources))
+            settler: GateTrustSettler(
+                handOver: handOver, sources: sources.sources, onHealth: { status.trustSourcesChecked($0) }))
     }
 
     /// The page's languages: the built-in ones and `[http] languages_dir`'s, each finding logged once.

@@ -107,21 +107,36 @@ public struct GateTrustHandOver: Sendable {
 public actor GateTrustSettler {
     private let handOver: GateTrustHandOver
     private let sources: [TrustSourceConfiguration]
+    /// Told each source's health (version, last success, age, staleness) after every settle: the daemon's
+    /// `/healthz` and page.
+    private let onHealth: @Sendable ([TrustSourceHealth]) -> Void
     /// Each source's last change (`TrustSourceState.lastChange`) as handed over; a source absent was never handed
     /// over by this run (so at start every source is, once).
     private var handed: [String: Date?] = [:]
 
-    public init(handOver: GateTrustHandOver, sources: [TrustSourceConfiguration]) {
+    public init(
+        handOver: GateTrustHandOver, sources: [TrustSourceConfiguration],
+        onHealth: @escaping @Sendable ([TrustSourceHealth]) -> Void = { _ in }
+    ) {
         self.handOver = handOver
         self.sources = sources
+        self.onHealth = onHealth
     }
 
     /// Hands over every source whose house state changed since it was last handed over; a failure is logged and
     /// tried again next time (the store is as it was).
     public func settle() async {
-        let states = Dictionary(
-            ((try? await handOver.house.trustSourceStates()) ?? []).map { ($0.name, $0.lastChange) },
-            uniquingKeysWith: { first, _ in first })
+        let held = (try? await handOver.house.trustSourceStates()) ?? []
+        let states = Dictionary(held.map { ($0.name, $0.lastChange) }, uniquingKeysWith: { first, _ in first })
+        let now = Date()
+        onHealth(
+            sources.map { source in
+                let state = held.first { $0.name == source.name }
+                return TrustSourceHealth(
+                    name: source.name, kind: source.kind.rawValue, version: state?.version,
+                    lastSuccess: state?.lastSuccess, ageSeconds: state?.age(at: now).map { Int64($0.rounded(.down)) },
+                    stale: state?.isStale(after: source.staleAfter, at: now) ?? false)
+            })
         for source in sources {
             let lastChange = states[source.name] ?? nil
             if let seen = handed[source.name], seen == lastChange { continue }

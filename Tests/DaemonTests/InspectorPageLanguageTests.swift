@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import TicketFormats
 import TrustStore
+import ValidationAPI
 import Verification
 
 @testable import Presentation
@@ -321,6 +322,28 @@ struct InspectorPageLanguageTests {
             #expect(
                 said.hasPrefix("Zu viele fehlgeschlagene Anmeldungen; erneut versuchen in ")
                     && said.hasSuffix(" Sekunden."), "\(said)")
+            try await browser.quit()
+        }
+    }
+
+    @Test func aStaleTrustSourceOfAStandAloneGateIsSaidBesideTheTrustDataAge() async throws {
+        let bench = try EndpointBench(
+            loginRequired: false,
+            options: .init(locale: InspectorPage.Locale(language: LanguageTag("de"), timeZone: "Europe/Berlin")))
+        bench.status.trustSourcesChecked([
+            TrustSourceHealth(
+                name: "uic", kind: "uic-keylist", version: "a1b2", lastSuccess: Date(), ageSeconds: 60, stale: false),
+            TrustSourceHealth(
+                name: "dtvg", kind: "dtvg-blocklist", version: "41", lastSuccess: nil, ageSeconds: nil, stale: true),
+        ])
+        try await bench.run { port in
+            let browser = try HeadlessChromium(width: 320, height: 640)
+            try await browser.open("http://127.0.0.1:\(port)/", width: 320, height: 640, languages: ["en"])
+            // Beside the trust data's age in the footer, marked stale (drawn as a warning).
+            try await browser.waitUntil("document.getElementById('trust').textContent.includes('dtvg')")
+            let trust = try await browser.evaluate("document.getElementById('trust').textContent") as? String ?? ""
+            #expect(trust.hasSuffix(" \u{00B7} Vertrauensquelle dtvg veraltet") && !trust.contains("uic"), "\(trust)")
+            #expect(try await browser.evaluate("document.getElementById('trust').dataset.stale") as? String == "true")
             try await browser.quit()
         }
     }

@@ -390,8 +390,12 @@ function renderHealth(report) {
   const trust = $("trust");
   const updated = report.trustUpdatedAt || report.lastSyncAt;
   const sync = report.lastSyncAt ? " \u00B7 " + text("lastSync", age(report.lastSyncAt)) : "";
-  trust.textContent = updated ? text("trustUpdated", age(updated)) + sync : text("trustUnknown");
-  trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000);
+  // A stand-alone gate's publishers it follows itself: one out of date is said beside the data's age.
+  const staleSources = (report.trustSources || []).filter((source) => source.stale)
+    .map((source) => " \u00B7 " + text("trustSourceStale", source.name)).join("");
+  trust.textContent = (updated ? text("trustUpdated", age(updated)) + sync : text("trustUnknown")) + staleSources;
+  trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000
+    || staleSources !== "");
   const down = (report.scanners || []).filter((scanner) => !scanner.connected)
     .map((scanner) => scanner.name + ": " + (scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
