@@ -190,6 +190,17 @@ public enum DaemonPreflight {
     /// The page's catalogs as the daemon will load them: a refused one is a problem (the daemon goes on without it),
     /// one with entries missing a warning, and a note naming every language the page will speak.
     static func languages(_ http: DaemonConfiguration.HTTPSettings) -> [Finding] {
+        let loaded = pageLanguages(http)
+        let spoken = loaded.languages.catalogs.map { "\($0.about.language) (\($0.about.name))" }
+        return loaded.findings + [.note("the inspector page speaks \(spoken.joined(separator: ", "))")]
+    }
+
+    /// The built-in catalogs and `[http] languages_dir`'s, and what loading them found: a refused catalog and a
+    /// configured language with no catalog (problems), a catalog with entries missing (a warning). The daemon loads
+    /// them with this at start and logs the findings; `--check` prints them.
+    static func pageLanguages(_ http: DaemonConfiguration.HTTPSettings) -> (
+        languages: PageLanguages, findings: [Finding]
+    ) {
         let languages = PageLanguages.load(
             directory: http.languagesDirectory, required: http.languagesDirectoryConfigured)
         var findings: [Finding] = languages.findings.map { $0.refused ? .problem("\($0)") : .warning("\($0)") }
@@ -199,8 +210,6 @@ public enum DaemonPreflight {
                     "[http] language \"\(language)\": no catalog, built in or in \(http.languagesDirectory) (the page "
                         + "would speak the browser's language)"))
         }
-        let spoken = languages.catalogs.map { "\($0.about.language) (\($0.about.name))" }
-        findings.append(.note("the inspector page speaks \(spoken.joined(separator: ", "))"))
-        return findings
+        return (languages, findings)
     }
 }

@@ -298,20 +298,17 @@ public struct FarecheckDaemon: Sendable {
                 handOver: handOver, sources: sources.sources, onHealth: { status.trustSourcesChecked($0) }))
     }
 
-    /// The page's languages: the built-in ones and `[http] languages_dir`'s, each finding logged once.
+    /// The page's languages: the built-in ones and `[http] languages_dir`'s, each finding (as `--check` says it)
+    /// logged once.
     static func pageLanguages(_ http: DaemonConfiguration.HTTPSettings, logger: Logger) -> PageLanguages {
-        let languages = PageLanguages.load(
-            directory: http.languagesDirectory, required: http.languagesDirectoryConfigured)
-        for finding in languages.findings {
-            if finding.refused { logger.error("\(finding)") } else { logger.warning("\(finding)") }
+        let loaded = DaemonPreflight.pageLanguages(http)
+        for finding in loaded.findings {
+            switch finding {
+            case .problem(let text): logger.error("\(text)")
+            case .warning(let text), .note(let text): logger.warning("\(text)")
+            }
         }
-        if let language = http.language, !languages.speaks(language) {
-            let directory = http.languagesDirectory
-            logger.warning(
-                "[http] language \"\(language)\" has no catalog (built in, or in \(directory)): the page speaks the browser's language"
-            )
-        }
-        return languages
+        return loaded.languages
     }
 
     static func syncWorker(
