@@ -266,6 +266,8 @@ let package = Package(
             dependencies: [
                 // TicketFormats and Verification: a first-use claim is verified as validators verify the ticket.
                 "FareCore", "Signatures", "TicketFormats", "Verification", "ValidationAPI", "SystemCalls",
+                // The operator report speaks the inspector page's languages, from the same catalogs.
+                "Presentation",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -304,6 +306,8 @@ let package = Package(
                 // TrustStore: the published blocklist files are read by the code `farecheck revoke` reads them with.
                 "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "TicketFormats", "Verification",
                 "TrustStore", "FarecheckVersion", "CommandLineSupport", "TrustFollowing",
+                // Presentation: the operator report's languages are the inspector page's catalogs.
+                "Presentation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -438,7 +442,7 @@ let package = Package(
             name: "ValidationServerTests",
             dependencies: [
                 "TestSupport", "ValidationServer", "ValidationAPI", "Signatures", "FareCore", "farecheck-server",
-                "SeededRandom",
+                "SeededRandom", "Presentation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

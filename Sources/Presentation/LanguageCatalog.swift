@@ -111,9 +111,14 @@ public struct LanguageCatalog: Sendable, Equatable, CustomStringConvertible {
         return merged
     }
 
-    /// The catalog as the page reads it: one JSON object, keys sorted.
+    /// The section only the operator report reads (`farecheck-server`, `ReportWords`): the page's catalogs leave
+    /// it out.
+    public static let reportSection = "report"
+
+    /// The catalog as the page reads it: one JSON object, keys sorted, without the operator report's words.
     public var json: String {
         var object: [String: [String: String]] = sections
+        object[Self.reportSection] = nil
         object["about"] = about.entries
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     /// The publishers the server follows, by name, with the age past which each is stale (`[[trust.source]]`'s
     /// `stale_after`): `/v1/health` says `degraded` while one is.
     public var trustSourceAges: [String: Duration] = [:]
+    /// The languages the operator report speaks (the built-in catalogs and `--languages-dir`'s) and the one it
+    /// speaks to an operator who chose none (`--report-language`).
+    public var reportLanguages = ReportLanguages()
 
     /// Makes a configuration.
     public init(

@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import Presentation
 
 /// The operator report as HTML: the login form, and the report with its plots drawn on the server as inline SVG.
 ///
@@ -14,7 +15,12 @@ import Foundation
 /// the words that depend on the data (a count's noun, a side's name, the lists in the plots' labels). Every text
 /// that comes from the data (device ids are chosen by admins and sent by validators, verdict names are uploaded)
 /// is escaped where it goes in (`ReportTemplate.Filling.text`).
-enum OperatorReportPage {
+struct OperatorReportPage: Sendable {
+    /// The words of the page, in the operator's language.
+    var words = ReportWords.english
+    /// The languages the switch offers, by their own names.
+    var languages: [LanguageCatalog] = LanguageCatalog.builtIn
+
     /// The Content-Security-Policy of every page: nothing from elsewhere, no script at all, forms only to this server.
     static let securityPolicy =
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
@@ -44,37 +50,45 @@ enum OperatorReportPage {
     }
 
     /// The fragment `name` of the template, filled in.
-    private static func fill(_ name: String, _ values: [String: ReportTemplate.Filling] = [:]) -> String {
-        template.fill(name, values)
+    private func fill(_ name: String, _ values: [String: ReportTemplate.Filling] = [:]) -> String {
+        Self.template.fill(name, values, words: words)
     }
 
     /// The document with the title `title` (a fragment filled in) around `body`.
-    private static func document(title: String, body: String) -> String {
-        fill("document", ["title": .markup(title), "body": .markup(body)])
+    private func document(title: String, body: String) -> String {
+        fill("document", ["lang": "\(words.language)", "title": .markup(title), "body": .markup(body)])
     }
 
     // MARK: Login
 
     /// The login form, with `message` (a refusal) above it when there is one.
-    static func login(message: String?) -> String {
+    func login(message: String?) -> String {
         let alert = message.map { fill("login-alert", ["message": "\($0)"]) } ?? ""
         return document(title: fill("login-title"), body: fill("login", ["alert": .markup(alert)]))
     }
 
     /// A page that says what went wrong (a day that is not a date), with the way back.
-    static func problem(_ message: String) -> String {
+    func problem(_ message: String) -> String {
         document(title: fill("problem-title"), body: fill("problem", ["message": "\(message)"]))
+    }
+
+    /// A page that says what went wrong in English (the API's own sentence), marked as English.
+    func problem(english message: String) -> String {
+        guard words.language.language != "en" else { return problem(message) }
+        return document(
+            title: fill("problem-title"),
+            body: fill("problem", ["message": .markup(fill("in-english", ["text": "\(message)"]))]))
     }
 
     // MARK: The report
 
     /// The report of `report` for `operatorName`, with a filter listing `devices`.
-    static func report(
+    func report(
         _ report: OperatorReport, operatorName: String, devices: [String], trust: [TrustSourceRow] = []
     ) -> String {
-        var query = "day=\(percentEncode(report.day))"
-        if let device = report.device { query += "&device=\(percentEncode(device))" }
-        if report.timeZone != "UTC" { query += "&tz=\(percentEncode(report.timeZone))" }
+        var query = "day=\(Self.percentEncode(report.day))"
+        if let device = report.device { query += "&device=\(Self.percentEncode(device))" }
+        if report.timeZone != "UTC" { query += "&tz=\(Self.percentEncode(report.timeZone))" }
         var sections = ""
         if report.isEmpty {
             sections = fill(report.device == nil ? "empty" : "empty-device")
@@ -89,6 +103,12 @@ enum OperatorReportPage {
             + devices.map { option(value: $0, text: "\($0)", selected: $0 == report.device) })
             .joined(separator: "\n")
         let scope = report.device.map { fill("scope-device", ["device": "\($0)"]) } ?? fill("scope-all-devices")
+        let scopeLine = words.html(
+            report.inspections == 1 ? "scopeOne" : "scopeOther",
+            [
+                OperatorReportPage.escape(report.day), OperatorReportPage.escape(zone(report)), scope,
+                fill("total", ["total": "\(report.inspections)"]),
+            ])
         return document(
             title: fill("report-title", ["day": "\(report.day)"]),
             body: fill(
@@ -96,18 +116,27 @@ enum OperatorReportPage {
                 [
                     "operator": "\(operatorName)", "day": "\(report.day)",
                     "zone-options": .markup(zoneOptions(selected: report.timeZone)), "device-options": .markup(options),
-                    "zone": "\(zone(report))", "scope": .markup(scope), "total": "\(report.inspections)",
-                    "inspections": "\(report.inspections == 1 ? "inspection" : "inspections")", "query": "\(query)",
-                    "sections": .markup(sections),
+                    "language-options": .markup(languageOptions()), "scope-line": .markup(scopeLine),
+                    "query": "\(query)", "sections": .markup(sections),
                 ]))
     }
 
+    /// The languages the report speaks, each by its own name and marked as in that language, the page's chosen.
+    private func languageOptions() -> String {
+        languages.map { catalog in
+            let tag = catalog.about.language
+            return fill(
+                tag == words.language ? "language-option-selected" : "language-option",
+                ["value": "\(tag)", "text": "\(catalog.about.name)"])
+        }.joined(separator: "\n")
+    }
+
     /// An option of a filter's list.
-    private static func option(value: String, text: ReportTemplate.Filling, selected: Bool) -> String {
+    private func option(value: String, text: ReportTemplate.Filling, selected: Bool) -> String {
         fill(selected ? "option-selected" : "option", ["value": "\(value)", "text": text])
     }
 
-    private static func summary(_ report: OperatorReport) -> String {
+    private func summary(_ report: OperatorReport) -> String {
         let items = report.decidedBy.map { count in
             fill(
                 "summary-decided",
@@ -125,7 +154,7 @@ enum OperatorReportPage {
     }
 
     /// 24 vertical bars, one per hour with inspections; the hours without any have no bar.
-    private static func hourSection(_ report: OperatorReport) -> String {
+    private func hourSection(_ report: OperatorReport) -> String {
         let width = 480.0
         let height = 200.0
         let left = 34.0
@@ -142,7 +171,7 @@ enum OperatorReportPage {
                 [
                     "hour": "\(hour.hour)", "x": "\(f(left + Double(hour.hour) * slot + 1.5))",
                     "y": "\(f(top + plotHeight - barHeight))", "width": "\(f(slot - 3))", "height": "\(f(barHeight))",
-                    "from": "\(two(hour.hour))", "inspections": "\(ReadableText.count(hour.inspections, "inspection"))",
+                    "from": "\(two(hour.hour))", "inspections": "\(words.count(hour.inspections, "inspection"))",
                 ])
         }
         var axis = ""
@@ -178,7 +207,7 @@ enum OperatorReportPage {
             ])
     }
 
-    private static func deviceSection(_ report: OperatorReport) -> String {
+    private func deviceSection(_ report: OperatorReport) -> String {
         let bars = report.perDevice.map { (label: $0.device, value: Double($0.inspections), text: "\($0.inspections)") }
         let description = fill(
             "devices-description",
@@ -202,18 +231,21 @@ enum OperatorReportPage {
             ])
     }
 
-    private static func verdictSection(_ report: OperatorReport) -> String {
+    private func verdictSection(_ report: OperatorReport) -> String {
         let bars = report.verdicts.map {
-            (label: $0.verdict.text, value: Double($0.inspections), text: "\($0.inspections)")
+            (label: words.verdict($0.verdict), value: Double($0.inspections), text: "\($0.inspections)")
         }
         let description = fill(
             "verdicts-description",
             [
                 "day": "\(report.day)",
-                "verdicts": "\(report.verdicts.map { "\($0.verdict.text) \($0.inspections)" }.joined(separator: ", "))",
+                "verdicts":
+                    "\(report.verdicts.map { "\(words.verdict($0.verdict)) \($0.inspections)" }.joined(separator: ", "))",
             ])
         let rows = report.verdicts.map { verdict in
-            fill("verdict-row", ["verdict": "\(verdict.verdict.text)", "inspections": "\(verdict.inspections)"])
+            fill(
+                "verdict-row",
+                ["verdict": "\(words.verdict(verdict.verdict))", "inspections": "\(verdict.inspections)"])
         }
         return fill(
             "verdicts",
@@ -224,7 +256,7 @@ enum OperatorReportPage {
     }
 
     /// One bar split into the three sides, each with its share written beside the legend (not told by colour alone).
-    private static func decisionSection(_ report: OperatorReport) -> String {
+    private func decisionSection(_ report: OperatorReport) -> String {
         let width = 480.0
         var x = 0.0
         var parts = ""
@@ -262,23 +294,23 @@ enum OperatorReportPage {
             ])
     }
 
-    private static func lagSection(_ report: OperatorReport) -> String {
+    private func lagSection(_ report: OperatorReport) -> String {
         let bars = report.syncLag.map {
             (
                 label: $0.device, value: Double(max($0.p95Milliseconds, 0)),
-                text: "p95 \(duration(milliseconds: $0.p95Milliseconds))"
+                text: "p95 \(Self.duration(milliseconds: $0.p95Milliseconds))"
             )
         }
-        let lags = report.syncLag.map { "\($0.device) \(duration(milliseconds: $0.p95Milliseconds))" }
+        let lags = report.syncLag.map { "\($0.device) \(Self.duration(milliseconds: $0.p95Milliseconds))" }
         let description = fill(
             "lag-description", ["day": "\(report.day)", "devices": "\(lags.joined(separator: ", "))"])
         let rows = report.syncLag.map { lag in
             fill(
                 "lag-row",
                 [
-                    "device": "\(lag.device)", "median": "\(duration(milliseconds: lag.p50Milliseconds))",
-                    "p95": "\(duration(milliseconds: lag.p95Milliseconds))",
-                    "longest": "\(duration(milliseconds: lag.maxMilliseconds))",
+                    "device": "\(lag.device)", "median": "\(Self.duration(milliseconds: lag.p50Milliseconds))",
+                    "p95": "\(Self.duration(milliseconds: lag.p95Milliseconds))",
+                    "longest": "\(Self.duration(milliseconds: lag.maxMilliseconds))",
                     "last-upload": "\(lag.lastUploadAt.formatted(.iso8601))",
                     "last-upload-clock": "\(clock(lag.lastUploadAt))",
                 ])
@@ -292,7 +324,7 @@ enum OperatorReportPage {
     }
 
     /// The audit: the first uses withdrawn on the day (none: no section).
-    private static func withdrawalSection(_ report: OperatorReport) -> String {
+    private func withdrawalSection(_ report: OperatorReport) -> String {
         guard !report.withdrawals.isEmpty else { return "" }
         let rows = report.withdrawals.map { withdrawal in
             fill(
@@ -309,17 +341,17 @@ enum OperatorReportPage {
 
     /// The publishers the server follows (none configured: no section): each one's version, last success and age,
     /// the age marked stale (in words and in red) past its limit, and why the last attempt failed.
-    private static func trustSection(_ sources: [TrustSourceRow]) -> String {
+    private func trustSection(_ sources: [TrustSourceRow]) -> String {
         guard !sources.isEmpty else { return "" }
         let rows = sources.map { source in
-            let age = source.age.map { ReadableText.duration(milliseconds: Int64($0 * 1000)) } ?? "never"
+            let age = source.age.map { ReadableText.duration(milliseconds: Int64($0 * 1000)) } ?? words.text("never")
             let limit = ReadableText.duration(milliseconds: source.limit.components.seconds * 1000)
             return fill(
                 source.stale ? "trust-row-stale" : "trust-row",
                 [
                     "name": "\(source.name)", "kind": "\(source.state?.kind ?? "")",
-                    "version": "\(source.state?.version ?? "none")",
-                    "success": "\(source.state?.lastSuccess.map { $0.formatted(.iso8601) } ?? "never")",
+                    "version": "\(source.state?.version ?? words.text("none"))",
+                    "success": "\(source.state?.lastSuccess.map { $0.formatted(.iso8601) } ?? words.text("never"))",
                     "age": "\(age)", "limit": "\(limit)",
                     "error": "\(source.state?.lastError ?? "")",
                 ])
@@ -330,7 +362,7 @@ enum OperatorReportPage {
     // MARK: Drawing
 
     /// A plot: `drawing` (fragments filled in) in an SVG image labelled with `description` (a fragment filled in).
-    private static func plot(
+    private func plot(
         id: String, class classes: String = "plot", width: Double, height: Double, description: String,
         drawing: String
     ) -> String {
@@ -343,7 +375,7 @@ enum OperatorReportPage {
     }
 
     /// Horizontal bars with their labels (cut to 18 characters: the table below has the whole text) and values.
-    private static func horizontalBars(
+    private func horizontalBars(
         id: String, description: String, bars: [(label: String, value: Double, text: String)]
     ) -> String {
         let width = 480.0
@@ -370,7 +402,7 @@ enum OperatorReportPage {
 
     /// The table of the section `section`: its caption (`SECTION-caption`, filled in from `caption`), its head
     /// (`SECTION-head`) and `rows` (fragments filled in).
-    private static func table(
+    private func table(
         _ section: String, _ caption: [String: ReportTemplate.Filling] = [:], rows: [String]
     ) -> String {
         fill(
@@ -384,36 +416,36 @@ enum OperatorReportPage {
     // MARK: Words and numbers
 
     /// The report's time zone as the page names it: `UTC`, `UTC+02:00`.
-    private static func zone(_ report: OperatorReport) -> String {
+    private func zone(_ report: OperatorReport) -> String {
         report.timeZone == "UTC" ? "UTC" : "UTC\(report.timeZone)"
     }
 
     /// The offsets the filter offers, every half hour from −12:00 to +14:00 and the quarter hours in use
     /// (+05:45, +08:45, +12:45), with `selected` chosen (added when it is another).
-    private static func zoneOptions(selected: String) -> String {
+    private func zoneOptions(selected: String) -> String {
         var offsets =
             Array(stride(from: -12 * 60, through: 14 * 60, by: 30)) + [5 * 60 + 45, 8 * 60 + 45, 12 * 60 + 45]
         if let chosen = ReportOffset(text: selected), !offsets.contains(chosen.minutes) {
             offsets.append(chosen.minutes)
         }
         return offsets.sorted().compactMap { minutes in
-            let offset = minutes == 0 ? ReportOffset.utc : ReportOffset(text: Self.offsetText(minutes))
+            let offset = minutes == 0 ? ReportOffset.utc : ReportOffset(text: offsetText(minutes))
             guard let offset else { return nil }
             let name = offset.description
             return option(value: name, text: "\(name == "UTC" ? "UTC" : "UTC\(name)")", selected: name == selected)
         }.joined(separator: "\n")
     }
 
-    private static func offsetText(_ minutes: Int) -> String {
+    private func offsetText(_ minutes: Int) -> String {
         (minutes < 0 ? "-" : "+") + two(abs(minutes) / 60) + ":" + two(abs(minutes) % 60)
     }
 
     /// How a side is named in sentences.
-    static func label(_ side: DecisionSide) -> String {
+    func label(_ side: DecisionSide) -> String {
         switch side {
-        case .offline: "offline"
-        case .online: "online"
-        case .unstated: "not stated"
+        case .offline: words.text("sideOffline")
+        case .online: words.text("sideOnline")
+        case .unstated: words.text("sideUnstated")
         }
     }
 
@@ -421,22 +453,20 @@ enum OperatorReportPage {
     /// server's.
     static func duration(milliseconds: Int64) -> String { ReadableText.duration(milliseconds: milliseconds) }
 
-    private static func percent(_ share: Double) -> String {
-        String(format: "%.1f %%", share * 100)
-    }
+    private func percent(_ share: Double) -> String { words.percent(share) }
 
-    private static func two(_ number: Int) -> String {
+    private func two(_ number: Int) -> String {
         number < 10 ? "0\(number)" : "\(number)"
     }
 
     /// `2026-03-14 18:05:09`, UTC.
-    private static func clock(_ date: Date) -> String {
+    private func clock(_ date: Date) -> String {
         let text = date.formatted(.iso8601)
         return String(text.prefix(19)).replacingOccurrences(of: "T", with: " ")
     }
 
     /// A coordinate with at most one decimal.
-    private static func f(_ value: Double) -> String {
+    private func f(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }

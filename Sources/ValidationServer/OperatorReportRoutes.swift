@@ -83,13 +83,31 @@ extension APIServer {
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: document)))
     }
 
+    /// The page in the language the request gets (`ReportLanguages.words`), and the cookie that keeps a language
+    /// the request chose (`lang`), if it chose one the report speaks.
+    private func reportPage(_ request: Request) -> (page: OperatorReportPage, keep: String?) {
+        let languages = configuration.reportLanguages
+        let asked = request.uri.queryParameters["lang"].map(String.init)
+        let chosen = asked ?? request.cookies[ReportLanguages.cookie]?.value
+        let words = languages.words(chosen: chosen, acceptLanguage: request.headers[.acceptLanguage])
+        let page = OperatorReportPage(words: words, languages: languages.languages.catalogs)
+        guard let asked, LanguageTag(asked).flatMap(languages.catalog(for:)) != nil else { return (page, nil) }
+        // A year, for the report's paths only; not a secret, but no script reads it either.
+        let cookie =
+            "\(ReportLanguages.cookie)=\(words.language); Path=/report; Max-Age=31536000; HttpOnly; SameSite=Strict"
+            + (configuration.tls == nil ? "" : "; Secure")
+        return (page, cookie)
+    }
+
     private func page(_ request: Request, _ context: APIRequestContext) async -> Response {
+        let (page, keep) = reportPage(request)
+        let kept: HTTPFields = keep.map { [.setCookie: $0] } ?? [:]
         let account: OperatorRecord
         do {
             // The page takes the session only: a token is typed into the login form, never put in a URL.
             account = try await sessionOperator(request)
         } catch {
-            return Self.html(.ok, OperatorReportPage.login(message: nil))
+            return Self.html(.ok, page.login(message: nil), headers: kept)
         }
         do {
             let query = try reportQuery(request)
@@ -97,20 +115,21 @@ extension APIServer {
             let devices = try await store.devices().map(\.id)
             let trust = try await trustSourceRows()
             return Self.html(
-                .ok, OperatorReportPage.report(report, operatorName: account.name, devices: devices, trust: trust))
+                .ok, page.report(report, operatorName: account.name, devices: devices, trust: trust), headers: kept)
         } catch let failure as APIFailure {
-            return Self.html(failure.status, OperatorReportPage.problem(failure.body.message))
+            // The API's own sentence, in English (a day or zone typed into the address by hand).
+            return Self.html(failure.status, page.problem(english: failure.body.message), headers: kept)
         } catch {
             logger.error("report failed: \(error)")
             return Self.html(
-                .internalServerError,
-                OperatorReportPage.problem("The server could not read its database; try again later."))
+                .internalServerError, page.problem(page.words.text("databaseFailed")), headers: kept)
         }
     }
 
     private func login(_ request: Request, _ context: APIRequestContext) async -> Response {
+        let page = reportPage(request).page
         guard Self.isSameOrigin(request) else {
-            return Self.html(.forbidden, OperatorReportPage.login(message: "The form was sent from another site."))
+            return Self.html(.forbidden, page.login(message: page.words.text("otherSite")))
         }
         let now = configuration.now()
         var request = request
@@ -127,24 +146,23 @@ extension APIServer {
                     .cacheControl: "no-store",
                 ])
         } catch OperatorRefusal.locked(let until) {
-            return Self.lockedPage(until: until, now: now, because: "Too many wrong tries of this token")
+            return Self.lockedPage(page, until: until, now: now, because: "lockedToken")
         } catch OperatorRefusal.slowed(let until) {
-            return Self.lockedPage(until: until, now: now, because: "Too many wrong tokens from this address")
+            return Self.lockedPage(page, until: until, now: now, because: "lockedAddress")
         } catch OperatorRefusal.unauthorized {
             return Self.html(
-                .unauthorized, OperatorReportPage.login(message: "Unknown or revoked operator token."),
+                .unauthorized, page.login(message: page.words.text("unknownToken")),
                 headers: [.wwwAuthenticate: "Bearer realm=\"farecheck-report\""])
         } catch {
             logger.error("operator login failed: \(error)")
-            return Self.html(
-                .internalServerError,
-                OperatorReportPage.login(message: "The server could not read its database; try again later."))
+            return Self.html(.internalServerError, page.login(message: page.words.text("databaseFailed")))
         }
     }
 
     private func logout(_ request: Request) -> Response {
         guard Self.isSameOrigin(request) else {
-            return Self.html(.forbidden, OperatorReportPage.problem("The form was sent from another site."))
+            let page = reportPage(request).page
+            return Self.html(.forbidden, page.problem(page.words.text("otherSite")))
         }
         if let cookie = request.cookies[OperatorPath.cookie]?.value { sessions.close(cookie: cookie) }
         return Response(
@@ -154,15 +172,14 @@ extension APIServer {
             ])
     }
 
-    private static func lockedPage(until: Date, now: Date, because reason: String) -> Response {
+    /// The login form saying why it is locked (the entry `reason`, whose `{0}` is the wait) and for how long.
+    private static func lockedPage(_ page: OperatorReportPage, until: Date, now: Date, because reason: String)
+        -> Response
+    {
         let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        let wait = OperatorReportPage.duration(milliseconds: Int64(seconds) * 1000)
         return html(
-            .tooManyRequests,
-            OperatorReportPage.login(
-                message:
-                    "\(reason): try again in \(OperatorReportPage.duration(milliseconds: Int64(seconds) * 1000))."
-            ),
-            headers: [.retryAfter: "\(seconds)"])
+            .tooManyRequests, page.login(message: page.words.text(reason, wait)), headers: [.retryAfter: "\(seconds)"])
     }
 
     // MARK: Figures (JSON and CSV)

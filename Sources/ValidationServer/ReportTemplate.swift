@@ -6,6 +6,9 @@
 /// `{{…}}` (a device id may) stays text. A fragment asked for that the file does not have, a placeholder left
 /// empty or a value with no placeholder is a mismatch between the file and the code, and stops the program: the
 /// tests that render the page find it.
+///
+/// `{{t:ID}}` is an entry of the report's language (`ReportWords`); `{{t:ID a @b}}` fills the entry's `{0}` with the
+/// value `a` and its `{1}` with the fragment `b`, filled in from the same values. The entry's own text is escaped.
 struct ReportTemplate: Sendable {
     /// What goes into a placeholder: text from the data, escaped for HTML, or a fragment already filled in.
     enum Filling: ExpressibleByStringInterpolation, Sendable {
@@ -47,30 +50,58 @@ struct ReportTemplate: Sendable {
         self.fragments = fragments
     }
 
-    /// The fragment `name` with each placeholder filled in from `values`.
-    func fill(_ name: String, _ values: [String: Filling] = [:]) -> String {
+    /// The fragment `name` with each placeholder filled in from `values`, its words in `words`' language.
+    func fill(_ name: String, _ values: [String: Filling] = [:], words: ReportWords) -> String {
+        var used: Set<String> = []
+        let filled = fill(name, values, words: words, used: &used)
+        if used.count != values.count {
+            let unused = Set(values.keys).subtracting(used).sorted().joined(separator: "}}, {{")
+            preconditionFailure("report.html's fragment \(name) has no {{\(unused)}}")
+        }
+        return filled
+    }
+
+    /// The fragment `name` filled in, the values it used added to `used` (a fragment inside an entry's sentence
+    /// takes its values from the fragment around it).
+    private func fill(
+        _ name: String, _ values: [String: Filling], words: ReportWords, used: inout Set<String>
+    ) -> String {
         guard let fragment = fragments[name] else {
             preconditionFailure("report.html has no fragment named \(name)")
         }
         var filled = ""
         filled.reserveCapacity(fragment.utf8.count)
-        var used: Set<String> = []
         var rest = fragment[...]
         while let opening = rest.range(of: "{{"), let closing = rest[opening.upperBound...].range(of: "}}") {
             let placeholder = String(rest[opening.upperBound..<closing.lowerBound])
-            guard let value = values[placeholder] else {
-                preconditionFailure("report.html's fragment \(name) has {{\(placeholder)}}, which nothing fills in")
-            }
             filled += rest[..<opening.lowerBound]
-            filled += value.html
-            used.insert(placeholder)
+            if placeholder.hasPrefix("t:") {
+                let parts = placeholder.dropFirst(2).split(separator: " ")
+                guard let entry = parts.first else {
+                    preconditionFailure("report.html's fragment \(name) has {{t:}} without an entry")
+                }
+                let arguments = parts.dropFirst().map { argument in
+                    if argument.hasPrefix("@") {
+                        return fill(String(argument.dropFirst()), values, words: words, used: &used)
+                    }
+                    guard let value = values[String(argument)] else {
+                        preconditionFailure(
+                            "report.html's fragment \(name) has {{\(placeholder)}}, whose \(argument) nothing fills in")
+                    }
+                    used.insert(String(argument))
+                    return value.html
+                }
+                filled += words.html(String(entry), arguments)
+            } else {
+                guard let value = values[placeholder] else {
+                    preconditionFailure("report.html's fragment \(name) has {{\(placeholder)}}, which nothing fills in")
+                }
+                filled += value.html
+                used.insert(placeholder)
+            }
             rest = rest[closing.upperBound...]
         }
         filled += rest
-        if used.count != values.count {
-            let unused = Set(values.keys).subtracting(used).sorted().joined(separator: "}}, {{")
-            preconditionFailure("report.html's fragment \(name) has no {{\(unused)}}")
-        }
         return filled
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareCore
 import Foundation
+import Presentation
 import Signatures
 import TrustFollowing
 import ValidationAPI
@@ -122,7 +123,43 @@ struct Serve: StoreCommand {
             valueName: "file"))
     var config: String?
 
+    @Option(
+        name: .customLong("languages-dir"),
+        help: ArgumentHelp(
+            "The agency's language catalogs (LANG.json, as the inspector page's [http] languages_dir): the operator "
+                + "report speaks the built-in languages and these. Default: /etc/farecheck/languages, if it exists.",
+            valueName: "dir"))
+    var languagesDir: String?
+
+    @Option(
+        name: .customLong("report-language"),
+        help: ArgumentHelp(
+            "The operator report's language for an operator who chose none, e.g. da; without it, the browser's "
+                + "(else English).", valueName: "tag"))
+    var reportLanguage: String?
+
     var createsDatabase: Bool { true }
+
+    /// The report's languages: the built-in catalogs and `--languages-dir`'s, each one refused or lacking entries
+    /// said on standard error; a `--report-language` it does not speak stops the server.
+    func reportLanguages() -> ReportLanguages {
+        let languages = PageLanguages.load(
+            directory: languagesDir ?? "/etc/farecheck/languages", required: languagesDir != nil)
+        for finding in languages.findings {
+            FileHandle.standardError.write(Data("farecheck-server: \(finding)\n".utf8))
+        }
+        var preferred: LanguageTag?
+        if let reportLanguage {
+            guard let tag = LanguageTag(reportLanguage), languages.speaks(tag) else {
+                let spoken = languages.catalogs.map(\.about.language.rawValue).joined(separator: ", ")
+                fail(
+                    "--report-language \(PrintableText(reportLanguage)): expected a language the report speaks "
+                        + "(\(spoken)).")
+            }
+            preferred = tag
+        }
+        return ReportLanguages(languages: languages, preferred: preferred)
+    }
 
     func run(on store: any ServerStore) async throws {
         let (host, port) = try ServerConfiguration.parseListenAddress(listen)
@@ -153,6 +190,7 @@ struct Serve: StoreCommand {
         guard (1...1_000_000).contains(claimBurst) else {
             fail("--claim-burst \(claimBurst): expected 1 to 1000000 claims.")
         }
+        configuration.reportLanguages = reportLanguages()
         configuration.claimPolicy = FirstUseClaimPolicy(
             singleUseProducts: singleUseProducts.isEmpty ? ["single"] : Set(singleUseProducts),
             backdateLimit: backdate, claimsPerSecond: rate, claimBurst: claimBurst)

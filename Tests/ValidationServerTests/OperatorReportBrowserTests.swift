@@ -1,4 +1,5 @@
 import Foundation
+import Presentation
 import TestSupport
 import Testing
 
@@ -188,6 +189,49 @@ struct OperatorReportBrowserTests {
         #expect(violations.isEmpty, "at 320 px: \(violations.map(\.description).joined(separator: "\n"))")
         HeadlessChromium.keep(try await browser.screenshot(), as: "report-320.png")
         try await browser.quit()
+        await fleet.stop()
+    }
+
+    @Test("in each of the nine languages at 1280 and 320 px: its words, no sideways scrolling, axe-core clean")
+    func languages() async throws {
+        let fleet = try await ReportFleet(.sqlite)
+        for (width, height) in [(1280, 1800), (320, 640)] {
+            let browser = try HeadlessChromium(width: width, height: height)
+            try await browser.open("\(fleet.baseURL)/report", width: width, height: height)
+            try await Self.logIn(browser, token: fleet.operatorToken)
+            for catalog in LanguageCatalog.builtIn {
+                let tag = catalog.about.language.rawValue
+                _ = try? await browser.evaluate(
+                    "window.farecheckOldPage = true; location.href = '/report?day=2026-03-14&lang=\(tag)'; true")
+                try await Self.waitUntil(
+                    browser,
+                    "window.farecheckOldPage === undefined && document.readyState === 'complete'"
+                        + " && document.documentElement.lang === '\(tag)'")
+                let heading = try #require(catalog.sections["report"]?["heading"])
+                #expect(try await Self.text(browser, "h1") == heading, "\(tag)")
+                #expect(try await Self.count(browser, "svg[role=img][aria-label]") == 5, "\(tag)")
+                let pageWidth = try await browser.evaluate("document.documentElement.scrollWidth") as? Int
+                #expect(pageWidth.map { $0 <= width } == true, "\(tag) at \(width) px is \(pageWidth ?? -1) px wide")
+                let violations = try await browser.accessibilityViolations()
+                #expect(violations.isEmpty, "\(tag) at \(width) px: \(violations.map(\.description))")
+                HeadlessChromium.keep(try await browser.screenshot(), as: "report-\(tag)-\(width).png")
+            }
+            if width == 1280 {
+                // The switch in the filter: Deutsch, shown; the report stays German without asking again.
+                _ = try? await browser.evaluate(
+                    """
+                    (() => { window.farecheckOldPage = true; const form = document.querySelector('form.filter');
+                      form.lang.value = 'de'; form.requestSubmit(); return true; })()
+                    """)
+                try await Self.waitUntil(
+                    browser, "window.farecheckOldPage === undefined && document.documentElement.lang === 'de'")
+                _ = try? await browser.evaluate("window.farecheckOldPage = true; location.href = '/report'; true")
+                try await Self.waitUntil(
+                    browser, "window.farecheckOldPage === undefined && document.readyState === 'complete'")
+                #expect(try await Self.text(browser, "h1") == "Betreiberbericht")
+            }
+            try await browser.quit()
+        }
         await fleet.stop()
     }
 }

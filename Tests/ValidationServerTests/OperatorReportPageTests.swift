@@ -12,7 +12,7 @@ struct OperatorReportPageTests {
         var report = ReportFleet.expectedDay
         report.perDevice[1].device = "{{rows}}"
         report.syncLag[1].device = "{{table}}"
-        let page = OperatorReportPage.report(report, operatorName: "{{sections}}", devices: ["{{device-options}}"])
+        let page = OperatorReportPage().report(report, operatorName: "{{sections}}", devices: ["{{device-options}}"])
 
         #expect(page.contains("Logged in as <strong id=\"operator\">{{sections}}</strong>"))
         #expect(page.contains("<option value=\"{{device-options}}\">{{device-options}}</option>"))
@@ -33,7 +33,7 @@ struct OperatorReportPageTests {
                 device: "gate-<3>", format: "fc1", issuer: "demo-transit", ticketID: "0a01",
                 withdrawnAt: ReportFleet.date("2026-03-16T10:11:12Z"), reason: "device gate-<3> revoked")
         ]
-        let page = OperatorReportPage.report(report, operatorName: "alex@agency", devices: ["tram-7"])
+        let page = OperatorReportPage().report(report, operatorName: "alex@agency", devices: ["tram-7"])
         #expect(page.contains(">No inspections on this day from this device.</p>"))
         #expect(!page.contains("<section aria-labelledby=\"hours-title\""))
         #expect(page.contains("<h2 id=\"withdrawals-title\">First uses withdrawn</h2>"))
@@ -44,7 +44,7 @@ struct OperatorReportPageTests {
 
         report.device = nil
         report.withdrawals = []
-        let fleet = OperatorReportPage.report(report, operatorName: "alex@agency", devices: ["tram-7"])
+        let fleet = OperatorReportPage().report(report, operatorName: "alex@agency", devices: ["tram-7"])
         #expect(fleet.contains(">No inspections on this day.</p>"))
         #expect(!fleet.contains("withdrawals-title"))
     }
