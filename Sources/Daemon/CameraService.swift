@@ -73,7 +73,7 @@ public struct CameraService: Service {
                     logger.warning("\(name): \(error); trying again in \(retryIn)")
                 }
                 metrics.scanner(name, connected: false)
-                status.scanner(name, connected: false, reason: error.description)
+                status.scanner(name, connected: false, reason: error.description, problem: ScannerProblem(error))
             case .badFrame(let reason):
                 logger.debug("\(name): skipped a frame: \(reason)")
                 metrics.cameraBadFrame(name)
@@ -108,5 +108,16 @@ public struct CameraService: Service {
         // Drain what the thread still offers until it has finished the queue, so it is gone when we return.
         while await queue.next() != nil {}
         await thread.finished()
+    }
+}
+
+extension ScannerProblem {
+    /// The problem a camera's failure is, as the page names a scanner's.
+    init(_ error: CameraError) {
+        switch error.kind {
+        case .notACamera, .noUsableMode: self = .misconfigured
+        case .lost: self = .gone
+        case .unavailable, .stalled, .badFrames, .ended: self = .failing
+        }
     }
 }

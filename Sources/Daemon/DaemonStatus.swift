@@ -1,5 +1,6 @@
 import FareCore
 import Foundation
+import Scanners
 import Synchronization
 import ValidationAPI
 
@@ -10,8 +11,10 @@ public final class DaemonStatus: Sendable {
         public var name: String
         public var device: String
         public var connected: Bool
-        /// Why it is not connected, when it is not.
+        /// Why it is not connected, when it is not, in the device's words (English).
         public var reason: String?
+        /// What kind of trouble that is, which the page says in its language.
+        public var problem: ScannerProblem?
     }
 
     /// The device clock held against the trusted-time floor, as last checked.
@@ -139,15 +142,18 @@ public final class DaemonStatus: Sendable {
     /// Registers a configured scanner (disconnected until its reader says otherwise).
     public func addScanner(name: String, device: String) {
         state.withLock {
-            $0.scanners.append(Scanner(name: name, device: device, connected: false, reason: "not opened yet"))
+            $0.scanners.append(
+                Scanner(name: name, device: device, connected: false, reason: "not opened yet", problem: .notOpened))
         }
     }
 
-    public func scanner(_ name: String, connected: Bool, reason: String?) {
+    /// Records a scanner's state: connected, or not for `reason` (the device's words), a `problem`.
+    public func scanner(_ name: String, connected: Bool, reason: String?, problem: ScannerProblem? = nil) {
         state.withLock { report in
             guard let index = report.scanners.firstIndex(where: { $0.name == name }) else { return }
             report.scanners[index].connected = connected
             report.scanners[index].reason = connected ? nil : reason
+            report.scanners[index].problem = connected ? nil : problem
         }
     }
 

@@ -45,9 +45,9 @@ public struct ScannerService: Service {
                 case .connected:
                     metrics.scanner(name, connected: true)
                     status.scanner(name, connected: true, reason: nil)
-                case .disconnected(let reason):
+                case .disconnected(let reason, let problem):
                     metrics.scanner(name, connected: false)
-                    status.scanner(name, connected: false, reason: reason)
+                    status.scanner(name, connected: false, reason: reason, problem: problem)
                 }
             },
             open: ScannerOpener.opener(

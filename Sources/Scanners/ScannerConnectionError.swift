@@ -53,3 +53,40 @@ extension CodedError where Domain == ScannerConnectionFailure {
     /// Whether waiting and reopening the device may help.
     public var isRecoverable: Bool { code != .misconfigured }
 }
+
+/// Why a scanner is not connected, as an inspector is told it (the page says it in its language; the log and
+/// `/healthz` keep the device's own words beside it).
+public enum ScannerProblem: String, Sendable, Codable, CaseIterable {
+    /// The daemon has not tried to open it yet.
+    case notOpened = "not-opened"
+    /// Its device node does not exist: unplugged, or not yet made by udev.
+    case missing = "device-missing"
+    /// It went away while open: unplugged, or the connection was closed.
+    case gone = "device-gone"
+    /// The daemon may not open it (udev rules, group membership).
+    case permissionDenied = "permission-denied"
+    /// Another program holds it.
+    case busy = "device-busy"
+    /// Its settings cannot work; the daemon stopped trying.
+    case misconfigured
+    /// It failed otherwise (opening, reading, or talking nonsense); the daemon keeps trying.
+    case failing
+    /// Its reader stopped (the daemon is shutting down).
+    case stopped
+
+    /// The problem an error of opening or reading a scanner is.
+    public init(_ error: any Error) {
+        guard let failure = error as? ScannerConnectionError else {
+            self = .failing
+            return
+        }
+        switch failure.code {
+        case .deviceMissing: self = .missing
+        case .deviceGone: self = .gone
+        case .permissionDenied: self = .permissionDenied
+        case .deviceBusy: self = .busy
+        case .misconfigured: self = .misconfigured
+        default: self = .failing
+        }
+    }
+}

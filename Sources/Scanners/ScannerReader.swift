@@ -32,8 +32,8 @@ public struct ScannerReader: AsyncSequence, Sendable {
     public enum State: Sendable, Hashable {
         /// The device is open and set up; scans can arrive.
         case connected
-        /// The device is not open; `reason` says why, as it was logged.
-        case disconnected(reason: String)
+        /// The device is not open; `reason` says why, as it was logged, and `problem` what kind of trouble it is.
+        case disconnected(reason: String, problem: ScannerProblem)
     }
 
     /// The device name used in log lines, e.g. the configured path.
@@ -134,7 +134,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
                         }
                         if let failure = error as? ScannerConnectionError, !failure.isRecoverable {
                             finished = true
-                            report(.disconnected(reason: describe(error)))
+                            report(.disconnected(reason: describe(error), problem: ScannerProblem(error)))
                             reader.log("\(reader.device): cannot use the scanner: \(describe(error))")
                             throw error
                         }
@@ -150,7 +150,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
                     if let scan = try await connection.nextScan() {
                         return scan
                     }
-                    await lost(connection, reason: "the device closed the connection")
+                    await lost(connection, reason: "the device closed the connection", problem: .gone)
                 } catch {
                     if Task.isCancelled || error is CancellationError {
                         await stop()
@@ -160,11 +160,11 @@ public struct ScannerReader: AsyncSequence, Sendable {
                         session.connection = nil
                         await connection.close()
                         finished = true
-                        report(.disconnected(reason: describe(error)))
+                        report(.disconnected(reason: describe(error), problem: ScannerProblem(error)))
                         reader.log("\(reader.device): cannot use the scanner: \(describe(error))")
                         throw error
                     }
-                    await lost(connection, reason: describe(error))
+                    await lost(connection, reason: describe(error), problem: ScannerProblem(error))
                 }
                 signalGeneration = reader.reopenSignal?.generation ?? 0
                 guard await pause() else {
@@ -181,13 +181,15 @@ public struct ScannerReader: AsyncSequence, Sendable {
             report(.connected)
         }
 
-        private mutating func lost(_ connection: any ScannerConnection, reason: String) async {
+        private mutating func lost(
+            _ connection: any ScannerConnection, reason: String, problem: ScannerProblem
+        ) async {
             session.connection = nil
             await connection.close()
             reader.log("\(reader.device): scanner disconnected: \(reason); reopening every \(reader.reopenDelay)")
             // The reason was just logged; a first open failure that says the same thing is not news.
             lastOpenFailure = nil
-            report(.disconnected(reason: reason))
+            report(.disconnected(reason: reason, problem: problem))
         }
 
         private mutating func openFailed(_ error: any Error) {
@@ -210,7 +212,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
                 }
                 lastOpenFailure = reason
             }
-            report(.disconnected(reason: reason))
+            report(.disconnected(reason: reason, problem: ScannerProblem(error)))
         }
 
         private mutating func stop() async {
@@ -218,7 +220,7 @@ public struct ScannerReader: AsyncSequence, Sendable {
             if let connection = session.connection {
                 session.connection = nil
                 await connection.close()
-                report(.disconnected(reason: "the reader stopped"))
+                report(.disconnected(reason: "the reader stopped", problem: .stopped))
             }
         }
 

@@ -1,6 +1,7 @@
 import Daemon
 import FareCore
 import Foundation
+import Scanners
 import TestSupport
 import Testing
 import TicketFormats
@@ -326,7 +327,7 @@ struct InspectorPageLanguageTests {
         }
     }
 
-    @Test func aStaleTrustSourceOfAStandAloneGateIsSaidBesideTheTrustDataAge() async throws {
+    @Test func aStaleTrustSourceAndAScannerThatIsNotFoundAreSaidInThePagesLanguage() async throws {
         let bench = try EndpointBench(
             loginRequired: false,
             options: .init(locale: InspectorPage.Locale(language: LanguageTag("de"), timeZone: "Europe/Berlin")))
@@ -336,6 +337,12 @@ struct InspectorPageLanguageTests {
             TrustSourceHealth(
                 name: "dtvg", kind: "dtvg-blocklist", version: "41", lastSuccess: nil, ageSeconds: nil, stale: true),
         ])
+        // A scanner whose node is missing (unplugged), and one never opened; the device's own words stay in /healthz.
+        bench.status.addScanner(name: "front", device: "/dev/ttyACM9")
+        bench.status.addScanner(name: "rear", device: "/dev/ttyACM8")
+        bench.status.scanner(
+            "front", connected: false, reason: "/dev/ttyACM9 does not exist; is the scanner plugged in?",
+            problem: .missing)
         try await bench.run { port in
             let browser = try HeadlessChromium(width: 320, height: 640)
             try await browser.open("http://127.0.0.1:\(port)/", width: 320, height: 640, languages: ["en"])
@@ -344,6 +351,12 @@ struct InspectorPageLanguageTests {
             let trust = try await browser.evaluate("document.getElementById('trust').textContent") as? String ?? ""
             #expect(trust.hasSuffix(" \u{00B7} Vertrauensquelle dtvg veraltet") && !trust.contains("uic"), "\(trust)")
             #expect(try await browser.evaluate("document.getElementById('trust').dataset.stale") as? String == "true")
+            // The health line names each scanner and its trouble in German.
+            try await browser.waitUntil("document.getElementById('health').textContent.includes('front')")
+            let health = try await browser.evaluate("document.getElementById('health').textContent") as? String ?? ""
+            #expect(
+                health.contains("front: nicht gefunden (ausgesteckt?); rear: noch nicht geöffnet")
+                    && !health.contains("plugged in"), "\(health)")
             try await browser.quit()
         }
     }

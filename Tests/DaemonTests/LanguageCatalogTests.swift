@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Presentation
+import Scanners
 import TestSupport
 import Testing
 
@@ -39,6 +40,9 @@ struct LanguageCatalogTests {
             #expect(!catalog.about.madeBy.isEmpty && !catalog.about.name.isEmpty)
         }
         #expect(LanguageCatalog.english.check(against: .english).total > 300)
+        // Every kind of scanner trouble the page may be told has its words (the others are checked against these).
+        let problems = LanguageCatalog.english.sections["scannerProblems"] ?? [:]
+        #expect(Set(problems.keys) == Set(ScannerProblem.allCases.map(\.rawValue)))
     }
 
     @Test("a translation that drops or invents a value's place is refused, naming the template")

@@ -115,7 +115,9 @@ private struct FakeHIDRaw {
             try HIDScannerConnection.openHIDRaw(path: "/dev/hidraw-farecheck-missing", protocol: .snapi)
         } throws: { error in
             let failure = try #require(error as? ScannerConnectionError)
+            // The inspector page says it as "not found (unplugged?)" in its language.
             return failure.code == .deviceMissing && failure.message.contains("is the scanner plugged in?")
+                && ScannerProblem(error) == .missing
         }
     }
 

@@ -110,6 +110,10 @@ private func gone(_ message: String) -> ScannerConnectionError {
         var iterator = device.reader().makeAsyncIterator()
         #expect(try await iterator.next()?.payload == [7])
         #expect(device.logLines.withLock { $0 }.filter { $0.contains("permission denied") }.count == 1)
+        // What the page and /healthz say while it cannot be opened: the kind of trouble, and the device's words.
+        #expect(
+            device.states.withLock { $0 }.first
+                == .disconnected(reason: "permission denied", problem: .permissionDenied))
     }
 
     @Test func aMisconfiguredScannerStopsTheReaderWithTheError() async throws {
@@ -139,7 +143,7 @@ private func gone(_ message: String) -> ScannerConnectionError {
         consumer.cancel()
         #expect(try await consumer.value == 1)
         #expect(await connection.closed)
-        #expect(device.states.withLock { $0.last } == .disconnected(reason: "the reader stopped"))
+        #expect(device.states.withLock { $0.last } == .disconnected(reason: "the reader stopped", problem: .stopped))
     }
 
     @Test func feedbackGoesToTheConnectedScanner() async throws {

@@ -397,7 +397,9 @@ function renderHealth(report) {
   trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000
     || staleSources !== "");
   const down = (report.scanners || []).filter((scanner) => !scanner.connected)
-    .map((scanner) => scanner.name + ": " + (scanner.reason || text("notConnected")));
+    .map((scanner) => scanner.name + ": " + (scanner.problem
+      ? term("scannerProblems", scanner.problem, scanner.reason || text("notConnected"))
+      : scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
   if (report.lastSyncError) down.push(text("syncFailed", report.lastSyncError));
   const clock = report.clock;
