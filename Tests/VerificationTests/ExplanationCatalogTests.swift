@@ -181,4 +181,23 @@ struct ExplanationCatalogTests {
             #expect(missing.isEmpty, "\(language) lacks \(missing.count) labels:\n\(missing.joined(separator: "\n"))")
         }
     }
+
+    @Test("a holder line with words of its own (born, ID card, passport) comes with the fields the page translates")
+    func holderLinesAreShownAsTranslatedFields() throws {
+        // The page shows the one-line holder only for a ticket without holder fields (a bare name, as RSP6 and FC1
+        // carry); a line that says "born" or "ID card" must come with those fields, whose labels are translated.
+        var worded = 0
+        for verdict in try Self.corpus() {
+            guard let ticket = verdict.ticket, let line = ticket.holder else { continue }
+            let words = ["born ", "ID card ", "passport "].filter { line.contains($0) }
+            guard !words.isEmpty else { continue }
+            worded += 1
+            let check = ticket.holderCheck
+            #expect(
+                check?.dateOfBirth != nil || check?.idDocuments.isEmpty == false,
+                "\(ticket.format): \"\(line)\" has no holder fields")
+            if words.contains("born ") { #expect(check?.dateOfBirth != nil, "\(line)") }
+        }
+        #expect(worded >= 2, "the corpus has \(worded) holder lines with words of their own")
+    }
 }
