@@ -403,7 +403,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "farecheck", "Daemon", "DaemonConfig", "FareCore", "Signatures", "TrustStore",
                 "Scanners", "TicketFormats", "ScannerSimulation", "Issuing", "Verification", "QuirkyTickets",
-                "RSATestKeys", "SeededRandom", "Presentation", "ValidationAPI",
+                "RSATestKeys", "SeededRandom", "Presentation", "ValidationAPI", "Sync",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

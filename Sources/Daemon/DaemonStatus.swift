@@ -1,6 +1,7 @@
 import FareCore
 import Foundation
 import Scanners
+import Sync
 import Synchronization
 import ValidationAPI
 
@@ -62,6 +63,9 @@ public final class DaemonStatus: Sendable {
         public var lastSyncError: String?
         /// When the last sync round failed, while `lastSyncError` is set.
         public var lastSyncErrorAt: Date?
+        /// What kind of failure that was (`unreachable`, `tls`, `unauthorized`, …), which the page says in its
+        /// language.
+        public var lastSyncProblem: SyncError.Code?
         /// Clients connected to the verdict socket now (a gate controller, a local UI).
         public var socketClients: Int = 0
         /// Inspections shown but not yet in the journal database (a full disk): in the journal's reserve file
@@ -174,13 +178,16 @@ public final class DaemonStatus: Sendable {
             $0.lastSyncAt = date
             $0.lastSyncError = nil
             $0.lastSyncErrorAt = nil
+            $0.lastSyncProblem = nil
         }
     }
-    /// Records a failed sync round (the journal's and the pipeline's own errors are kept apart, in `lastError`).
-    public func syncFailed(_ message: String, at date: Date = Date()) {
+    /// Records a failed sync round (the journal's and the pipeline's own errors are kept apart, in `lastError`):
+    /// `message` in English, and the kind of failure, `problem`.
+    public func syncFailed(_ message: String, problem: SyncError.Code? = nil, at date: Date = Date()) {
         state.withLock {
             $0.lastSyncError = message
             $0.lastSyncErrorAt = date
+            $0.lastSyncProblem = problem
         }
     }
     /// Records how many inspections the server refused, as the journal counts them.

@@ -357,7 +357,7 @@ public struct FarecheckDaemon: Sendable {
                 if report.entriesSkipped > 0 { skippedEntries.increment(by: Int64(report.entriesSkipped)) }
             case .failed(let error, _, _):
                 failures.increment()
-                status.syncFailed(error.message)
+                status.syncFailed(error.message, problem: error.code)
             }
         }
         return (worker, link)

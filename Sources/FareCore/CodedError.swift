@@ -48,6 +48,18 @@ public struct ErrorCode<Domain: ErrorDomain>: Hashable, Sendable, CustomStringCo
     public var description: String { name }
 }
 
+/// A code in JSON is its name (`"unreachable"`), as `/healthz` gives a sync failure's.
+extension ErrorCode: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
 /// The shape of farecheck's errors: what kind of failure (`code`), a sentence a person can act on (`message`), what
 /// else the domain says about it (`details`: a path, a device), and the failure underneath, if any (`cause`). A module
 /// names its own (`public typealias SignatureError = CodedError<SignatureFailure>`).

@@ -45,6 +45,14 @@ extension ErrorCode where Domain == SyncFailure {
     public static var misconfigured: Self { Self("misconfigured") }
 }
 
+extension SyncFailure {
+    /// Every code a sync round may fail with (the inspector page has words for each).
+    public static let codes: [SyncError.Code] = [
+        .unauthorized, .serverUnavailable, .rejected, .claimRefused, .tooManyClaims, .unreachable, .tlsFailed,
+        .timedOut, .bodyTooLarge, .wrongContentType, .malformedResponse, .refused, .store, .misconfigured,
+    ]
+}
+
 extension CodedError where Domain == SyncFailure {
     /// The bundle refusal underneath, when this is one (`.refused`).
     public var bundleError: BundleError? { cause as? BundleError }

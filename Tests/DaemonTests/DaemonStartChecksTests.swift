@@ -143,6 +143,8 @@ struct DaemonStartChecksTests {
                 == "Cannot get the key bundle from http://127.0.0.2:\(down): connection refused: nothing listens "
                 + "there (is the server running, and are the host and port right?).")
         #expect(health["lastSyncErrorAt"] is String)
+        // Its kind, which the page says in its language.
+        #expect(health["lastSyncProblem"] as? String == "unreachable", "\(health)")
         #expect(health["status"] as? String == "ok", "a validator works offline: \(health)")
         #expect(await daemon.stop() == 0)
     }

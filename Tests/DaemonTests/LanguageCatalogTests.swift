@@ -2,6 +2,7 @@ import FareCore
 import Foundation
 import Presentation
 import Scanners
+import Sync
 import TestSupport
 import Testing
 
@@ -43,6 +44,9 @@ struct LanguageCatalogTests {
         // Every kind of scanner trouble the page may be told has its words (the others are checked against these).
         let problems = LanguageCatalog.english.sections["scannerProblems"] ?? [:]
         #expect(Set(problems.keys) == Set(ScannerProblem.allCases.map(\.rawValue)))
+        // And every kind of sync failure.
+        let syncProblems = LanguageCatalog.english.sections["syncProblems"] ?? [:]
+        #expect(Set(syncProblems.keys) == Set(SyncFailure.codes.map(\.name)))
     }
 
     @Test("a translation that drops or invents a value's place is refused, naming the template")

@@ -401,7 +401,10 @@ function renderHealth(report) {
       ? term("scannerProblems", scanner.problem, scanner.reason || text("notConnected"))
       : scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
-  if (report.lastSyncError) down.push(text("syncFailed", report.lastSyncError));
+  // A sync failure by its kind in the page's language (the daemon's English sentence stays in /healthz).
+  if (report.lastSyncError) {
+    down.push(text("syncFailed", term("syncProblems", report.lastSyncProblem, report.lastSyncError)));
+  }
   const clock = report.clock;
   if (clock && clock.trusted === false) down.push(text("clockUntrusted"));
   if (clock && clock.trusted === false) {
