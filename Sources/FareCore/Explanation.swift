@@ -106,20 +106,44 @@ public struct Explanation: Sendable, Hashable, CustomStringConvertible, Expressi
         guard !arguments.isEmpty else { return template }
         var result = ""
         result.reserveCapacity(template.utf8.count + 16 * arguments.count)
+        Self.pieces(of: template) { piece in
+            switch piece {
+            case .words(let words): result += words
+            case .place(let index, _) where arguments.indices.contains(index): result += arguments[index].english
+            case .place(_, let written): result += written
+            }
+        }
+        return result
+    }
+
+    /// A piece of a template: its own words, or a place (`{0}`, `{1}`, …) where a value goes.
+    public enum TemplatePiece: Equatable, Sendable {
+        case words(Substring)
+        /// A place: the index of its value, and the place as written (`{1}`).
+        case place(Int, written: Substring)
+    }
+
+    /// Hands `body` the pieces of `template` in order: a place is `{`, digits and `}`; every other `{` is a word.
+    /// (The English here, a translation on the page and the operator report all read templates so.)
+    public static func pieces(of template: String, _ body: (TemplatePiece) -> Void) {
         var rest = Substring(template)
+        var words = rest.startIndex
         while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}"),
-                let index = Int(rest[rest.index(after: open)..<close]), arguments.indices.contains(index)
-            else {
-                result += "{"
-                rest = rest[rest.index(after: open)...]
+            let after = rest[rest.index(after: open)...]
+            let digits = after.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, after.dropFirst(digits.count).first == "}" else {
+                rest = after
                 continue
             }
-            result += arguments[index].english
-            rest = rest[rest.index(after: close)...]
+            // A number too large for an index is a place no value fills.
+            let index = Int(digits) ?? .max
+            let close = after.index(after: digits.endIndex)
+            if words < open { body(.words(template[words..<open])) }
+            body(.place(index, written: template[open..<close]))
+            words = close
+            rest = template[close...]
         }
-        return result + rest
+        if words < template.endIndex { body(.words(template[words...])) }
     }
 
     public var description: String { english }

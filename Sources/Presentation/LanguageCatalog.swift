@@ -225,14 +225,8 @@ extension Explanation {
     /// The places (`{0}`, `{1}`, …) a template names.
     public static func places(in template: String) -> Set<String> {
         var found: Set<String> = []
-        var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{") {
-            let after = rest[rest.index(after: open)...]
-            let digits = after.prefix { $0.isASCII && $0.isNumber }
-            if !digits.isEmpty, after.dropFirst(digits.count).first == "}" {
-                found.insert("{\(digits)}")
-            }
-            rest = after
+        pieces(of: template) { piece in
+            if case .place(_, let written) = piece { found.insert(String(written)) }
         }
         return found
     }

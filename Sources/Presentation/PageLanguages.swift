@@ -133,10 +133,13 @@ public struct PageLanguages: Sendable, CustomStringConvertible {
         "PageLanguages(\(catalogs.map(\.about.language.rawValue).joined(separator: ", ")))"
     }
 
-    /// Whether the page has a catalog for `tag`, or for its language alone.
-    public func speaks(_ tag: LanguageTag) -> Bool {
-        catalogs.contains { $0.about.language == tag || $0.about.language == tag.languageOnly }
+    /// The catalog for `tag`: its own (`de-AT`), else its language's (`de`).
+    public func catalog(for tag: LanguageTag) -> LanguageCatalog? {
+        catalogs.first { $0.about.language == tag } ?? catalogs.first { $0.about.language == tag.languageOnly }
     }
+
+    /// Whether the page has a catalog for `tag`, or for its language alone.
+    public func speaks(_ tag: LanguageTag) -> Bool { catalog(for: tag) != nil }
 
     /// The catalogs as one JSON object by language, in order, fit to stand inside a `<script>` element.
     public var json: String {

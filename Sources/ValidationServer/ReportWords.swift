@@ -64,22 +64,13 @@ struct ReportWords: Sendable {
         _ template: String, _ arguments: [String], escape: (Substring) -> String
     ) -> String {
         var result = ""
-        var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{") {
-            let after = rest[rest.index(after: open)...]
-            let digits = after.prefix { $0.isASCII && $0.isNumber }
-            if !digits.isEmpty, after.dropFirst(digits.count).first == "}", let index = Int(digits),
-                index < arguments.count
-            {
-                result += escape(rest[..<open])
-                result += arguments[index]
-                rest = after.dropFirst(digits.count + 1)
-            } else {
-                result += escape(rest[...open])
-                rest = after
+        Explanation.pieces(of: template) { piece in
+            switch piece {
+            case .words(let words): result += escape(words)
+            case .place(let index, _) where arguments.indices.contains(index): result += arguments[index]
+            case .place(_, let written): result += escape(written)
             }
         }
-        result += escape(rest)
         return result
     }
 }
@@ -102,10 +93,7 @@ public struct ReportLanguages: Sendable {
     static let cookie = "farecheck_report_lang"
 
     /// The catalog for `tag`: its own, else its language's.
-    func catalog(for tag: LanguageTag) -> LanguageCatalog? {
-        languages.catalogs.first { $0.about.language == tag }
-            ?? languages.catalogs.first { $0.about.language == tag.languageOnly }
-    }
+    func catalog(for tag: LanguageTag) -> LanguageCatalog? { languages.catalog(for: tag) }
 
     /// The words for a request that chose `chosen` (the query's `lang`, else the cookie's) and sent
     /// `acceptLanguage`.

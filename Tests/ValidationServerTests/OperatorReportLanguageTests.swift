@@ -130,6 +130,12 @@ struct OperatorReportLanguageTests {
         #expect(danish.text.contains("<h1>Rapport for kontrollører</h1>") && danish.text.contains(">Log ind</button>"))
         let cookie = try #require(danish.header("Set-Cookie"))
         #expect(cookie.hasPrefix("farecheck_report_lang=da;") && cookie.contains("HttpOnly"), "\(cookie)")
+        // A cookie that names no language the report speaks (or no tag at all) is no choice.
+        for junk in ["xx", "<script>", String(repeating: "d", count: 4000)] {
+            let answer = try await send(
+                .GET, page, headers: [("Cookie", "farecheck_report_lang=\(junk)"), ("Accept-Language", "it")])
+            #expect(answer.status == 200 && answer.text.contains("<html lang=\"it\">"), "\(junk.prefix(10))")
+        }
         let kept = [("Cookie", "farecheck_report_lang=da"), ("Accept-Language", "fr")]
         #expect(try await send(.GET, page, headers: kept).text.contains("<html lang=\"da\">"))
         // A wrong token is refused in that language.

@@ -397,9 +397,8 @@ function renderHealth(report) {
   trust.dataset.stale = String(!updated || Date.now() - new Date(updated).getTime() > 86400000
     || staleSources !== "");
   const down = (report.scanners || []).filter((scanner) => !scanner.connected)
-    .map((scanner) => scanner.name + ": " + (scanner.problem
-      ? term("scannerProblems", scanner.problem, scanner.reason || text("notConnected"))
-      : scanner.reason || text("notConnected")));
+    .map((scanner) => scanner.name + ": "
+      + term("scannerProblems", scanner.problem, scanner.reason || text("notConnected")));
   if (report.lastError) down.push(report.lastError);
   // A sync failure by its kind in the page's language (the daemon's English sentence stays in /healthz).
   if (report.lastSyncError) {
